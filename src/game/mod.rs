@@ -1,0 +1,371 @@
+//! Game definitions: what a game pays, read from `games/<id>.toml`.
+//!
+//! A definition holds data only: stakes, block size, the prize table of Article 3 for every
+//! stake with its stated totals, and the parameters its mechanic needs (the amounts a row may
+//! show, the honey table...). The loader refuses a definition whose table does not add up to
+//! the totals it states, so a typo in a count or an amount can never reach a block file.
+//! The built-in definitions are embedded in the binary so `--game ruche-or` works anywhere.
+
+mod builtin;
+
+pub use builtin::BUILTIN;
+
+use crate::money::{canonical, cents, parse_canonical};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::path::Path;
+use thiserror::Error;
+
+/// A definition that cannot be used, with the file and the entry at fault.
+#[derive(Debug, Error)]
+pub enum GameError {
+    /// `--game` names neither a built-in game nor a readable file.
+    #[error("unknown game '{0}': the built-in games are {list}; or give the path of a game definition (.toml)", list = builtin::ids().join(", "))]
+    Unknown(String),
+    /// The definition file could not be read.
+    #[error("cannot read game definition {file}: {source}")]
+    Read {
+        /// The file.
+        file: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or does not have the expected fields.
+    #[error("game definition {file} is malformed: {message}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// The file parses but an entry is wrong or inconsistent.
+    #[error("game definition {file}, {entry}: {message}")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// Which entry (e.g. `stakes[price=2].prizes[3]`).
+        entry: String,
+        /// What is wrong and what is expected.
+        message: String,
+    },
+    /// The game has no such stake.
+    #[error("game '{game}' has no stake of {price} €; its stakes are {stakes} (use --price)")]
+    UnknownStake {
+        /// Game id.
+        game: String,
+        /// The stake asked for.
+        price: String,
+        /// The stakes the game has.
+        stakes: String,
+    },
+}
+
+/// One row of a prize table: `count` tickets win `amount` each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prize {
+    /// The ticket's total prize.
+    pub amount: Decimal,
+    /// How many tickets of a block win it.
+    pub count: u64,
+}
+
+/// One stake of a game, with its Article 3 table.
+#[derive(Debug, Clone)]
+pub struct Stake {
+    /// Price of a ticket.
+    pub price: Decimal,
+    /// Price of a ticket in cents, as used in serials.
+    pub cents: u64,
+    /// Stated number of winning tickets per block (checked against the table).
+    pub winners: u64,
+    /// Stated total of prizes per block (checked against the table).
+    pub total: Decimal,
+    /// The prize table, highest amount first; losers are not listed.
+    pub prizes: Vec<Prize>,
+    /// Mechanic parameters for this stake: the game-wide `[layout]` table overlaid by this
+    /// stake's own `[stakes.layout]`.
+    pub layout: toml::Table,
+}
+
+/// A loaded, validated game definition.
+#[derive(Debug, Clone)]
+pub struct Game {
+    /// Short id used in folders and serials, e.g. `ruche-or`.
+    pub id: String,
+    /// Display name, e.g. `La ruche d'or`.
+    pub name: String,
+    /// Which mechanic decodes and synthesizes its layouts (`ruche`, `maxi-ruche`, `calendar`).
+    pub mechanic: String,
+    /// Tickets per block.
+    pub block_size: u64,
+    /// Where the definition came from: `built-in` or a path.
+    pub source: String,
+    /// SHA-256 of the definition file's bytes.
+    pub sha256: [u8; 32],
+    /// The stakes, ascending.
+    pub stakes: Vec<Stake>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGame {
+    id: String,
+    name: String,
+    mechanic: String,
+    block_size: u64,
+    #[serde(default)]
+    #[allow(dead_code)]
+    rules: Option<String>,
+    #[serde(default)]
+    layout: toml::Table,
+    stakes: Vec<RawStake>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStake {
+    price: String,
+    winners: u64,
+    total: String,
+    prizes: Vec<RawPrize>,
+    #[serde(default)]
+    layout: toml::Table,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrize {
+    count: u64,
+    amount: String,
+}
+
+impl Game {
+    /// Resolves `--game`: a built-in id first, else a path to a definition file.
+    pub fn resolve(arg: &str) -> Result<Game, GameError> {
+        if let Some(text) = builtin::text(arg) {
+            return Game::parse(text, "built-in");
+        }
+        let path = Path::new(arg);
+        if path.exists() || arg.ends_with(".toml") {
+            return Game::from_path(path);
+        }
+        Err(GameError::Unknown(arg.to_string()))
+    }
+
+    /// The built-in game with this id.
+    pub fn builtin(id: &str) -> Result<Game, GameError> {
+        let text = builtin::text(id).ok_or_else(|| GameError::Unknown(id.to_string()))?;
+        Game::parse(text, "built-in")
+    }
+
+    /// Loads and validates a definition file.
+    pub fn from_path(path: &Path) -> Result<Game, GameError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| GameError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        Game::parse(&text, &file)
+    }
+
+    /// Parses and validates a definition; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Game, GameError> {
+        let file = |s: &str| {
+            if s == "built-in" {
+                "built-in".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        let raw: RawGame = toml::from_str(text).map_err(|e| GameError::Syntax {
+            file: file(source),
+            message: e.to_string().trim_end().replace('\n', " "),
+        })?;
+        let invalid = |entry: String, message: String| GameError::Invalid {
+            file: if source == "built-in" {
+                format!("built-in {}", raw.id)
+            } else {
+                source.to_string()
+            },
+            entry,
+            message,
+        };
+        if raw.id.is_empty()
+            || !raw
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            return Err(invalid(
+                "id".into(),
+                format!("'{}' must be lowercase letters, digits and '-'", raw.id),
+            ));
+        }
+        if raw.block_size == 0 || raw.block_size > 9_999_999 {
+            return Err(invalid(
+                "block_size".into(),
+                format!(
+                    "{} is out of range: a block holds 1 to 9 999 999 tickets (serials have 7 digits)",
+                    raw.block_size
+                ),
+            ));
+        }
+        if raw.stakes.is_empty() {
+            return Err(invalid("stakes".into(), "no stake is defined".into()));
+        }
+        let mut stakes = Vec::with_capacity(raw.stakes.len());
+        let mut seen = BTreeSet::new();
+        for (si, rs) in raw.stakes.iter().enumerate() {
+            let price = parse_canonical(&rs.price).filter(|p| !p.is_zero());
+            let Some(price) = price else {
+                return Err(invalid(
+                    format!("stakes[{si}].price"),
+                    format!("'{}' is not a positive canonical amount such as \"0.5\" or \"2\"", rs.price),
+                ));
+            };
+            let where_ = format!("stakes[price={}]", canonical(price));
+            let Some(price_cents) = cents(price) else {
+                return Err(invalid(where_, "a stake must be a whole number of cents".into()));
+            };
+            if !seen.insert(price) {
+                return Err(invalid(where_, "this stake is defined twice".into()));
+            }
+            let Some(total) = parse_canonical(&rs.total) else {
+                return Err(invalid(
+                    format!("{where_}.total"),
+                    format!("'{}' is not a canonical amount", rs.total),
+                ));
+            };
+            let mut prizes = Vec::with_capacity(rs.prizes.len());
+            let mut amounts = BTreeSet::new();
+            for (pi, rp) in rs.prizes.iter().enumerate() {
+                let entry = format!("{where_}.prizes[{pi}]");
+                let amount = parse_canonical(&rp.amount).filter(|a| !a.is_zero());
+                let Some(amount) = amount else {
+                    return Err(invalid(
+                        entry,
+                        format!("amount '{}' is not a positive canonical amount", rp.amount),
+                    ));
+                };
+                if rp.count == 0 {
+                    return Err(invalid(entry, "count must be at least 1".into()));
+                }
+                if !amounts.insert(amount) {
+                    return Err(invalid(entry, format!("amount {} is listed twice", canonical(amount))));
+                }
+                prizes.push(Prize {
+                    amount,
+                    count: rp.count,
+                });
+            }
+            if prizes.is_empty() {
+                return Err(invalid(format!("{where_}.prizes"), "the prize table is empty".into()));
+            }
+            let winners: u64 = prizes.iter().map(|p| p.count).sum();
+            if winners != rs.winners {
+                return Err(invalid(
+                    format!("{where_}.winners"),
+                    format!(
+                        "the prize rows add up to {winners} winning tickets but the definition states {}",
+                        rs.winners
+                    ),
+                ));
+            }
+            if winners > raw.block_size {
+                return Err(invalid(
+                    format!("{where_}.winners"),
+                    format!("{winners} winning tickets do not fit in a block of {}", raw.block_size),
+                ));
+            }
+            let sum: Decimal = prizes
+                .iter()
+                .map(|p| p.amount * Decimal::from(p.count))
+                .sum();
+            if sum != total {
+                return Err(invalid(
+                    format!("{where_}.total"),
+                    format!(
+                        "the prize rows add up to {} € but the definition states {} €",
+                        canonical(sum),
+                        canonical(total)
+                    ),
+                ));
+            }
+            prizes.sort_by(|a, b| b.amount.cmp(&a.amount));
+            let mut layout = raw.layout.clone();
+            for (k, v) in &rs.layout {
+                layout.insert(k.clone(), v.clone());
+            }
+            stakes.push(Stake {
+                price,
+                cents: price_cents,
+                winners,
+                total,
+                prizes,
+                layout,
+            });
+        }
+        stakes.sort_by(|a, b| a.price.cmp(&b.price));
+        let game = Game {
+            id: raw.id.clone(),
+            name: raw.name.clone(),
+            mechanic: raw.mechanic.clone(),
+            block_size: raw.block_size,
+            source: source.to_string(),
+            sha256: Sha256::digest(text.as_bytes()).into(),
+            stakes,
+        };
+        // The mechanic checks its own parameters and that every prize can be shown.
+        for stake in &game.stakes {
+            crate::mechanic::check(&game, stake).map_err(|message| {
+                invalid(format!("stakes[price={}].layout", canonical(stake.price)), message)
+            })?;
+        }
+        Ok(game)
+    }
+
+    /// The stake of this price, or an error listing the stakes the game has.
+    pub fn stake(&self, price: Decimal) -> Result<&Stake, GameError> {
+        self.stakes
+            .iter()
+            .find(|s| s.price == price)
+            .ok_or_else(|| GameError::UnknownStake {
+                game: self.id.clone(),
+                price: canonical(price),
+                stakes: self.stake_list(),
+            })
+    }
+
+    /// The stakes as text, e.g. `0.5, 1, 2, 3`.
+    pub fn stake_list(&self) -> String {
+        self.stakes
+            .iter()
+            .map(|s| canonical(s.price))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl Stake {
+    /// Every amount a ticket of this stake may win, highest first, then `0`.
+    pub fn tiers(&self) -> Vec<Decimal> {
+        let mut t: Vec<Decimal> = self.prizes.iter().map(|p| p.amount).collect();
+        t.push(Decimal::ZERO);
+        t
+    }
+
+    /// Number of losing tickets in a block of `block_size`.
+    pub fn losers(&self, block_size: u64) -> u64 {
+        block_size - self.winners
+    }
+
+    /// The share of stakes paid back as prizes (e.g. 0.7 for 70 %).
+    pub fn payout_ratio(&self, block_size: u64) -> Decimal {
+        self.total / (self.price * Decimal::from(block_size))
+    }
+}
+
+#[cfg(test)]
+mod tests;

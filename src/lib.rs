@@ -1,0 +1,11 @@
+//! Ticket emission factory: the engine behind the `emission-factory` command.
+//!
+//! An emission is made of blocks. For each block the engine draws the order of the prizes of
+//! Article 3 with ChaCha20 ([`plan`]), synthesizes in parallel a layout for every ticket with the
+//! game's [`mechanic`], decodes every layout again before writing it, and writes the block files
+//! of FORMAT.md: a CSV of tickets, a manifest and its Ed25519 signature ([`block`]). [`verify`]
+//! checks any block afterwards, trusting only the decoders and the game definitions.
+
+pub mod game;
+pub mod mechanic;
+pub mod money;

@@ -1,0 +1,92 @@
+//! Game mechanics: how a layout shows a prize, and how a prize is read back from a layout.
+//!
+//! Every mechanic has two independent halves behind two small traits:
+//! - a [`Decoder`], written from the published rules, which is the referee: `verify` and the
+//!   tests trust it, and every synthesized ticket is decoded before it is written;
+//! - a [`Synthesizer`], which draws a natural-looking layout for a given prize.
+//!
+//! They share only the game's data (the amounts a layout may show, the honey or bonus tables),
+//! read from the `layout` tables of the game definition by each mechanic's `params` module.
+//! The pipeline (plan → synthesize → decode → hash → write → sign) knows nothing else.
+
+pub mod calendar;
+pub mod maxi_ruche;
+pub mod ruche;
+pub(crate) mod util;
+
+use crate::game::{Game, Stake};
+use rust_decimal::Decimal;
+use thiserror::Error;
+
+/// The fast generator that fills in the cosmetic parts of a layout. It never decides who wins:
+/// the prize is given to the synthesizer, drawn beforehand by the ChaCha20 shuffle.
+pub type LayoutRng = rand_pcg::Pcg64Mcg;
+
+/// A layout that breaks a rule of SPEC §3 or the layout grammar; the message names the rule.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct LayoutError(pub String);
+
+impl LayoutError {
+    /// Builds an error from anything printable.
+    pub fn new(message: impl Into<String>) -> Self {
+        LayoutError(message.into())
+    }
+}
+
+/// A prize the synthesizer cannot show (a game definition that slipped past `check`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct SynthesisError(pub String);
+
+/// Reads a layout under the game's rules.
+pub trait Decoder: Send + Sync {
+    /// The prize this layout wins, or the rule it breaks.
+    fn decode(&self, layout: &str) -> Result<Decimal, LayoutError>;
+
+    /// A short description of the way the layout shows its prize, for reports: e.g.
+    /// `row`, `2 rows`, `honey + EXTRA`, `bonus 8 bees`, `loss`. Layouts of the same form
+    /// share the same text.
+    fn form(&self, layout: &str) -> Result<String, LayoutError>;
+}
+
+/// Draws layouts for prizes.
+pub trait Synthesizer: Send + Sync {
+    /// Appends to `out` a layout that decodes to exactly `prize` (which may be zero).
+    fn synthesize(
+        &self,
+        prize: Decimal,
+        rng: &mut LayoutRng,
+        out: &mut String,
+    ) -> Result<(), SynthesisError>;
+}
+
+/// Checks a stake's layout parameters and that every prize of its table can be synthesized.
+/// Returns a message naming the parameter at fault.
+pub fn check(game: &Game, stake: &Stake) -> Result<(), String> {
+    synthesizer(game, stake).map(|_| ()).and(decoder(game, stake).map(|_| ()))
+}
+
+/// The decoder of the game's mechanic for this stake.
+pub fn decoder(game: &Game, stake: &Stake) -> Result<Box<dyn Decoder>, String> {
+    match game.mechanic.as_str() {
+        "ruche" => Ok(Box::new(ruche::RucheDecoder::new(stake)?)),
+        "maxi-ruche" => Ok(Box::new(maxi_ruche::MaxiDecoder::new(stake)?)),
+        "calendar" => Ok(Box::new(calendar::CalendarDecoder::new(stake)?)),
+        other => Err(unknown(other)),
+    }
+}
+
+/// The synthesizer of the game's mechanic for this stake.
+pub fn synthesizer(game: &Game, stake: &Stake) -> Result<Box<dyn Synthesizer>, String> {
+    match game.mechanic.as_str() {
+        "ruche" => Ok(Box::new(ruche::RucheSynthesizer::new(stake)?)),
+        "maxi-ruche" => Ok(Box::new(maxi_ruche::MaxiSynthesizer::new(stake)?)),
+        "calendar" => Ok(Box::new(calendar::CalendarSynthesizer::new(stake)?)),
+        other => Err(unknown(other)),
+    }
+}
+
+fn unknown(name: &str) -> String {
+    format!("unknown mechanic '{name}': the mechanics are ruche, maxi-ruche, calendar")
+}

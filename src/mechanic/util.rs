@@ -1,0 +1,66 @@
+//! Small helpers shared by the mechanics' parameter readers.
+
+use crate::money::{parse_canonical, AmountTable};
+use rust_decimal::Decimal;
+
+/// Reads `key` from a layout table as a list of positive canonical amounts (strings).
+pub fn amount_list(table: &toml::Table, key: &str) -> Result<AmountTable, String> {
+    let value = table
+        .get(key)
+        .ok_or_else(|| format!("'{key}' is missing: list the amounts as strings, e.g. {key} = [\"1\", \"2.5\"]"))?;
+    let items = value
+        .as_array()
+        .ok_or_else(|| format!("'{key}' must be an array of amounts as strings"))?;
+    let mut amounts = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        amounts.push(amount_value(item).map_err(|m| format!("{key}[{i}]: {m}"))?);
+    }
+    if amounts.is_empty() {
+        return Err(format!("'{key}' is empty"));
+    }
+    Ok(AmountTable::new(amounts))
+}
+
+/// Reads a positive canonical amount written as a TOML string.
+pub fn amount_value(value: &toml::Value) -> Result<Decimal, String> {
+    let text = value
+        .as_str()
+        .ok_or_else(|| format!("{value} must be a string such as \"2.5\" (amounts are exact decimals)"))?;
+    parse_canonical(text)
+        .filter(|a| !a.is_zero())
+        .ok_or_else(|| format!("'{text}' is not a positive canonical amount"))
+}
+
+/// Reads `key` as an array of tables `{ <count_key> = N, amount = "X" }`, e.g. the honey table.
+/// Returns the pairs in the file's order.
+pub fn count_table(
+    table: &toml::Table,
+    key: &str,
+    count_key: &str,
+) -> Result<Vec<(u32, Decimal)>, String> {
+    let value = table.get(key).ok_or_else(|| format!("'{key}' is missing"))?;
+    let items = value
+        .as_array()
+        .ok_or_else(|| format!("'{key}' must be an array of {{ {count_key} = N, amount = \"X\" }}"))?;
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let t = item
+            .as_table()
+            .ok_or_else(|| format!("{key}[{i}] must be {{ {count_key} = N, amount = \"X\" }}"))?;
+        let n = t
+            .get(count_key)
+            .and_then(|v| v.as_integer())
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| format!("{key}[{i}].{count_key} must be a whole number"))?;
+        let a = amount_value(
+            t.get("amount")
+                .ok_or_else(|| format!("{key}[{i}].amount is missing"))?,
+        )
+        .map_err(|m| format!("{key}[{i}].amount: {m}"))?;
+        if out.iter().any(|(m, _)| *m == n) {
+            return Err(format!("{key}[{i}]: {count_key} = {n} is listed twice"));
+        }
+        out.push((n, a));
+    }
+    Ok(out)
+}
