@@ -1,0 +1,197 @@
+//! The La ruche d'or decoder, written from the rules (Articles 4.4 to 4.7, SPEC 2.1 and 3).
+//! It does not use the synthesizer: it is the referee of every ticket.
+
+use super::params::{RucheParams, MAX_EXTRA, MAX_OTHER, ROW_LENGTHS, ROW_WIN};
+use crate::mechanic::LayoutError;
+use rust_decimal::Decimal;
+
+/// What one hive wins, and why.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HiveOutcome {
+    /// Rows with exactly three `P`.
+    pub winning_rows: u8,
+    /// Sum of the amounts of those rows.
+    pub rows_win: Decimal,
+    /// Honey pots in the hive.
+    pub pots: u8,
+    /// The honey-table win for those pots.
+    pub honey_win: Decimal,
+    /// `E` cells in the hive.
+    pub extras: u8,
+}
+
+/// What a whole layout wins.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The ticket's prize: every row and honey win of every hive.
+    pub prize: Decimal,
+    /// The main hive.
+    pub main: HiveOutcome,
+    /// The EXTRA hives, in order (`extra_count` of them are used).
+    pub extra: [HiveOutcome; MAX_EXTRA],
+    /// Number of EXTRA hives.
+    pub extra_count: usize,
+}
+
+/// Decodes a whole layout: the main hive, then one EXTRA hive per `E` in it.
+pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError> {
+    let mut hives = layout.split('|');
+    let main_text = hives.next().unwrap_or("");
+    let main = decode_hive(params, main_text, "main hive")?;
+    if main.extras as usize > MAX_EXTRA {
+        return Err(LayoutError::new(format!(
+            "main hive: {} EXTRA symbols, at most {MAX_EXTRA} are allowed",
+            main.extras
+        )));
+    }
+    let mut outcome = Outcome {
+        prize: main.rows_win + main.honey_win,
+        main,
+        ..Outcome::default()
+    };
+    for hive_text in hives {
+        let n = outcome.extra_count;
+        if n >= main.extras as usize {
+            return Err(LayoutError::new(format!(
+                "{} EXTRA hives follow the main hive but it holds {} EXTRA symbol(s): one EXTRA hive per E",
+                layout.split('|').count() - 1,
+                main.extras
+            )));
+        }
+        let hive = decode_hive(params, hive_text, EXTRA_NAMES[n])?;
+        if hive.extras > 0 {
+            return Err(LayoutError::new(format!(
+                "{}: EXTRA symbol in an EXTRA hive (E may only appear in the main hive)",
+                EXTRA_NAMES[n]
+            )));
+        }
+        outcome.prize += hive.rows_win + hive.honey_win;
+        outcome.extra[n] = hive;
+        outcome.extra_count += 1;
+    }
+    if outcome.extra_count != main.extras as usize {
+        return Err(LayoutError::new(format!(
+            "the main hive holds {} EXTRA symbol(s) but {} EXTRA hive(s) follow: one EXTRA hive per E",
+            main.extras, outcome.extra_count
+        )));
+    }
+    Ok(outcome)
+}
+
+const EXTRA_NAMES: [&str; MAX_EXTRA] = ["EXTRA hive 1", "EXTRA hive 2", "EXTRA hive 3"];
+
+fn decode_hive(params: &RucheParams, text: &str, name: &str) -> Result<HiveOutcome, LayoutError> {
+    let mut hive = HiveOutcome::default();
+    let mut rows = text.split('/');
+    for (r, &len) in ROW_LENGTHS.iter().enumerate() {
+        let row = rows.next().ok_or_else(|| {
+            LayoutError::new(format!("{name}: {r} rows, a hive has {}", ROW_LENGTHS.len()))
+        })?;
+        let (amount_text, cells) = row.split_once(':').ok_or_else(|| {
+            LayoutError::new(format!("{name}, row {}: expected amount:cells, got '{row}'", r + 1))
+        })?;
+        let amount = params.rows.lookup(amount_text).ok_or_else(|| {
+            LayoutError::new(format!(
+                "{name}, row {}: '{amount_text}' is not an amount a row may show at this stake",
+                r + 1
+            ))
+        })?;
+        if cells.len() != len {
+            return Err(LayoutError::new(format!(
+                "{name}, row {}: {} cells, this row has {len}",
+                r + 1,
+                cells.chars().count()
+            )));
+        }
+        let (mut p, mut a, mut b) = (0usize, 0usize, 0usize);
+        for c in cells.bytes() {
+            match c {
+                b'P' => p += 1,
+                b'A' => a += 1,
+                b'B' => b += 1,
+                b'H' => hive.pots += 1,
+                b'E' => hive.extras += 1,
+                b'F' => {}
+                _ => {
+                    return Err(LayoutError::new(format!(
+                        "{name}, row {}: '{}' is not a cell (cells are P A B H E F)",
+                        r + 1,
+                        cells
+                    )))
+                }
+            }
+        }
+        if p > ROW_WIN {
+            return Err(LayoutError::new(format!(
+                "{name}, row {}: {p} P, a row holds at most {ROW_WIN}",
+                r + 1
+            )));
+        }
+        if a > MAX_OTHER || b > MAX_OTHER {
+            return Err(LayoutError::new(format!(
+                "{name}, row {}: {} identical non-chosen symbols, a row holds at most {MAX_OTHER} A and {MAX_OTHER} B",
+                r + 1,
+                a.max(b)
+            )));
+        }
+        if p == ROW_WIN {
+            hive.winning_rows += 1;
+            hive.rows_win += amount;
+        }
+    }
+    if rows.next().is_some() {
+        return Err(LayoutError::new(format!(
+            "{name}: more than {} rows",
+            ROW_LENGTHS.len()
+        )));
+    }
+    if hive.pots as usize > params.max_honey {
+        return Err(LayoutError::new(format!(
+            "{name}: {} honey pots, a hive holds at most {}",
+            hive.pots, params.max_honey
+        )));
+    }
+    hive.honey_win = params.honey_win(hive.pots as usize);
+    Ok(hive)
+}
+
+/// Describes how an outcome shows its prize: `row`, `2 rows + honey`, `loss`, and for the
+/// EXTRA hives `... | EXTRA: row` (wins of all EXTRA hives together).
+pub fn form(outcome: &Outcome) -> String {
+    fn part(rows: u32, honey: u32) -> String {
+        let mut parts = Vec::new();
+        match rows {
+            0 => {}
+            1 => parts.push("row".to_string()),
+            n => parts.push(format!("{n} rows")),
+        }
+        match honey {
+            0 => {}
+            1 => parts.push("honey".to_string()),
+            n => parts.push(format!("{n}×honey")),
+        }
+        parts.join(" + ")
+    }
+    let hive_honey = |h: &HiveOutcome| u32::from(!h.honey_win.is_zero());
+    let main = part(
+        u32::from(outcome.main.winning_rows),
+        hive_honey(&outcome.main),
+    );
+    let extras = &outcome.extra[..outcome.extra_count];
+    let extra = part(
+        extras.iter().map(|h| u32::from(h.winning_rows)).sum(),
+        extras.iter().map(hive_honey).sum(),
+    );
+    let main = if main.is_empty() && extra.is_empty() {
+        "loss".to_string()
+    } else if main.is_empty() {
+        "-".to_string()
+    } else {
+        main
+    };
+    match (outcome.extra_count, extra.is_empty()) {
+        (0, _) => main,
+        (n, true) => format!("{main} | {n} EXTRA: -"),
+        (n, false) => format!("{main} | {n} EXTRA: {extra}"),
+    }
+}

@@ -1,0 +1,196 @@
+use super::*;
+use crate::game::Game;
+use crate::mechanic::Decoder;
+use proptest::prelude::*;
+use rand::SeedableRng;
+use std::collections::{BTreeMap, BTreeSet};
+use std::str::FromStr;
+
+fn d(s: &str) -> Decimal {
+    Decimal::from_str(s).unwrap()
+}
+
+fn stake(price: &str) -> Stake {
+    let game = Game::builtin("ruche-or").unwrap();
+    game.stake(d(price)).unwrap().clone()
+}
+
+fn decoder(price: &str) -> RucheDecoder {
+    RucheDecoder::new(&stake(price)).unwrap()
+}
+
+/// A losing hive at 0.5 €: no row has three P, two honey pots.
+const LOSING: &str = "5:PAHB/10:ABPAB/2.5:BPAHPA/1:PPABFBA/25:ABABPF/0.5:PAPBF/7.5:ABFP";
+
+fn with_row(hive: &str, row: usize, text: &str) -> String {
+    let mut rows: Vec<&str> = hive.split('/').collect();
+    rows[row] = text;
+    rows.join("/")
+}
+
+#[test]
+fn a_losing_hive_wins_nothing() {
+    let dec = decoder("0.5");
+    assert_eq!(dec.decode(LOSING), Ok(Decimal::ZERO));
+    assert_eq!(dec.form(LOSING).unwrap(), "loss");
+}
+
+#[test]
+fn three_p_in_a_row_win_its_amount_and_rows_add_up() {
+    let dec = decoder("0.5");
+    let one = with_row(LOSING, 1, "10:APBPP");
+    assert_eq!(dec.decode(&one), Ok(d("10")));
+    let two = with_row(&one, 6, "7.5:PPPA");
+    assert_eq!(dec.decode(&two), Ok(d("17.5")));
+    assert_eq!(dec.form(&two).unwrap(), "2 rows");
+}
+
+#[test]
+fn honey_pots_follow_the_table_of_the_stake() {
+    // 4 pots at 0.5 € win 0.5; at 2 € the same cells win 2.
+    let four = "5:PAHB/10:ABPAH/2.5:BPAHPA/1:PPABHBA/25:ABABPF/0.5:PAPBF/7.5:ABFP";
+    assert_eq!(decoder("0.5").decode(four), Ok(d("0.5")));
+    let four_2 = "20:PAHB/40:ABPAH/10:BPAHPA/4:PPABHBA/100:ABABPF/2:PAPBF/30:ABFP";
+    assert_eq!(decoder("2").decode(four_2), Ok(d("2")));
+    // 10 pots at 0.5 € win 500.
+    let ten = "5:HHHB/10:ABHAH/2.5:BHAHPA/1:PPAHHBA/25:ABABPF/0.5:PAPBH/7.5:ABFP";
+    assert_eq!(decoder("0.5").decode(ten), Ok(d("500")));
+    assert_eq!(decoder("0.5").form(ten).unwrap(), "honey");
+}
+
+#[test]
+fn extra_hives_add_their_wins() {
+    let dec = decoder("0.5");
+    let main = with_row(LOSING, 0, "5:PAEB");
+    let extra = with_row(LOSING, 3, "1:PPABPBA");
+    let layout = format!("{main}|{extra}");
+    assert_eq!(dec.decode(&layout), Ok(d("1")));
+    assert_eq!(dec.form(&layout).unwrap(), "- | 1 EXTRA: row");
+    let losing_extra = format!("{main}|{LOSING}");
+    assert_eq!(dec.decode(&losing_extra), Ok(Decimal::ZERO));
+    assert_eq!(dec.form(&losing_extra).unwrap(), "loss | 1 EXTRA: -");
+}
+
+fn rejects(layout: &str, needle: &str) {
+    let err = decoder("0.5").decode(layout).unwrap_err();
+    assert!(err.0.contains(needle), "error '{err}' should mention '{needle}' for {layout}");
+}
+
+#[test]
+fn every_invalid_case_is_rejected_with_its_rule() {
+    // Shape.
+    rejects("5:PAHB/10:ABPAB", "2 rows, a hive has 7");
+    rejects(&format!("{LOSING}/1:PABF"), "more than 7 rows");
+    rejects(&with_row(LOSING, 0, "5:PAHBF"), "5 cells, this row has 4");
+    rejects(&with_row(LOSING, 0, "5PAHB"), "amount:cells");
+    rejects(&with_row(LOSING, 0, "5:PAXB"), "not a cell");
+    rejects(&with_row(LOSING, 0, "5:pahb"), "not a cell");
+    // Amounts: not allowed at this stake, not canonical, not positive.
+    rejects(&with_row(LOSING, 0, "3:PAHB"), "not an amount");
+    rejects(&with_row(LOSING, 0, "5.0:PAHB"), "not an amount");
+    rejects(&with_row(LOSING, 0, "0:PAHB"), "not an amount");
+    rejects(&with_row(LOSING, 0, "-5:PAHB"), "not an amount");
+    rejects(&with_row(LOSING, 0, ":PAHB"), "not an amount");
+    // At most three P, two A, two B in a row.
+    rejects(&with_row(LOSING, 0, "5:PPPP"), "4 P");
+    rejects(&with_row(LOSING, 1, "10:AAAPB"), "at most 2 A");
+    rejects(&with_row(LOSING, 1, "10:BBBPA"), "at most 2 A and 2 B");
+    // At most 10 honey pots.
+    rejects(
+        "5:HHHB/10:ABHAH/2.5:BHAHPA/1:PPAHHBA/25:ABABPF/0.5:PAPBH/7.5:ABFH",
+        "11 honey pots, a hive holds at most 10",
+    );
+    // E: at most 3, only in the main hive, one EXTRA hive per E.
+    let e4 = with_row(LOSING, 0, "5:EEEE");
+    rejects(
+        &format!("{e4}|{LOSING}|{LOSING}|{LOSING}|{LOSING}"),
+        "4 EXTRA symbols",
+    );
+    let e1 = with_row(LOSING, 0, "5:PAEB");
+    rejects(&e1, "1 EXTRA symbol(s) but 0 EXTRA hive(s)");
+    rejects(&format!("{LOSING}|{LOSING}"), "1 EXTRA hives follow");
+    rejects(&format!("{e1}|{LOSING}|{LOSING}"), "2 EXTRA hives follow");
+    rejects(&format!("{e1}|{e1}"), "EXTRA symbol in an EXTRA hive");
+    rejects(&format!("{e1}|"), "0 rows");
+}
+
+fn rng(seed: u64) -> LayoutRng {
+    LayoutRng::seed_from_u64(seed)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    /// decode(synthesize(prize)) == prize for every prize (and zero) of every stake.
+    #[test]
+    fn synthesized_layouts_decode_to_their_prize(seed in any::<u64>(), stake_i in 0usize..4, tier in 0usize..11) {
+        let game = Game::builtin("ruche-or").unwrap();
+        let stake = &game.stakes[stake_i];
+        let tiers = stake.tiers();
+        let prize = tiers[tier % tiers.len()];
+        let syn = RucheSynthesizer::new(stake).unwrap();
+        let dec = RucheDecoder::new(stake).unwrap();
+        let mut r = rng(seed);
+        let mut out = String::new();
+        syn.synthesize(prize, &mut r, &mut out).unwrap();
+        prop_assert_eq!(dec.decode(&out), Ok(prize), "layout {}", out);
+    }
+}
+
+#[test]
+fn every_prize_shows_in_several_forms_and_losers_show_near_misses() {
+    let game = Game::builtin("ruche-or").unwrap();
+    for stake in &game.stakes {
+        let syn = RucheSynthesizer::new(stake).unwrap();
+        let dec = RucheDecoder::new(stake).unwrap();
+        let mut r = rng(7);
+        for prize in stake.tiers() {
+            let mut forms = BTreeSet::new();
+            let mut near_rows = 0;
+            let mut three_pots = 0;
+            let mut losing_extra = 0;
+            for _ in 0..3000 {
+                let mut out = String::new();
+                syn.synthesize(prize, &mut r, &mut out).unwrap();
+                let o = dec.outcome(&out).unwrap();
+                assert_eq!(o.prize, prize);
+                forms.insert(dec.form(&out).unwrap());
+                near_rows += out.split('|').next().unwrap().split('/').filter(|row| row.matches('P').count() == 2).count();
+                three_pots += usize::from(o.main.pots == 3);
+                losing_extra += usize::from(prize.is_zero() && o.extra_count > 0);
+            }
+            assert!(forms.len() >= 2, "{} € at {}: only {forms:?}", prize, stake.price);
+            if prize.is_zero() {
+                assert!(near_rows > 3000, "losers need rows with two P");
+                assert!(three_pots > 100, "losers need three honey pots");
+                assert!(losing_extra > 100, "losers need EXTRA hives that lose");
+            }
+        }
+    }
+}
+
+#[test]
+fn non_winning_parts_look_the_same_on_winners_and_losers() {
+    // The share of near-miss rows and of EXTRA symbols must not tell winners from losers.
+    let st = stake("2");
+    let syn = RucheSynthesizer::new(&st).unwrap();
+    let dec = RucheDecoder::new(&st).unwrap();
+    let mut r = rng(11);
+    let mut stats: BTreeMap<bool, (usize, usize, usize)> = BTreeMap::new();
+    for i in 0..40_000 {
+        let prize = if i % 2 == 0 { Decimal::ZERO } else { d("4") };
+        let mut out = String::new();
+        syn.synthesize(prize, &mut r, &mut out).unwrap();
+        let main = out.split('|').next().unwrap();
+        let o = dec.outcome(&out).unwrap();
+        let e = stats.entry(prize.is_zero()).or_default();
+        e.0 += main.split('/').filter(|row| row.matches('P').count() == 2).count();
+        e.1 += usize::from(o.main.extras > 0);
+        e.2 += 1;
+    }
+    let (lose, win) = (stats[&true], stats[&false]);
+    let near = |s: (usize, usize, usize)| s.0 as f64 / s.2 as f64;
+    let extra = |s: (usize, usize, usize)| s.1 as f64 / s.2 as f64;
+    // A winner has one row fewer that can be a near miss; beyond that, the same rates.
+    assert!((near(lose) - near(win)).abs() < 0.5, "{lose:?} {win:?}");
+    assert!((extra(lose) - extra(win)).abs() < 0.05, "{lose:?} {win:?}");
+}
