@@ -111,7 +111,7 @@ fn every_invalid_case_is_rejected_with_its_rule() {
     rejects(&format!("{LOSING}|{LOSING}"), "1 EXTRA hives follow");
     rejects(&format!("{e1}|{LOSING}|{LOSING}"), "2 EXTRA hives follow");
     rejects(&format!("{e1}|{e1}"), "EXTRA symbol in an EXTRA hive");
-    rejects(&format!("{e1}|"), "0 rows");
+    rejects(&format!("{e1}|"), "EXTRA hive 1, row 1: expected amount:cells");
 }
 
 fn rng(seed: u64) -> LayoutRng {
