@@ -9,3 +9,8 @@
 pub mod game;
 pub mod mechanic;
 pub mod money;
+pub mod block;
+pub mod cmd;
+pub mod emit;
+pub mod plan;
+pub mod verify;

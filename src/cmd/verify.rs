@@ -1,0 +1,77 @@
+//! `verify`: checks blocks and reports, per block, OK or every problem found.
+
+use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
+use crate::block::keys;
+use crate::game::Game;
+use crate::money::canonical;
+use crate::verify::{find_blocks, verify_block, VerifyOptions};
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+
+pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
+    let options = VerifyOptions {
+        public_key: match &args.public_key {
+            Some(path) => Some(keys::read_public_key(path)?),
+            None => None,
+        },
+        game: match &args.game {
+            Some(g) => Some(Game::resolve(g)?),
+            None => None,
+        },
+        forms: args.forms,
+    };
+    let blocks = find_blocks(&args.paths)?;
+    if blocks.is_empty() {
+        bail!("no block file (block-NNNNN.csv) found in the paths given");
+    }
+    let bar = progress_bar(args.quiet, "verify");
+    bar.set_length(blocks.len() as u64);
+    let pool = pool(args.threads)?;
+    let mut failed = 0;
+    let mut warned = BTreeMap::new();
+    for csv in &blocks {
+        let report = pool.install(|| verify_block(csv, &options));
+        bar.inc(1);
+        bar.suspend(|| {
+            for w in &report.warnings {
+                // The same warning for every block of a folder: say it once.
+                let key = w.split(": ").nth(1).unwrap_or(w).to_string();
+                if warned.insert(key, ()).is_none() {
+                    eprintln!("warning: {w}");
+                }
+            }
+            if report.ok() {
+                println!(
+                    "OK      {} ({} tickets)",
+                    csv.display(),
+                    grouped(report.tickets)
+                );
+            } else {
+                failed += 1;
+                println!("FAILED  {}", csv.display());
+                for p in &report.problems {
+                    println!("  - {p}");
+                }
+                if report.unlisted > 0 {
+                    println!("  - ... and {} more problems", report.unlisted);
+                }
+            }
+            if args.forms && !report.forms.is_empty() {
+                println!("  forms (prize € / form / tickets):");
+                let mut rows: Vec<_> = report.forms.iter().collect();
+                rows.sort_by(|a, b| b.0 .0.cmp(&a.0 .0).then(b.1.cmp(a.1)));
+                for ((prize, form), count) in rows {
+                    println!("    {:>8}  {:<40} {:>10}", canonical(*prize), form, grouped(*count));
+                }
+            }
+        });
+    }
+    bar.finish_and_clear();
+    println!(
+        "{} block(s) checked: {} OK, {} failed",
+        blocks.len(),
+        blocks.len() - failed,
+        failed
+    );
+    Ok(if failed == 0 { Exit::Ok } else { Exit::Failed })
+}

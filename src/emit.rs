@@ -1,0 +1,420 @@
+//! The emission pipeline: plan → synthesize → decode → hash → write → sign, once per block.
+//!
+//! Tickets are made in fixed-size chunks by rayon and written in order by one thread, while the
+//! next batch is being made (`rayon::join`), so a block streams through a few megabytes of
+//! memory whatever its size. Every ticket's randomness comes from the block key and its index,
+//! never from scheduling, so the files are byte-identical with any number of threads.
+
+use crate::block::files::{create_dir, create_temp, finish, publish, stage, write_atomic};
+use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT};
+use crate::block::merkle::MerkleRoot;
+use crate::block::{self, keys, CSV_HEADER};
+use crate::game::{Game, Stake};
+use crate::mechanic::{self, Decoder, Synthesizer};
+use crate::money::canonical;
+use crate::plan::{seed_commitment, BlockKey, Seed};
+use anyhow::{bail, Context, Result};
+use ed25519_dalek::SigningKey;
+use indicatif::ProgressBar;
+use rayon::prelude::*;
+use rust_decimal::Decimal;
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Tickets per rayon task.
+const CHUNK: usize = 2048;
+/// Chunks made in parallel while the previous batch is written.
+const CHUNKS_PER_BATCH: usize = 32;
+
+/// Everything an emission run needs, validated.
+pub struct EmitConfig {
+    /// The game.
+    pub game: Game,
+    /// The stake's price (one of the game's stakes).
+    pub price: Decimal,
+    /// Emission number.
+    pub emission: u32,
+    /// First block to make (from 1).
+    pub first_block: u32,
+    /// Number of blocks.
+    pub blocks: u32,
+    /// Root output folder.
+    pub out: PathBuf,
+    /// The emission seed.
+    pub seed: Seed,
+    /// The key that signs the manifests.
+    pub signing_key: SigningKey,
+    /// Remake blocks that already exist.
+    pub force: bool,
+}
+
+/// What happened to one block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockOutcome {
+    /// Written now.
+    Written,
+    /// Already there, verified, kept.
+    Kept,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct EmitSummary {
+    /// The emission folder.
+    pub folder: PathBuf,
+    /// Blocks written.
+    pub written: u32,
+    /// Blocks found complete and kept.
+    pub kept: u32,
+    /// Tickets written.
+    pub tickets: u64,
+}
+
+/// One chunk of finished tickets, in order.
+struct Chunk {
+    text: Vec<u8>,
+    hashes: Vec<[u8; 32]>,
+    /// Tickets per prize tier.
+    counts: Vec<u64>,
+}
+
+/// What a block's writer needs, fixed for the run.
+struct BlockMaker<'a> {
+    game: &'a Game,
+    stake: &'a Stake,
+    tiers: Vec<Decimal>,
+    tier_text: Vec<String>,
+    synthesizer: Box<dyn Synthesizer>,
+    decoder: Box<dyn Decoder>,
+}
+
+/// Emits the blocks of `config`; `progress` counts tickets (its length is set here).
+/// `on_block` is told about each block as it is finished or kept.
+pub fn emit(
+    config: &EmitConfig,
+    progress: &ProgressBar,
+    mut on_block: impl FnMut(u32, &BlockOutcome, &Path),
+) -> Result<EmitSummary> {
+    let game = &config.game;
+    let stake = game.stake(config.price)?;
+    let folder = block::emission_dir(&config.out, game, stake, config.emission);
+    create_dir(&folder, 0o755)?;
+    let public = config.signing_key.verifying_key();
+    check_emission_key(&folder, &public)?;
+    let maker = BlockMaker {
+        game,
+        stake,
+        tiers: stake.tiers(),
+        tier_text: stake.tiers().into_iter().map(canonical).collect(),
+        synthesizer: mechanic::synthesizer(game, stake)
+            .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
+        decoder: mechanic::decoder(game, stake)
+            .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
+    };
+    let last = config
+        .first_block
+        .checked_add(config.blocks - 1)
+        .filter(|&b| b <= 99_999)
+        .context("block numbers go up to 99999 (5 digits in file names and serials)")?;
+    progress.set_length(u64::from(config.blocks) * game.block_size);
+    let mut summary = EmitSummary {
+        folder: folder.clone(),
+        written: 0,
+        kept: 0,
+        tickets: 0,
+    };
+    for number in config.first_block..=last {
+        let csv = folder.join(block::csv_name(number));
+        let manifest = folder.join(block::manifest_name(number));
+        let signature = folder.join(block::signature_name(number));
+        if manifest.exists() && !config.force {
+            // A manifest is renamed last: the block was complete. Keep it, if it is sound.
+            let report = crate::verify::verify_block(
+                &csv,
+                &crate::verify::VerifyOptions {
+                    public_key: Some(public),
+                    game: Some(game.clone()),
+                    forms: false,
+                },
+            );
+            if !report.ok() {
+                bail!(
+                    "block {number} already exists in {} but does not verify:\n{}\nIt was kept untouched; move it away, or give --force to make it again.",
+                    folder.display(),
+                    report.problems.join("\n")
+                );
+            }
+            if report.seed_sha256.as_deref() != Some(hex::encode(seed_commitment(&config.seed)).as_str()) {
+                bail!(
+                    "block {number} already exists in {} and was made from another seed: an emission has one seed. Give that emission's seed (or its seed file), or another --emission.",
+                    folder.display()
+                );
+            }
+            progress.inc(game.block_size);
+            summary.kept += 1;
+            on_block(number, &BlockOutcome::Kept, &csv);
+            continue;
+        }
+        maker.write_block(config, number, &csv, &manifest, &signature, progress)?;
+        summary.written += 1;
+        summary.tickets += game.block_size;
+        on_block(number, &BlockOutcome::Written, &csv);
+    }
+    Ok(summary)
+}
+
+/// Writes `emission.pub.pem`, or checks that the one there is ours: an emission has one key.
+fn check_emission_key(folder: &Path, public: &ed25519_dalek::VerifyingKey) -> Result<()> {
+    let path = folder.join(block::PUBLIC_KEY_FILE);
+    if path.exists() {
+        let existing = keys::read_public_key(&path)?;
+        if existing != *public {
+            bail!(
+                "{} holds another public key: this emission was signed with another key. Give the same --signing-key, or another --emission.",
+                path.display()
+            );
+        }
+        return Ok(());
+    }
+    write_atomic(&path, keys::public_pem(public)?.as_bytes(), 0o644)
+}
+
+impl BlockMaker<'_> {
+    /// Makes one chunk of tickets `[start, start + len)`: synthesize, decode, hash, format.
+    fn chunk(&self, key: &BlockKey, order: &[u8], prefix: &str, start: usize) -> Result<Chunk> {
+        let end = (start + CHUNK).min(order.len());
+        let mut chunk = Chunk {
+            text: Vec::with_capacity((end - start) * 200),
+            hashes: Vec::with_capacity(end - start),
+            counts: vec![0; self.tiers.len()],
+        };
+        let mut layout = String::with_capacity(256);
+        for (index, &tier) in order.iter().enumerate().take(end).skip(start) {
+            let prize = self.tiers[tier as usize];
+            layout.clear();
+            let mut rng = key.ticket_rng(index as u64);
+            let serial = || {
+                let mut s = prefix.as_bytes().to_vec();
+                block::push_index(&mut s, index as u64);
+                String::from_utf8_lossy(&s).into_owned()
+            };
+            self.synthesizer
+                .synthesize(prize, &mut rng, &mut layout)
+                .with_context(|| format!("ticket {}: cannot synthesize a layout", serial()))?;
+            // The decoder is the referee: a ticket that does not read back is never written.
+            match self.decoder.decode(&layout) {
+                Ok(read) if read == prize => {}
+                Ok(read) => bail!(
+                    "ticket {}: the synthesized layout decodes to {} € but its prize is {} € ({layout}); no file was written for this block",
+                    serial(),
+                    canonical(read),
+                    canonical(prize)
+                ),
+                Err(e) => bail!(
+                    "ticket {}: the synthesized layout is invalid: {e} ({layout}); no file was written for this block",
+                    serial()
+                ),
+            }
+            let line_start = chunk.text.len();
+            chunk.text.extend_from_slice(prefix.as_bytes());
+            block::push_index(&mut chunk.text, index as u64);
+            chunk.text.push(b',');
+            chunk
+                .text
+                .extend_from_slice(self.tier_text[tier as usize].as_bytes());
+            chunk.text.push(b',');
+            chunk.text.extend_from_slice(layout.as_bytes());
+            let hash: [u8; 32] = Sha256::digest(&chunk.text[line_start..]).into();
+            let mut hex_hash = [0u8; 64];
+            hex::encode_to_slice(hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
+            chunk.text.push(b',');
+            chunk.text.extend_from_slice(&hex_hash);
+            chunk.text.push(b'\n');
+            chunk.hashes.push(hash);
+            chunk.counts[tier as usize] += 1;
+        }
+        Ok(chunk)
+    }
+
+    /// Makes a whole block and writes its three files.
+    fn write_block(
+        &self,
+        config: &EmitConfig,
+        number: u32,
+        csv_path: &Path,
+        manifest_path: &Path,
+        signature_path: &Path,
+        progress: &ProgressBar,
+    ) -> Result<()> {
+        let key = BlockKey::derive(
+            &config.seed,
+            &self.game.id,
+            self.stake,
+            config.emission,
+            number,
+        );
+        let order = key.prize_order(self.stake, self.game.block_size);
+        let prefix = block::serial_prefix(&self.game.id, self.stake, config.emission, number);
+        let (tmp, file) = create_temp(csv_path, 0o644)?;
+        let result = self.stream_csv(&key, &order, &prefix, file, &tmp, progress);
+        let (file, written) = match result {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
+        finish(file, &tmp)?;
+
+        let tickets = order.len() as u64;
+        let mut prizes: Vec<PrizeCount> = Vec::with_capacity(self.tiers.len());
+        let mut total = Decimal::ZERO;
+        for (tier, &count) in written.counts.iter().enumerate() {
+            total += self.tiers[tier] * Decimal::from(count);
+            prizes.push(PrizeCount {
+                amount: self.tier_text[tier].clone(),
+                count,
+            });
+        }
+        let manifest = Manifest {
+            format: FORMAT,
+            game: self.game.id.clone(),
+            game_name: self.game.name.clone(),
+            game_definition_sha256: hex::encode(self.game.sha256),
+            stake: canonical(self.stake.price),
+            emission: config.emission,
+            block: number,
+            tickets,
+            winners: tickets - written.counts.last().copied().unwrap_or(0),
+            prizes,
+            total_prizes: canonical(total),
+            csv: CsvFile {
+                file: block::csv_name(number),
+                bytes: written.bytes,
+                sha256: hex::encode(written.sha256),
+            },
+            tickets_root: hex::encode(written.root),
+            seed_sha256: hex::encode(seed_commitment(&config.seed)),
+            public_key_sha256: hex::encode(keys::public_key_sha256(
+                &config.signing_key.verifying_key(),
+            )?),
+            generator: generator(),
+        };
+        let bytes = manifest.to_bytes();
+        let signature_tmp = stage(
+            signature_path,
+            &keys::sign(&config.signing_key, &bytes),
+            0o644,
+        )?;
+        let manifest_tmp = stage(manifest_path, &bytes, 0o644)?;
+        // All three files are on disk; publish them, the manifest last: a block is complete
+        // once its manifest is there.
+        publish(&tmp, csv_path)?;
+        publish(&signature_tmp, signature_path)?;
+        publish(&manifest_tmp, manifest_path)
+    }
+
+    /// Makes and writes the CSV, overlapping the making of a batch with the writing of the
+    /// previous one.
+    fn stream_csv(
+        &self,
+        key: &BlockKey,
+        order: &[u8],
+        prefix: &str,
+        file: File,
+        tmp: &Path,
+        progress: &ProgressBar,
+    ) -> Result<(File, Written)> {
+        let mut out = Output {
+            writer: BufWriter::with_capacity(1 << 20, file),
+            sha: Sha256::new(),
+            bytes: 0,
+            merkle: MerkleRoot::new(),
+            counts: vec![0; self.tiers.len()],
+            tmp,
+        };
+        out.write(format!("{CSV_HEADER}\n").as_bytes())?;
+        let starts: Vec<usize> = (0..order.len()).step_by(CHUNK).collect();
+        let batches: Vec<&[usize]> = starts.chunks(CHUNKS_PER_BATCH).collect();
+        let make = |batch: &[usize]| -> Result<Vec<Chunk>> {
+            batch
+                .par_iter()
+                .map(|&start| self.chunk(key, order, prefix, start))
+                .collect()
+        };
+        let mut pending: Option<Vec<Chunk>> = None;
+        for batch in batches {
+            let (written, made) = rayon::join(
+                || match pending.take() {
+                    Some(chunks) => out.chunks(chunks, progress),
+                    None => Ok(()),
+                },
+                || make(batch),
+            );
+            written?;
+            pending = Some(made?);
+        }
+        if let Some(chunks) = pending {
+            out.chunks(chunks, progress)?;
+        }
+        let file = out
+            .writer
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("cannot write {} (disk full?)", tmp.display()))?;
+        Ok((
+            file,
+            Written {
+                bytes: out.bytes,
+                sha256: out.sha.finalize().into(),
+                root: out.merkle.root(),
+                counts: out.counts,
+            },
+        ))
+    }
+}
+
+/// The CSV being written.
+struct Output<'a> {
+    writer: BufWriter<File>,
+    sha: Sha256,
+    bytes: u64,
+    merkle: MerkleRoot,
+    counts: Vec<u64>,
+    tmp: &'a Path,
+}
+
+impl Output<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.writer
+            .write_all(bytes)
+            .with_context(|| format!("cannot write {} (disk full?)", self.tmp.display()))?;
+        self.sha.update(bytes);
+        self.bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn chunks(&mut self, chunks: Vec<Chunk>, progress: &ProgressBar) -> Result<()> {
+        for chunk in chunks {
+            self.write(&chunk.text)?;
+            for hash in &chunk.hashes {
+                self.merkle.push(hash);
+            }
+            for (total, n) in self.counts.iter_mut().zip(&chunk.counts) {
+                *total += n;
+            }
+            progress.inc(chunk.hashes.len() as u64);
+        }
+        Ok(())
+    }
+}
+
+/// What the CSV writer measured.
+struct Written {
+    bytes: u64,
+    sha256: [u8; 32],
+    root: [u8; 32],
+    counts: Vec<u64>,
+}
