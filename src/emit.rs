@@ -146,7 +146,9 @@ pub fn emit(
                     report.problems.join("\n")
                 );
             }
-            if report.seed_sha256.as_deref() != Some(hex::encode(seed_commitment(&config.seed)).as_str()) {
+            if report.seed_sha256.as_deref()
+                != Some(hex::encode(seed_commitment(&config.seed)).as_str())
+            {
                 bail!(
                     "block {number} already exists in {} and was made from another seed: an emission has one seed. Give that emission's seed (or its seed file), or another --emission.",
                     folder.display()

@@ -6,11 +6,11 @@
 //! of FORMAT.md: a CSV of tickets, a manifest and its Ed25519 signature ([`block`]). [`verify`]
 //! checks any block afterwards, trusting only the decoders and the game definitions.
 
-pub mod game;
-pub mod mechanic;
-pub mod money;
 pub mod block;
 pub mod cmd;
 pub mod emit;
+pub mod game;
+pub mod mechanic;
+pub mod money;
 pub mod plan;
 pub mod verify;

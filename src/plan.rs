@@ -114,7 +114,11 @@ mod tests {
             assert_eq!(counts[&(i as u8)], p.count);
         }
         assert_eq!(counts[&(stake.prizes.len() as u8)], 661_647);
-        assert_eq!(order, key.prize_order(stake, game.block_size), "deterministic");
+        assert_eq!(
+            order,
+            key.prize_order(stake, game.block_size),
+            "deterministic"
+        );
         for other in [
             BlockKey::derive(&seed, &game.id, stake, 1, 2),
             BlockKey::derive(&seed, &game.id, stake, 2, 1),

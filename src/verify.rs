@@ -45,8 +45,10 @@ pub struct BlockReport {
     pub csv: PathBuf,
     /// What is wrong, each naming the file, and the line and serial where it applies.
     pub problems: Vec<String>,
-    /// Problems found beyond the listed ones.
+    /// Ticket-line problems found beyond the listed ones.
     pub unlisted: u64,
+    /// Ticket-line problems listed so far.
+    listed_lines: usize,
     /// Things to know that are not failures.
     pub warnings: Vec<String>,
     /// Ticket lines read.
@@ -63,8 +65,15 @@ impl BlockReport {
         self.problems.is_empty()
     }
 
+    /// A problem with the block as a whole: always listed (there are few).
     fn problem(&mut self, text: String) {
-        if self.problems.len() < MAX_LISTED {
+        self.problems.push(text);
+    }
+
+    /// A problem on one ticket line: the first [`MAX_LISTED`] are listed, the rest counted.
+    fn line_problem(&mut self, text: String) {
+        if self.listed_lines < MAX_LISTED {
+            self.listed_lines += 1;
             self.problems.push(text);
         } else {
             self.unlisted += 1;
@@ -130,7 +139,10 @@ pub fn verify_block(csv: &Path, options: &VerifyOptions) -> BlockReport {
     let manifest_bytes = match std::fs::read(&manifest_path) {
         Ok(b) => b,
         Err(e) => {
-            report.problem(format!("{}: cannot read the manifest: {e}", manifest_path.display()));
+            report.problem(format!(
+                "{}: cannot read the manifest: {e}",
+                manifest_path.display()
+            ));
             return report;
         }
     };
@@ -138,12 +150,16 @@ pub fn verify_block(csv: &Path, options: &VerifyOptions) -> BlockReport {
     let manifest = match Manifest::from_bytes(&manifest_bytes) {
         Ok(m) => m,
         Err(e) => {
-            report.problem(format!("{}: not a valid manifest: {e}", manifest_path.display()));
+            report.problem(format!(
+                "{}: not a valid manifest: {e}",
+                manifest_path.display()
+            ));
             return report;
         }
     };
     report.seed_sha256 = Some(manifest.seed_sha256.clone());
-    let Some((game, stake)) = check_manifest(&mut report, &manifest_path, &manifest, number, csv, options)
+    let Some((game, stake)) =
+        check_manifest(&mut report, &manifest_path, &manifest, number, csv, options)
     else {
         return report;
     };
@@ -264,9 +280,10 @@ fn check_signature(
         }
         Err(e) => report.problem(format!("{}: cannot read: {e}", signature_path.display())),
     }
-    if let (Ok(fingerprint), Ok(manifest)) =
-        (keys::public_key_sha256(&key), Manifest::from_bytes(manifest_bytes))
-    {
+    if let (Ok(fingerprint), Ok(manifest)) = (
+        keys::public_key_sha256(&key),
+        Manifest::from_bytes(manifest_bytes),
+    ) {
         if hex::encode(fingerprint) != manifest.public_key_sha256 {
             report.problem(format!(
                 "{}: public_key_sha256 does not match the public key used to verify",
@@ -325,7 +342,10 @@ fn check_manifest(
             return None;
         }
         None => {
-            report.problem(format!("{name}: stake '{}' is not a canonical amount", manifest.stake));
+            report.problem(format!(
+                "{name}: stake '{}' is not a canonical amount",
+                manifest.stake
+            ));
             return None;
         }
     };
@@ -484,7 +504,7 @@ impl LineChecker<'_> {
                 }
             }
             if let Some(problem) = line.problem {
-                report.problem(problem);
+                report.line_problem(problem);
             }
         }
         *line_no += lines.len() as u64;
@@ -502,7 +522,12 @@ impl LineChecker<'_> {
         block::push_index(&mut digits, index);
         let serial_text = || format!("{}{}", self.prefix, String::from_utf8_lossy(&digits));
         let at = |rule: String| {
-            format!("{} line {} ({}): {rule}", self.name, index + 2, serial_text())
+            format!(
+                "{} line {} ({}): {rule}",
+                self.name,
+                index + 2,
+                serial_text()
+            )
         };
         let mut fields: [&[u8]; 4] = [&[]; 4];
         let mut count = 0;
@@ -529,18 +554,19 @@ impl LineChecker<'_> {
             || serial[prefix.len()..] != digits[..]
         {
             problems.push(format!(
-                "serial '{}', expected {}",
+                "serial '{}' where {} was expected: a ticket is missing, added or out of order, or the serial was changed",
                 String::from_utf8_lossy(serial),
                 serial_text()
             ));
         }
         let prize_text = String::from_utf8_lossy(fields[1]);
-        let tier = self.tier_text.iter().position(|t| t.as_bytes() == fields[1]);
+        let tier = self
+            .tier_text
+            .iter()
+            .position(|t| t.as_bytes() == fields[1]);
         match tier {
             Some(t) => out.tier = Some(t),
-            None => problems.push(format!(
-                "prize '{prize_text}' is not a prize of this stake"
-            )),
+            None => problems.push(format!("prize '{prize_text}' is not a prize of this stake")),
         }
         let mut hex_hash = [0u8; 64];
         hex::encode_to_slice(out.hash, &mut hex_hash).expect("64 bytes hold 32 in hex");

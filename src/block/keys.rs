@@ -3,7 +3,9 @@
 
 use anyhow::{anyhow, Context, Result};
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
-use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
+use ed25519_dalek::pkcs8::{
+    DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, KeypairBytes,
+};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -11,13 +13,19 @@ use std::path::Path;
 /// A new key from the operating system's CSPRNG.
 pub fn generate() -> Result<SigningKey> {
     let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret).map_err(|e| anyhow!("the system's random generator failed: {e}"))?;
+    getrandom::fill(&mut secret)
+        .map_err(|e| anyhow!("the system's random generator failed: {e}"))?;
     Ok(SigningKey::from_bytes(&secret))
 }
 
-/// The private key as PKCS#8 PEM.
+/// The private key as PKCS#8 PEM, version 1 (without the public key), the form OpenSSL 3.0
+/// reads and writes for Ed25519.
 pub fn private_pem(key: &SigningKey) -> Result<String> {
-    Ok(key
+    let bytes = KeypairBytes {
+        secret_key: key.to_bytes(),
+        public_key: None,
+    };
+    Ok(bytes
         .to_pkcs8_pem(LineEnding::LF)
         .map_err(|e| anyhow!("cannot encode the private key: {e}"))?
         .to_string())

@@ -28,7 +28,12 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let price = match &args.price {
         Some(p) => parse_canonical(p.trim())
-            .or_else(|| p.trim().parse().ok().map(|d: rust_decimal::Decimal| d.normalize()))
+            .or_else(|| {
+                p.trim()
+                    .parse()
+                    .ok()
+                    .map(|d: rust_decimal::Decimal| d.normalize())
+            })
             .ok_or_else(|| anyhow!("--price {p}: not an amount in euros such as 0.5 or 2"))?,
         None if game.stakes.len() == 1 => game.stakes[0].price,
         None => bail!(

@@ -19,7 +19,11 @@ pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
     }
     let key = keys::generate()?;
     write_atomic(&private, keys::private_pem(&key)?.as_bytes(), 0o600)?;
-    write_atomic(&public, keys::public_pem(&key.verifying_key())?.as_bytes(), 0o644)?;
+    write_atomic(
+        &public,
+        keys::public_pem(&key.verifying_key())?.as_bytes(),
+        0o644,
+    )?;
     println!(
         "private key: {} (PKCS#8 PEM, mode 0600: keep it secret)\npublic key:  {} (SPKI PEM: give it to whoever verifies)",
         private.display(),

@@ -61,7 +61,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 let mut rows: Vec<_> = report.forms.iter().collect();
                 rows.sort_by(|a, b| b.0 .0.cmp(&a.0 .0).then(b.1.cmp(a.1)));
                 for ((prize, form), count) in rows {
-                    println!("    {:>8}  {:<40} {:>10}", canonical(*prize), form, grouped(*count));
+                    println!(
+                        "    {:>8}  {:<40} {:>10}",
+                        canonical(*prize),
+                        form,
+                        grouped(*count)
+                    );
                 }
             }
         });

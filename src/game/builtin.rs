@@ -3,8 +3,14 @@
 /// Built-in definitions: (id, TOML text).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("ruche-or", include_str!("../../games/ruche-or.toml")),
-    ("maxi-ruche-or", include_str!("../../games/maxi-ruche-or.toml")),
-    ("annee-chance", include_str!("../../games/annee-chance.toml")),
+    (
+        "maxi-ruche-or",
+        include_str!("../../games/maxi-ruche-or.toml"),
+    ),
+    (
+        "annee-chance",
+        include_str!("../../games/annee-chance.toml"),
+    ),
 ];
 
 /// The text of the built-in definition `id`.

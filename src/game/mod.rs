@@ -222,12 +222,18 @@ impl Game {
             let Some(price) = price else {
                 return Err(invalid(
                     format!("stakes[{si}].price"),
-                    format!("'{}' is not a positive canonical amount such as \"0.5\" or \"2\"", rs.price),
+                    format!(
+                        "'{}' is not a positive canonical amount such as \"0.5\" or \"2\"",
+                        rs.price
+                    ),
                 ));
             };
             let where_ = format!("stakes[price={}]", canonical(price));
             let Some(price_cents) = cents(price) else {
-                return Err(invalid(where_, "a stake must be a whole number of cents".into()));
+                return Err(invalid(
+                    where_,
+                    "a stake must be a whole number of cents".into(),
+                ));
             };
             if !seen.insert(price) {
                 return Err(invalid(where_, "this stake is defined twice".into()));
@@ -253,7 +259,10 @@ impl Game {
                     return Err(invalid(entry, "count must be at least 1".into()));
                 }
                 if !amounts.insert(amount) {
-                    return Err(invalid(entry, format!("amount {} is listed twice", canonical(amount))));
+                    return Err(invalid(
+                        entry,
+                        format!("amount {} is listed twice", canonical(amount)),
+                    ));
                 }
                 prizes.push(Prize {
                     amount,
@@ -261,7 +270,10 @@ impl Game {
                 });
             }
             if prizes.is_empty() {
-                return Err(invalid(format!("{where_}.prizes"), "the prize table is empty".into()));
+                return Err(invalid(
+                    format!("{where_}.prizes"),
+                    "the prize table is empty".into(),
+                ));
             }
             let winners: u64 = prizes.iter().map(|p| p.count).sum();
             if winners != rs.winners {
@@ -276,7 +288,10 @@ impl Game {
             if winners > raw.block_size {
                 return Err(invalid(
                     format!("{where_}.winners"),
-                    format!("{winners} winning tickets do not fit in a block of {}", raw.block_size),
+                    format!(
+                        "{winners} winning tickets do not fit in a block of {}",
+                        raw.block_size
+                    ),
                 ));
             }
             let sum: Decimal = prizes
@@ -320,7 +335,10 @@ impl Game {
         // The mechanic checks its own parameters and that every prize can be shown.
         for stake in &game.stakes {
             crate::mechanic::check(&game, stake).map_err(|message| {
-                invalid(format!("stakes[price={}].layout", canonical(stake.price)), message)
+                invalid(
+                    format!("stakes[price={}].layout", canonical(stake.price)),
+                    message,
+                )
             })?;
         }
         Ok(game)

@@ -64,7 +64,9 @@ pub trait Synthesizer: Send + Sync {
 /// Checks a stake's layout parameters and that every prize of its table can be synthesized.
 /// Returns a message naming the parameter at fault.
 pub fn check(game: &Game, stake: &Stake) -> Result<(), String> {
-    synthesizer(game, stake).map(|_| ()).and(decoder(game, stake).map(|_| ()))
+    synthesizer(game, stake)
+        .map(|_| ())
+        .and(decoder(game, stake).map(|_| ()))
 }
 
 /// The decoder of the game's mechanic for this stake.

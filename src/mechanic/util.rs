@@ -5,9 +5,9 @@ use rust_decimal::Decimal;
 
 /// Reads `key` from a layout table as a list of positive canonical amounts (strings).
 pub fn amount_list(table: &toml::Table, key: &str) -> Result<AmountTable, String> {
-    let value = table
-        .get(key)
-        .ok_or_else(|| format!("'{key}' is missing: list the amounts as strings, e.g. {key} = [\"1\", \"2.5\"]"))?;
+    let value = table.get(key).ok_or_else(|| {
+        format!("'{key}' is missing: list the amounts as strings, e.g. {key} = [\"1\", \"2.5\"]")
+    })?;
     let items = value
         .as_array()
         .ok_or_else(|| format!("'{key}' must be an array of amounts as strings"))?;
@@ -23,9 +23,9 @@ pub fn amount_list(table: &toml::Table, key: &str) -> Result<AmountTable, String
 
 /// Reads a positive canonical amount written as a TOML string.
 pub fn amount_value(value: &toml::Value) -> Result<Decimal, String> {
-    let text = value
-        .as_str()
-        .ok_or_else(|| format!("{value} must be a string such as \"2.5\" (amounts are exact decimals)"))?;
+    let text = value.as_str().ok_or_else(|| {
+        format!("{value} must be a string such as \"2.5\" (amounts are exact decimals)")
+    })?;
     parse_canonical(text)
         .filter(|a| !a.is_zero())
         .ok_or_else(|| format!("'{text}' is not a positive canonical amount"))
@@ -38,10 +38,12 @@ pub fn count_table(
     key: &str,
     count_key: &str,
 ) -> Result<Vec<(u32, Decimal)>, String> {
-    let value = table.get(key).ok_or_else(|| format!("'{key}' is missing"))?;
-    let items = value
-        .as_array()
-        .ok_or_else(|| format!("'{key}' must be an array of {{ {count_key} = N, amount = \"X\" }}"))?;
+    let value = table
+        .get(key)
+        .ok_or_else(|| format!("'{key}' is missing"))?;
+    let items = value.as_array().ok_or_else(|| {
+        format!("'{key}' must be an array of {{ {count_key} = N, amount = \"X\" }}")
+    })?;
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let t = item

@@ -1,35 +1,21 @@
-//! Placeholder: replaced by the real mechanic.
+//! The calendar mechanic ("2013 Année de la chance" and any game with twelve months and a
+//! bonus clover): layouts `month ( "/" month ){11} "|" clover`, e.g.
+//! `AB:6/CC:10/...|4-12-13:20`.
+//!
+//! A month shows two symbols and an amount and wins the amount when the symbols are identical;
+//! the clover shows three distinct numbers from 1 to 13 and an amount, won if one number is 13.
+//! The prize is the sum of the winning months and the clover.
+//!
+//! Nothing here is specific to one game: the symbol letters and the amounts come from the
+//! game definition's `layout` tables ([`params`]), so another game of this kind needs only a
+//! new TOML file. The decoder ([`decode`]) and the synthesizer ([`synth`]) share nothing else.
 
-use super::{Decoder, LayoutError, LayoutRng, SynthesisError, Synthesizer};
-use crate::game::Stake;
-use rust_decimal::Decimal;
+mod decode;
+mod params;
+mod synth;
 
-/// Decoder (not written yet).
-pub struct CalendarDecoder;
-impl CalendarDecoder {
-    /// Builds the decoder for a stake.
-    pub fn new(_stake: &Stake) -> Result<Self, String> {
-        Ok(CalendarDecoder)
-    }
-}
-impl Decoder for CalendarDecoder {
-    fn decode(&self, _layout: &str) -> Result<Decimal, LayoutError> {
-        Err(LayoutError::new("not implemented"))
-    }
-    fn form(&self, _layout: &str) -> Result<String, LayoutError> {
-        Err(LayoutError::new("not implemented"))
-    }
-}
-/// Synthesizer (not written yet).
-pub struct CalendarSynthesizer;
-impl CalendarSynthesizer {
-    /// Builds the synthesizer for a stake.
-    pub fn new(_stake: &Stake) -> Result<Self, String> {
-        Ok(CalendarSynthesizer)
-    }
-}
-impl Synthesizer for CalendarSynthesizer {
-    fn synthesize(&self, _prize: Decimal, _rng: &mut LayoutRng, _out: &mut String) -> Result<(), SynthesisError> {
-        Err(SynthesisError("not implemented".into()))
-    }
-}
+pub use decode::CalendarDecoder;
+pub use synth::CalendarSynthesizer;
+
+#[cfg(test)]
+mod tests;

@@ -29,7 +29,12 @@ impl MaxiSynthesizer {
     }
 }
 impl Synthesizer for MaxiSynthesizer {
-    fn synthesize(&self, _prize: Decimal, _rng: &mut LayoutRng, _out: &mut String) -> Result<(), SynthesisError> {
+    fn synthesize(
+        &self,
+        _prize: Decimal,
+        _rng: &mut LayoutRng,
+        _out: &mut String,
+    ) -> Result<(), SynthesisError> {
         Err(SynthesisError("not implemented".into()))
     }
 }

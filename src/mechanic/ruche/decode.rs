@@ -85,10 +85,16 @@ fn decode_hive(params: &RucheParams, text: &str, name: &str) -> Result<HiveOutco
     let mut rows = text.split('/');
     for (r, &len) in ROW_LENGTHS.iter().enumerate() {
         let row = rows.next().ok_or_else(|| {
-            LayoutError::new(format!("{name}: {r} rows, a hive has {}", ROW_LENGTHS.len()))
+            LayoutError::new(format!(
+                "{name}: {r} rows, a hive has {}",
+                ROW_LENGTHS.len()
+            ))
         })?;
         let (amount_text, cells) = row.split_once(':').ok_or_else(|| {
-            LayoutError::new(format!("{name}, row {}: expected amount:cells, got '{row}'", r + 1))
+            LayoutError::new(format!(
+                "{name}, row {}: expected amount:cells, got '{row}'",
+                r + 1
+            ))
         })?;
         let amount = params.rows.lookup(amount_text).ok_or_else(|| {
             LayoutError::new(format!(

@@ -75,7 +75,11 @@ impl Synth {
             for options in &mut by_size {
                 options.sort_by_key(|d| honey_count(d));
             }
-            if by_size.iter().all(|options| options.first().is_none_or(|d| honey_count(d) > MAX_EXTRA + 1)) {
+            if by_size.iter().all(|options| {
+                options
+                    .first()
+                    .is_none_or(|d| honey_count(d) > MAX_EXTRA + 1)
+            }) {
                 return Err(format!(
                     "the prize {} € cannot be made of up to {MAX_PARTS} row amounts and honey wins: add a row amount",
                     canonical(prize)
@@ -105,7 +109,10 @@ impl Synth {
                 .find(|(p, _)| *p == prize)
                 .map(|(_, plan)| plan)
                 .ok_or_else(|| {
-                    SynthesisError(format!("{} € is not a prize of this stake", canonical(prize)))
+                    SynthesisError(format!(
+                        "{} € is not a prize of this stake",
+                        canonical(prize)
+                    ))
                 })?;
             // The number of EXTRA hives is drawn as for a loser, so that EXTRA symbols say
             // nothing; a hive wins honey once, so keep the decompositions that fit.

@@ -73,7 +73,10 @@ fn extra_hives_add_their_wins() {
 
 fn rejects(layout: &str, needle: &str) {
     let err = decoder("0.5").decode(layout).unwrap_err();
-    assert!(err.0.contains(needle), "error '{err}' should mention '{needle}' for {layout}");
+    assert!(
+        err.0.contains(needle),
+        "error '{err}' should mention '{needle}' for {layout}"
+    );
 }
 
 #[test]
@@ -111,7 +114,10 @@ fn every_invalid_case_is_rejected_with_its_rule() {
     rejects(&format!("{LOSING}|{LOSING}"), "1 EXTRA hives follow");
     rejects(&format!("{e1}|{LOSING}|{LOSING}"), "2 EXTRA hives follow");
     rejects(&format!("{e1}|{e1}"), "EXTRA symbol in an EXTRA hive");
-    rejects(&format!("{e1}|"), "EXTRA hive 1, row 1: expected amount:cells");
+    rejects(
+        &format!("{e1}|"),
+        "EXTRA hive 1, row 1: expected amount:cells",
+    );
 }
 
 fn rng(seed: u64) -> LayoutRng {
@@ -154,11 +160,22 @@ fn every_prize_shows_in_several_forms_and_losers_show_near_misses() {
                 let o = dec.outcome(&out).unwrap();
                 assert_eq!(o.prize, prize);
                 forms.insert(dec.form(&out).unwrap());
-                near_rows += out.split('|').next().unwrap().split('/').filter(|row| row.matches('P').count() == 2).count();
+                near_rows += out
+                    .split('|')
+                    .next()
+                    .unwrap()
+                    .split('/')
+                    .filter(|row| row.matches('P').count() == 2)
+                    .count();
                 three_pots += usize::from(o.main.pots == 3);
                 losing_extra += usize::from(prize.is_zero() && o.extra_count > 0);
             }
-            assert!(forms.len() >= 2, "{} € at {}: only {forms:?}", prize, stake.price);
+            assert!(
+                forms.len() >= 2,
+                "{} € at {}: only {forms:?}",
+                prize,
+                stake.price
+            );
             if prize.is_zero() {
                 assert!(near_rows > 3000, "losers need rows with two P");
                 assert!(three_pots > 100, "losers need three honey pots");
@@ -183,7 +200,10 @@ fn non_winning_parts_look_the_same_on_winners_and_losers() {
         let main = out.split('|').next().unwrap();
         let o = dec.outcome(&out).unwrap();
         let e = stats.entry(prize.is_zero()).or_default();
-        e.0 += main.split('/').filter(|row| row.matches('P').count() == 2).count();
+        e.0 += main
+            .split('/')
+            .filter(|row| row.matches('P').count() == 2)
+            .count();
         e.1 += usize::from(o.main.extras > 0);
         e.2 += 1;
     }

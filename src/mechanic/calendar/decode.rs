@@ -1,0 +1,407 @@
+//! The referee: reads a calendar layout under the published rules (SPEC §2.3 and §3).
+//!
+//! Written from the rules alone, without the synthesizer: it shares only [`CalendarParams`].
+//! It reads untrusted files, so it never panics on a layout, and it runs on every emitted
+//! ticket and again in `verify`, so a valid layout is read in one pass without allocating.
+
+use super::params::{CalendarParams, CLOVER_MAX, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
+use crate::game::Stake;
+use crate::mechanic::{Decoder, LayoutError};
+use crate::money::{parse_canonical, AmountTable};
+use rust_decimal::Decimal;
+
+/// Decodes `month ( "/" month ){11} "|" clover` layouts for one stake.
+#[derive(Debug, Clone)]
+pub struct CalendarDecoder {
+    /// Bit `i` set when letter `'A' + i` is a symbol: one test per cell, no table scan.
+    symbols: u32,
+    /// The symbols as text, for messages.
+    symbol_list: String,
+    month_amounts: Amounts,
+    clover_amounts: Amounts,
+}
+
+/// What a valid layout shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reading {
+    prize: Decimal,
+    winning_months: usize,
+    clover_wins: bool,
+}
+
+impl CalendarDecoder {
+    /// Builds the decoder for a stake; the message names the layout parameter at fault.
+    pub fn new(stake: &Stake) -> Result<Self, String> {
+        let params = CalendarParams::from_stake(stake)?;
+        let symbols = params
+            .letters
+            .iter()
+            .fold(0u32, |mask, &l| mask | 1 << (l - b'A'));
+        Ok(CalendarDecoder {
+            symbols,
+            symbol_list: params.letter_list(),
+            month_amounts: Amounts::new(params.month_amounts),
+            clover_amounts: Amounts::new(params.clover_amounts),
+        })
+    }
+
+    fn is_symbol(&self, b: u8) -> bool {
+        b.is_ascii_uppercase() && self.symbols & (1 << (b - b'A')) != 0
+    }
+
+    /// Reads the whole layout, or names the first rule it breaks.
+    fn read(&self, layout: &str) -> Result<Reading, LayoutError> {
+        let mut cur = Cursor {
+            text: layout,
+            at: 0,
+        };
+        let mut prize = Decimal::ZERO;
+        let mut winning_months = 0;
+        for month in 1..=MONTHS {
+            let first = self.symbol(&mut cur, month, 1)?;
+            let second = self.symbol(&mut cur, month, 2)?;
+            match cur.peek() {
+                Some(b':') => cur.at += 1,
+                Some(b) if self.is_symbol(b) => {
+                    return Err(err(format!(
+                        "month {month} shows more than two symbols: a month shows exactly two, then ':' and its amount"
+                    )))
+                }
+                _ => return Err(cur.unexpected(&format!("':' after the two symbols of month {month}"))),
+            }
+            let amount = amount(&mut cur, &self.month_amounts, Place::Month(month))?;
+            // Delimiter: '/' between months, '|' before the clover.
+            match (cur.peek(), month < MONTHS) {
+                (Some(b'/'), true) | (Some(b'|'), false) => cur.at += 1,
+                (Some(b'|'), true) => {
+                    return Err(err(format!(
+                        "the layout shows {month} months before '|': it must show exactly {MONTHS} (January to December)"
+                    )))
+                }
+                (Some(b'/'), false) => {
+                    return Err(err(format!(
+                        "the layout shows more than {MONTHS} months: it must show exactly {MONTHS}, then '|' and the clover"
+                    )))
+                }
+                (None, _) => {
+                    return Err(err(format!(
+                        "the layout ends after month {month}: it must show {MONTHS} months, then '|' and the clover"
+                    )))
+                }
+                (Some(_), true) => return Err(cur.unexpected(&format!("'/' after the amount of month {month}"))),
+                (Some(_), false) => return Err(cur.unexpected("'|' and the clover after month 12")),
+            }
+            // Rule 4.3.2: two identical symbols win the month's amount.
+            if first == second {
+                prize += amount;
+                winning_months += 1;
+            }
+        }
+        let mut numbers = [0u8; CLOVER_NUMBERS];
+        for (i, number) in numbers.iter_mut().enumerate() {
+            *number = clover_number(&mut cur, i + 1)?;
+            let last = i + 1 == CLOVER_NUMBERS;
+            match cur.peek() {
+                Some(b'-') if !last => cur.at += 1,
+                Some(b':') if last => cur.at += 1,
+                Some(b':') => {
+                    return Err(err(format!(
+                        "the clover shows {} numbers: it must show exactly {CLOVER_NUMBERS}",
+                        i + 1
+                    )))
+                }
+                Some(b'-') => {
+                    return Err(err(format!(
+                        "the clover shows more than {CLOVER_NUMBERS} numbers: it must show exactly {CLOVER_NUMBERS}"
+                    )))
+                }
+                None => {
+                    return Err(err(format!(
+                        "the layout ends after clover number {}: the clover is n-n-n:amount",
+                        i + 1
+                    )))
+                }
+                Some(_) if last => return Err(cur.unexpected("':' after the third clover number")),
+                Some(_) => return Err(cur.unexpected(&format!("'-' after clover number {}", i + 1))),
+            }
+        }
+        // SPEC §3: the clover numbers are distinct.
+        for i in 0..CLOVER_NUMBERS {
+            if numbers[..i].contains(&numbers[i]) {
+                return Err(err(format!(
+                    "the clover shows {} twice: its numbers must be distinct",
+                    numbers[i]
+                )));
+            }
+        }
+        let clover_amount = amount(&mut cur, &self.clover_amounts, Place::Clover)?;
+        if cur.peek().is_some() {
+            return Err(cur.unexpected("the end of the layout after the clover amount"));
+        }
+        // Rule 4.4.2: a 13 among the numbers wins the clover's amount.
+        let clover_wins = numbers.contains(&CLOVER_WIN);
+        if clover_wins {
+            prize += clover_amount;
+        }
+        Ok(Reading {
+            prize,
+            winning_months,
+            clover_wins,
+        })
+    }
+
+    /// Reads symbol `nth` (1 or 2) of `month`.
+    #[inline]
+    fn symbol(&self, cur: &mut Cursor, month: usize, nth: usize) -> Result<u8, LayoutError> {
+        match cur.peek() {
+            Some(b) if self.is_symbol(b) => {
+                cur.at += 1;
+                Ok(b)
+            }
+            _ => Err(self.symbol_error(cur, month, nth)),
+        }
+    }
+
+    /// Why the symbol at the cursor is refused. Cold: kept out of the scanning code.
+    #[cold]
+    #[inline(never)]
+    fn symbol_error(&self, cur: &Cursor, month: usize, nth: usize) -> LayoutError {
+        match cur.peek() {
+            Some(b':') => err(format!(
+                "month {month} shows {} symbol(s): a month shows exactly two symbols before ':'",
+                nth - 1
+            )),
+            Some(_) => err(format!(
+                "month {month}, symbol {nth}: '{}' is not a symbol; the symbols are {}",
+                cur.rest_char(),
+                self.symbol_list
+            )),
+            None => err(format!(
+                "the layout ends in month {month}: it must show {MONTHS} months, then '|' and the clover"
+            )),
+        }
+    }
+}
+
+impl Decoder for CalendarDecoder {
+    fn decode(&self, layout: &str) -> Result<Decimal, LayoutError> {
+        self.read(layout).map(|r| r.prize)
+    }
+
+    fn form(&self, layout: &str) -> Result<String, LayoutError> {
+        let r = self.read(layout)?;
+        let months = match r.winning_months {
+            0 => None,
+            1 => Some("1 month".to_string()),
+            n => Some(format!("{n} months")),
+        };
+        Ok(match (months, r.clover_wins) {
+            (None, false) => "loss".to_string(),
+            (None, true) => "clover".to_string(),
+            (Some(m), false) => m,
+            (Some(m), true) => format!("{m} + clover"),
+        })
+    }
+}
+
+/// A position in the layout. It only ever steps over ASCII bytes, so it always sits on a
+/// character boundary and slicing at it cannot fail.
+struct Cursor<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl Cursor<'_> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    /// The character at the cursor, for messages (`end` if none).
+    fn rest_char(&self) -> String {
+        match self.text.get(self.at..).and_then(|s| s.chars().next()) {
+            Some(c) => c.to_string(),
+            None => "end".to_string(),
+        }
+    }
+
+    /// An error for an unexpected character where `expected` should be.
+    fn unexpected(&self, expected: &str) -> LayoutError {
+        match self.text.get(self.at..).and_then(|s| s.chars().next()) {
+            Some(c) => err(format!(
+                "unexpected '{c}' at character {}: expected {expected}",
+                self.at + 1
+            )),
+            None => err(format!("the layout ends early: expected {expected}")),
+        }
+    }
+}
+
+fn err(message: String) -> LayoutError {
+    LayoutError(message)
+}
+
+/// The amounts a place may show, looked up by their canonical text. Texts of up to 8 bytes
+/// (all realistic amounts) are packed into a `u64` so that a lookup is a few integer
+/// comparisons instead of string comparisons: this is most of the decoder's time.
+#[derive(Debug, Clone)]
+struct Amounts {
+    packed: Vec<(u64, Decimal)>,
+    table: AmountTable,
+}
+
+impl Amounts {
+    fn new(table: AmountTable) -> Self {
+        let packed = (0..table.len())
+            .filter_map(|i| {
+                let (value, text) = table.get(i);
+                pack(text.as_bytes()).map(|key| (key, value))
+            })
+            .collect();
+        Amounts { packed, table }
+    }
+
+    /// The amount written as `text`, whose packed form (see [`Packer`]) is `packed`.
+    fn lookup(&self, packed: Option<u64>, text: &[u8]) -> Option<Decimal> {
+        match packed {
+            Some(key) => self.packed.iter().find(|(k, _)| *k == key).map(|(_, v)| *v),
+            // Longer texts: the plain table (never on the built-in games).
+            None => std::str::from_utf8(text)
+                .ok()
+                .and_then(|t| self.table.lookup(t)),
+        }
+    }
+}
+
+/// Packs the bytes of a text of 1 to 8 bytes into a `u64`, one byte at a time while the
+/// text is scanned. Amount bytes are digits and '.', never 0, so the zero padding cannot make
+/// two texts equal.
+#[derive(Default)]
+struct Packer {
+    key: u64,
+    len: usize,
+}
+
+impl Packer {
+    fn push(&mut self, b: u8) {
+        if self.len < 8 {
+            self.key |= u64::from(b) << (8 * self.len);
+        }
+        self.len += 1;
+    }
+
+    fn key(&self) -> Option<u64> {
+        (1..=8).contains(&self.len).then_some(self.key)
+    }
+}
+
+fn pack(text: &[u8]) -> Option<u64> {
+    let mut p = Packer::default();
+    text.iter().for_each(|&b| p.push(b));
+    p.key()
+}
+
+/// Where an amount is read, named only when a message is built (no formatting on the fast
+/// path).
+#[derive(Clone, Copy)]
+enum Place {
+    Month(usize),
+    Clover,
+}
+
+impl Place {
+    /// The layout parameter listing the amounts allowed here.
+    fn key(self) -> &'static str {
+        match self {
+            Place::Month(_) => "month_amounts",
+            Place::Clover => "clover_amounts",
+        }
+    }
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Month(m) => write!(f, "month {m}"),
+            Place::Clover => write!(f, "the clover"),
+        }
+    }
+}
+
+/// Reads a canonical amount that `table` allows; it runs up to the next byte that cannot be
+/// part of an amount.
+#[inline]
+fn amount(cur: &mut Cursor, table: &Amounts, what: Place) -> Result<Decimal, LayoutError> {
+    let start = cur.at;
+    let mut packer = Packer::default();
+    // A local index keeps the scan in registers.
+    let all = cur.text.as_bytes();
+    let mut at = start;
+    while let Some(&b) = all.get(at) {
+        if !(b.is_ascii_digit() || b == b'.') {
+            break;
+        }
+        packer.push(b);
+        at += 1;
+    }
+    cur.at = at;
+    let bytes = all.get(start..at).unwrap_or(&[]);
+    match table.lookup(packer.key(), bytes) {
+        Some(value) => Ok(value),
+        None => Err(amount_error(cur, start, what)),
+    }
+}
+
+/// Why the amount starting at `start` is refused. Cold: kept out of the scanning code.
+#[cold]
+#[inline(never)]
+fn amount_error(cur: &Cursor, start: usize, what: Place) -> LayoutError {
+    let key = what.key();
+    let text = cur.text.get(start..cur.at).unwrap_or("");
+    err(if text.is_empty() {
+        match cur.peek() {
+            None => format!("{what} has no amount: the layout ends after ':'"),
+            Some(_) => format!(
+                "{what} has no amount after ':' (found '{}'); amounts are written like 6 or 0.5",
+                cur.rest_char()
+            ),
+        }
+    } else {
+        match parse_canonical(text) {
+            None => format!("{what}: amount '{text}' is not written canonically (digits, no trailing zeros after '.', e.g. 6 or 0.5)"),
+            Some(_) => format!("{what}: amount {text} is not one of the amounts this stake allows ({key})"),
+        }
+    })
+}
+
+/// Reads clover number `nth`: plain decimal from 1 to 13, no leading zero.
+fn clover_number(cur: &mut Cursor, nth: usize) -> Result<u8, LayoutError> {
+    let start = cur.at;
+    let mut value: u32 = 0;
+    while let Some(b) = cur.peek().filter(u8::is_ascii_digit) {
+        // Saturate: a long digit run is refused below, it must not overflow first.
+        value = (value * 10 + u32::from(b - b'0')).min(1000);
+        cur.at += 1;
+    }
+    let digits = cur.at - start;
+    if digits == 0 {
+        return Err(match cur.peek() {
+            None => err(format!(
+                "the layout ends where clover number {nth} should be"
+            )),
+            Some(_) => cur.unexpected(&format!("clover number {nth} (1 to {CLOVER_MAX})")),
+        });
+    }
+    let text = cur.text.get(start..cur.at).unwrap_or("");
+    if digits > 1 && text.starts_with('0') {
+        return Err(err(format!(
+            "clover number {nth} '{text}' has a leading zero: write numbers in plain decimal"
+        )));
+    }
+    match u8::try_from(value) {
+        Ok(n) if (1..=CLOVER_MAX).contains(&n) => Ok(n),
+        _ => Err(err(format!(
+            "clover number {nth} is {text}: clover numbers run from 1 to {CLOVER_MAX}"
+        ))),
+    }
+}

@@ -1,0 +1,485 @@
+//! The command line on a small test game (blocks of 2 000 tickets): reproducibility, resuming,
+//! tampering, keys, and clear errors on bad input.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+const FOLDER: &str = "emissions/mini-ruche/2/e0001";
+
+/// Emits `blocks` blocks of the mini game with the fixed seed and a keygen key.
+fn emit_mini(w: &Workdir, extra: &[&str]) -> PathBuf {
+    if !w.path("keys/signing-key.pem").exists() {
+        w.ok(&["keygen", "--out", "keys"]);
+    }
+    let game = data("mini-ruche.toml");
+    let mut args = vec![
+        "emit",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+    ];
+    args.extend_from_slice(extra);
+    w.ok(&args);
+    w.path(FOLDER)
+}
+
+fn verify_fails(w: &Workdir, csv: &Path, extra: &[&str], needle: &str) {
+    let game = data("mini-ruche.toml");
+    let mut args = vec!["verify", "--game", &game, csv.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = w.run_expect(&args, 1);
+    assert!(
+        text(&out).contains(needle),
+        "verify should report '{needle}', said:\n{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("FAILED"));
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    String::from_utf8(read(path))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn a_block_made_alone_equals_the_same_block_made_in_a_range() {
+    let w = Workdir::new();
+    emit_mini(&w, &["--blocks", "3", "--out", "range"]);
+    emit_mini(&w, &["--first-block", "2", "--out", "alone"]);
+    for file in [
+        "block-00002.csv",
+        "block-00002.manifest.json",
+        "block-00002.manifest.json.sig",
+    ] {
+        assert_eq!(
+            read(&w.path(&format!("range/mini-ruche/2/e0001/{file}"))),
+            read(&w.path(&format!("alone/mini-ruche/2/e0001/{file}"))),
+            "{file}"
+        );
+    }
+    // Different blocks have different prize orders.
+    assert_ne!(
+        read(&w.path("range/mini-ruche/2/e0001/block-00001.csv")),
+        read(&w.path("range/mini-ruche/2/e0001/block-00002.csv"))
+    );
+}
+
+#[test]
+fn the_csv_is_standard_rfc_4180_with_a_hash_per_ticket() {
+    use sha2::{Digest, Sha256};
+    let w = Workdir::new();
+    let folder = emit_mini(&w, &[]);
+    let mut reader = csv::Reader::from_path(folder.join("block-00001.csv")).unwrap();
+    assert_eq!(
+        reader.headers().unwrap(),
+        vec!["serial", "prize", "layout", "sha256"]
+    );
+    let mut n = 0;
+    for (i, record) in reader.records().enumerate() {
+        let r = record.unwrap();
+        assert_eq!(r.len(), 4);
+        assert_eq!(r[0], format!("mini-ruche-200-0001-00001-{i:07}"));
+        let hashed = format!("{},{},{}", &r[0], &r[1], &r[2]);
+        assert_eq!(r[3], hex::encode(Sha256::digest(hashed.as_bytes())));
+        n += 1;
+    }
+    assert_eq!(n, 2000);
+}
+
+#[test]
+fn existing_blocks_are_kept_and_missing_ones_made() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, &["--blocks", "1"]);
+    let first = read(&folder.join("block-00001.csv"));
+    let game = data("mini-ruche.toml");
+    let out = w.ok(&[
+        "emit",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--blocks",
+        "2",
+    ]);
+    assert!(
+        text(&out).contains("block 00001: already there, verified and kept"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("1 block(s) written, 1 kept"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(read(&folder.join("block-00001.csv")), first);
+    assert!(folder.join("block-00002.manifest.json").exists());
+    // A damaged existing block is not silently replaced.
+    let mut damaged = first.clone();
+    let at = damaged.len() - 10;
+    damaged[at] = if damaged[at] == b'0' { b'1' } else { b'0' };
+    std::fs::write(folder.join("block-00001.csv"), &damaged).unwrap();
+    let out = w.run_expect(
+        &[
+            "emit",
+            "--game",
+            &game,
+            "--price",
+            "2",
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+        ],
+        2,
+    );
+    assert!(text(&out).contains("does not verify"), "{}", text(&out));
+    assert_eq!(
+        read(&folder.join("block-00001.csv")),
+        damaged,
+        "left untouched"
+    );
+    // --force makes it again, identical to the first time.
+    w.ok(&[
+        "emit",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--force",
+    ]);
+    assert_eq!(read(&folder.join("block-00001.csv")), first);
+    // No temporary file is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn another_seed_cannot_join_an_emission() {
+    let w = Workdir::new();
+    emit_mini(&w, &[]);
+    let game = data("mini-ruche.toml");
+    let other = "ff".repeat(32);
+    let out = w.run_expect(
+        &[
+            "emit",
+            "--game",
+            &game,
+            "--price",
+            "2",
+            "--seed",
+            &other,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--blocks",
+            "2",
+        ],
+        2,
+    );
+    assert!(text(&out).contains("another seed"), "{}", text(&out));
+}
+
+#[test]
+fn tampering_is_caught_and_named() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, &[]);
+    let csv = folder.join("block-00001.csv");
+    let manifest = folder.join("block-00001.manifest.json");
+    let original = lines(&csv);
+    let game = data("mini-ruche.toml");
+    w.ok(&[
+        "verify",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+        csv.to_str().unwrap(),
+    ]);
+
+    // One byte changed in a layout.
+    let mut changed = original.clone();
+    changed[10] = changed[10].replacen(":P", ":A", 1).replacen(":B", ":F", 1);
+    assert_ne!(changed[10], original[10]);
+    write_lines(&csv, &changed);
+    verify_fails(&w, &csv, &[], "line 11 (mini-ruche-200-0001-00001-0000009)");
+    verify_fails(&w, &csv, &[], "is not the SHA-256 of serial,prize,layout");
+
+    // Two prize cells swapped: a winner's and a loser's.
+    let winner = original
+        .iter()
+        .skip(1)
+        .position(|l| l.split(',').nth(1) != Some("0"))
+        .unwrap()
+        + 1;
+    let loser = original
+        .iter()
+        .skip(1)
+        .position(|l| l.split(',').nth(1) == Some("0"))
+        .unwrap()
+        + 1;
+    let mut swapped = original.clone();
+    let mut a: Vec<String> = swapped[winner].split(',').map(String::from).collect();
+    let mut b: Vec<String> = swapped[loser].split(',').map(String::from).collect();
+    std::mem::swap(&mut a[1], &mut b[1]);
+    swapped[winner] = a.join(",");
+    swapped[loser] = b.join(",");
+    write_lines(&csv, &swapped);
+    verify_fails(
+        &w,
+        &csv,
+        &[],
+        "the layout wins 0 € but the prize column says",
+    );
+    verify_fails(&w, &csv, &[], &format!("line {} ", winner + 1));
+
+    // A line removed.
+    let mut removed = original.clone();
+    removed.remove(500);
+    write_lines(&csv, &removed);
+    verify_fails(
+        &w,
+        &csv,
+        &[],
+        "1999 tickets, a block of mini-ruche holds 2000",
+    );
+    verify_fails(
+        &w,
+        &csv,
+        &[],
+        "line 501 (mini-ruche-200-0001-00001-0000499): serial 'mini-ruche-200-0001-00001-0000500'",
+    );
+    verify_fails(&w, &csv, &[], "a ticket is missing, added or out of order");
+
+    // The manifest edited (the tickets restored).
+    write_lines(&csv, &original);
+    let text_manifest = String::from_utf8(read(&manifest)).unwrap();
+    std::fs::write(
+        &manifest,
+        text_manifest.replace("\"emission\": 1", "\"emission\": 2"),
+    )
+    .unwrap();
+    verify_fails(&w, &csv, &[], "the signature does not match the manifest");
+    std::fs::write(&manifest, &text_manifest).unwrap();
+
+    // A different public key.
+    w.ok(&["keygen", "--out", "other"]);
+    verify_fails(
+        &w,
+        &csv,
+        &["--public-key", "other/public-key.pem"],
+        "the signature does not match",
+    );
+    verify_fails(
+        &w,
+        &csv,
+        &["--public-key", "other/public-key.pem"],
+        "public_key_sha256 does not match",
+    );
+
+    // Everything restored verifies again, and OpenSSL agrees with the signature.
+    w.ok(&[
+        "verify",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+        csv.to_str().unwrap(),
+    ]);
+    openssl_verify(&folder, "block-00001");
+}
+
+#[test]
+fn keygen_writes_keys_openssl_reads_and_never_overwrites() {
+    let w = Workdir::new();
+    w.ok(&["keygen", "--out", "keys"]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(w.path("keys/signing-key.pem"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let out = std::process::Command::new("openssl")
+        .args(["pkey", "-in", "keys/signing-key.pem", "-pubout"])
+        .current_dir(w.dir.path())
+        .output()
+        .expect("openssl must be installed (.ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, read(&w.path("keys/public-key.pem")));
+    let again = w.run_expect(&["keygen", "--out", "keys"], 2);
+    assert!(text(&again).contains("already exists"));
+}
+
+#[test]
+fn default_run_needs_no_key_or_seed_and_keeps_them_apart() {
+    let w = Workdir::new();
+    let game = data("mini-ruche.toml");
+    let out = w.ok(&["emit", "--game", &game]);
+    let said = text(&out);
+    assert!(said.contains("new random seed"), "{said}");
+    assert!(said.contains("one-time signing key"), "{said}");
+    let seed = w.path("emissions/private/mini-ruche-2-e0001.seed");
+    assert!(seed.exists());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&seed).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // The seed is not in the emission folder; its commitment is.
+    let seed_hex = String::from_utf8(read(&seed)).unwrap().trim().to_string();
+    let folder = w.path(FOLDER);
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let bytes = read(&entry.unwrap().path());
+        assert!(!String::from_utf8_lossy(&bytes).contains(&seed_hex));
+    }
+    // A second run adds blocks to the same emission with the same seed and key.
+    let out = w.ok(&["emit", "--game", &game, "--first-block", "2"]);
+    assert!(
+        text(&out).contains("reusing this emission's seed"),
+        "{}",
+        text(&out)
+    );
+    let verified = w.ok(&["verify", folder.to_str().unwrap(), "--game", &game]);
+    assert!(
+        text(&verified).contains("2 OK, 0 failed"),
+        "{}",
+        text(&verified)
+    );
+    assert!(text(&verified).contains("proves the files are intact, not who made them"));
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_status_2() {
+    let w = Workdir::new();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["emit".into(), "--game".into(), "loto".into()],
+            "unknown game 'loto'",
+        ),
+        (
+            vec![
+                "emit".into(),
+                "--game".into(),
+                "ruche-or".into(),
+                "--price".into(),
+                "4".into(),
+            ],
+            "has no stake of 4 €",
+        ),
+        (
+            vec!["emit".into(), "--game".into(), "ruche-or".into()],
+            "--price is needed",
+        ),
+        (
+            vec![
+                "emit".into(),
+                "--game".into(),
+                "ruche-or".into(),
+                "--price".into(),
+                "2".into(),
+                "--seed".into(),
+                "xyz".into(),
+            ],
+            "64 hexadecimal digits",
+        ),
+        (
+            vec![
+                "emit".into(),
+                "--game".into(),
+                "ruche-or".into(),
+                "--price".into(),
+                "2".into(),
+                "--signing-key".into(),
+                "nowhere.pem".into(),
+            ],
+            "cannot read signing key nowhere.pem",
+        ),
+        (
+            vec!["verify".into(), "nowhere".into()],
+            "nowhere does not exist",
+        ),
+    ];
+    for (args, needle) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = w.run_expect(&args, 2);
+        let said = text(&out);
+        assert!(
+            said.contains(needle),
+            "{args:?}: expected '{needle}' in:\n{said}"
+        );
+        assert!(
+            !said.contains("panicked") && !said.contains("RUST_BACKTRACE"),
+            "{said}"
+        );
+    }
+    // A definition whose rows do not add up to its stated totals names the file and entry.
+    let bad = std::fs::read_to_string(data("mini-ruche.toml"))
+        .unwrap()
+        .replace(
+            "{ count = 50, amount = \"20\" }",
+            "{ count = 51, amount = \"20\" }",
+        );
+    std::fs::write(w.path("bad.toml"), bad).unwrap();
+    let out = w.run_expect(&["emit", "--game", "bad.toml"], 2);
+    assert!(
+        text(&out).contains("bad.toml, stakes[price=2].winners: the prize rows add up to 557"),
+        "{}",
+        text(&out)
+    );
+    std::fs::write(w.path("broken.toml"), "id = \"x\"\nblock_size = [").unwrap();
+    let out = w.run_expect(&["emit", "--game", "broken.toml"], 2);
+    assert!(
+        text(&out).contains("broken.toml is malformed"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("line 2"), "{}", text(&out));
+}
+
+#[test]
+fn games_lists_payout_and_odds() {
+    let w = Workdir::new();
+    let out = w.ok(&["games"]);
+    let said = text(&out);
+    for needle in [
+        "ruche-or",
+        "maxi-ruche-or",
+        "annee-chance",
+        "70.0%",
+        "1 in 3.78",
+        "900 000",
+    ] {
+        assert!(said.contains(needle), "missing {needle} in\n{said}");
+    }
+}
