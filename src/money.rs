@@ -87,9 +87,14 @@ impl AmountTable {
 
     /// The amount written as `text`, if `text` is the canonical text of an amount in the table.
     pub fn lookup(&self, text: &str) -> Option<Decimal> {
+        self.lookup_bytes(text.as_bytes())
+    }
+
+    /// [`lookup`](Self::lookup) on bytes.
+    pub fn lookup_bytes(&self, text: &[u8]) -> Option<Decimal> {
         self.entries
             .iter()
-            .find(|(_, t)| t == text)
+            .find(|(_, t)| t.as_bytes() == text)
             .map(|(v, _)| *v)
     }
 }

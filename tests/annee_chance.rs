@@ -10,18 +10,36 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     w.ok(&["keygen", "--out", "keys"]);
     for (threads, out) in [("1", "one"), ("2", "two")] {
         w.ok(&[
-            "emit", "--game", "annee-chance", "--price", "3", "--seed", SEED, "--signing-key",
-            "keys/signing-key.pem", "--threads", threads, "--out", out,
+            "emit",
+            "--game",
+            "annee-chance",
+            "--price",
+            "3",
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--threads",
+            threads,
+            "--out",
+            out,
         ]);
     }
     let folder = w.path("one/annee-chance/3/e0001");
-    for file in ["block-00001.csv", "block-00001.manifest.json", "block-00001.manifest.json.sig"] {
+    for file in [
+        "block-00001.csv",
+        "block-00001.manifest.json",
+        "block-00001.manifest.json.sig",
+    ] {
         let a = read(&folder.join(file));
         let b = read(&w.path(&format!("two/annee-chance/3/e0001/{file}")));
         assert!(a == b, "{file} differs between 1 and 2 threads");
     }
     let out = w.ok(&[
-        "verify", "--forms", "--public-key", "keys/public-key.pem",
+        "verify",
+        "--forms",
+        "--public-key",
+        "keys/public-key.pem",
         folder.join("block-00001.csv").to_str().unwrap(),
     ]);
     let said = text(&out);
@@ -36,7 +54,12 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     let prizes = manifest["prizes"].as_array().unwrap();
     let table: Vec<(String, u64)> = prizes
         .iter()
-        .map(|p| (p["amount"].as_str().unwrap().to_string(), p["count"].as_u64().unwrap()))
+        .map(|p| {
+            (
+                p["amount"].as_str().unwrap().to_string(),
+                p["count"].as_u64().unwrap(),
+            )
+        })
         .collect();
     let expected: Vec<(String, u64)> = [
         ("40000", 2),

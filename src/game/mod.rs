@@ -308,7 +308,7 @@ impl Game {
                     ),
                 ));
             }
-            prizes.sort_by(|a, b| b.amount.cmp(&a.amount));
+            prizes.sort_by_key(|p| std::cmp::Reverse(p.amount));
             let mut layout = raw.layout.clone();
             for (k, v) in &rs.layout {
                 layout.insert(k.clone(), v.clone());
@@ -322,7 +322,7 @@ impl Game {
                 layout,
             });
         }
-        stakes.sort_by(|a, b| a.price.cmp(&b.price));
+        stakes.sort_by_key(|s| s.price);
         let game = Game {
             id: raw.id.clone(),
             name: raw.name.clone(),

@@ -1,40 +1,17 @@
-//! Placeholder: replaced by the real mechanic.
+//! Maxi Ruche d'or (mechanic `maxi-ruche`): a main hive of 7 rows with a bee amount at its top,
+//! an EXTRA hive opened by an `E`, and a bonus stage for tickets whose hives win nothing
+//! (SPEC §2.2, §3; layout grammar `maxi-ruche-or` in FORMAT.md).
+//!
+//! [`MaxiDecoder`] is the referee, written from the rules; [`MaxiSynthesizer`] draws layouts.
+//! They are independent and share only the stake's data read by [`params`].
 
-use super::{Decoder, LayoutError, LayoutRng, SynthesisError, Synthesizer};
-use crate::game::Stake;
-use rust_decimal::Decimal;
+pub mod params;
 
-/// Decoder (not written yet).
-pub struct MaxiDecoder;
-impl MaxiDecoder {
-    /// Builds the decoder for a stake.
-    pub fn new(_stake: &Stake) -> Result<Self, String> {
-        Ok(MaxiDecoder)
-    }
-}
-impl Decoder for MaxiDecoder {
-    fn decode(&self, _layout: &str) -> Result<Decimal, LayoutError> {
-        Err(LayoutError::new("not implemented"))
-    }
-    fn form(&self, _layout: &str) -> Result<String, LayoutError> {
-        Err(LayoutError::new("not implemented"))
-    }
-}
-/// Synthesizer (not written yet).
-pub struct MaxiSynthesizer;
-impl MaxiSynthesizer {
-    /// Builds the synthesizer for a stake.
-    pub fn new(_stake: &Stake) -> Result<Self, String> {
-        Ok(MaxiSynthesizer)
-    }
-}
-impl Synthesizer for MaxiSynthesizer {
-    fn synthesize(
-        &self,
-        _prize: Decimal,
-        _rng: &mut LayoutRng,
-        _out: &mut String,
-    ) -> Result<(), SynthesisError> {
-        Err(SynthesisError("not implemented".into()))
-    }
-}
+mod decode;
+mod synth;
+
+pub use decode::MaxiDecoder;
+pub use synth::MaxiSynthesizer;
+
+#[cfg(test)]
+mod tests;

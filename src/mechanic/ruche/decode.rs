@@ -35,8 +35,8 @@ pub struct Outcome {
 
 /// Decodes a whole layout: the main hive, then one EXTRA hive per `E` in it.
 pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError> {
-    let mut hives = layout.split('|');
-    let main_text = hives.next().unwrap_or("");
+    let mut hives = layout.as_bytes().split(|&b| b == b'|');
+    let main_text = hives.next().unwrap_or_default();
     let main = decode_hive(params, main_text, "main hive")?;
     if main.extras as usize > MAX_EXTRA {
         return Err(LayoutError::new(format!(
@@ -80,9 +80,9 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
 
 const EXTRA_NAMES: [&str; MAX_EXTRA] = ["EXTRA hive 1", "EXTRA hive 2", "EXTRA hive 3"];
 
-fn decode_hive(params: &RucheParams, text: &str, name: &str) -> Result<HiveOutcome, LayoutError> {
+fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutcome, LayoutError> {
     let mut hive = HiveOutcome::default();
-    let mut rows = text.split('/');
+    let mut rows = text.split(|&b| b == b'/');
     for (r, &len) in ROW_LENGTHS.iter().enumerate() {
         let row = rows.next().ok_or_else(|| {
             LayoutError::new(format!(
@@ -90,27 +90,30 @@ fn decode_hive(params: &RucheParams, text: &str, name: &str) -> Result<HiveOutco
                 ROW_LENGTHS.len()
             ))
         })?;
-        let (amount_text, cells) = row.split_once(':').ok_or_else(|| {
+        let colon = row.iter().position(|&b| b == b':').ok_or_else(|| {
             LayoutError::new(format!(
-                "{name}, row {}: expected amount:cells, got '{row}'",
-                r + 1
+                "{name}, row {}: expected amount:cells, got '{}'",
+                r + 1,
+                String::from_utf8_lossy(row)
             ))
         })?;
-        let amount = params.rows.lookup(amount_text).ok_or_else(|| {
+        let (amount_text, cells) = (&row[..colon], &row[colon + 1..]);
+        let amount = params.rows.lookup_bytes(amount_text).ok_or_else(|| {
             LayoutError::new(format!(
-                "{name}, row {}: '{amount_text}' is not an amount a row may show at this stake",
-                r + 1
+                "{name}, row {}: '{}' is not an amount a row may show at this stake",
+                r + 1,
+                String::from_utf8_lossy(amount_text)
             ))
         })?;
         if cells.len() != len {
             return Err(LayoutError::new(format!(
                 "{name}, row {}: {} cells, this row has {len}",
                 r + 1,
-                cells.chars().count()
+                String::from_utf8_lossy(cells).chars().count()
             )));
         }
         let (mut p, mut a, mut b) = (0usize, 0usize, 0usize);
-        for c in cells.bytes() {
+        for &c in cells {
             match c {
                 b'P' => p += 1,
                 b'A' => a += 1,
@@ -122,7 +125,7 @@ fn decode_hive(params: &RucheParams, text: &str, name: &str) -> Result<HiveOutco
                     return Err(LayoutError::new(format!(
                         "{name}, row {}: '{}' is not a cell (cells are P A B H E F)",
                         r + 1,
-                        cells
+                        String::from_utf8_lossy(cells)
                     )))
                 }
             }

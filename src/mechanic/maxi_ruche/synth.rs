@@ -1,0 +1,510 @@
+//! Draws natural-looking Maxi layouts for a given prize.
+//!
+//! At construction every prize of the stake's table is broken down, once, into the ways it can
+//! be shown: up to three winning components (a row, a row with a multiplier, a bee) spread over
+//! the main and the EXTRA hive, or the bonus stage. Per ticket the synthesizer picks the number
+//! of components, then a shape (`row + bee`...), then uniformly one decomposition of that shape,
+//! so simple forms dominate while every form appears.
+//!
+//! Everything that is not a winning part is drawn from one distribution whatever the prize:
+//! whether there is an EXTRA hive, the amounts on non-winning rows and on hive tops without a
+//! bee, the `P` count and multipliers of non-winning rows, the filler. So the cells a player
+//! reveals first never give the result away.
+
+use super::params::{
+    MaxiParams, BONUS_CELLS, MAX_OTHER, MAX_ROW_LEN, MULTIPLIERS, ROWS, ROW_LEN, WINNING_P,
+};
+use crate::game::Stake;
+use crate::mechanic::{LayoutRng, SynthesisError, Synthesizer};
+use crate::money::canonical;
+use rand::RngCore;
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+
+/// Chance that the main hive holds an E (and so an EXTRA hive follows), for every prize.
+const EXTRA_PER_MILLE: u32 = 200;
+/// Chance that a non-winning row shows a multiplier (a near miss when it also has two P).
+const ROW_MULT_PER_MILLE: u32 = 120;
+/// Weights of 0, 1, 2 P on a non-winning row: two P, the classic near miss, is the most common.
+const LOSING_P_WEIGHTS: [u32; 3] = [20, 35, 45];
+/// Weight of the bonus stage among the ways to show a prize it pays (3, 5, 10, 20, 50 €).
+const BONUS_WEIGHT: u32 = 3;
+/// Weights of showing a prize with 1, 2, 3 winning components: simple tickets dominate.
+const COMPONENT_WEIGHTS: [u32; MAX_COMPONENTS] = [8, 4, 1];
+/// Weight of a plain winning row in a shape's weight (the product over its components):
+/// plain rows are the simplest to read.
+const PLAIN_ROW_WEIGHT: u32 = 3;
+/// Weight of a row with a multiplier in a shape's weight.
+const MULT_ROW_WEIGHT: u32 = 2;
+/// Weight of a bee in a shape's weight.
+const BEE_WEIGHT: u32 = 2;
+/// Weights of keeping several parts in the main hive, moving one to the EXTRA hive, moving all.
+const PLACEMENT_WEIGHTS: [u32; 3] = [2, 2, 1];
+/// Most winning components on one ticket: enough for variety, few enough to keep forms modest.
+const MAX_COMPONENTS: usize = 3;
+
+/// Builds Maxi Ruche d'or layouts for one stake.
+#[derive(Debug, Clone)]
+pub struct MaxiSynthesizer {
+    params: MaxiParams,
+    plans: Vec<Plan>,
+    /// Most bees a losing bonus stage shows (three when four win: the near miss).
+    loser_max_bees: usize,
+}
+
+/// One winning part of a layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Comp {
+    /// A row of 3 `P` showing `row_amounts[amount]`, with `MULTIPLIERS[mult - 1]` if `mult > 0`.
+    Row { amount: u8, mult: u8 },
+    /// A bee in a hive showing `bee_amounts[amount]` at its top.
+    Bee { amount: u8 },
+}
+
+/// A multiset of components adding up to a prize.
+#[derive(Debug, Clone, Copy)]
+struct Decomp {
+    comps: [Comp; MAX_COMPONENTS],
+    len: u8,
+}
+
+/// Decompositions of one shape, e.g. all the `row + bee` ways to show 50 €.
+#[derive(Debug, Clone)]
+struct Shape {
+    weight: u32,
+    /// Two bees need two hives, so this shape is only drawn when an EXTRA hive is open.
+    needs_extra: bool,
+    decomps: Vec<Decomp>,
+}
+
+/// Every way to show one prize.
+#[derive(Debug, Clone)]
+struct Plan {
+    prize: Decimal,
+    /// Bees of the bonus stage that win exactly this prize, if any.
+    bonus_bees: Option<usize>,
+    /// Shapes by number of components minus one.
+    shapes: [Vec<Shape>; MAX_COMPONENTS],
+}
+
+/// The winning parts placed in one hive.
+#[derive(Debug, Clone, Copy, Default)]
+struct HiveSpec {
+    /// Winning row at each position: (amount index, multiplier index + 1 or 0).
+    rows: [Option<(u8, u8)>; ROWS],
+    bee: Option<u8>,
+    has_e: bool,
+}
+
+impl MaxiSynthesizer {
+    /// Builds the synthesizer and plans every prize of the stake's table; the message names the
+    /// parameter that makes a prize impossible to show.
+    pub fn new(stake: &Stake) -> Result<Self, String> {
+        let params = MaxiParams::from_stake(stake)?;
+        let comps = components(&params);
+        let mut plans = Vec::with_capacity(stake.prizes.len());
+        for prize in stake.prizes.iter().map(|p| p.amount) {
+            let bonus_bees = (1..params.bonus.len()).find(|&n| params.bonus[n] == prize);
+            let shapes = decompositions(&comps, prize);
+            let plan = Plan {
+                prize,
+                bonus_bees,
+                shapes,
+            };
+            // The E is drawn alike for every prize, so each prize must be showable without it.
+            if plan.class_weights(false).iter().all(|&w| w == 0) {
+                return Err(format!(
+                    "prize {} € cannot be shown: no sum of up to {MAX_COMPONENTS} winning rows \
+                     (row_amounts, with multipliers 2-6 and 10) and bees (bee_amounts, one per hive) \
+                     makes it without an EXTRA hive, and the bonus table does not pay it; add an amount to row_amounts or bee_amounts",
+                    canonical(prize)
+                ));
+            }
+            plans.push(plan);
+        }
+        let loser_max_bees = params.bonus_min - 1;
+        Ok(MaxiSynthesizer {
+            params,
+            plans,
+            loser_max_bees,
+        })
+    }
+}
+
+/// Every single component with its value.
+fn components(params: &MaxiParams) -> Vec<(Comp, Decimal)> {
+    let mut comps = Vec::new();
+    for (i, amount) in params.rows.values().enumerate() {
+        // Indices fit in a byte: MaxiParams refuses longer tables.
+        let i = i as u8;
+        comps.push((Comp::Row { amount: i, mult: 0 }, amount));
+        for (m, (_, factor)) in MULTIPLIERS.iter().enumerate() {
+            comps.push((
+                Comp::Row {
+                    amount: i,
+                    mult: m as u8 + 1,
+                },
+                amount * Decimal::from(*factor),
+            ));
+        }
+    }
+    for (i, amount) in params.bees.values().enumerate() {
+        comps.push((Comp::Bee { amount: i as u8 }, amount));
+    }
+    comps
+}
+
+/// All multisets of 1 to 3 components worth `prize` (at most two bees: one per hive), grouped
+/// by shape.
+fn decompositions(comps: &[(Comp, Decimal)], prize: Decimal) -> [Vec<Shape>; MAX_COMPONENTS] {
+    let mut by_value: BTreeMap<Decimal, Vec<usize>> = BTreeMap::new();
+    for (i, (_, v)) in comps.iter().enumerate() {
+        by_value.entry(*v).or_default().push(i);
+    }
+    let mut found: Vec<Vec<usize>> = Vec::new();
+    for (i, (_, vi)) in comps.iter().enumerate() {
+        if *vi == prize {
+            found.push(vec![i]);
+        }
+        for (j, (_, vj)) in comps.iter().enumerate().skip(i) {
+            if *vi + *vj == prize {
+                found.push(vec![i, j]);
+            }
+            let rest = prize - *vi - *vj;
+            if rest > Decimal::ZERO {
+                for &l in by_value.get(&rest).into_iter().flatten() {
+                    if l >= j {
+                        found.push(vec![i, j, l]);
+                    }
+                }
+            }
+        }
+    }
+    // Group by (plain rows, multiplied rows, bees); BTreeMap keeps the order reproducible.
+    let mut groups: BTreeMap<(usize, usize, usize), Vec<Decomp>> = BTreeMap::new();
+    for set in found {
+        let (mut plain, mut mult, mut bees) = (0, 0, 0);
+        let mut d = Decomp {
+            comps: [Comp::Bee { amount: 0 }; MAX_COMPONENTS],
+            len: set.len() as u8,
+        };
+        for (k, &i) in set.iter().enumerate() {
+            d.comps[k] = comps[i].0;
+            match comps[i].0 {
+                Comp::Row { mult: 0, .. } => plain += 1,
+                Comp::Row { .. } => mult += 1,
+                Comp::Bee { .. } => bees += 1,
+            }
+        }
+        // One bee per hive. A multiplier shows alone or beside one plain row: each factor makes
+        // its own form, so this keeps the number of forms per prize modest.
+        let multiplier_ok = match (mult, set.len()) {
+            (0, _) | (1, 1) => true,
+            (1, 2) => plain == 1,
+            _ => false,
+        };
+        if bees <= 2 && multiplier_ok {
+            groups.entry((plain, mult, bees)).or_default().push(d);
+        }
+    }
+    let mut shapes: [Vec<Shape>; MAX_COMPONENTS] = Default::default();
+    for ((plain, mult, bees), decomps) in groups {
+        shapes[plain + mult + bees - 1].push(Shape {
+            weight: PLAIN_ROW_WEIGHT.pow(plain as u32)
+                * MULT_ROW_WEIGHT.pow(mult as u32)
+                * BEE_WEIGHT.pow(bees as u32),
+            needs_extra: bees == 2,
+            decomps,
+        });
+    }
+    shapes
+}
+
+/// A number in `0..n` (`n` > 0) from one draw. The bias, below n / 2^32, is irrelevant here.
+#[inline]
+fn below(rng: &mut LayoutRng, n: usize) -> usize {
+    ((u64::from(rng.next_u32()) * n as u64) >> 32) as usize
+}
+
+/// True with probability `per_mille` / 1000.
+#[inline]
+fn chance(rng: &mut LayoutRng, per_mille: u32) -> bool {
+    below(rng, 1000) < per_mille as usize
+}
+
+/// An index drawn with the given weights (not all zero).
+fn weighted(rng: &mut LayoutRng, weights: &[u32]) -> usize {
+    let total: u32 = weights.iter().sum();
+    let mut x = below(rng, total as usize) as u32;
+    for (i, &w) in weights.iter().enumerate() {
+        if x < w {
+            return i;
+        }
+        x -= w;
+    }
+    weights.len() - 1
+}
+
+/// Fisher-Yates shuffle of a few cells.
+#[inline]
+fn shuffle(rng: &mut LayoutRng, cells: &mut [u8]) {
+    for i in (1..cells.len()).rev() {
+        cells.swap(i, below(rng, i + 1));
+    }
+}
+
+impl Synthesizer for MaxiSynthesizer {
+    fn synthesize(
+        &self,
+        prize: Decimal,
+        rng: &mut LayoutRng,
+        out: &mut String,
+    ) -> Result<(), SynthesisError> {
+        // Drawn first and alike for every prize: the E must not hint at the result.
+        let has_extra = chance(rng, EXTRA_PER_MILLE);
+        let mut main = HiveSpec {
+            has_e: has_extra,
+            ..HiveSpec::default()
+        };
+        let mut extra = HiveSpec::default();
+        let mut bonus = None;
+        if prize.is_zero() {
+            bonus = Some(weighted_loser_bees(rng, self.loser_max_bees));
+        } else {
+            let plan = self
+                .plans
+                .iter()
+                .find(|p| p.prize == prize)
+                .ok_or_else(|| {
+                    SynthesisError(format!(
+                        "prize {} € is not in this stake's prize table",
+                        canonical(prize)
+                    ))
+                })?;
+            match pick(plan, has_extra, rng) {
+                None => bonus = plan.bonus_bees,
+                Some(d) => place(&d, has_extra, &mut main, &mut extra, rng),
+            }
+        }
+        self.write_hive(&main, rng, out);
+        if has_extra {
+            out.push('|');
+            self.write_hive(&extra, rng, out);
+        }
+        if let Some(bees) = bonus {
+            write_bonus(bees, rng, out);
+        }
+        Ok(())
+    }
+}
+
+/// Bees of a losing bonus stage: up to `max`, more often near it (three bees: so close).
+fn weighted_loser_bees(rng: &mut LayoutRng, max: usize) -> usize {
+    let mut weights = [0u32; BONUS_CELLS + 1];
+    for (n, w) in weights.iter_mut().enumerate().take(max + 1) {
+        *w = n as u32 + 1;
+    }
+    weighted(rng, &weights[..=max])
+}
+
+/// Picks a decomposition of the plan's prize, or `None` for the bonus stage.
+/// `new()` made sure some class is usable without an EXTRA hive.
+fn pick(plan: &Plan, has_extra: bool, rng: &mut LayoutRng) -> Option<Decomp> {
+    let class_weights = plan.class_weights(has_extra);
+    let class = weighted(rng, &class_weights);
+    if class == 0 {
+        return None;
+    }
+    let shapes = &plan.shapes[class - 1];
+    // At most 10 shapes of three components (multisets of 3 kinds), so 16 slots suffice.
+    let mut shape_weights = [0u32; 16];
+    let n = shapes.len().min(shape_weights.len());
+    for (w, s) in shape_weights.iter_mut().zip(shapes.iter()) {
+        *w = if s.usable(has_extra) { s.weight } else { 0 };
+    }
+    let shape = &shapes[weighted(rng, &shape_weights[..n])];
+    Some(shape.decomps[below(rng, shape.decomps.len())])
+}
+
+impl Shape {
+    /// True if this shape can be drawn with (or without) an EXTRA hive.
+    fn usable(&self, has_extra: bool) -> bool {
+        has_extra || !self.needs_extra
+    }
+}
+
+impl Plan {
+    /// Weights of: the bonus stage, then 1, 2, 3 components; zero where impossible.
+    fn class_weights(&self, has_extra: bool) -> [u32; MAX_COMPONENTS + 1] {
+        let mut weights = [0u32; MAX_COMPONENTS + 1];
+        if self.bonus_bees.is_some() {
+            weights[0] = BONUS_WEIGHT;
+        }
+        for (k, shapes) in self.shapes.iter().enumerate() {
+            if shapes.iter().any(|s| s.usable(has_extra)) {
+                weights[k + 1] = COMPONENT_WEIGHTS[k];
+            }
+        }
+        weights
+    }
+}
+
+/// Spreads a decomposition over the main and EXTRA hives. With an EXTRA hive, a single part
+/// goes to either hive; several parts stay together in one hive or the most striking one
+/// (a bee) moves to the EXTRA hive. Two bees always take one hive each; a multiplied row beside
+/// a plain row stays in the main hive.
+fn place(
+    d: &Decomp,
+    has_extra: bool,
+    main: &mut HiveSpec,
+    extra: &mut HiveSpec,
+    rng: &mut LayoutRng,
+) {
+    let comps = &d.comps[..usize::from(d.len)];
+    let rank = |c: &Comp| match c {
+        Comp::Row { mult: 0, .. } => 0,
+        Comp::Row { .. } => 1,
+        Comp::Bee { .. } => 2,
+    };
+    let bees = comps.iter().filter(|c| rank(c) == 2).count();
+    let mults = comps.iter().filter(|c| rank(c) == 1).count();
+    // 0: all in the main hive, 1: one part in the EXTRA hive, 2: all in the EXTRA hive.
+    let mode = if !has_extra || (mults > 0 && comps.len() > 1) {
+        // A multiplier beside another row stays in the main hive (fewer, clearer forms).
+        0
+    } else if bees == 2 {
+        1
+    } else if comps.len() == 1 {
+        2 * below(rng, 2)
+    } else {
+        weighted(rng, &PLACEMENT_WEIGHTS)
+    };
+    let mut moved = 0;
+    for (i, c) in comps.iter().enumerate() {
+        if rank(c) >= rank(&comps[moved]) {
+            moved = i;
+        }
+    }
+    for (i, comp) in comps.iter().enumerate() {
+        let to_extra = match mode {
+            0 => false,
+            1 => i == moved,
+            _ => true,
+        };
+        let hive = if to_extra { &mut *extra } else { &mut *main };
+        match *comp {
+            Comp::Bee { amount } => hive.bee = Some(amount),
+            Comp::Row { amount, mult } => {
+                // At most 3 parts, so a free row is always found quickly.
+                loop {
+                    let r = below(rng, ROWS);
+                    if hive.rows[r].is_none() {
+                        hive.rows[r] = Some((amount, mult));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl MaxiSynthesizer {
+    /// Writes one hive: winning rows as specified, everything else from the common distribution.
+    fn write_hive(&self, spec: &HiveSpec, rng: &mut LayoutRng, out: &mut String) {
+        let mut cells = [[b'F'; MAX_ROW_LEN]; ROWS];
+        let mut filled = [0usize; ROWS];
+        let mut amounts = [0usize; ROWS];
+        for r in 0..ROWS {
+            let row = &mut cells[r];
+            let mut k = 0;
+            let mult = match spec.rows[r] {
+                Some((amount, mult)) => {
+                    amounts[r] = usize::from(amount);
+                    row[..WINNING_P].fill(b'P');
+                    k = WINNING_P;
+                    usize::from(mult)
+                }
+                None => {
+                    amounts[r] = below(rng, self.params.rows.len());
+                    let p = weighted(rng, &LOSING_P_WEIGHTS);
+                    row[..p].fill(b'P');
+                    k += p;
+                    if chance(rng, ROW_MULT_PER_MILLE) {
+                        1 + below(rng, MULTIPLIERS.len())
+                    } else {
+                        0
+                    }
+                }
+            };
+            if mult > 0 {
+                row[k] = MULTIPLIERS[mult - 1].0;
+                k += 1;
+            }
+            filled[r] = k;
+        }
+        // Bee and E go to a free cell drawn uniformly over the hive.
+        let specials = [spec.bee.map(|_| b'Q'), spec.has_e.then_some(b'E')];
+        for special in specials.into_iter().flatten() {
+            let free: usize = (0..ROWS).map(|r| ROW_LEN[r] - filled[r]).sum();
+            let mut x = below(rng, free);
+            for r in 0..ROWS {
+                let f = ROW_LEN[r] - filled[r];
+                if x < f {
+                    cells[r][filled[r]] = special;
+                    filled[r] += 1;
+                    break;
+                }
+                x -= f;
+            }
+        }
+        let top = match spec.bee {
+            Some(amount) => usize::from(amount),
+            None => below(rng, self.params.bees.len()),
+        };
+        out.push_str(self.params.bees.get(top).1);
+        out.push('#');
+        for r in 0..ROWS {
+            let len = ROW_LEN[r];
+            let row = &mut cells[r][..len];
+            let (mut a, mut b) = (0, 0);
+            for cell in row[filled[r]..].iter_mut() {
+                // A and B as often as the caps allow, flowers for the rest.
+                *cell = match below(rng, 8) {
+                    0..=2 if a < MAX_OTHER => {
+                        a += 1;
+                        b'A'
+                    }
+                    3..=5 if b < MAX_OTHER => {
+                        b += 1;
+                        b'B'
+                    }
+                    _ => b'F',
+                };
+            }
+            shuffle(rng, row);
+            if r > 0 {
+                out.push('/');
+            }
+            out.push_str(self.params.rows.get(amounts[r]).1);
+            out.push(':');
+            push_cells(out, row);
+        }
+    }
+}
+
+/// Writes `+` and the 12 bonus cells with `bees` bees at random places.
+fn write_bonus(bees: usize, rng: &mut LayoutRng, out: &mut String) {
+    let mut cells = [b'.'; BONUS_CELLS];
+    cells[..bees].fill(b'Q');
+    shuffle(rng, &mut cells);
+    out.push('+');
+    push_cells(out, &cells);
+}
+
+/// Appends ASCII cells in one copy.
+#[inline]
+fn push_cells(out: &mut String, cells: &[u8]) {
+    // Cells are ASCII bytes from this file's constants, so this never fails; the decoder would
+    // refuse the ticket anyway.
+    out.push_str(std::str::from_utf8(cells).unwrap_or("?"));
+}
