@@ -138,6 +138,7 @@ pub fn emit(
                     game: Some(game.clone()),
                     forms: false,
                 },
+                &ProgressBar::hidden(),
             );
             if !report.ok() {
                 bail!(

@@ -121,8 +121,12 @@ pub fn block_number(path: &Path) -> Option<u32> {
         .flatten()
 }
 
-/// Verifies one block, given its CSV file.
-pub fn verify_block(csv: &Path, options: &VerifyOptions) -> BlockReport {
+/// Verifies one block, given its CSV file; `progress` counts the ticket lines checked.
+pub fn verify_block(
+    csv: &Path,
+    options: &VerifyOptions,
+    progress: &indicatif::ProgressBar,
+) -> BlockReport {
     let mut report = BlockReport {
         csv: csv.to_path_buf(),
         ..BlockReport::default()
@@ -178,7 +182,7 @@ pub fn verify_block(csv: &Path, options: &VerifyOptions) -> BlockReport {
         decoder: decoder.as_ref(),
         forms: options.forms,
     };
-    let scan = match checker.scan(csv, &mut report) {
+    let scan = match checker.scan(csv, &mut report, progress) {
         Ok(scan) => scan,
         Err(e) => {
             report.problem(format!("{name}: cannot read: {e}"));
@@ -423,7 +427,12 @@ struct Line {
 impl LineChecker<'_> {
     /// Reads the CSV in large pieces, checks the lines of each piece in parallel, and folds
     /// the results in order.
-    fn scan(&self, csv: &Path, report: &mut BlockReport) -> std::io::Result<Scan> {
+    fn scan(
+        &self,
+        csv: &Path,
+        report: &mut BlockReport,
+        progress: &indicatif::ProgressBar,
+    ) -> std::io::Result<Scan> {
         let mut file = File::open(csv)?;
         let mut scan = Scan {
             bytes: 0,
@@ -447,6 +456,7 @@ impl LineChecker<'_> {
             if let Some(last) = pending.iter().rposition(|&b| b == b'\n') {
                 let complete: Vec<u8> = pending.drain(..=last).collect();
                 self.lines(&complete, &mut line_no, &mut scan, &mut merkle, report);
+                progress.set_position(report.tickets);
             }
         }
         if !pending.is_empty() {

@@ -81,6 +81,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let bar = progress_bar(
         args.quiet,
         &format!("{} {} €", config.game.id, canonical(price)),
+        Some(u64::from(args.blocks) * config.game.block_size),
     );
     let started = Instant::now();
     let summary = pool(args.threads)?.install(|| {

@@ -160,18 +160,24 @@ fn pool(threads: Option<u16>) -> anyhow::Result<rayon::ThreadPool> {
         .map_err(|e| anyhow::anyhow!("cannot start worker threads: {e}"))
 }
 
-/// The progress bar on stderr, hidden when stderr is not a terminal or `quiet` is set.
-fn progress_bar(quiet: bool, message: &str) -> indicatif::ProgressBar {
+/// The progress bar on stderr, hidden when stderr is not a terminal or `quiet` is set. With a
+/// length it shows a bar and the time left; without one, a count of tickets and the rate.
+fn progress_bar(quiet: bool, message: &str, length: Option<u64>) -> indicatif::ProgressBar {
     use std::io::IsTerminal;
     if quiet || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new(0);
+    let template = match length {
+        Some(_) => "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} tickets ({per_sec}, {eta} left)",
+        None => "{spinner} {msg} [{elapsed_precise}] {human_pos} tickets checked ({per_sec})",
+    };
+    let bar = match length {
+        Some(n) => indicatif::ProgressBar::new(n),
+        None => indicatif::ProgressBar::no_length(),
+    };
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} tickets ({per_sec}, {eta} left)",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.set_message(message.to_string());
     bar

@@ -24,14 +24,14 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     if blocks.is_empty() {
         bail!("no block file (block-NNNNN.csv) found in the paths given");
     }
-    let bar = progress_bar(args.quiet, "verify");
-    bar.set_length(blocks.len() as u64);
+    let bar = progress_bar(args.quiet, "verify", None);
     let pool = pool(args.threads)?;
     let mut failed = 0;
     let mut warned = BTreeMap::new();
     for csv in &blocks {
-        let report = pool.install(|| verify_block(csv, &options));
-        bar.inc(1);
+        bar.set_message(format!("verify {}", csv.display()));
+        bar.set_position(0);
+        let report = pool.install(|| verify_block(csv, &options, &bar));
         bar.suspend(|| {
             for w in &report.warnings {
                 // The same warning for every block of a folder: say it once.
