@@ -43,6 +43,13 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         ),
     };
     let stake = game.stake(price)?.clone();
+    if u64::from(args.first_block) + u64::from(args.blocks) - 1 > 99_999 {
+        bail!(
+            "--first-block {} --blocks {}: block numbers go up to 99999 (5 digits in file names and serials)",
+            args.first_block,
+            args.blocks
+        );
+    }
     let base = format!(
         "{}-{}-e{:04}",
         game.id,
@@ -50,22 +57,34 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         args.emission
     );
     let private = args.out.join("private");
-    let seed = match &args.seed {
+    let (seed, seed_note) = match &args.seed {
         Some(text) => {
             eprintln!("note: seed given with --seed; it is not stored anywhere");
-            parse_seed(text).context("--seed")?
+            (
+                parse_seed(text).context("--seed")?,
+                "given with --seed, not stored".to_string(),
+            )
         }
         None => {
             let path = args
                 .seed_file
                 .clone()
                 .unwrap_or_else(|| private.join(format!("{base}.seed")));
-            load_or_make_seed(&path)?
+            (
+                load_or_make_seed(&path)?,
+                format!("kept in {} (not in the emission folder)", path.display()),
+            )
         }
     };
-    let signing_key = match &args.signing_key {
-        Some(path) => keys::read_signing_key(path)?,
-        None => load_or_make_key(&private.join(format!("{base}.signing-key.pem")))?,
+    let (signing_key, key_note) = match &args.signing_key {
+        Some(path) => (keys::read_signing_key(path)?, path.display().to_string()),
+        None => {
+            let path = private.join(format!("{base}.signing-key.pem"));
+            (
+                load_or_make_key(&path)?,
+                format!("one-time key {}", path.display()),
+            )
+        }
     };
     let config = EmitConfig {
         game,
@@ -107,6 +126,8 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         seconds,
         grouped(rate as u64),
     );
+    println!("seed: {seed_note}");
+    println!("signed with: {key_note}");
     println!(
         "verify with: emission-factory verify {}",
         summary.folder.display()
