@@ -58,33 +58,6 @@ fn full_block_at_3() {
 #[test]
 fn one_and_two_threads_give_identical_files() {
     let w = Workdir::new();
-    w.ok(&["keygen", "--out", "keys"]);
-    for (threads, out) in [("1", "one"), ("2", "two")] {
-        w.ok(&[
-            "emit",
-            "--game",
-            "ruche-or",
-            "--price",
-            "0.5",
-            "--seed",
-            SEED,
-            "--signing-key",
-            "keys/signing-key.pem",
-            "--threads",
-            threads,
-            "--out",
-            out,
-            "--quiet",
-        ]);
-    }
-    for file in [
-        "block-00001.csv",
-        "block-00001.manifest.json",
-        "block-00001.manifest.json.sig",
-        "emission.pub.pem",
-    ] {
-        let a = read(&w.path(&format!("one/ruche-or/0.5/e0001/{file}")));
-        let b = read(&w.path(&format!("two/ruche-or/0.5/e0001/{file}")));
-        assert!(a == b, "{file} differs between 1 and 2 threads");
-    }
+    let folder = emit_with_1_and_2_threads(&w, "ruche-or", "0.5");
+    verify_with_forms(&w, &folder, "900 000");
 }

@@ -10,6 +10,7 @@
 //! The pipeline (plan → synthesize → decode → hash → write → sign) knows nothing else.
 
 pub mod calendar;
+pub(crate) mod draw;
 pub mod maxi_ruche;
 pub mod ruche;
 pub(crate) mod util;
@@ -38,6 +39,16 @@ impl LayoutError {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{0}")]
 pub struct SynthesisError(pub String);
+
+impl SynthesisError {
+    /// The prize asked for is not in the stake's table.
+    pub fn not_a_prize(prize: Decimal) -> Self {
+        SynthesisError(format!(
+            "prize {} € is not in this stake's prize table",
+            crate::money::canonical(prize)
+        ))
+    }
+}
 
 /// Reads a layout under the game's rules.
 pub trait Decoder: Send + Sync {

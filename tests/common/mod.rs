@@ -103,3 +103,77 @@ pub fn openssl_verify(folder: &Path, block: &str) {
         String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Emits block 1 of `game` at `price` with the fixed seed and a fresh key, once with 1 thread
+/// (into `one/`) and once with 2 (into `two/`), checks that every file is byte-identical, and
+/// returns the folder of the first.
+pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBuf {
+    w.ok(&["keygen", "--out", "keys"]);
+    for (threads, out) in [("1", "one"), ("2", "two")] {
+        w.ok(&[
+            "emit",
+            "--game",
+            game,
+            "--price",
+            price,
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--threads",
+            threads,
+            "--out",
+            out,
+            "--quiet",
+        ]);
+    }
+    let folder = w.path(&format!("one/{game}/{price}/e0001"));
+    for file in [
+        "block-00001.csv",
+        "block-00001.manifest.json",
+        "block-00001.manifest.json.sig",
+        "emission.pub.pem",
+    ] {
+        let a = read(&folder.join(file));
+        let b = read(&w.path(&format!("two/{game}/{price}/e0001/{file}")));
+        assert!(a == b, "{file} differs between 1 and 2 threads");
+    }
+    folder
+}
+
+/// Checks the manifest of block 1 in `folder` against an Article 3 table (losers last).
+pub fn assert_article_3(folder: &Path, table: &[(&str, u64)], winners: u64, total: &str) {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&read(&folder.join("block-00001.manifest.json"))).unwrap();
+    assert_eq!(manifest["total_prizes"], total);
+    assert_eq!(manifest["winners"], winners);
+    let found: Vec<(String, u64)> = manifest["prizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["amount"].as_str().unwrap().to_string(),
+                p["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, u64)> = table.iter().map(|(a, c)| (a.to_string(), *c)).collect();
+    assert_eq!(found, expected);
+}
+
+/// Verifies block 1 in `folder` against the keygen key, printing the forms per prize.
+pub fn verify_with_forms(w: &Workdir, folder: &Path, tickets: &str) {
+    let out = w.ok(&[
+        "verify",
+        "--forms",
+        "--public-key",
+        "keys/public-key.pem",
+        folder.join("block-00001.csv").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    println!("{said}");
+    assert!(said.contains(&format!("{tickets} tickets")), "{said}");
+    assert!(said.contains("1 OK, 0 failed"), "{said}");
+    openssl_verify(folder, "block-00001");
+}

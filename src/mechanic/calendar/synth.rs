@@ -124,12 +124,7 @@ impl CalendarSynthesizer {
             .plans
             .iter()
             .find(|p| p.prize == prize)
-            .ok_or_else(|| {
-                SynthesisError(format!(
-                    "prize {} € is not in this stake's prize table",
-                    canonical(prize)
-                ))
-            })?;
+            .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
         let mut pick = rng.random_range(0..plan.total_weight);
         // The plan is never empty and the weights add up to total_weight, so the loop ends
         // with a choice; the fallback keeps this free of panics anyway.

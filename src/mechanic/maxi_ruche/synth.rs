@@ -15,8 +15,10 @@ use super::params::{
     MaxiParams, BONUS_CELLS, MAX_OTHER, MAX_ROW_LEN, MULTIPLIERS, ROWS, ROW_LEN, WINNING_P,
 };
 use crate::game::Stake;
+use crate::mechanic::draw::{fill_others, weighted};
 use crate::mechanic::{LayoutRng, SynthesisError, Synthesizer};
 use crate::money::canonical;
+use rand::seq::SliceRandom;
 use rand::RngCore;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
@@ -232,27 +234,6 @@ fn chance(rng: &mut LayoutRng, per_mille: u32) -> bool {
     below(rng, 1000) < per_mille as usize
 }
 
-/// An index drawn with the given weights (not all zero).
-fn weighted(rng: &mut LayoutRng, weights: &[u32]) -> usize {
-    let total: u32 = weights.iter().sum();
-    let mut x = below(rng, total as usize) as u32;
-    for (i, &w) in weights.iter().enumerate() {
-        if x < w {
-            return i;
-        }
-        x -= w;
-    }
-    weights.len() - 1
-}
-
-/// Fisher-Yates shuffle of a few cells.
-#[inline]
-fn shuffle(rng: &mut LayoutRng, cells: &mut [u8]) {
-    for i in (1..cells.len()).rev() {
-        cells.swap(i, below(rng, i + 1));
-    }
-}
-
 impl Synthesizer for MaxiSynthesizer {
     fn synthesize(
         &self,
@@ -275,12 +256,7 @@ impl Synthesizer for MaxiSynthesizer {
                 .plans
                 .iter()
                 .find(|p| p.prize == prize)
-                .ok_or_else(|| {
-                    SynthesisError(format!(
-                        "prize {} € is not in this stake's prize table",
-                        canonical(prize)
-                    ))
-                })?;
+                .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
             match pick(plan, has_extra, rng) {
                 None => bonus = plan.bonus_bees,
                 Some(d) => place(&d, has_extra, &mut main, &mut extra, rng),
@@ -466,22 +442,8 @@ impl MaxiSynthesizer {
         for r in 0..ROWS {
             let len = ROW_LEN[r];
             let row = &mut cells[r][..len];
-            let (mut a, mut b) = (0, 0);
-            for cell in row[filled[r]..].iter_mut() {
-                // A and B as often as the caps allow, flowers for the rest.
-                *cell = match below(rng, 8) {
-                    0..=2 if a < MAX_OTHER => {
-                        a += 1;
-                        b'A'
-                    }
-                    3..=5 if b < MAX_OTHER => {
-                        b += 1;
-                        b'B'
-                    }
-                    _ => b'F',
-                };
-            }
-            shuffle(rng, row);
+            fill_others(rng, &mut row[filled[r]..], MAX_OTHER);
+            row.shuffle(rng);
             if r > 0 {
                 out.push('/');
             }
@@ -496,7 +458,7 @@ impl MaxiSynthesizer {
 fn write_bonus(bees: usize, rng: &mut LayoutRng, out: &mut String) {
     let mut cells = [b'.'; BONUS_CELLS];
     cells[..bees].fill(b'Q');
-    shuffle(rng, &mut cells);
+    cells.shuffle(rng);
     out.push('+');
     push_cells(out, &cells);
 }

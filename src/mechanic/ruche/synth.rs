@@ -9,8 +9,10 @@
 //! result.
 
 use super::params::{RucheParams, MAX_EXTRA, MAX_OTHER, ROW_LENGTHS, ROW_WIN};
+use crate::mechanic::draw::{fill_others, weighted};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::canonical;
+use rand::seq::SliceRandom;
 use rand::Rng;
 use rust_decimal::Decimal;
 
@@ -40,18 +42,6 @@ pub struct Synth {
     params: RucheParams,
     /// For each prize of the table: the decompositions, by number of components - 1.
     plans: Vec<(Decimal, [Vec<Vec<Component>>; MAX_PARTS])>,
-}
-
-fn weighted(rng: &mut LayoutRng, weights: &[u32]) -> usize {
-    let total: u32 = weights.iter().sum();
-    let mut x = rng.random_range(0..total);
-    for (i, &w) in weights.iter().enumerate() {
-        if x < w {
-            return i;
-        }
-        x -= w;
-    }
-    weights.len() - 1
 }
 
 impl Synth {
@@ -108,12 +98,7 @@ impl Synth {
                 .iter()
                 .find(|(p, _)| *p == prize)
                 .map(|(_, plan)| plan)
-                .ok_or_else(|| {
-                    SynthesisError(format!(
-                        "{} € is not a prize of this stake",
-                        canonical(prize)
-                    ))
-                })?;
+                .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
             // The number of EXTRA hives is drawn as for a loser, so that EXTRA symbols say
             // nothing; a hive wins honey once, so keep the decompositions that fit.
             let mut usable = [0usize; MAX_PARTS];
@@ -132,7 +117,7 @@ impl Synth {
             let parts = &plan[k][rng.random_range(0..usable[k])];
             let hives = extras + 1;
             let mut order = [0usize, 1, 2, 3];
-            shuffle(rng, &mut order[..hives]);
+            order[..hives].shuffle(rng);
             let mut next_honey_hive = 0;
             for part in parts {
                 match *part {
@@ -226,24 +211,8 @@ impl Synth {
                 cells[n] = b'P';
                 n += 1;
             }
-            let (mut a, mut b) = (0, 0);
-            while n < len {
-                // Mostly the two other symbols, a flower where they would run out.
-                let c = match rng.random_range(0..10) {
-                    0..=3 if a < MAX_OTHER => {
-                        a += 1;
-                        b'A'
-                    }
-                    4..=7 if b < MAX_OTHER => {
-                        b += 1;
-                        b'B'
-                    }
-                    _ => b'F',
-                };
-                cells[n] = c;
-                n += 1;
-            }
-            shuffle(rng, &mut cells[..len]);
+            fill_others(rng, &mut cells[n..len], MAX_OTHER);
+            cells[..len].shuffle(rng);
             for &c in &cells[..len] {
                 out.push(c as char);
             }
@@ -256,12 +225,6 @@ fn honey_count(parts: &[Component]) -> usize {
         .iter()
         .filter(|c| matches!(c, Component::Honey(_)))
         .count()
-}
-
-fn shuffle<T>(rng: &mut LayoutRng, items: &mut [T]) {
-    for i in (1..items.len()).rev() {
-        items.swap(i, rng.random_range(0..=i));
-    }
 }
 
 /// Collects the multisets of components (non-decreasing index from `from`) summing to `left`.
