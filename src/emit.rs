@@ -189,7 +189,7 @@ impl BlockMaker<'_> {
     fn chunk(&self, key: &BlockKey, order: &[u8], prefix: &str, start: usize) -> Result<Chunk> {
         let end = (start + CHUNK).min(order.len());
         let mut chunk = Chunk {
-            text: Vec::with_capacity((end - start) * 200),
+            text: Vec::with_capacity((end - start) * 256),
             hashes: Vec::with_capacity(end - start),
             counts: vec![0; self.tiers.len()],
         };

@@ -34,10 +34,27 @@ pub fn cents(amount: Decimal) -> Option<u64> {
 }
 
 /// A fixed set of amounts a layout may show, with their canonical text, for fast lookup both
-/// ways. Small (a dozen entries), so a linear scan beats hashing.
+/// ways. Small (a dozen entries), so a linear scan beats hashing; texts are also kept packed
+/// into integers so that reading an amount back costs one integer compare per entry (decoders
+/// do it for every row of every ticket).
 #[derive(Debug, Clone, Default)]
 pub struct AmountTable {
     entries: Vec<(Decimal, String)>,
+    /// `pack(text)` of each entry short enough to be packed, in the same order.
+    packed: Vec<Option<u128>>,
+}
+
+/// Longest text [`pack`] represents exactly.
+const PACKED: usize = 16;
+
+/// Packs up to 16 bytes, zero-padded: one-to-one on texts of at most 16 bytes without NUL
+/// (canonical amounts are digits and a dot).
+#[inline]
+fn pack(text: &[u8]) -> u128 {
+    let mut buf = [0u8; PACKED];
+    let n = text.len().min(PACKED);
+    buf[..n].copy_from_slice(&text[..n]);
+    u128::from_le_bytes(buf)
 }
 
 impl AmountTable {
@@ -46,9 +63,13 @@ impl AmountTable {
         let mut values: Vec<Decimal> = amounts.into_iter().map(|a| a.normalize()).collect();
         values.sort();
         values.dedup();
-        AmountTable {
-            entries: values.into_iter().map(|v| (v, canonical(v))).collect(),
-        }
+        let entries: Vec<(Decimal, String)> =
+            values.into_iter().map(|v| (v, canonical(v))).collect();
+        let packed = entries
+            .iter()
+            .map(|(_, t)| (t.len() <= PACKED).then(|| pack(t.as_bytes())))
+            .collect();
+        AmountTable { entries, packed }
     }
 
     /// The amounts, ascending.
@@ -91,11 +112,20 @@ impl AmountTable {
     }
 
     /// [`lookup`](Self::lookup) on bytes.
+    #[inline]
     pub fn lookup_bytes(&self, text: &[u8]) -> Option<Decimal> {
-        self.entries
+        if text.is_empty() || text.len() > PACKED || text.contains(&0) {
+            return self
+                .entries
+                .iter()
+                .find(|(_, t)| t.as_bytes() == text)
+                .map(|(v, _)| *v);
+        }
+        let key = pack(text);
+        self.packed
             .iter()
-            .find(|(_, t)| t.as_bytes() == text)
-            .map(|(v, _)| *v)
+            .position(|&k| k == Some(key))
+            .map(|i| self.entries[i].0)
     }
 }
 
@@ -140,5 +170,13 @@ mod tests {
         assert_eq!(t.lookup("0.50"), None);
         assert_eq!(t.text(d("5.00")), Some("5"));
         assert_eq!(t.get(0).1, "0.5");
+        // Packed look-ups must not confuse a text with its prefix or with NUL padding.
+        let t = AmountTable::new([d("1"), d("10"), d("12345678901234567")]);
+        assert_eq!(t.lookup_bytes(b"1"), Some(d("1")));
+        assert_eq!(t.lookup_bytes(b"10"), Some(d("10")));
+        assert_eq!(t.lookup_bytes(b"1\0"), None);
+        assert_eq!(t.lookup_bytes(b""), None);
+        assert_eq!(t.lookup("12345678901234567"), Some(d("12345678901234567")));
+        assert_eq!(t.lookup("1234567890123456"), None);
     }
 }

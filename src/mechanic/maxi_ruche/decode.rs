@@ -19,18 +19,13 @@ use std::fmt;
 #[derive(Debug, Clone)]
 pub struct MaxiDecoder {
     params: MaxiParams,
-    rows: Amounts,
-    bees: Amounts,
 }
 
 impl MaxiDecoder {
     /// Builds the decoder for a stake; the message names the layout parameter at fault.
     pub fn new(stake: &Stake) -> Result<Self, String> {
-        let params = MaxiParams::from_stake(stake)?;
         Ok(MaxiDecoder {
-            rows: Amounts::new(&params.rows),
-            bees: Amounts::new(&params.bees),
-            params,
+            params: MaxiParams::from_stake(stake)?,
         })
     }
 }
@@ -43,50 +38,6 @@ impl Decoder for MaxiDecoder {
     fn form(&self, layout: &str) -> Result<String, LayoutError> {
         self.outcome(layout).map(|o| o.form())
     }
-}
-
-/// An amount table keyed by the amount's text packed into an integer, so a look-up costs one
-/// integer compare per entry instead of a string compare (the decoder's hottest spot).
-#[derive(Debug, Clone)]
-struct Amounts {
-    keys: Vec<(u128, Decimal)>,
-    table: AmountTable,
-}
-
-/// Longest text packed into a key; longer amounts go through the plain table.
-const PACKED: usize = 16;
-
-impl Amounts {
-    fn new(table: &AmountTable) -> Self {
-        let keys = (0..table.len())
-            .map(|i| table.get(i))
-            .filter(|(_, text)| text.len() <= PACKED)
-            .map(|(value, text)| (pack(text), value))
-            .collect();
-        Amounts {
-            keys,
-            table: table.clone(),
-        }
-    }
-
-    /// The amount written `text`, whose packed key (valid if `text` is at most 16 bytes) is `key`.
-    #[inline]
-    fn lookup(&self, text: &str, key: u128) -> Option<Decimal> {
-        if text.len() > PACKED {
-            return self.table.lookup(text);
-        }
-        self.keys.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
-    }
-}
-
-/// Packs up to 16 bytes, zero-padded: unique for texts without NUL bytes (amounts are digits
-/// and dots).
-#[inline]
-fn pack(text: &str) -> u128 {
-    let mut buf = [0u8; PACKED];
-    let n = text.len().min(PACKED);
-    buf[..n].copy_from_slice(&text.as_bytes()[..n]);
-    u128::from_le_bytes(buf)
 }
 
 /// Cell classes, indices into a row's counts.
@@ -243,19 +194,13 @@ impl Cursor<'_> {
     /// Reads a canonical amount of `table` followed by `sep`, and skips both.
     fn amount(
         &mut self,
-        table: &Amounts,
+        table: &AmountTable,
         sep: u8,
         what: &dyn Fn() -> String,
         allowed: &str,
     ) -> Result<Decimal, LayoutError> {
         let start = self.pos;
-        let mut key = 0u128;
-        while let Some(b @ (b'0'..=b'9' | b'.')) = self.peek() {
-            // Packs the text as it is read, as `pack` does.
-            let i = self.pos - start;
-            if i < PACKED {
-                key |= u128::from(b) << (8 * i);
-            }
+        while let Some(b'0'..=b'9' | b'.') = self.peek() {
             self.pos += 1;
         }
         // Only ASCII was skipped, so both ends are character boundaries.
@@ -275,7 +220,7 @@ impl Cursor<'_> {
                 self.found()
             )));
         }
-        let amount = table.lookup(text, key).ok_or_else(|| {
+        let amount = table.lookup(text).ok_or_else(|| {
             LayoutError::new(format!(
                 "{}: amount '{text}' is not one of the {allowed} written canonically",
                 what()
@@ -362,7 +307,7 @@ impl MaxiDecoder {
     /// Reads `amount "#" row ("/" row){6}`.
     fn hive(&self, c: &mut Cursor<'_>, which: Which) -> Result<HiveWins, LayoutError> {
         let bee_amount = c.amount(
-            &self.bees,
+            &self.params.bees,
             b'#',
             &|| format!("{which}, bee amount at the top"),
             "bee_amounts",
@@ -382,7 +327,7 @@ impl MaxiDecoder {
                 c.pos += 1;
             }
             let amount = c.amount(
-                &self.rows,
+                &self.params.rows,
                 b':',
                 &|| format!("{which}, row {row}"),
                 "row_amounts",

@@ -78,6 +78,28 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
     Ok(outcome)
 }
 
+/// Kinds of cell, indexes into a row's counts.
+const NOT_A_CELL: usize = 0;
+const P: usize = 1;
+const A: usize = 2;
+const B: usize = 3;
+const H: usize = 4;
+const E: usize = 5;
+const F: usize = 6;
+const KINDS: usize = 7;
+
+/// The kind of every byte.
+const CELL_KIND: [u8; 256] = {
+    let mut t = [NOT_A_CELL as u8; 256];
+    t[b'P' as usize] = P as u8;
+    t[b'A' as usize] = A as u8;
+    t[b'B' as usize] = B as u8;
+    t[b'H' as usize] = H as u8;
+    t[b'E' as usize] = E as u8;
+    t[b'F' as usize] = F as u8;
+    t
+};
+
 const EXTRA_NAMES: [&str; MAX_EXTRA] = ["EXTRA hive 1", "EXTRA hive 2", "EXTRA hive 3"];
 
 fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutcome, LayoutError> {
@@ -112,24 +134,25 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
                 String::from_utf8_lossy(cells).chars().count()
             )));
         }
-        let (mut p, mut a, mut b) = (0usize, 0usize, 0usize);
+        // Count the cells by kind with a table: random cells defeat branch prediction.
+        let mut count = [0u8; KINDS];
         for &c in cells {
-            match c {
-                b'P' => p += 1,
-                b'A' => a += 1,
-                b'B' => b += 1,
-                b'H' => hive.pots += 1,
-                b'E' => hive.extras += 1,
-                b'F' => {}
-                _ => {
-                    return Err(LayoutError::new(format!(
-                        "{name}, row {}: '{}' is not a cell (cells are P A B H E F)",
-                        r + 1,
-                        String::from_utf8_lossy(cells)
-                    )))
-                }
-            }
+            count[usize::from(CELL_KIND[usize::from(c)])] += 1;
         }
+        if count[NOT_A_CELL] > 0 {
+            return Err(LayoutError::new(format!(
+                "{name}, row {}: '{}' is not a cell (cells are P A B H E F)",
+                r + 1,
+                String::from_utf8_lossy(cells)
+            )));
+        }
+        let (p, a, b) = (
+            usize::from(count[P]),
+            usize::from(count[A]),
+            usize::from(count[B]),
+        );
+        hive.pots += count[H];
+        hive.extras += count[E];
         if p > ROW_WIN {
             return Err(LayoutError::new(format!(
                 "{name}, row {}: {p} P, a row holds at most {ROW_WIN}",
