@@ -454,8 +454,8 @@ impl LineChecker<'_> {
             scan.bytes += n as u64;
             pending.extend_from_slice(&buf[..n]);
             if let Some(last) = pending.iter().rposition(|&b| b == b'\n') {
-                let complete: Vec<u8> = pending.drain(..=last).collect();
-                self.lines(&complete, &mut line_no, &mut scan, &mut merkle, report);
+                self.lines(&pending[..=last], &mut line_no, &mut scan, &mut merkle, report);
+                pending.drain(..=last);
                 progress.set_position(report.tickets);
             }
         }
