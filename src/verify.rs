@@ -10,8 +10,9 @@ use crate::block::manifest::{Manifest, PrizeCount, FORMAT};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, CSV_HEADER};
 use crate::game::{Game, Stake};
-use crate::mechanic::{self, Decoder};
+use crate::mechanic::{self, Decoder, Synthesizer};
 use crate::money::{canonical, parse_canonical};
+use crate::plan::{seed_commitment, BlockKey, Seed};
 use ed25519_dalek::VerifyingKey;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
@@ -36,6 +37,9 @@ pub struct VerifyOptions {
     pub game: Option<Game>,
     /// Also count the forms each prize takes (slower).
     pub forms: bool,
+    /// The emission's seed, for an audit: check the manifest's commitment, and that every
+    /// ticket's prize is the one the seed draws and its layout the one the seed makes.
+    pub seed: Option<Seed>,
 }
 
 /// The verdict on one block.
@@ -53,8 +57,6 @@ pub struct BlockReport {
     pub warnings: Vec<String>,
     /// Ticket lines read.
     pub tickets: u64,
-    /// The seed commitment of the manifest, if it could be read.
-    pub seed_sha256: Option<String>,
     /// With `forms`: (prize, form) → tickets.
     pub forms: BTreeMap<(Decimal, String), u64>,
 }
@@ -161,7 +163,6 @@ pub fn verify_block(
             return report;
         }
     };
-    report.seed_sha256 = Some(manifest.seed_sha256.clone());
     let Some((game, stake)) =
         check_manifest(&mut report, &manifest_path, &manifest, number, csv, options)
     else {
@@ -174,6 +175,31 @@ pub fn verify_block(
             return report;
         }
     };
+    let replay = match &options.seed {
+        None => None,
+        Some(seed) => {
+            if hex::encode(seed_commitment(seed)) != manifest.seed_sha256 {
+                report.problem(format!(
+                    "{}: seed_sha256 is not the SHA-256 of the seed given: this block was made from another seed (an emission has one seed)",
+                    manifest_path.display()
+                ));
+                return report;
+            }
+            let synthesizer = match mechanic::synthesizer(&game, &stake) {
+                Ok(s) => s,
+                Err(m) => {
+                    report.problem(format!("{name}: game {}: {m}", game.id));
+                    return report;
+                }
+            };
+            let key = BlockKey::derive(seed, &game.id, &stake, manifest.emission, manifest.block);
+            Some(Replay {
+                order: key.prize_order(&stake, game.block_size),
+                key,
+                synthesizer,
+            })
+        }
+    };
     let checker = LineChecker {
         name: &name,
         prefix: block::serial_prefix(&game.id, &stake, manifest.emission, manifest.block),
@@ -181,6 +207,7 @@ pub fn verify_block(
         tier_text: stake.tiers().into_iter().map(canonical).collect(),
         decoder: decoder.as_ref(),
         forms: options.forms,
+        replay: replay.as_ref(),
     };
     let scan = match checker.scan(csv, &mut report, progress) {
         Ok(scan) => scan,
@@ -406,6 +433,15 @@ struct LineChecker<'a> {
     tier_text: Vec<String>,
     decoder: &'a dyn Decoder,
     forms: bool,
+    replay: Option<&'a Replay>,
+}
+
+/// With the seed: the block as the seed makes it.
+struct Replay {
+    key: BlockKey,
+    /// Prize tier of every ticket, as drawn.
+    order: Vec<u8>,
+    synthesizer: Box<dyn Synthesizer>,
 }
 
 /// What reading the CSV measured.
@@ -454,7 +490,13 @@ impl LineChecker<'_> {
             scan.bytes += n as u64;
             pending.extend_from_slice(&buf[..n]);
             if let Some(last) = pending.iter().rposition(|&b| b == b'\n') {
-                self.lines(&pending[..=last], &mut line_no, &mut scan, &mut merkle, report);
+                self.lines(
+                    &pending[..=last],
+                    &mut line_no,
+                    &mut scan,
+                    &mut merkle,
+                    report,
+                );
                 pending.drain(..=last);
                 progress.set_position(report.tickets);
             }
@@ -605,9 +647,47 @@ impl LineChecker<'_> {
                 }
             },
         }
+        if let Some(replay) = self.replay {
+            replay.check(self, index, tier, fields[2], &mut problems);
+        }
         if !problems.is_empty() {
             out.problem = Some(at(problems.join("; ")));
         }
         out
+    }
+}
+
+impl Replay {
+    /// Compares a ticket with the one the seed makes at `index`.
+    fn check(
+        &self,
+        checker: &LineChecker<'_>,
+        index: u64,
+        tier: Option<usize>,
+        layout: &[u8],
+        problems: &mut Vec<String>,
+    ) {
+        let Some(&drawn) = usize::try_from(index).ok().and_then(|i| self.order.get(i)) else {
+            problems.push("the seed draws no ticket at this index".into());
+            return;
+        };
+        let drawn = usize::from(drawn);
+        if tier != Some(drawn) {
+            problems.push(format!(
+                "the seed draws {} € for this ticket",
+                checker.tier_text[drawn]
+            ));
+            return;
+        }
+        let mut made = String::with_capacity(layout.len());
+        let mut rng = self.key.ticket_rng(index);
+        match self
+            .synthesizer
+            .synthesize(checker.tiers[drawn], &mut rng, &mut made)
+        {
+            Ok(()) if made.as_bytes() == layout => {}
+            Ok(()) => problems.push(format!("the seed makes the layout {made}")),
+            Err(e) => problems.push(format!("the seed's layout cannot be made: {e}")),
+        }
     }
 }

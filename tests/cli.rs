@@ -483,3 +483,94 @@ fn games_lists_payout_and_odds() {
         assert!(said.contains(needle), "missing {needle} in\n{said}");
     }
 }
+
+#[test]
+fn an_audit_with_the_seed_replays_every_ticket() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, &[]);
+    let csv = folder.join("block-00001.csv");
+    let game = data("mini-ruche.toml");
+    let csv_arg = csv.to_str().unwrap();
+    w.ok(&["verify", "--game", &game, "--seed", SEED, csv_arg]);
+    let wrong = "ee".repeat(32);
+    verify_fails(
+        &w,
+        &csv,
+        &["--seed", &wrong],
+        "this block was made from another seed",
+    );
+}
+
+#[test]
+fn an_insider_with_the_key_but_not_the_seed_is_caught_by_the_audit() {
+    use emission_factory::block::{keys, manifest::Manifest, merkle::MerkleRoot};
+    use sha2::{Digest, Sha256};
+    let w = Workdir::new();
+    let folder = emit_mini(&w, &[]);
+    let csv = folder.join("block-00001.csv");
+    let manifest_path = folder.join("block-00001.manifest.json");
+    // Move the top prize to the first ticket: swap prize and layout, fix every hash, re-sign.
+    let mut lines = lines(&csv);
+    let top = lines
+        .iter()
+        .position(|l| l.split(',').nth(1) == Some("2000"))
+        .unwrap();
+    let target = if top == 1 { 2 } else { 1 };
+    let fields = |l: &str| l.split(',').map(String::from).collect::<Vec<_>>();
+    let (a, b) = (fields(&lines[top]), fields(&lines[target]));
+    let rehash = |serial: &str, prize: &str, layout: &str| {
+        let body = format!("{serial},{prize},{layout}");
+        let hash = hex::encode(Sha256::digest(body.as_bytes()));
+        format!("{body},{hash}")
+    };
+    lines[top] = rehash(&a[0], &b[1], &b[2]);
+    lines[target] = rehash(&b[0], &a[1], &a[2]);
+    write_lines(&csv, &lines);
+    let bytes = read(&csv);
+    let mut merkle = MerkleRoot::new();
+    for line in &lines[1..] {
+        let hash: [u8; 32] = hex::decode(line.rsplit(',').next().unwrap())
+            .unwrap()
+            .try_into()
+            .unwrap();
+        merkle.push(&hash);
+    }
+    let mut manifest = Manifest::from_bytes(&read(&manifest_path)).unwrap();
+    manifest.csv.bytes = bytes.len() as u64;
+    manifest.csv.sha256 = hex::encode(Sha256::digest(&bytes));
+    manifest.tickets_root = hex::encode(merkle.root());
+    let manifest_bytes = manifest.to_bytes();
+    std::fs::write(&manifest_path, &manifest_bytes).unwrap();
+    let key = keys::read_signing_key(&w.path("keys/signing-key.pem")).unwrap();
+    std::fs::write(
+        folder.join("block-00001.manifest.json.sig"),
+        keys::sign(&key, &manifest_bytes),
+    )
+    .unwrap();
+    // Everything is consistent and signed: only the seed tells that the draw was changed.
+    let game = data("mini-ruche.toml");
+    w.ok(&[
+        "verify",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+        csv.to_str().unwrap(),
+    ]);
+    verify_fails(
+        &w,
+        &csv,
+        &["--seed", SEED],
+        &format!("line {} ", target + 1),
+    );
+    verify_fails(
+        &w,
+        &csv,
+        &["--seed", SEED],
+        &format!(
+            "line {} (mini-ruche-200-0001-00001-{:07}): the seed draws 2000 € for this ticket",
+            top + 1,
+            top - 1
+        ),
+    );
+}

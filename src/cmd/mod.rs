@@ -120,6 +120,13 @@ pub struct VerifyArgs {
     /// Also count, per prize, the forms the tickets show it in (e.g. "row", "2 rows + honey").
     #[arg(long)]
     pub forms: bool,
+    /// Audit with the emission's seed (64 hex digits): check the manifest's seed commitment,
+    /// and that every ticket's prize and layout are exactly those the seed makes.
+    #[arg(long, value_name = "HEX", conflicts_with = "seed_file")]
+    pub seed: Option<String>,
+    /// Like --seed, reading the seed from the emission's seed file.
+    #[arg(long, value_name = "FILE")]
+    pub seed_file: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
