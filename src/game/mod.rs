@@ -172,16 +172,20 @@ impl Game {
 
     /// Parses and validates a definition; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<Game, GameError> {
-        let file = |s: &str| {
-            if s == "built-in" {
-                "built-in".to_string()
-            } else {
-                s.to_string()
-            }
-        };
         let raw: RawGame = toml::from_str(text).map_err(|e| GameError::Syntax {
-            file: file(source),
-            message: e.to_string().trim_end().replace('\n', " "),
+            file: source.to_string(),
+            message: match e.span() {
+                Some(span) => {
+                    let before = &text[..span.start.min(text.len())];
+                    let line = before.matches('\n').count() + 1;
+                    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                    format!(
+                        "line {line}, column {column}: {}",
+                        e.message().trim_end().replace('\n', "; ")
+                    )
+                }
+                None => e.message().trim_end().replace('\n', "; "),
+            },
         })?;
         let invalid = |entry: String, message: String| GameError::Invalid {
             file: if source == "built-in" {

@@ -17,8 +17,8 @@ pub struct CalendarDecoder {
     symbols: u32,
     /// The symbols as text, for messages.
     symbol_list: String,
-    month_amounts: Amounts,
-    clover_amounts: Amounts,
+    month_amounts: AmountTable,
+    clover_amounts: AmountTable,
 }
 
 /// What a valid layout shows.
@@ -40,8 +40,8 @@ impl CalendarDecoder {
         Ok(CalendarDecoder {
             symbols,
             symbol_list: params.letter_list(),
-            month_amounts: Amounts::new(params.month_amounts),
-            clover_amounts: Amounts::new(params.clover_amounts),
+            month_amounts: params.month_amounts,
+            clover_amounts: params.clover_amounts,
         })
     }
 
@@ -241,66 +241,6 @@ fn err(message: String) -> LayoutError {
     LayoutError(message)
 }
 
-/// The amounts a place may show, looked up by their canonical text. Texts of up to 8 bytes
-/// (all realistic amounts) are packed into a `u64` so that a lookup is a few integer
-/// comparisons instead of string comparisons: this is most of the decoder's time.
-#[derive(Debug, Clone)]
-struct Amounts {
-    packed: Vec<(u64, Decimal)>,
-    table: AmountTable,
-}
-
-impl Amounts {
-    fn new(table: AmountTable) -> Self {
-        let packed = (0..table.len())
-            .filter_map(|i| {
-                let (value, text) = table.get(i);
-                pack(text.as_bytes()).map(|key| (key, value))
-            })
-            .collect();
-        Amounts { packed, table }
-    }
-
-    /// The amount written as `text`, whose packed form (see [`Packer`]) is `packed`.
-    fn lookup(&self, packed: Option<u64>, text: &[u8]) -> Option<Decimal> {
-        match packed {
-            Some(key) => self.packed.iter().find(|(k, _)| *k == key).map(|(_, v)| *v),
-            // Longer texts: the plain table (never on the built-in games).
-            None => std::str::from_utf8(text)
-                .ok()
-                .and_then(|t| self.table.lookup(t)),
-        }
-    }
-}
-
-/// Packs the bytes of a text of 1 to 8 bytes into a `u64`, one byte at a time while the
-/// text is scanned. Amount bytes are digits and '.', never 0, so the zero padding cannot make
-/// two texts equal.
-#[derive(Default)]
-struct Packer {
-    key: u64,
-    len: usize,
-}
-
-impl Packer {
-    fn push(&mut self, b: u8) {
-        if self.len < 8 {
-            self.key |= u64::from(b) << (8 * self.len);
-        }
-        self.len += 1;
-    }
-
-    fn key(&self) -> Option<u64> {
-        (1..=8).contains(&self.len).then_some(self.key)
-    }
-}
-
-fn pack(text: &[u8]) -> Option<u64> {
-    let mut p = Packer::default();
-    text.iter().for_each(|&b| p.push(b));
-    p.key()
-}
-
 /// Where an amount is read, named only when a message is built (no formatting on the fast
 /// path).
 #[derive(Clone, Copy)]
@@ -331,9 +271,8 @@ impl std::fmt::Display for Place {
 /// Reads a canonical amount that `table` allows; it runs up to the next byte that cannot be
 /// part of an amount.
 #[inline]
-fn amount(cur: &mut Cursor, table: &Amounts, what: Place) -> Result<Decimal, LayoutError> {
+fn amount(cur: &mut Cursor, table: &AmountTable, what: Place) -> Result<Decimal, LayoutError> {
     let start = cur.at;
-    let mut packer = Packer::default();
     // A local index keeps the scan in registers.
     let all = cur.text.as_bytes();
     let mut at = start;
@@ -341,12 +280,11 @@ fn amount(cur: &mut Cursor, table: &Amounts, what: Place) -> Result<Decimal, Lay
         if !(b.is_ascii_digit() || b == b'.') {
             break;
         }
-        packer.push(b);
         at += 1;
     }
     cur.at = at;
     let bytes = all.get(start..at).unwrap_or(&[]);
-    match table.lookup(packer.key(), bytes) {
+    match table.lookup_bytes(bytes) {
         Some(value) => Ok(value),
         None => Err(amount_error(cur, start, what)),
     }
