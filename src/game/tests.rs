@@ -1,9 +1,109 @@
 use super::*;
+use std::str::FromStr;
 
 #[test]
-fn builtin_games_load() {
-    for (id, _) in BUILTIN {
+fn builtin_games_load_with_their_article_3_totals() {
+    let expect = [
+        (
+            "ruche-or",
+            900_000,
+            vec![
+                ("0.5", 238_353, "315000"),
+                ("1", 238_353, "630000"),
+                ("2", 238_353, "1260000"),
+                ("3", 238_353, "1890000"),
+            ],
+        ),
+        (
+            "maxi-ruche-or",
+            7_500_000,
+            vec![("3", 2_437_768, "16875000")],
+        ),
+        ("annee-chance", 2_000_000, vec![("3", 433_720, "3960000")]),
+    ];
+    for (id, block, stakes) in expect {
         let g = Game::builtin(id).unwrap();
-        assert_eq!(&g.id, id);
+        assert_eq!(g.id, id);
+        assert_eq!(g.block_size, block);
+        assert_eq!(g.stakes.len(), stakes.len());
+        for (s, (price, winners, total)) in g.stakes.iter().zip(stakes) {
+            assert_eq!(canonical(s.price), price);
+            assert_eq!(s.winners, winners);
+            assert_eq!(canonical(s.total), total);
+        }
     }
+    let g = Game::builtin("ruche-or").unwrap();
+    let two = g.stake(Decimal::from(2)).unwrap();
+    assert_eq!(two.losers(g.block_size), 661_647);
+    assert_eq!(two.prizes[0].amount, Decimal::from(20_000));
+    assert_eq!(
+        two.payout_ratio(g.block_size),
+        Decimal::from_str("0.7").unwrap()
+    );
+}
+
+const MINI: &str = r#"
+id = "mini"
+name = "Mini"
+mechanic = "ruche"
+block_size = 100
+[[stakes]]
+price = "2"
+winners = 3
+total = "10"
+prizes = [ { count = 1, amount = "6" }, { count = 2, amount = "2" } ]
+[stakes.layout]
+row_amounts = ["2", "6"]
+honey = [ { pots = 4, amount = "2" } ]
+"#;
+
+fn error(text: &str) -> String {
+    Game::parse(text, "defs/mini.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn a_consistent_definition_loads() {
+    let g = Game::parse(MINI, "defs/mini.toml").unwrap();
+    assert_eq!(
+        g.stakes[0].tiers(),
+        vec![Decimal::from(6), Decimal::from(2), Decimal::ZERO]
+    );
+    assert_eq!(g.source, "defs/mini.toml");
+}
+
+#[test]
+fn wrong_definitions_name_the_file_and_the_entry() {
+    let cases = [
+        (MINI.replace("winners = 3", "winners = 4"), "defs/mini.toml, stakes[price=2].winners: the prize rows add up to 3 winning tickets but the definition states 4"),
+        (MINI.replace("total = \"10\"", "total = \"11\""), "stakes[price=2].total: the prize rows add up to 10 € but the definition states 11 €"),
+        (MINI.replace("block_size = 100", "block_size = 2"), "3 winning tickets do not fit in a block of 2"),
+        (MINI.replace("amount = \"6\" }", "amount = \"6.0\" }"), "stakes[price=2].prizes[0]: amount '6.0' is not a positive canonical amount"),
+        (MINI.replace("amount = \"6\" }", "amount = \"2\" }"), "stakes[price=2].prizes[1]: amount 2 is listed twice"),
+        (MINI.replace("{ count = 1,", "{ count = 0,"), "count must be at least 1"),
+        (MINI.replace("price = \"2\"", "price = \"0\""), "stakes[0].price: '0' is not a positive canonical amount"),
+        (MINI.replace("mechanic = \"ruche\"", "mechanic = \"bingo\""), "unknown mechanic 'bingo'"),
+        (
+            MINI.replace("row_amounts = [\"2\", \"6\"]", "row_amounts = [\"6\"]")
+                .replace("pots = 4, amount = \"2\"", "pots = 4, amount = \"5\""),
+            "stakes[price=2].layout: the prize 2 € cannot be made",
+        ),
+        (MINI.replace("row_amounts = [\"2\", \"6\"]", "row_amounts = [2, 6]"), "must be a string"),
+        (MINI.replace("id = \"mini\"", "id = \"Mini Game\""), "defs/mini.toml, id:"),
+        (MINI.replace("name = \"Mini\"", "name = \"Mini\"\ncolour = \"red\""), "unknown field `colour`"),
+        (format!("{MINI}\n[[stakes]]\nprice = \"2\"\nwinners = 0\ntotal = \"0\"\nprizes = []\n"), "this stake is defined twice"),
+    ];
+    for (text, needle) in cases {
+        let e = error(&text);
+        assert!(e.contains(needle), "expected '{needle}' in: {e}");
+        assert!(e.contains("defs/mini.toml"), "the file must be named: {e}");
+    }
+}
+
+#[test]
+fn unknown_games_and_stakes_say_what_exists() {
+    let e = Game::resolve("loto").unwrap_err().to_string();
+    assert!(e.contains("ruche-or, maxi-ruche-or, annee-chance"), "{e}");
+    let g = Game::builtin("ruche-or").unwrap();
+    let e = g.stake(Decimal::from(5)).unwrap_err().to_string();
+    assert!(e.contains("0.5, 1, 2, 3"), "{e}");
 }
