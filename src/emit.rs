@@ -114,10 +114,12 @@ pub fn emit(
             .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
     };
     let last = config
-        .first_block
-        .checked_add(config.blocks - 1)
+        .blocks
+        .checked_sub(1)
+        .and_then(|n| config.first_block.checked_add(n))
+        .filter(|_| config.first_block >= 1)
         .filter(|&b| b <= 99_999)
-        .context("block numbers go up to 99999 (5 digits in file names and serials)")?;
+        .context("blocks are numbered from 1 to 99999 (5 digits in file names and serials), and at least one is made")?;
     progress.set_length(u64::from(config.blocks) * game.block_size);
     let mut summary = EmitSummary {
         folder: folder.clone(),

@@ -273,6 +273,13 @@ impl Game {
                     count: rp.count,
                 });
             }
+            // The plan keeps one byte per ticket: the tier, losers last.
+            if prizes.len() > usize::from(u8::MAX) - 1 {
+                return Err(invalid(
+                    format!("{where_}.prizes"),
+                    format!("{} rows, a prize table has at most 254", prizes.len()),
+                ));
+            }
             if prizes.is_empty() {
                 return Err(invalid(
                     format!("{where_}.prizes"),
