@@ -99,6 +99,7 @@ pub fn emit(
 ) -> Result<EmitSummary> {
     let game = &config.game;
     let stake = game.stake(config.price)?;
+    let blocks = block_range(config.first_block, config.blocks)?;
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
     create_dir(&folder, 0o755)?;
     let public = config.signing_key.verifying_key();
@@ -113,13 +114,6 @@ pub fn emit(
         decoder: mechanic::decoder(game, stake)
             .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
     };
-    let last = config
-        .blocks
-        .checked_sub(1)
-        .and_then(|n| config.first_block.checked_add(n))
-        .filter(|_| config.first_block >= 1)
-        .filter(|&b| b <= 99_999)
-        .context("blocks are numbered from 1 to 99999 (5 digits in file names and serials), and at least one is made")?;
     progress.set_length(u64::from(config.blocks) * game.block_size);
     let mut summary = EmitSummary {
         folder: folder.clone(),
@@ -127,7 +121,7 @@ pub fn emit(
         kept: 0,
         tickets: 0,
     };
-    for number in config.first_block..=last {
+    for number in blocks {
         let csv = folder.join(block::csv_name(number));
         let manifest = folder.join(block::manifest_name(number));
         let signature = folder.join(block::signature_name(number));
@@ -162,6 +156,18 @@ pub fn emit(
         on_block(number, &BlockOutcome::Written, &csv);
     }
     Ok(summary)
+}
+
+/// The block numbers `first ..= first + count - 1`, checked: blocks are numbered from 1 to
+/// 99999 (five digits in file names and serials) and a run makes at least one.
+pub fn block_range(first: u32, count: u32) -> Result<std::ops::RangeInclusive<u32>> {
+    match count.checked_sub(1).and_then(|n| first.checked_add(n)) {
+        Some(last) if first >= 1 && last <= 99_999 => Ok(first..=last),
+        _ => bail!(
+            "blocks {first} to {}: blocks are numbered from 1 to 99999 (five digits in file names and serials), and a run makes at least one",
+            u64::from(first) + u64::from(count) - 1
+        ),
+    }
 }
 
 /// Writes `emission.pub.pem`, or checks that the one there is ours: an emission has one key.

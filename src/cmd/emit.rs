@@ -3,7 +3,7 @@
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
 use crate::block::files::{create_dir, write_atomic};
 use crate::block::keys;
-use crate::emit::{emit, BlockOutcome, EmitConfig};
+use crate::emit::{block_range, emit, BlockOutcome, EmitConfig};
 use crate::game::Game;
 use crate::money::{canonical, parse_canonical};
 use crate::plan::{fresh_seed, Seed};
@@ -43,13 +43,8 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         ),
     };
     let stake = game.stake(price)?.clone();
-    if u64::from(args.first_block) + u64::from(args.blocks) - 1 > 99_999 {
-        bail!(
-            "--first-block {} --blocks {}: block numbers go up to 99999 (5 digits in file names and serials)",
-            args.first_block,
-            args.blocks
-        );
-    }
+    // Checked before any seed or key file is made.
+    block_range(args.first_block, args.blocks)?;
     let base = format!(
         "{}-{}-e{:04}",
         game.id,
