@@ -175,8 +175,8 @@ fn progress_bar(quiet: bool, message: &str, length: Option<u64>) -> indicatif::P
         return indicatif::ProgressBar::hidden();
     }
     let template = match length {
-        Some(_) => "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} tickets ({per_sec}, {eta} left)",
-        None => "{spinner} {msg} [{elapsed_precise}] {human_pos} tickets checked ({per_sec})",
+        Some(_) => "{msg} [{elapsed_precise}] {wide_bar} {done}/{total} tickets ({rate}, {eta} left)",
+        None => "{spinner} {msg} [{elapsed_precise}] {done} tickets checked ({rate})",
     };
     let bar = match length {
         Some(n) => indicatif::ProgressBar::new(n),
@@ -184,7 +184,25 @@ fn progress_bar(quiet: bool, message: &str, length: Option<u64>) -> indicatif::P
     };
     bar.set_style(
         indicatif::ProgressStyle::with_template(template)
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .with_key(
+                "done",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{}", grouped(state.pos()));
+                },
+            )
+            .with_key(
+                "total",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{}", grouped(state.len().unwrap_or(0)));
+                },
+            )
+            .with_key(
+                "rate",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{} tickets/s", grouped(state.per_sec() as u64));
+                },
+            ),
     );
     bar.set_message(message.to_string());
     bar
