@@ -187,8 +187,9 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
     Ok(hive)
 }
 
-/// Describes how an outcome shows its prize: `row`, `2 rows + honey`, `loss`, and for the
-/// EXTRA hives `... | EXTRA: row` (wins of all EXTRA hives together).
+/// Describes how an outcome shows its prize, in the words the Maxi report uses: `row`,
+/// `2 rows + honey`, `row + EXTRA: honey` (the wins of all EXTRA hives together),
+/// `loss`, `loss, EXTRA`.
 pub fn form(outcome: &Outcome) -> String {
     fn part(rows: u32, honey: u32) -> String {
         let mut parts = Vec::new();
@@ -214,16 +215,11 @@ pub fn form(outcome: &Outcome) -> String {
         extras.iter().map(|h| u32::from(h.winning_rows)).sum(),
         extras.iter().map(hive_honey).sum(),
     );
-    let main = if main.is_empty() && extra.is_empty() {
-        "loss".to_string()
-    } else if main.is_empty() {
-        "-".to_string()
-    } else {
-        main
-    };
-    match (outcome.extra_count, extra.is_empty()) {
-        (0, _) => main,
-        (n, true) => format!("{main} | {n} EXTRA: -"),
-        (n, false) => format!("{main} | {n} EXTRA: {extra}"),
+    match (main.is_empty(), extra.is_empty()) {
+        (true, true) if outcome.extra_count > 0 => "loss, EXTRA".to_string(),
+        (true, true) => "loss".to_string(),
+        (false, true) => main,
+        (true, false) => format!("EXTRA: {extra}"),
+        (false, false) => format!("{main} + EXTRA: {extra}"),
     }
 }

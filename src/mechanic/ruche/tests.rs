@@ -65,10 +65,10 @@ fn extra_hives_add_their_wins() {
     let extra = with_row(LOSING, 3, "1:PPABPBA");
     let layout = format!("{main}|{extra}");
     assert_eq!(dec.decode(&layout), Ok(d("1")));
-    assert_eq!(dec.form(&layout).unwrap(), "- | 1 EXTRA: row");
+    assert_eq!(dec.form(&layout).unwrap(), "EXTRA: row");
     let losing_extra = format!("{main}|{LOSING}");
     assert_eq!(dec.decode(&losing_extra), Ok(Decimal::ZERO));
-    assert_eq!(dec.form(&losing_extra).unwrap(), "loss | 1 EXTRA: -");
+    assert_eq!(dec.form(&losing_extra).unwrap(), "loss, EXTRA");
 }
 
 fn rejects(layout: &str, needle: &str) {
