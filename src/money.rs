@@ -47,14 +47,21 @@ pub struct AmountTable {
 /// Longest text [`pack`] represents exactly.
 const PACKED: usize = 16;
 
-/// Packs up to 16 bytes, zero-padded: one-to-one on texts of at most 16 bytes without NUL
-/// (canonical amounts are digits and a dot).
+/// Packs a text of 1 to 16 bytes, none of them NUL, into an integer, zero-padded: one-to-one on
+/// such texts. `None` for any other text.
 #[inline]
-fn pack(text: &[u8]) -> u128 {
-    let mut buf = [0u8; PACKED];
-    let n = text.len().min(PACKED);
-    buf[..n].copy_from_slice(&text[..n]);
-    u128::from_le_bytes(buf)
+fn pack(text: &[u8]) -> Option<u128> {
+    if text.is_empty() || text.len() > PACKED {
+        return None;
+    }
+    let mut key = 0u128;
+    for (i, &b) in text.iter().enumerate() {
+        if b == 0 {
+            return None;
+        }
+        key |= u128::from(b) << (8 * i);
+    }
+    Some(key)
 }
 
 impl AmountTable {
@@ -65,10 +72,7 @@ impl AmountTable {
         values.dedup();
         let entries: Vec<(Decimal, String)> =
             values.into_iter().map(|v| (v, canonical(v))).collect();
-        let packed = entries
-            .iter()
-            .map(|(_, t)| (t.len() <= PACKED).then(|| pack(t.as_bytes())))
-            .collect();
+        let packed = entries.iter().map(|(_, t)| pack(t.as_bytes())).collect();
         AmountTable { entries, packed }
     }
 
@@ -114,18 +118,11 @@ impl AmountTable {
     /// [`lookup`](Self::lookup) on bytes.
     #[inline]
     pub fn lookup_bytes(&self, text: &[u8]) -> Option<Decimal> {
-        if text.is_empty() || text.len() > PACKED || text.contains(&0) {
-            return self
-                .entries
-                .iter()
-                .find(|(_, t)| t.as_bytes() == text)
-                .map(|(v, _)| *v);
-        }
-        let key = pack(text);
-        self.packed
-            .iter()
-            .position(|&k| k == Some(key))
-            .map(|i| self.entries[i].0)
+        let index = match pack(text) {
+            Some(key) => self.packed.iter().position(|&k| k == Some(key)),
+            None => self.entries.iter().position(|(_, t)| t.as_bytes() == text),
+        };
+        index.map(|i| self.entries[i].0)
     }
 }
 

@@ -175,7 +175,9 @@ fn progress_bar(quiet: bool, message: &str, length: Option<u64>) -> indicatif::P
         return indicatif::ProgressBar::hidden();
     }
     let template = match length {
-        Some(_) => "{msg} [{elapsed_precise}] {wide_bar} {done}/{total} tickets ({rate}, {eta} left)",
+        Some(_) => {
+            "{msg} [{elapsed_precise}] {wide_bar} {done}/{total} tickets ({rate}, {eta} left)"
+        }
         None => "{spinner} {msg} [{elapsed_precise}] {done} tickets checked ({rate})",
     };
     let bar = match length {
