@@ -7,25 +7,25 @@ use std::path::{Path, PathBuf};
 
 const FOLDER: &str = "emissions/mini-ruche/2/e0001";
 
-/// Emits `blocks` blocks of the mini game with the fixed seed and a keygen key.
-fn emit_mini(w: &Workdir, extra: &[&str]) -> PathBuf {
+/// Runs `emit` on the mini game with the fixed seed (unless `extra` gives one) and a keygen
+/// key, and requires exit status `code`.
+fn run_mini(w: &Workdir, extra: &[&str], code: i32) -> std::process::Output {
     if !w.path("keys/signing-key.pem").exists() {
         w.ok(&["keygen", "--out", "keys"]);
     }
     let game = data("mini-ruche.toml");
-    let mut args = vec![
-        "emit",
-        "--game",
-        &game,
-        "--price",
-        "2",
-        "--seed",
-        SEED,
-        "--signing-key",
-        "keys/signing-key.pem",
-    ];
+    let mut args = vec!["emit", "--game", &game, "--price", "2"];
+    if !extra.contains(&"--seed") {
+        args.extend_from_slice(&["--seed", SEED]);
+    }
+    args.extend_from_slice(&["--signing-key", "keys/signing-key.pem"]);
     args.extend_from_slice(extra);
-    w.ok(&args);
+    w.run_expect(&args, code)
+}
+
+/// Emits blocks of the mini game (see [`run_mini`]) and returns the emission folder.
+fn emit_mini(w: &Workdir, extra: &[&str]) -> PathBuf {
+    run_mini(w, extra, 0);
     w.path(FOLDER)
 }
 
@@ -104,20 +104,7 @@ fn existing_blocks_are_kept_and_missing_ones_made() {
     let w = Workdir::new();
     let folder = emit_mini(&w, &["--blocks", "1"]);
     let first = read(&folder.join("block-00001.csv"));
-    let game = data("mini-ruche.toml");
-    let out = w.ok(&[
-        "emit",
-        "--game",
-        &game,
-        "--price",
-        "2",
-        "--seed",
-        SEED,
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--blocks",
-        "2",
-    ]);
+    let out = run_mini(&w, &["--blocks", "2"], 0);
     assert!(
         text(&out).contains("block 00001: already there, verified and kept"),
         "{}",
@@ -135,20 +122,7 @@ fn existing_blocks_are_kept_and_missing_ones_made() {
     let at = damaged.len() - 10;
     damaged[at] = if damaged[at] == b'0' { b'1' } else { b'0' };
     std::fs::write(folder.join("block-00001.csv"), &damaged).unwrap();
-    let out = w.run_expect(
-        &[
-            "emit",
-            "--game",
-            &game,
-            "--price",
-            "2",
-            "--seed",
-            SEED,
-            "--signing-key",
-            "keys/signing-key.pem",
-        ],
-        2,
-    );
+    let out = run_mini(&w, &[], 2);
     assert!(text(&out).contains("does not verify"), "{}", text(&out));
     assert_eq!(
         read(&folder.join("block-00001.csv")),
@@ -156,18 +130,7 @@ fn existing_blocks_are_kept_and_missing_ones_made() {
         "left untouched"
     );
     // --force makes it again, identical to the first time.
-    w.ok(&[
-        "emit",
-        "--game",
-        &game,
-        "--price",
-        "2",
-        "--seed",
-        SEED,
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--force",
-    ]);
+    run_mini(&w, &["--force"], 0);
     assert_eq!(read(&folder.join("block-00001.csv")), first);
     // No temporary file is left behind.
     let leftovers: Vec<_> = std::fs::read_dir(&folder)
@@ -182,24 +145,8 @@ fn existing_blocks_are_kept_and_missing_ones_made() {
 fn another_seed_cannot_join_an_emission() {
     let w = Workdir::new();
     emit_mini(&w, &[]);
-    let game = data("mini-ruche.toml");
     let other = "ff".repeat(32);
-    let out = w.run_expect(
-        &[
-            "emit",
-            "--game",
-            &game,
-            "--price",
-            "2",
-            "--seed",
-            &other,
-            "--signing-key",
-            "keys/signing-key.pem",
-            "--blocks",
-            "2",
-        ],
-        2,
-    );
+    let out = run_mini(&w, &["--seed", &other, "--blocks", "2"], 2);
     assert!(text(&out).contains("another seed"), "{}", text(&out));
 }
 
