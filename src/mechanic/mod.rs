@@ -103,3 +103,72 @@ pub fn synthesizer(game: &Game, stake: &Stake) -> Result<Box<dyn Synthesizer>, S
 fn unknown(name: &str) -> String {
     format!("unknown mechanic '{name}': the mechanics are ruche, maxi-ruche, calendar")
 }
+
+#[cfg(test)]
+mod tests {
+    //! Every decoder reads untrusted files: whatever the bytes, it answers, never panics.
+
+    use super::*;
+    use crate::game::{Game, BUILTIN};
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+
+    /// A synthesized layout of each built-in game and stake, to mutate (built once).
+    fn samples() -> &'static [(Box<dyn Decoder>, String)] {
+        static SAMPLES: std::sync::OnceLock<Vec<(Box<dyn Decoder>, String)>> =
+            std::sync::OnceLock::new();
+        SAMPLES.get_or_init(build_samples)
+    }
+
+    fn build_samples() -> Vec<(Box<dyn Decoder>, String)> {
+        let mut out = Vec::new();
+        for (id, _) in BUILTIN {
+            let game = Game::builtin(id).unwrap();
+            for stake in &game.stakes {
+                let synth = synthesizer(&game, stake).unwrap();
+                let mut layout = String::new();
+                let mut rng = LayoutRng::seed_from_u64(1);
+                synth
+                    .synthesize(stake.prizes[0].amount, &mut rng, &mut layout)
+                    .unwrap();
+                out.push((decoder(&game, stake).unwrap(), layout));
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn decoders_never_panic_on_mutated_layouts(
+            which in 0usize..6,
+            at in any::<prop::sample::Index>(),
+            cut in any::<prop::sample::Index>(),
+            byte in prop::sample::select(b"PABHEFQ23456X.:/|#+-0123456789\xc3\xa9 ".to_vec()),
+            mode in 0u8..4,
+        ) {
+            let samples = samples();
+            let (decoder, layout) = &samples[which % samples.len()];
+            let mut bytes = layout.clone().into_bytes();
+            let i = at.index(bytes.len());
+            match mode {
+                0 => bytes[i] = byte,
+                1 => bytes.insert(i, byte),
+                2 => { bytes.remove(i); }
+                _ => bytes.truncate(cut.index(bytes.len())),
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let decoded = decoder.decode(&text);
+            let form = decoder.form(&text);
+            prop_assert_eq!(decoded.is_ok(), form.is_ok());
+        }
+
+        #[test]
+        fn decoders_never_panic_on_arbitrary_text(which in 0usize..6, text in ".{0,300}") {
+            let samples = samples();
+            let (decoder, _) = &samples[which % samples.len()];
+            let _ = decoder.decode(&text);
+            let _ = decoder.form(&text);
+        }
+    }
+}
