@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Tickets per rayon task.
@@ -333,7 +333,8 @@ impl BlockMaker<'_> {
         progress: &ProgressBar,
     ) -> Result<(File, Written)> {
         let mut out = Output {
-            writer: BufWriter::with_capacity(1 << 20, file),
+            // Chunks are hundreds of kilobytes: written as they are, without a buffer's copy.
+            writer: file,
             sha: Sha256::new(),
             bytes: 0,
             merkle: MerkleRoot::new(),
@@ -364,13 +365,8 @@ impl BlockMaker<'_> {
         if let Some(chunks) = pending {
             out.chunks(chunks, progress)?;
         }
-        let file = out
-            .writer
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("cannot write {} (disk full?)", tmp.display()))?;
         Ok((
-            file,
+            out.writer,
             Written {
                 bytes: out.bytes,
                 sha256: out.sha.finalize().into(),
@@ -383,7 +379,7 @@ impl BlockMaker<'_> {
 
 /// The CSV being written.
 struct Output<'a> {
-    writer: BufWriter<File>,
+    writer: File,
     sha: Sha256,
     bytes: u64,
     merkle: MerkleRoot,
