@@ -290,8 +290,7 @@ fn check_signature(
             match keys::read_public_key(&path) {
                 Ok(key) => {
                     report.warnings.push(format!(
-                        "{}: signature checked against the emission's own key {}: this proves the files are intact, not who made them; give --public-key with the key you trust",
-                        signature_path.display(),
+                        "signatures checked against the emission's own key {}: this proves the files are intact, not who made them; give --public-key with the key you trust",
                         path.display()
                     ));
                     key

@@ -7,7 +7,7 @@ use crate::game::Game;
 use crate::money::canonical;
 use crate::verify::{find_blocks, verify_block, VerifyOptions};
 use anyhow::{bail, Context, Result};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let options = VerifyOptions {
@@ -39,7 +39,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let bar = progress_bar(args.quiet, "verify", None);
     let pool = pool(args.threads)?;
     let mut failed = 0;
-    let mut warned = BTreeMap::new();
+    let mut warned = BTreeSet::new();
     for csv in &blocks {
         bar.set_message(format!("verify {}", csv.display()));
         bar.set_position(0);
@@ -47,8 +47,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         bar.suspend(|| {
             for w in &report.warnings {
                 // The same warning for every block of a folder: say it once.
-                let key = w.split(": ").nth(1).unwrap_or(w).to_string();
-                if warned.insert(key, ()).is_none() {
+                if warned.insert(w.clone()) {
                     eprintln!("warning: {w}");
                 }
             }
