@@ -5,7 +5,7 @@ use crate::block::files::{create_dir, write_atomic};
 use crate::block::keys;
 use crate::emit::{block_range, emit, BlockOutcome, EmitConfig};
 use crate::game::Game;
-use crate::money::{canonical, parse_canonical};
+use crate::money::canonical;
 use crate::plan::{fresh_seed, Seed};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -27,14 +27,12 @@ pub fn parse_seed(text: &str) -> Result<Seed> {
 pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let price = match &args.price {
-        Some(p) => parse_canonical(p.trim())
-            .or_else(|| {
-                p.trim()
-                    .parse()
-                    .ok()
-                    .map(|d: rust_decimal::Decimal| d.normalize())
-            })
-            .ok_or_else(|| anyhow!("--price {p}: not an amount in euros such as 0.5 or 2"))?,
+        // Any decimal spelling of a stake is accepted (2, 2.0, 2.00).
+        Some(p) => p
+            .trim()
+            .parse::<rust_decimal::Decimal>()
+            .map(|d| d.normalize())
+            .map_err(|_| anyhow!("--price {p}: not an amount in euros such as 0.5 or 2"))?,
         None if game.stakes.len() == 1 => game.stakes[0].price,
         None => bail!(
             "--price is needed: {} has stakes of {} €",
