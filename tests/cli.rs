@@ -42,6 +42,19 @@ fn verify_fails(w: &Workdir, csv: &Path, extra: &[&str], needle: &str) {
     assert!(text(&out).contains("FAILED"));
 }
 
+/// Verifies a mini-game block against the keygen key, requiring success.
+fn verify_ok(w: &Workdir, csv: &Path) {
+    let game = data("mini-ruche.toml");
+    w.ok(&[
+        "verify",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+        csv.to_str().unwrap(),
+    ]);
+}
+
 fn lines(path: &Path) -> Vec<String> {
     String::from_utf8(read(path))
         .unwrap()
@@ -157,15 +170,7 @@ fn tampering_is_caught_and_named() {
     let csv = folder.join("block-00001.csv");
     let manifest = folder.join("block-00001.manifest.json");
     let original = lines(&csv);
-    let game = data("mini-ruche.toml");
-    w.ok(&[
-        "verify",
-        "--game",
-        &game,
-        "--public-key",
-        "keys/public-key.pem",
-        csv.to_str().unwrap(),
-    ]);
+    verify_ok(&w, &csv);
 
     // One byte changed in a layout.
     let mut changed = original.clone();
@@ -248,14 +253,7 @@ fn tampering_is_caught_and_named() {
     );
 
     // Everything restored verifies again, and OpenSSL agrees with the signature.
-    w.ok(&[
-        "verify",
-        "--game",
-        &game,
-        "--public-key",
-        "keys/public-key.pem",
-        csv.to_str().unwrap(),
-    ]);
+    verify_ok(&w, &csv);
     openssl_verify(&folder, "block-00001");
 }
 
@@ -495,15 +493,7 @@ fn an_insider_with_the_key_but_not_the_seed_is_caught_by_the_audit() {
     )
     .unwrap();
     // Everything is consistent and signed: only the seed tells that the draw was changed.
-    let game = data("mini-ruche.toml");
-    w.ok(&[
-        "verify",
-        "--game",
-        &game,
-        "--public-key",
-        "keys/public-key.pem",
-        csv.to_str().unwrap(),
-    ]);
+    verify_ok(&w, &csv);
     verify_fails(
         &w,
         &csv,
