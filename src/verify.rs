@@ -152,8 +152,16 @@ pub fn verify_block(
             return report;
         }
     };
-    check_signature(&mut report, dir, number, &manifest_bytes, options);
-    let manifest = match Manifest::from_bytes(&manifest_bytes) {
+    let parsed = Manifest::from_bytes(&manifest_bytes);
+    check_signature(
+        &mut report,
+        dir,
+        number,
+        &manifest_bytes,
+        parsed.as_ref().ok(),
+        options,
+    );
+    let manifest = match parsed {
         Ok(m) => m,
         Err(e) => {
             report.problem(format!(
@@ -280,6 +288,7 @@ fn check_signature(
     dir: &Path,
     number: u32,
     manifest_bytes: &[u8],
+    manifest: Option<&Manifest>,
     options: &VerifyOptions,
 ) {
     let signature_path = dir.join(block::signature_name(number));
@@ -310,10 +319,7 @@ fn check_signature(
         }
         Err(e) => report.problem(format!("{}: cannot read: {e}", signature_path.display())),
     }
-    if let (Ok(fingerprint), Ok(manifest)) = (
-        keys::public_key_sha256(&key),
-        Manifest::from_bytes(manifest_bytes),
-    ) {
+    if let (Ok(fingerprint), Some(manifest)) = (keys::public_key_sha256(&key), manifest) {
         if hex::encode(fingerprint) != manifest.public_key_sha256 {
             report.problem(format!(
                 "{}: public_key_sha256 does not match the public key used to verify",
@@ -569,8 +575,7 @@ impl LineChecker<'_> {
             problem: None,
             form: None,
         };
-        let mut digits = Vec::with_capacity(7);
-        block::push_index(&mut digits, index);
+        let digits = block::index_digits(index);
         let serial_text = || format!("{}{}", self.prefix, String::from_utf8_lossy(&digits));
         let at = |rule: String| {
             format!(

@@ -44,15 +44,20 @@ pub fn serial_prefix(game_id: &str, stake: &Stake, emission: u32, block: u32) ->
     format!("{game_id}-{}-{emission:04}-{block:05}-", stake.cents)
 }
 
-/// Writes a ticket's index as the 7 digits that end its serial.
-pub fn push_index(out: &mut Vec<u8>, index: u64) {
+/// A ticket's index as the 7 digits that end its serial.
+pub fn index_digits(index: u64) -> [u8; 7] {
     let mut digits = [b'0'; 7];
     let mut n = index;
     for d in digits.iter_mut().rev() {
         *d = b'0' + (n % 10) as u8;
         n /= 10;
     }
-    out.extend_from_slice(&digits);
+    digits
+}
+
+/// Appends a ticket's index as the 7 digits that end its serial.
+pub fn push_index(out: &mut Vec<u8>, index: u64) {
+    out.extend_from_slice(&index_digits(index));
 }
 
 #[cfg(test)]
