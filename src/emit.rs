@@ -5,11 +5,13 @@
 //! memory whatever its size. Every ticket's randomness comes from the block key and its index,
 //! never from scheduling, so the files are byte-identical with any number of threads.
 
-use crate::block::files::{create_dir, create_temp, finish, publish, stage, write_atomic};
+use crate::block::files::{self, create_dir, remove_stale_temps, stage, write_atomic, Staged};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, CSV_HEADER};
+use crate::emission::lock::LockFile;
 use crate::game::{Game, Stake};
+use crate::interrupt;
 use crate::mechanic::{self, Decoder, Synthesizer};
 use crate::money::canonical;
 use crate::plan::{seed_commitment, BlockKey, Seed};
@@ -19,7 +21,6 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -59,6 +60,29 @@ pub enum BlockOutcome {
     Kept,
 }
 
+/// What the engine tells its caller while it works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A block was finished or kept.
+    Block {
+        /// Its number.
+        number: u32,
+        /// What happened.
+        outcome: BlockOutcome,
+        /// Its CSV file.
+        csv: PathBuf,
+    },
+    /// Waiting for a lock held by another run (the sentence says which and who).
+    Waiting(String),
+    /// Temporary files left by a run that was killed were removed.
+    StaleRemoved {
+        /// The file they were meant to become.
+        path: PathBuf,
+        /// How many.
+        count: usize,
+    },
+}
+
 /// The result of a run.
 #[derive(Debug, Clone)]
 pub struct EmitSummary {
@@ -90,12 +114,17 @@ struct BlockMaker<'a> {
     decoder: Box<dyn Decoder>,
 }
 
-/// Emits the blocks of `config`; `progress` counts tickets (its length is set here).
-/// `on_block` is told about each block as it is finished or kept.
+/// Emits the blocks of `config`; `progress` counts tickets (its length is set here), and
+/// `on_event` is told about each block as it is finished or kept, and about waits for locks.
+///
+/// Several runs may work on one emission at once (on one machine or on a shared file system):
+/// the shared files are checked and written under the emission lock, and each block is made
+/// under its own lock, so disjoint block ranges proceed side by side and a run that reaches a
+/// block another run is making waits for it, then checks and keeps it.
 pub fn emit(
     config: &EmitConfig,
     progress: &ProgressBar,
-    mut on_block: impl FnMut(u32, &BlockOutcome, &Path),
+    mut on_event: impl FnMut(Event),
 ) -> Result<EmitSummary> {
     let game = &config.game;
     let stake = game.stake(config.price)?;
@@ -103,7 +132,11 @@ pub fn emit(
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
     create_dir(&folder, 0o755)?;
     let public = config.signing_key.verifying_key();
-    check_emission_key(&folder, &public)?;
+    {
+        let lock = LockFile::emission(&folder)?;
+        let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+        check_emission_key(&folder, &public, &mut on_event)?;
+    }
     let maker = BlockMaker {
         game,
         stake,
@@ -122,13 +155,24 @@ pub fn emit(
         tickets: 0,
     };
     for number in blocks {
-        let csv = folder.join(block::csv_name(number));
-        let manifest = folder.join(block::manifest_name(number));
-        let signature = folder.join(block::signature_name(number));
-        if manifest.exists() && !config.force {
+        interrupt::check()?;
+        let paths = BlockPaths::new(&folder, number);
+        let lock = LockFile::block(&folder, number)?;
+        let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+        // Whoever left temporary files for this block no longer holds its lock: they are stale.
+        for path in [&paths.csv, &paths.manifest, &paths.signature] {
+            let count = remove_stale_temps(path)?;
+            if count > 0 {
+                on_event(Event::StaleRemoved {
+                    path: path.clone(),
+                    count,
+                });
+            }
+        }
+        if paths.manifest.exists() && !config.force {
             // A manifest is renamed last: the block was complete. Keep it, if it is sound.
             let report = crate::verify::verify_block(
-                &csv,
+                &paths.csv,
                 &crate::verify::VerifyOptions {
                     public_key: Some(public),
                     game: Some(game.clone()),
@@ -138,6 +182,8 @@ pub fn emit(
                 },
                 &ProgressBar::hidden(),
             );
+            // An interrupted check says nothing about the block.
+            interrupt::check()?;
             if !report.ok() {
                 bail!(
                     "block {number} already exists in {} but does not verify:\n{}\nIt was kept untouched; move it away, or give --force to make it again.",
@@ -147,15 +193,40 @@ pub fn emit(
             }
             progress.inc(game.block_size);
             summary.kept += 1;
-            on_block(number, &BlockOutcome::Kept, &csv);
+            on_event(Event::Block {
+                number,
+                outcome: BlockOutcome::Kept,
+                csv: paths.csv,
+            });
             continue;
         }
-        maker.write_block(config, number, &csv, &manifest, &signature, progress)?;
+        maker.write_block(config, number, &paths, progress)?;
         summary.written += 1;
         summary.tickets += game.block_size;
-        on_block(number, &BlockOutcome::Written, &csv);
+        on_event(Event::Block {
+            number,
+            outcome: BlockOutcome::Written,
+            csv: paths.csv,
+        });
     }
     Ok(summary)
+}
+
+/// The three files of a block.
+struct BlockPaths {
+    csv: PathBuf,
+    manifest: PathBuf,
+    signature: PathBuf,
+}
+
+impl BlockPaths {
+    fn new(folder: &Path, number: u32) -> Self {
+        BlockPaths {
+            csv: folder.join(block::csv_name(number)),
+            manifest: folder.join(block::manifest_name(number)),
+            signature: folder.join(block::signature_name(number)),
+        }
+    }
 }
 
 /// The block numbers `first ..= first + count - 1`, checked: blocks are numbered from 1 to
@@ -171,8 +242,20 @@ pub fn block_range(first: u32, count: u32) -> Result<std::ops::RangeInclusive<u3
 }
 
 /// Writes `emission.pub.pem`, or checks that the one there is ours: an emission has one key.
-fn check_emission_key(folder: &Path, public: &ed25519_dalek::VerifyingKey) -> Result<()> {
+/// Called under the emission lock.
+fn check_emission_key(
+    folder: &Path,
+    public: &ed25519_dalek::VerifyingKey,
+    on_event: &mut impl FnMut(Event),
+) -> Result<()> {
     let path = folder.join(block::PUBLIC_KEY_FILE);
+    let count = remove_stale_temps(&path)?;
+    if count > 0 {
+        on_event(Event::StaleRemoved {
+            path: path.clone(),
+            count,
+        });
+    }
     if path.exists() {
         let existing = keys::read_public_key(&path)?;
         if existing != *public {
@@ -248,9 +331,7 @@ impl BlockMaker<'_> {
         &self,
         config: &EmitConfig,
         number: u32,
-        csv_path: &Path,
-        manifest_path: &Path,
-        signature_path: &Path,
+        paths: &BlockPaths,
         progress: &ProgressBar,
     ) -> Result<()> {
         let key = BlockKey::derive(
@@ -262,16 +343,10 @@ impl BlockMaker<'_> {
         );
         let order = key.prize_order(self.stake, self.game.block_size);
         let prefix = block::serial_prefix(&self.game.id, self.stake, config.emission, number);
-        let (tmp, file) = create_temp(csv_path, 0o644)?;
-        let result = self.stream_csv(&key, &order, &prefix, file, &tmp, progress);
-        let (file, written) = match result {
-            Ok(done) => done,
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
-        };
-        finish(file, &tmp)?;
+        // Every early return below drops the staged files, which removes them.
+        let mut csv = Staged::create(&paths.csv, 0o644)?;
+        let written = self.stream_csv(&key, &order, &prefix, &mut csv, progress)?;
+        csv.finish()?;
 
         let tickets = order.len() as u64;
         let mut prizes: Vec<PrizeCount> = Vec::with_capacity(self.tiers.len());
@@ -308,17 +383,20 @@ impl BlockMaker<'_> {
             generator: generator(),
         };
         let bytes = manifest.to_bytes();
-        let signature_tmp = stage(
-            signature_path,
+        let signature = stage(
+            &paths.signature,
             &keys::sign(&config.signing_key, &bytes),
             0o644,
         )?;
-        let manifest_tmp = stage(manifest_path, &bytes, 0o644)?;
+        let manifest = stage(&paths.manifest, &bytes, 0o644)?;
+        interrupt::check()?;
         // All three files are on disk; publish them, the manifest last: a block is complete
-        // once its manifest is there.
-        publish(&tmp, csv_path)?;
-        publish(&signature_tmp, signature_path)?;
-        publish(&manifest_tmp, manifest_path)
+        // exactly when its manifest is there. A block being replaced (--force) loses its
+        // manifest first, so that no moment shows an old manifest beside a new CSV.
+        files::remove(&paths.manifest)?;
+        csv.publish()?;
+        signature.publish()?;
+        manifest.publish()
     }
 
     /// Makes and writes the CSV, overlapping the making of a batch with the writing of the
@@ -328,18 +406,18 @@ impl BlockMaker<'_> {
         key: &BlockKey,
         order: &[u8],
         prefix: &str,
-        file: File,
-        tmp: &Path,
+        csv: &mut Staged,
         progress: &ProgressBar,
-    ) -> Result<(File, Written)> {
+    ) -> Result<Written> {
+        let tmp = csv.temp_path().to_path_buf();
         let mut out = Output {
             // Chunks are hundreds of kilobytes: written as they are, without a buffer's copy.
-            writer: file,
+            writer: csv.file(),
             sha: Sha256::new(),
             bytes: 0,
             merkle: MerkleRoot::new(),
             counts: vec![0; self.tiers.len()],
-            tmp,
+            tmp: &tmp,
         };
         out.write(format!("{CSV_HEADER}\n").as_bytes())?;
         let starts: Vec<usize> = (0..order.len()).step_by(CHUNK).collect();
@@ -352,6 +430,8 @@ impl BlockMaker<'_> {
         };
         let mut pending: Option<Vec<Chunk>> = None;
         for batch in batches {
+            // A batch takes a fraction of a second: a signal is answered well within one.
+            interrupt::check()?;
             let (written, made) = rayon::join(
                 || match pending.take() {
                     Some(chunks) => out.chunks(chunks, progress),
@@ -365,21 +445,18 @@ impl BlockMaker<'_> {
         if let Some(chunks) = pending {
             out.chunks(chunks, progress)?;
         }
-        Ok((
-            out.writer,
-            Written {
-                bytes: out.bytes,
-                sha256: out.sha.finalize().into(),
-                root: out.merkle.root(),
-                counts: out.counts,
-            },
-        ))
+        Ok(Written {
+            bytes: out.bytes,
+            sha256: out.sha.finalize().into(),
+            root: out.merkle.root(),
+            counts: out.counts,
+        })
     }
 }
 
 /// The CSV being written.
 struct Output<'a> {
-    writer: File,
+    writer: &'a mut std::fs::File,
     sha: Sha256,
     bytes: u64,
     merkle: MerkleRoot,

@@ -8,8 +8,10 @@
 
 pub mod block;
 pub mod cmd;
+pub mod emission;
 pub mod emit;
 pub mod game;
+pub mod interrupt;
 pub mod mechanic;
 pub mod money;
 pub mod plan;

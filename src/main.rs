@@ -3,15 +3,27 @@
 
 use clap::Parser;
 use emission_factory::cmd::{run, Cli, Exit};
+use emission_factory::interrupt;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = interrupt::install() {
+        eprintln!("error: cannot catch signals: {e}");
+        return Exit::Error.into();
+    }
     match run(cli) {
         Ok(exit) => exit.into(),
         Err(e) => {
             eprintln!("error: {e:#}");
-            Exit::Error.into()
+            // Stopped by a signal, cleanly: exit as a shell expects (130, 143, 129).
+            match e
+                .chain()
+                .find_map(|c| c.downcast_ref::<interrupt::Interrupted>())
+            {
+                Some(signal) => ExitCode::from(signal.exit_code()),
+                None => Exit::Error.into(),
+            }
         }
     }
 }

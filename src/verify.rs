@@ -487,6 +487,13 @@ impl LineChecker<'_> {
         let mut buf = vec![0u8; READ_SIZE];
         let mut line_no: u64 = 0; // lines seen so far, header included
         loop {
+            // The caller checks the flag too: an interrupted scan proves nothing.
+            if crate::interrupt::requested().is_some() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "stopped by a signal",
+                ));
+            }
             let n = file.read(&mut buf)?;
             if n == 0 {
                 break;

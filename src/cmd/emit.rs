@@ -1,9 +1,11 @@
 //! `emit`: resolves the game, stake, seed and key, then runs the pipeline and reports.
 
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
+use crate::block;
 use crate::block::files::{create_dir, write_atomic};
 use crate::block::keys;
-use crate::emit::{block_range, emit, BlockOutcome, EmitConfig};
+use crate::emission::lock::LockFile;
+use crate::emit::{block_range, emit, BlockOutcome, EmitConfig, Event};
 use crate::game::Game;
 use crate::money::canonical;
 use crate::plan::{fresh_seed, Seed};
@@ -50,6 +52,12 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         args.emission
     );
     let private = args.out.join("private");
+    // The seed and key files are read or made under the emission lock, so that two first runs
+    // of an emission started at once agree on them.
+    let folder = block::emission_dir(&args.out, &game, &stake, args.emission);
+    create_dir(&folder, 0o755)?;
+    let lock = LockFile::emission(&folder)?;
+    let held = lock.acquire(&mut |m| eprintln!("note: {m}"))?;
     let (seed, seed_note) = match &args.seed {
         Some(text) => {
             eprintln!("note: seed given with --seed; it is not stored anywhere");
@@ -79,6 +87,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             )
         }
     };
+    drop(held);
     let config = EmitConfig {
         game,
         price,
@@ -97,12 +106,26 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     );
     let started = Instant::now();
     let summary = pool(args.threads)?.install(|| {
-        emit(&config, &bar, |number, outcome, path| {
-            let what = match outcome {
-                BlockOutcome::Written => "written",
-                BlockOutcome::Kept => "already there, verified and kept",
+        emit(&config, &bar, |event| {
+            let line = match event {
+                Event::Block {
+                    number,
+                    outcome,
+                    csv,
+                } => {
+                    let what = match outcome {
+                        BlockOutcome::Written => "written",
+                        BlockOutcome::Kept => "already there, verified and kept",
+                    };
+                    format!("block {number:05}: {what} ({})", csv.display())
+                }
+                Event::Waiting(m) => format!("note: {m}"),
+                Event::StaleRemoved { path, count } => format!(
+                    "note: removed {count} temporary file(s) for {} left by a run that was killed",
+                    path.display()
+                ),
             };
-            bar.suspend(|| eprintln!("block {number:05}: {what} ({})", path.display()));
+            bar.suspend(|| eprintln!("{line}"));
         })
     })?;
     bar.finish_and_clear();

@@ -44,6 +44,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         bar.set_message(format!("verify {}", csv.display()));
         bar.set_position(0);
         let report = pool.install(|| verify_block(csv, &options, &bar));
+        crate::interrupt::check()?;
         bar.suspend(|| {
             for w in &report.warnings {
                 // The same warning for every block of a folder: say it once.
