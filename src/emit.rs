@@ -6,10 +6,12 @@
 //! never from scheduling, so the files are byte-identical with any number of threads.
 
 use crate::block::files::{self, create_dir, remove_stale_temps, stage, write_atomic, Staged};
-use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT};
+use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, CSV_HEADER};
 use crate::emission::lock::LockFile;
+use crate::emission::record::{self, Custody, EmissionKind, Record};
+use crate::emission::seal;
 use crate::game::{Game, Stake};
 use crate::interrupt;
 use crate::mechanic::{self, Decoder, Synthesizer};
@@ -49,6 +51,13 @@ pub struct EmitConfig {
     pub signing_key: SigningKey,
     /// Remake blocks that already exist.
     pub force: bool,
+    /// Test (seed given in clear) or production (seed from custody shares).
+    pub kind: EmissionKind,
+    /// The custody share set the seed was rebuilt from (production emissions).
+    pub custody: Option<Custody>,
+    /// Blocks the whole emission holds (`--emission-blocks`), recorded by its first run; once
+    /// they are all made, the run that completes them seals the emission.
+    pub planned_blocks: Option<u32>,
 }
 
 /// What happened to one block.
@@ -74,6 +83,8 @@ pub enum Event {
     },
     /// Waiting for a lock held by another run (the sentence says which and who).
     Waiting(String),
+    /// The emission was sealed (all its planned blocks are made and verify).
+    Sealed(PathBuf),
     /// Temporary files left by a run that was killed were removed.
     StaleRemoved {
         /// The file they were meant to become.
@@ -94,6 +105,12 @@ pub struct EmitSummary {
     pub kept: u32,
     /// Tickets written.
     pub tickets: u64,
+    /// Blocks written, in order.
+    pub made: Vec<u32>,
+    /// Blocks kept, in order.
+    pub kept_blocks: Vec<u32>,
+    /// True if this run sealed the emission.
+    pub sealed: bool,
 }
 
 /// One chunk of finished tickets, in order.
@@ -132,11 +149,13 @@ pub fn emit(
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
     create_dir(&folder, 0o755)?;
     let public = config.signing_key.verifying_key();
-    {
+    let wanted = record_of(config, game, stake)?;
+    let planned = {
         let lock = LockFile::emission(&folder)?;
         let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
         check_emission_key(&folder, &public, &mut on_event)?;
-    }
+        join_or_create(&folder, &wanted, config, &blocks)?
+    };
     let maker = BlockMaker {
         game,
         stake,
@@ -153,6 +172,9 @@ pub fn emit(
         written: 0,
         kept: 0,
         tickets: 0,
+        made: Vec::new(),
+        kept_blocks: Vec::new(),
+        sealed: false,
     };
     for number in blocks {
         interrupt::check()?;
@@ -193,6 +215,7 @@ pub fn emit(
             }
             progress.inc(game.block_size);
             summary.kept += 1;
+            summary.kept_blocks.push(number);
             on_event(Event::Block {
                 number,
                 outcome: BlockOutcome::Kept,
@@ -201,6 +224,7 @@ pub fn emit(
             continue;
         }
         maker.write_block(config, number, &paths, progress)?;
+        summary.made.push(number);
         summary.written += 1;
         summary.tickets += game.block_size;
         on_event(Event::Block {
@@ -209,7 +233,146 @@ pub fn emit(
             csv: paths.csv,
         });
     }
+    if let Some(planned) = planned {
+        summary.sealed = seal_if_complete(config, &folder, planned, &summary, &mut on_event)?;
+    }
     Ok(summary)
+}
+
+/// The record this run would write for its emission.
+fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> {
+    Ok(Record {
+        format: record::RECORD_FORMAT,
+        game: game.id.clone(),
+        game_name: game.name.clone(),
+        game_definition_sha256: hex::encode(game.sha256),
+        stake: canonical(stake.price),
+        emission: config.emission,
+        block_size: game.block_size,
+        blocks: config.planned_blocks,
+        kind: config.kind,
+        seed_sha256: hex::encode(seed_commitment(&config.seed)),
+        custody: config.custody.clone(),
+        public_key_sha256: hex::encode(keys::public_key_sha256(
+            &config.signing_key.verifying_key(),
+        )?),
+        generator: generator(),
+        generator_version: GENERATOR_VERSION,
+        created: record::now(),
+    })
+}
+
+/// Under the emission lock: checks this run against the emission's record, or writes the record
+/// if this is the emission's first run. Returns the planned number of blocks, if known.
+fn join_or_create(
+    folder: &Path,
+    wanted: &Record,
+    config: &EmitConfig,
+    blocks: &std::ops::RangeInclusive<u32>,
+) -> Result<Option<u32>> {
+    let public = config.signing_key.verifying_key();
+    let planned = match record::read(folder, &public)? {
+        Some((existing, _)) => {
+            existing.check_run(wanted, &folder.join(record::RECORD_FILE))?;
+            existing.blocks
+        }
+        None => {
+            if folder.join(record::RECORD_FILE).exists() {
+                bail!("{}: unreadable emission record", folder.display());
+            }
+            if let Some(planned) = wanted.blocks {
+                if *blocks.end() > planned {
+                    bail!(
+                        "--emission-blocks {planned}: this run asks for block {}, beyond the emission's last block",
+                        blocks.end()
+                    );
+                }
+            }
+            record::write(folder, wanted, &config.signing_key)?;
+            wanted.blocks
+        }
+    };
+    if let Some(planned) = planned {
+        if *blocks.end() > planned {
+            bail!(
+                "the emission in {} holds {planned} blocks (its record says so); block {} is beyond it",
+                folder.display(),
+                blocks.end()
+            );
+        }
+    }
+    if folder.join(seal::SEAL_FILE).exists() {
+        let complete = seal::complete_blocks(folder)?;
+        let missing: Vec<u32> = blocks
+            .clone()
+            .filter(|b| complete.binary_search(b).is_err())
+            .collect();
+        if config.force || !missing.is_empty() {
+            bail!(
+                "the emission in {} is sealed: its blocks can no longer be made or remade",
+                folder.display()
+            );
+        }
+    }
+    Ok(planned)
+}
+
+/// Seals the emission if all its `planned` blocks are now there. Blocks this run made or
+/// kept are verified already; the others (made by other runs) are verified here.
+fn seal_if_complete(
+    config: &EmitConfig,
+    folder: &Path,
+    planned: u32,
+    summary: &EmitSummary,
+    on_event: &mut impl FnMut(Event),
+) -> Result<bool> {
+    let lock = LockFile::emission(folder)?;
+    let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+    let complete = seal::complete_blocks(folder)?;
+    if (1..=planned).any(|b| complete.binary_search(&b).is_err()) {
+        return Ok(false);
+    }
+    let public = config.signing_key.verifying_key();
+    let (record, record_bytes) = seal::record_for_sealing(folder, &public)?;
+    let mut good = std::collections::BTreeSet::new();
+    for number in 1..=planned {
+        if summary.made.contains(&number) || summary.kept_blocks.contains(&number) {
+            good.insert(number);
+            continue;
+        }
+        interrupt::check()?;
+        let report = crate::verify::verify_block(
+            &folder.join(block::csv_name(number)),
+            &crate::verify::VerifyOptions {
+                public_key: Some(public),
+                game: Some(config.game.clone()),
+                forms: false,
+                seed: Some(config.seed),
+            },
+            &ProgressBar::hidden(),
+        );
+        interrupt::check()?;
+        if !report.ok() {
+            bail!(
+                "cannot seal {}: block {number} does not verify:\n{}",
+                folder.display(),
+                report.problems.join("\n")
+            );
+        }
+        good.insert(number);
+    }
+    let sealed = seal::seal(
+        folder,
+        &record,
+        &record_bytes,
+        planned,
+        &config.signing_key,
+        &|b| good.contains(&b),
+    )?;
+    if sealed.is_some() {
+        on_event(Event::Sealed(folder.join(seal::SEAL_FILE)));
+    }
+    Ok(sealed.is_some())
 }
 
 /// The three files of a block.
@@ -381,6 +544,7 @@ impl BlockMaker<'_> {
                 &config.signing_key.verifying_key(),
             )?),
             generator: generator(),
+            emission_kind: Some(config.kind),
         };
         let bytes = manifest.to_bytes();
         let signature = stage(

@@ -6,7 +6,7 @@
 //! Article 3 for the stake, the total, the CSV's size and SHA-256, the Merkle root, the
 //! manifest's fields, and the Ed25519 signature of the manifest.
 
-use crate::block::manifest::{Manifest, PrizeCount, FORMAT};
+use crate::block::manifest::{Manifest, PrizeCount, FORMAT, FORMAT_1, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, CSV_HEADER};
 use crate::game::{Game, Stake};
@@ -193,6 +193,16 @@ pub fn verify_block(
                 ));
                 return report;
             }
+            // A replay is only meaningful with the generator that made the block.
+            if manifest.generator_version() != Some(GENERATOR_VERSION) {
+                report.problem(format!(
+                    "{}: the block was made by {} and this program is generator {GENERATOR_VERSION} ({}): it cannot replay it; use the version that made it",
+                    manifest_path.display(),
+                    crate::emission::shown(manifest.generator.as_bytes()),
+                    crate::block::manifest::generator()
+                ));
+                return report;
+            }
             let synthesizer = match mechanic::synthesizer(&game, &stake) {
                 Ok(s) => s,
                 Err(m) => {
@@ -339,12 +349,17 @@ fn check_manifest(
     options: &VerifyOptions,
 ) -> Option<(Game, Stake)> {
     let name = path.display();
-    if manifest.format != FORMAT {
+    if manifest.format != FORMAT && manifest.format != FORMAT_1 {
         report.problem(format!(
-            "{name}: format {} is not one this program reads (it reads format {FORMAT})",
+            "{name}: format {} is not one this program reads (it reads formats {FORMAT_1} and {FORMAT})",
             manifest.format
         ));
         return None;
+    }
+    if manifest.format == FORMAT && manifest.emission_kind.is_none() {
+        report.problem(format!(
+            "{name}: format {FORMAT} manifests state emission_kind (test or production)"
+        ));
     }
     let game = match &options.game {
         Some(g) => g.clone(),

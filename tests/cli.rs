@@ -160,7 +160,11 @@ fn another_seed_cannot_join_an_emission() {
     emit_mini(&w, &[]);
     let other = "ff".repeat(32);
     let out = run_mini(&w, &["--seed", &other, "--blocks", "2"], 2);
-    assert!(text(&out).contains("another seed"), "{}", text(&out));
+    assert!(
+        text(&out).contains("an emission has one seed"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

@@ -1,12 +1,21 @@
-//! The block manifest (`block-NNNNN.manifest.json`), format 1.
+//! The block manifest (`block-NNNNN.manifest.json`), format 2 (format 1, without
+//! `emission_kind`, is still read).
 //!
 //! Fields are written in a fixed order with two-space indentation and a final line end, so the
 //! same block always gives the same bytes (and so the same signature).
 
+use crate::emission::record::EmissionKind;
 use serde::{Deserialize, Serialize};
 
 /// The format number written in every manifest.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
+/// The earlier format, still read: the same fields without `emission_kind`.
+pub const FORMAT_1: u32 = 1;
+
+/// The version of the generator: the bytes of a block (prize order, layouts, files) for given
+/// coordinates and seed. Any change of those bytes bumps it; `emit` and `verify --seed` refuse to
+/// replay a block made by another version.
+pub const GENERATOR_VERSION: u32 = 1;
 
 /// One line of the prize list: `count` tickets win `amount`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,8 +70,13 @@ pub struct Manifest {
     pub seed_sha256: String,
     /// SHA-256 of the signing public key's DER (SPKI) bytes.
     pub public_key_sha256: String,
-    /// Program name and version.
+    /// Program name and version, and the generator version: `emission-factory 0.1.0
+    /// (generator 1)`.
     pub generator: String,
+    /// `test` (seed given in clear) or `production` (seed from custody shares); absent in
+    /// format 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emission_kind: Option<EmissionKind>,
 }
 
 impl Manifest {
@@ -74,13 +88,32 @@ impl Manifest {
         bytes
     }
 
+    /// The emission's kind; a format 1 manifest (made before kinds existed) counts as a test.
+    pub fn kind(&self) -> EmissionKind {
+        self.emission_kind.unwrap_or(EmissionKind::Test)
+    }
+
+    /// The generator version named in `generator` (`(generator N)`); format 1 manifests, made
+    /// before the version was written, were made by generator 1.
+    pub fn generator_version(&self) -> Option<u32> {
+        match self.generator.split_once("(generator ") {
+            Some((_, rest)) => rest.strip_suffix(')')?.parse().ok(),
+            None if self.format == FORMAT_1 => Some(1),
+            None => None,
+        }
+    }
+
     /// Parses manifest bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, serde_json::Error> {
         serde_json::from_slice(bytes)
     }
 }
 
-/// `emission-factory <version>`.
+/// `emission-factory <version> (generator <N>)`.
 pub fn generator() -> String {
-    format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+    format!(
+        "{} {} (generator {GENERATOR_VERSION})",
+        env!("CARGO_PKG_NAME"),
+        env!("CARGO_PKG_VERSION")
+    )
 }

@@ -31,9 +31,14 @@ impl MerkleRoot {
 
     /// Appends the leaf of a ticket whose hash is `ticket_hash`.
     pub fn push(&mut self, ticket_hash: &[u8; 32]) {
+        self.push_data(ticket_hash);
+    }
+
+    /// Appends a leaf whose data is `data` (the RFC's `MTH({d(0)}) = SHA-256(0x00 ‖ d(0))`).
+    pub fn push_data(&mut self, data: &[u8]) {
         let leaf: [u8; 32] = Sha256::new()
             .chain_update([0u8])
-            .chain_update(ticket_hash)
+            .chain_update(data)
             .finalize()
             .into();
         let mut item = (1u64, leaf);
@@ -102,5 +107,39 @@ mod tests {
         assert_eq!(reference(&l[..8]), r8);
         let r3 = node(&reference(&l[..2]), &reference(&l[2..3]));
         assert_eq!(reference(&l[..3]), r3);
+    }
+
+    /// Pinned: the roots of the certificate-transparency reference test vectors (RFC 6962
+    /// trees over the same eight inputs), for the empty tree and the first 1 to 8 leaves.
+    #[test]
+    fn known_answers_of_the_rfc_6962_test_vectors() {
+        let inputs = [
+            "",
+            "00",
+            "10",
+            "2021",
+            "3031",
+            "40414243",
+            "5051525354555657",
+            "606162636465666768696a6b6c6d6e6f",
+        ];
+        let roots = [
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+            "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+            "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+            "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+            "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+            "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+            "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+            "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
+        ];
+        for (n, expected) in roots.iter().enumerate() {
+            let mut tree = MerkleRoot::new();
+            for input in &inputs[..n] {
+                tree.push_data(&hex::decode(input).unwrap());
+            }
+            assert_eq!(hex::encode(tree.root()), *expected, "{n} leaves");
+        }
     }
 }

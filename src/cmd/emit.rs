@@ -5,6 +5,8 @@ use crate::block;
 use crate::block::files::{create_dir, write_atomic};
 use crate::block::keys;
 use crate::emission::lock::LockFile;
+use crate::emission::log::{self as audit, Entry};
+use crate::emission::record::EmissionKind;
 use crate::emit::{block_range, emit, BlockOutcome, EmitConfig, Event};
 use crate::game::Game;
 use crate::money::canonical;
@@ -66,16 +68,28 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                 "given with --seed, not stored".to_string(),
             )
         }
-        None => {
-            let path = args
-                .seed_file
-                .clone()
-                .unwrap_or_else(|| private.join(format!("{base}.seed")));
-            (
-                load_or_make_seed(&path)?,
-                format!("kept in {} (not in the emission folder)", path.display()),
-            )
-        }
+        None => match &args.seed_file {
+            Some(path) => {
+                // An explicit seed file is read, never made: a typo must not start a new seed.
+                if !path.exists() {
+                    bail!(
+                        "--seed-file {}: no such file. A seed file is never created by --seed-file; leave out every seed option on an emission's first run to draw a new seed",
+                        path.display()
+                    );
+                }
+                (
+                    load_or_make_seed(path)?,
+                    format!("read from {}", path.display()),
+                )
+            }
+            None => {
+                let path = private.join(format!("{base}.seed"));
+                (
+                    load_or_make_seed(&path)?,
+                    format!("kept in {} (not in the emission folder)", path.display()),
+                )
+            }
+        },
     };
     let (signing_key, key_note) = match &args.signing_key {
         Some(path) => (keys::read_signing_key(path)?, path.display().to_string()),
@@ -98,6 +112,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         seed,
         signing_key,
         force: args.force,
+        // Only a seed rebuilt from custody shares makes a production emission.
+        kind: EmissionKind::Test,
+        custody: None,
+        planned_blocks: args.emission_blocks,
     };
     let bar = progress_bar(
         args.quiet,
@@ -105,7 +123,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         Some(u64::from(args.blocks) * config.game.block_size),
     );
     let started = Instant::now();
-    let summary = pool(args.threads)?.install(|| {
+    let outcome = pool(args.threads)?.install(|| {
         emit(&config, &bar, |event| {
             let line = match event {
                 Event::Block {
@@ -120,6 +138,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                     format!("block {number:05}: {what} ({})", csv.display())
                 }
                 Event::Waiting(m) => format!("note: {m}"),
+                Event::Sealed(path) => format!(
+                    "sealed: all the emission's blocks are made; {}",
+                    path.display()
+                ),
                 Event::StaleRemoved { path, count } => format!(
                     "note: removed {count} temporary file(s) for {} left by a run that was killed",
                     path.display()
@@ -127,7 +149,26 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             };
             bar.suspend(|| eprintln!("{line}"));
         })
-    })?;
+    });
+    // Every run on the emission leaves a line in its audit log, whatever the outcome.
+    let mut entry = Entry::for_this_run("emit");
+    match &outcome {
+        Ok(summary) => {
+            entry.blocks_made = summary.made.clone();
+            entry.blocks_kept = summary.kept_blocks.clone();
+            if summary.sealed {
+                entry.result = "ok, sealed".into();
+            }
+        }
+        Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
+    }
+    if let Err(e) = audit::append(&folder, entry) {
+        eprintln!("warning: cannot append to the emission's audit log: {e:#}");
+        if outcome.is_ok() {
+            return Err(e.context("the blocks were made, but the audit log could not be written"));
+        }
+    }
+    let summary = outcome?;
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     let rate = summary.tickets as f64 / seconds.max(1e-9);

@@ -6,6 +6,7 @@
 mod emit;
 mod games;
 mod keygen;
+mod seal;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -47,8 +48,11 @@ pub enum Command {
     /// hash and sign the block files.
     Emit(EmitArgs),
     /// Verify blocks independently: every layout, hash, count, the Merkle root and the
-    /// signature.
+    /// signature; and, for an emission folder, its record, audit log and seal.
     Verify(VerifyArgs),
+    /// Seal an emission whose blocks are all made: a signed list of every block and the
+    /// emission's totals; a sealed emission takes no new block.
+    Seal(SealArgs),
     /// Make an Ed25519 signing key pair (PKCS#8 and SPKI PEM, readable by OpenSSL).
     Keygen(KeygenArgs),
     /// List the built-in games: stakes, block size, winners, payout ratio, odds.
@@ -76,6 +80,10 @@ pub struct EmitArgs {
     /// Emission number.
     #[arg(long, default_value_t = 1, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=9_999))]
     pub emission: u32,
+    /// Blocks the whole emission holds. Recorded by the emission's first run (later runs must
+    /// agree); the run that completes them seals the emission. Without it, seal with `seal`.
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=99_999))]
+    pub emission_blocks: Option<u32>,
     /// Root folder of the block files; blocks go to DIR/<game>/<stake>/e<emission>/.
     #[arg(long, default_value = "emissions", value_name = "DIR")]
     pub out: PathBuf,
@@ -84,8 +92,10 @@ pub struct EmitArgs {
     /// first time.
     #[arg(long, value_name = "HEX", conflicts_with = "seed_file")]
     pub seed: Option<String>,
-    /// Where the emission's seed is kept when --seed is not given (default:
-    /// DIR/private/<game>-<stake>-e<emission>.seed, outside the emission folder, mode 0600).
+    /// A file holding the emission's seed (64 hex digits); it must exist. Without any seed
+    /// option, the first run of an emission draws a seed from the system's CSPRNG and keeps it in
+    /// DIR/private/<game>-<stake>-e<emission>.seed (mode 0600, outside the emission folder),
+    /// and later runs reuse it. A seed in clear makes a test emission.
     #[arg(long, value_name = "FILE")]
     pub seed_file: Option<PathBuf>,
     /// Ed25519 private key (PKCS#8 PEM) that signs the manifests. Without it, a one-time key
@@ -135,6 +145,30 @@ pub struct VerifyArgs {
     pub quiet: bool,
 }
 
+/// `seal` arguments.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  emission-factory seal --signing-key keys/signing-key.pem emissions/ruche-or/2/e0003"
+)]
+pub struct SealArgs {
+    /// The emission folder (<out>/<game>/<stake>/e<emission>).
+    #[arg(value_name = "FOLDER")]
+    pub folder: PathBuf,
+    /// The emission's signing key (PKCS#8 PEM). Default: the emission's one-time key in
+    /// <out>/private/, if emit made one.
+    #[arg(long, value_name = "PEM")]
+    pub signing_key: Option<PathBuf>,
+    /// Blocks the emission holds, if its record does not say (emit --emission-blocks).
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=99_999))]
+    pub blocks: Option<u32>,
+    /// The game definition (id or .toml path), if it is not a built-in game.
+    #[arg(long, value_name = "ID|FILE")]
+    pub game: Option<String>,
+    /// Worker threads for verifying the blocks (default: one per core).
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+}
+
 /// `keygen` arguments.
 #[derive(Debug, clap::Args)]
 pub struct KeygenArgs {
@@ -151,6 +185,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Emit(args) => emit::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Seal(args) => seal::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Games => games::run(),
     }

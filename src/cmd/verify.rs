@@ -3,11 +3,14 @@
 use super::emit::parse_seed;
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use crate::block::keys;
+use crate::emission::record::{EmissionKind, RECORD_FILE};
+use crate::emission::seal::check_folder;
 use crate::game::Game;
 use crate::money::canonical;
 use crate::verify::{find_blocks, verify_block, VerifyOptions};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let options = VerifyOptions {
@@ -33,7 +36,19 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         },
     };
     let blocks = find_blocks(&args.paths)?;
-    if blocks.is_empty() {
+    // Emission folders: those holding the blocks found, and those named that hold a record.
+    let mut emissions: BTreeSet<PathBuf> = blocks
+        .iter()
+        .filter_map(|b| b.parent().map(Path::to_path_buf))
+        .filter(|f| f.join(RECORD_FILE).exists())
+        .collect();
+    emissions.extend(
+        args.paths
+            .iter()
+            .filter(|p| p.is_dir() && p.join(RECORD_FILE).exists())
+            .cloned(),
+    );
+    if blocks.is_empty() && emissions.is_empty() {
         bail!("no block file (block-NNNNN.csv) found in the paths given");
     }
     let bar = progress_bar(args.quiet, "verify", None);
@@ -84,11 +99,57 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         });
     }
     bar.finish_and_clear();
+    let mut emissions_failed = 0;
+    for folder in &emissions {
+        let key = match options.public_key {
+            Some(key) => key,
+            None => match keys::read_public_key(&folder.join(crate::block::PUBLIC_KEY_FILE)) {
+                Ok(key) => key,
+                Err(e) => {
+                    emissions_failed += 1;
+                    println!("FAILED  emission {}\n  - {e:#}", folder.display());
+                    continue;
+                }
+            },
+        };
+        let report = check_folder(folder, &key);
+        for note in &report.notes {
+            eprintln!("note: {note}");
+        }
+        let kind = match report.kind {
+            Some(EmissionKind::Test) => {
+                " (TEST emission: its seed was given in clear; not for sale)"
+            }
+            Some(EmissionKind::Production) => " (production emission)",
+            None => "",
+        };
+        if report.problems.is_empty() {
+            println!("OK      emission {}{kind}", folder.display());
+        } else {
+            emissions_failed += 1;
+            println!("FAILED  emission {}{kind}", folder.display());
+            for p in &report.problems {
+                println!("  - {p}");
+            }
+        }
+    }
     println!(
         "{} block(s) checked: {} OK, {} failed",
         blocks.len(),
         blocks.len() - failed,
         failed
     );
-    Ok(if failed == 0 { Exit::Ok } else { Exit::Failed })
+    if !emissions.is_empty() {
+        println!(
+            "{} emission(s) checked: {} OK, {} failed",
+            emissions.len(),
+            emissions.len() - emissions_failed,
+            emissions_failed
+        );
+    }
+    Ok(if failed == 0 && emissions_failed == 0 {
+        Exit::Ok
+    } else {
+        Exit::Failed
+    })
 }

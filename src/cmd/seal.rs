@@ -1,0 +1,148 @@
+//! `seal`: checks that every planned block of an emission is there and verifies, then writes
+//! the signed emission seal and a line of the audit log.
+
+use super::{pool, Exit, SealArgs};
+use crate::block::{self, keys};
+use crate::emission::lock::LockFile;
+use crate::emission::log::{append_locked, Entry};
+use crate::emission::seal::{self, SEAL_FILE};
+use crate::game::Game;
+use crate::money::parse_canonical;
+use crate::verify::{verify_block, VerifyOptions};
+use anyhow::{anyhow, bail, Result};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+pub(super) fn run(args: SealArgs) -> Result<Exit> {
+    let folder = &args.folder;
+    if !folder.join(crate::emission::record::RECORD_FILE).exists() {
+        bail!(
+            "{} is not an emission folder with a record (emission.json); give <out>/<game>/<stake>/e<emission>",
+            folder.display()
+        );
+    }
+    let key_path = match &args.signing_key {
+        Some(path) => path.clone(),
+        None => one_time_key(folder)?,
+    };
+    let key = keys::read_signing_key(&key_path)?;
+    let public = key.verifying_key();
+    let lock = LockFile::emission(folder)?;
+    let held = lock.acquire(&mut |m| eprintln!("note: {m}"))?;
+    let (record, record_bytes) = seal::record_for_sealing(folder, &public)?;
+    let planned = match (record.blocks, args.blocks) {
+        (Some(r), Some(a)) if r != a => bail!(
+            "--blocks {a}: the emission's record says it holds {r} blocks"
+        ),
+        (Some(r), _) => r,
+        (None, Some(a)) => a,
+        (None, None) => bail!(
+            "how many blocks make this emission? Its record does not say (emit --emission-blocks); give --blocks B"
+        ),
+    };
+    let game = match &args.game {
+        Some(g) => Game::resolve(g)?,
+        None => Game::builtin(&record.game)?,
+    };
+    if hex::encode(game.sha256) != record.game_definition_sha256 {
+        bail!(
+            "the game definition {} is not the emission's (SHA-256 {}, the record says {}); give --game with the definition used",
+            game.source,
+            hex::encode(game.sha256),
+            record.game_definition_sha256
+        );
+    }
+    let price = parse_canonical(&record.stake)
+        .ok_or_else(|| anyhow!("the record's stake is not a canonical amount"))?;
+    game.stake(price)?;
+    // Every block is verified in full before it is sealed (missing ones are named by `seal`).
+    let present = seal::complete_blocks(folder)?;
+    let pool = pool(args.threads)?;
+    let mut good = BTreeSet::new();
+    let options = VerifyOptions {
+        public_key: Some(public),
+        game: Some(game.clone()),
+        forms: false,
+        seed: None,
+    };
+    let mut failed = Vec::new();
+    for &number in present.iter().filter(|&&b| b <= planned) {
+        let csv = folder.join(block::csv_name(number));
+        let report =
+            pool.install(|| verify_block(&csv, &options, &indicatif::ProgressBar::hidden()));
+        crate::interrupt::check()?;
+        if report.ok() {
+            good.insert(number);
+        } else {
+            failed.push(format!(
+                "block {number}:\n    {}",
+                report.problems.join("\n    ")
+            ));
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "cannot seal {}: blocks do not verify:\n  {}",
+            folder.display(),
+            failed.join("\n  ")
+        );
+    }
+    let outcome = seal::seal(folder, &record, &record_bytes, planned, &key, &|b| {
+        good.contains(&b)
+    });
+    let mut entry = Entry::for_this_run("seal");
+    entry.blocks_kept = good.iter().copied().collect();
+    entry.result = match &outcome {
+        Ok(Some(_)) => "ok, sealed".into(),
+        Ok(None) => "ok, already sealed".into(),
+        Err(e) => format!("error: {e:#}").chars().take(1000).collect(),
+    };
+    append_locked(folder, &mut entry)?;
+    drop(held);
+    match outcome? {
+        Some(s) => println!(
+            "sealed {}: {} blocks, {} tickets, {} winners, {} € of prizes ({} emission); {}",
+            folder.display(),
+            s.blocks.len(),
+            super::grouped(s.tickets),
+            super::grouped(s.winners),
+            s.total_prizes,
+            s.kind.as_str(),
+            folder.join(SEAL_FILE).display()
+        ),
+        None => println!("{} was already sealed with these blocks", folder.display()),
+    }
+    Ok(Exit::Ok)
+}
+
+/// The one-time key `emit` keeps for an emission made without --signing-key:
+/// `<out>/private/<game>-<stake>-e<NNNN>.signing-key.pem`, from the folder
+/// `<out>/<game>/<stake>/e<NNNN>`.
+fn one_time_key(folder: &Path) -> Result<PathBuf> {
+    let parts: Vec<String> = folder
+        .components()
+        .rev()
+        .take(3)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let out = folder
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent);
+    match (parts.as_slice(), out) {
+        ([emission, stake, game], Some(out)) => {
+            let path = out
+                .join("private")
+                .join(format!("{game}-{stake}-{emission}.signing-key.pem"));
+            if path.exists() {
+                Ok(path)
+            } else {
+                bail!(
+                    "no --signing-key, and no one-time key at {}: give the emission's --signing-key",
+                    path.display()
+                )
+            }
+        }
+        _ => bail!("give the emission's --signing-key"),
+    }
+}
