@@ -129,4 +129,68 @@ mod tests {
             assert_ne!(order, other.prize_order(stake, game.block_size));
         }
     }
+
+    /// Pinned: the keys of fixed coordinates, the first 32 prizes of their order and the first
+    /// 3 layouts of each built-in game. Any change fails here on purpose: bump
+    /// GENERATOR_VERSION (docs/SPEC.md §4) and update these values.
+    #[test]
+    fn known_answers_for_fixed_coordinates() {
+        let seed: Seed =
+            hex::decode("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
+                .unwrap()
+                .try_into()
+                .unwrap();
+        let mut found = Vec::new();
+        for (id, price) in [("ruche-or", 2), ("maxi-ruche-or", 3), ("annee-chance", 3)] {
+            let game = Game::builtin(id).unwrap();
+            let stake = game.stake(rust_decimal::Decimal::from(price)).unwrap();
+            let key = BlockKey::derive(&seed, &game.id, stake, 1, 1);
+            let order = key.prize_order(stake, game.block_size);
+            let tiers = stake.tiers();
+            let first: Vec<String> = order[..32]
+                .iter()
+                .map(|&t| canonical(tiers[t as usize]))
+                .collect();
+            let synthesizer = crate::mechanic::synthesizer(&game, stake).unwrap();
+            let mut layouts = Vec::new();
+            for i in 0..3u64 {
+                let mut out = String::new();
+                synthesizer
+                    .synthesize(
+                        tiers[order[i as usize] as usize],
+                        &mut key.ticket_rng(i),
+                        &mut out,
+                    )
+                    .unwrap();
+                layouts.push(out);
+            }
+            found.push(format!(
+                "{id} {price}: prize key {}, layout key {}\nfirst prizes {}\n{}",
+                hex::encode(key.prize_key),
+                hex::encode(key.layout_key),
+                first.join(" "),
+                layouts.join("\n")
+            ));
+        }
+        let found = found.join("\n");
+        assert_eq!(found, KNOWN_ANSWERS.trim(), "\n{found}\n");
+    }
+
+    const KNOWN_ANSWERS: &str = r#"
+ruche-or 2: prize key 96e60bcae48fd832681e74709006e95309c03e92cb182bee8e2bbfb12723e1e7, layout key 84c85d7fc7764d5042525f40b838ac696b0526d797da5f14fd1e6e3a20dafce3
+first prizes 4 0 4 0 0 0 2 4 0 0 2 0 6 0 0 0 0 0 0 0 6 0 0 0 2 0 2 0 0 20 4 0
+30:PFAP/4:APHBA/2:BPBFHF/4:PABFFPP/30:BPPBFE/40:PBBPF/6:BHPA|10:AHAB/100:PPAHB/20:PFABAB/20:BPAAFPF/20000:FFPFAB/10:PFBPA/20000:FBAB
+6:ABPP/30:FBABA/30:FFFAAF/2:FAPFFBP/10:APPBFB/10:BAAFF/100:BBPA
+4:FPPP/100:FFHBB/10:AHAPBB/2000:PBPFABH/40:FABAPF/6:PBPBF/6:BPFA
+maxi-ruche-or 3: prize key 5bcc42ec55831ea99bd5642be299398b446c8f235353043f3d4eaec31ff1137b, layout key e58bc9508a5a78bc57d2ed7786c2d699a1212a602c755fefc497539dff3d1922
+first prizes 3 50 0 0 0 3 3 0 5 0 0 5 3 3 0 0 0 0 0 0 0 3 0 0 0 0 0 5 0 3 5 0
+1000#500:BBPA/100000:APFAB/50:BFFBAE/500:FABFAFB/100:BBPPFF/25:FBAPA/100000:BBPF|3#500:BAPB/50000:AFAPP/25:FBPFFB/50000:AAFPBBF/50000:2APBQA/20:BPAPB/20:PF2P
+100#5000:P5PB/10:PFAAP/2500:AABFFP/2:BBPFAPF/10:AAPBFB/50000:PFPBA/10:5PPP
+40#500:FPEP/2:FAP2P/10:FABFBP/10000:PBPFB3F/5:AFFFBB/100:FBFBA/100:APFP|3#100:AAPP/10000:BBPPA/3:PBFBPF/100:FPFAF5A/25:AABBFF/25:BPAFA/25:PP6A+..Q....Q.Q..
+annee-chance 3: prize key 31593332fd2e057a1295b7405eedf6d8575e652458d430b28b0edb21fa5f5f9b, layout key 30e65897098a8e473522359780e94b1ea53c1b4376ef125b7f136e2668cb3a58
+first prizes 10 0 0 0 0 0 0 0 0 0 0 0 6 0 0 0 0 0 0 0 0 6 0 0 0 0 0 0 0 0 0 0
+BA:20/BA:6/GF:100/EE:2/FF:4/DE:2/EE:2/CB:30/GG:2/HA:5/GF:10/EF:40|7-2-10:50
+AD:40/HE:40/AF:30/EG:500/FA:10000/GF:20/HG:20/HG:20/DC:30/GH:3/DH:100/FH:10|3-9-11:4
+GF:50/BD:6/FH:40/HG:10/GA:500/BA:20/GF:4/FD:20/ED:4/GF:10/AF:10/DC:50|3-6-1:30
+"#;
 }

@@ -59,5 +59,11 @@ fn full_block_at_3() {
 fn one_and_two_threads_give_identical_files() {
     let w = Workdir::new();
     let folder = emit_with_1_and_2_threads(&w, "ruche-or", "0.5");
+    assert_pinned(
+        &folder,
+        "e8bd47ccb06345b57ef5e79ac6fffd1ebe6fb938f418d2d03fe532920b953889",
+        "b3d6eacac1775e8867d28c48975268e5cc7cba9d65b30361919a971fa43c108d",
+        "93adc4d3b8cdd20c7b9ba1f71943acc5b99a2605f6f2334da040d08e40a2a361",
+    );
     verify_with_forms(&w, &folder, "900 000");
 }

@@ -104,11 +104,55 @@ pub fn openssl_verify(folder: &Path, block: &str) {
     );
 }
 
-/// Emits block 1 of `game` at `price` with the fixed seed and a fresh key, once with 1 thread
-/// (into `one/`) and once with 2 (into `two/`), checks that every file is byte-identical, and
-/// returns the folder of the first.
+/// Copies the fixed test key pair (tests/data/test-*-key.pem) into `keys/` of the workdir, the
+/// private key with mode 0600 (git does not keep modes).
+pub fn fixed_test_key(w: &Workdir) {
+    std::fs::create_dir_all(w.path("keys")).expect("keys folder");
+    for (from, to) in [
+        ("test-signing-key.pem", "keys/signing-key.pem"),
+        ("test-public-key.pem", "keys/public-key.pem"),
+    ] {
+        std::fs::copy(data(from), w.path(to)).expect("copy the test key");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            w.path("keys/signing-key.pem"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .expect("chmod 600");
+    }
+}
+
+/// SHA-256 of a file, hex.
+pub fn sha256_file(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(read(path)))
+}
+
+/// Pinned outputs: the SHA-256 of block 1's CSV, manifest and signature in `folder` must be
+/// exactly these. Any change of a byte for the same inputs (seed, coordinates, key, definition)
+/// fails here on purpose: bump GENERATOR_VERSION (see docs/SPEC.md) and update the values.
+pub fn assert_pinned(folder: &Path, csv: &str, manifest: &str, signature: &str) {
+    let found = [
+        sha256_file(&folder.join("block-00001.csv")),
+        sha256_file(&folder.join("block-00001.manifest.json")),
+        sha256_file(&folder.join("block-00001.manifest.json.sig")),
+    ];
+    assert_eq!(
+        found,
+        [csv, manifest, signature],
+        "the bytes of a block changed for the same seed, coordinates and key: \
+         if on purpose, bump GENERATOR_VERSION and update the pinned values"
+    );
+}
+
+/// Emits block 1 of `game` at `price` with the fixed seed and the fixed test key, once with 1
+/// thread (into `one/`) and once with 2 (into `two/`), checks that every file is
+/// byte-identical, and returns the folder of the first.
 pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBuf {
-    w.ok(&["keygen", "--out", "keys"]);
+    fixed_test_key(w);
     for (threads, out) in [("1", "one"), ("2", "two")] {
         w.ok(&[
             "emit",
