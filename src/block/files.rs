@@ -184,6 +184,378 @@ pub fn create_dir(path: &Path, mode: u32) -> Result<()> {
         .with_context(|| format!("cannot create folder {}", path.display()))
 }
 
+/// The most bytes a secret file (a seed, a PEM key) may hold; a larger one is refused unread.
+pub const SECRET_LIMIT: u64 = 64 * 1024;
+
+/// Writes `bytes` to `path` as a secret: mode 0600, published atomically and never over an
+/// existing file or link. See [`write_new`].
+pub fn write_secret(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_new(path, bytes, 0o600)
+}
+
+/// Writes `bytes` to `path`, which must not exist, with exactly the Unix mode `mode`.
+///
+/// The bytes go to a temporary file with a random name in the same folder, created with
+/// `O_CREAT|O_EXCL` (so never a stale file, nor through a link planted at its name) and mode
+/// 0600 from the start, then set to `mode` whatever the umask; it is fsynced and published
+/// under `path` without replacing anything there (`renameat2(RENAME_NOREPLACE)`, or a hard
+/// link): a file or a link found at `path` is an error naming it, and a link is not followed.
+/// The folder is fsynced last. On every error the temporary file is removed.
+pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} does not name a file", path.display()))?;
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .rand_bytes(8)
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    // Dropping `tmp` on an early return removes the temporary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(mode))
+            .with_context(|| format!("cannot set the mode of {}", tmp.path().display()))?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {} (disk full?)", tmp.path().display()))?;
+    tmp.persist_noclobber(path).map_err(|e| {
+        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+            anyhow::anyhow!(
+                "{} already exists (a file or a link): it is never overwritten nor written through; remove it first if it must go",
+                path.display()
+            )
+        } else {
+            anyhow::Error::new(e.error).context(format!(
+                "cannot publish {} as {}",
+                e.file.path().display(),
+                path.display()
+            ))
+        }
+    })?;
+    sync_dir(path)
+}
+
+/// Makes sure `dir` is fit to hold secret files, creating it (mode 0700) when missing.
+///
+/// An existing folder is refused when it is a link, when group or others may write into it
+/// (they could then replace or add files there), or when it belongs to another user. The
+/// mode bits themselves are checked, since root may write anywhere whatever they say.
+pub fn private_dir(dir: &Path) -> Result<()> {
+    match fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_dir(dir, 0o700)?,
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot look at folder {}", dir.display()))
+        }
+        Ok(_) => {}
+    }
+    let meta = fs::symlink_metadata(dir)
+        .with_context(|| format!("cannot look at folder {}", dir.display()))?;
+    if meta.file_type().is_symlink() {
+        anyhow::bail!(
+            "{} is a symbolic link: secret files are kept only in a real folder; give the folder itself, or replace the link with a folder of mode 0700",
+            dir.display()
+        );
+    }
+    if !meta.is_dir() {
+        anyhow::bail!("{} is not a folder", dir.display());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            anyhow::bail!(
+                "folder {} has mode {mode:04o}: group or others may write into it, and so replace the secret files kept there. Run `chmod 700 {}`, then try again",
+                dir.display(),
+                shell_quoted(dir)
+            );
+        }
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            anyhow::bail!(
+                "folder {} belongs to user id {}, not to the user running this (id {me}): secret files are kept only in a folder of one's own. Give another folder, or `chown` it",
+                dir.display(),
+                meta.uid()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Whether a secret file that group or others may read is refused or let through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposure {
+    /// Refuse it, with an error that says how to fix its mode.
+    Refuse,
+    /// Read it all the same; the caller warns (see [`Secret::exposed_mode`]).
+    Allow,
+}
+
+/// The contents of a secret file read by [`read_secret`].
+pub struct Secret {
+    /// The bytes of the file.
+    pub bytes: Vec<u8>,
+    /// The file's permission bits.
+    pub mode: u32,
+}
+
+impl Secret {
+    /// The file's mode when group or others may read or write it.
+    pub fn exposed_mode(&self) -> Option<u32> {
+        (self.mode & 0o077 != 0).then_some(self.mode)
+    }
+}
+
+/// Reads a secret file (a seed, a private key) of at most `limit` bytes; `what` names it in
+/// errors ("seed file", "signing key").
+///
+/// The file is opened without following a link (`O_NOFOLLOW`), and without blocking on a
+/// FIFO; it must be a regular file no larger than `limit`, else it is refused without being
+/// read. A file whose mode lets group or others in is refused unless `exposure` allows it.
+pub fn read_secret(path: &Path, what: &str, limit: u64, exposure: Exposure) -> Result<Secret> {
+    use std::io::Read;
+    let file = open_nofollow(path, what)?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "{} is not a regular file: secret files are read only from regular files",
+            path.display()
+        );
+    }
+    if meta.len() > limit {
+        anyhow::bail!(
+            "{} holds {} bytes, more than the {limit} a seed or key file may hold: is it the right file?",
+            path.display(),
+            meta.len()
+        );
+    }
+    let mode = permission_bits(&meta);
+    if mode & 0o077 != 0 && exposure == Exposure::Refuse {
+        anyhow::bail!(
+            "{} has mode {mode:04o}: group or others may read or change it, and it holds a secret. Run `chmod 600 {}` (or give --allow-insecure-key to use it anyway)",
+            path.display(),
+            shell_quoted(path)
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        anyhow::bail!(
+            "{} grew past {limit} bytes while being read",
+            path.display()
+        );
+    }
+    Ok(Secret { bytes, mode })
+}
+
+#[cfg(unix)]
+fn open_nofollow(path: &Path, what: &str) -> Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    match rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => Ok(File::from(fd)),
+        Err(rustix::io::Errno::LOOP) => anyhow::bail!(
+            "{} is a symbolic link: secret files are not read through links; give the path of the file itself",
+            path.display()
+        ),
+        Err(e) => Err(std::io::Error::from(e))
+            .with_context(|| format!("cannot read {what} {}", path.display())),
+    }
+}
+
+#[cfg(not(unix))]
+fn open_nofollow(path: &Path, what: &str) -> Result<File> {
+    if fs::symlink_metadata(path)
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+    {
+        anyhow::bail!(
+            "{} is a symbolic link: secret files are not read through links; give the path of the file itself",
+            path.display()
+        );
+    }
+    File::open(path).with_context(|| format!("cannot read {what} {}", path.display()))
+}
+
+#[cfg(unix)]
+fn permission_bits(meta: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn permission_bits(_: &fs::Metadata) -> u32 {
+    0o600
+}
+
+/// Whether anything (a file, a folder, a link, even a dangling one) is at `path`.
+pub fn entry_exists(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("cannot look at {}", path.display())),
+    }
+}
+
+/// `path` as a shell word, for the commands that errors suggest: as it is when it is made of
+/// safe characters, else single-quoted.
+pub fn shell_quoted(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let safe = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
+    if safe {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(all(test, unix))]
+mod secret_tests {
+    use super::*;
+    use std::os::unix::fs::{symlink, PermissionsExt};
+
+    fn mode(path: &Path) -> u32 {
+        fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_secret_is_0600_and_never_replaces_nor_follows_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.seed");
+        write_secret(&path, b"first").unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(fs::read(&path).unwrap(), b"first");
+        let err = write_secret(&path, b"second").unwrap_err().to_string();
+        assert!(err.contains("a.seed already exists"), "{err}");
+        assert_eq!(fs::read(&path).unwrap(), b"first");
+
+        // A link at the final name, to a file or to nothing: refused, not followed.
+        let target = dir.path().join("target");
+        fs::write(&target, b"untouched").unwrap();
+        symlink(&target, dir.path().join("b.seed")).unwrap();
+        assert!(write_secret(&dir.path().join("b.seed"), b"x").is_err());
+        assert_eq!(fs::read(&target).unwrap(), b"untouched");
+        symlink(dir.path().join("nothing"), dir.path().join("c.seed")).unwrap();
+        assert!(write_secret(&dir.path().join("c.seed"), b"x").is_err());
+        assert!(!dir.path().join("nothing").exists());
+        // No temporary file is left behind by the failures.
+        assert_eq!(names(dir.path()), ["a.seed", "b.seed", "c.seed", "target"]);
+    }
+
+    #[test]
+    fn a_new_file_gets_exactly_its_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("public.pem");
+        write_new(&path, b"public", 0o644).unwrap();
+        assert_eq!(mode(&path), 0o644);
+        assert!(write_new(&dir.path().join("missing/x"), b"x", 0o600).is_err());
+    }
+
+    #[test]
+    fn a_private_folder_is_made_0700_and_refused_when_others_may_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("out/private");
+        private_dir(&private).unwrap();
+        assert_eq!(mode(&private) & 0o077, 0);
+        private_dir(&private).unwrap();
+        for bad in [0o777, 0o720, 0o702, 0o1777] {
+            fs::set_permissions(&private, fs::Permissions::from_mode(bad)).unwrap();
+            let err = format!("{:#}", private_dir(&private).unwrap_err());
+            assert!(err.contains(&format!("mode {bad:04o}")), "{err}");
+            assert!(err.contains("chmod 700"), "{err}");
+            assert!(err.contains("out/private"), "{err}");
+        }
+        // Readable by others is not what lets them replace a secret.
+        fs::set_permissions(&private, fs::Permissions::from_mode(0o755)).unwrap();
+        private_dir(&private).unwrap();
+        let link = dir.path().join("link");
+        symlink(&private, &link).unwrap();
+        let err = private_dir(&link).unwrap_err().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+        let file = dir.path().join("file");
+        fs::write(&file, b"").unwrap();
+        assert!(private_dir(&file).is_err());
+    }
+
+    #[test]
+    fn a_secret_is_read_only_from_a_private_regular_file_of_bounded_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("key.pem");
+        write_secret(&path, b"secret").unwrap();
+        let read = read_secret(&path, "key", 100, Exposure::Refuse).unwrap();
+        assert_eq!(read.bytes, b"secret");
+        assert_eq!(read.exposed_mode(), None);
+
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        let err = read_secret(&path, "key", 100, Exposure::Refuse)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("key.pem has mode 0644"), "{err}");
+        assert!(err.contains("chmod 600"), "{err}");
+        let read = read_secret(&path, "key", 100, Exposure::Allow).unwrap();
+        assert_eq!(read.bytes, b"secret");
+        assert_eq!(read.exposed_mode(), Some(0o644));
+
+        let link = dir.path().join("link.pem");
+        symlink(&path, &link).unwrap();
+        let err = read_secret(&link, "key", 100, Exposure::Allow)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+
+        let big = dir.path().join("big.pem");
+        File::create(&big).unwrap().set_len(1 << 30).unwrap();
+        fs::set_permissions(&big, fs::Permissions::from_mode(0o600)).unwrap();
+        let err = read_secret(&big, "key", 100, Exposure::Refuse)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("more than the 100"), "{err}");
+        assert!(read_secret(dir.path(), "key", 100, Exposure::Allow).is_err());
+    }
+
+    #[test]
+    fn paths_are_quoted_for_the_shell_when_needed() {
+        assert_eq!(shell_quoted(Path::new("keys/a-b_c.pem")), "keys/a-b_c.pem");
+        assert_eq!(shell_quoted(Path::new("my keys/k.pem")), "'my keys/k.pem'");
+        assert_eq!(shell_quoted(Path::new("it's")), r"'it'\''s'");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

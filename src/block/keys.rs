@@ -1,7 +1,8 @@
 //! Ed25519 keys in the PEM forms OpenSSL reads: PKCS#8 for the private key, SPKI for the
 //! public key, and the raw 64-byte signature of FORMAT.md.
 
-use anyhow::{anyhow, Context, Result};
+use crate::block::files;
+use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{
     DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, KeypairBytes,
@@ -45,29 +46,79 @@ pub fn public_key_sha256(key: &VerifyingKey) -> Result<[u8; 32]> {
     Ok(Sha256::digest(der.as_bytes()).into())
 }
 
-/// Reads a PKCS#8 PEM Ed25519 private key (as written by `keygen` or `openssl genpkey`).
+/// Reads a PKCS#8 PEM Ed25519 private key (as written by `keygen` or `openssl genpkey`),
+/// as a secret file: not through a link, and refused when group or others may read it
+/// (see [`files::read_secret`]).
 pub fn read_signing_key(path: &Path) -> Result<SigningKey> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read signing key {}", path.display()))?;
-    SigningKey::from_pkcs8_pem(&text).map_err(|e| {
+    let secret = files::read_secret(
+        path,
+        "signing key",
+        files::SECRET_LIMIT,
+        files::Exposure::Refuse,
+    )?;
+    parse_signing_key(&secret.bytes, path)
+}
+
+/// Parses a PKCS#8 PEM Ed25519 private key read from `path` (which errors name). A key of
+/// another algorithm or form is named as what it is.
+pub fn parse_signing_key(pem: &[u8], path: &Path) -> Result<SigningKey> {
+    let make_one =
+        "make one with `emission-factory keygen --out DIR` or `openssl genpkey -algorithm ed25519`";
+    let text = std::str::from_utf8(pem).map_err(|_| {
         anyhow!(
-            "{} is not an Ed25519 private key in PKCS#8 PEM ({e}); make one with `emission-factory keygen --out DIR` or `openssl genpkey -algorithm ed25519`",
+            "{} is not a PEM key (it is not text); {make_one}",
             path.display()
         )
+    })?;
+    SigningKey::from_pkcs8_pem(text).map_err(|e| match held(text) {
+        Some(h) if h.kind == Kind::Public => anyhow!(
+            "{} holds {}: that is a public key, and signing needs the private key (signing-key.pem from keygen)",
+            path.display(),
+            h.what
+        ),
+        Some(h) if !h.ed25519 => anyhow!(
+            "{} holds {}, but manifests are signed with Ed25519 keys only: {make_one}",
+            path.display(),
+            h.what
+        ),
+        _ => anyhow!(
+            "{} is not an Ed25519 private key in PKCS#8 PEM ({e}); {make_one}",
+            path.display()
+        ),
     })
 }
 
-/// Reads an SPKI PEM Ed25519 public key.
+/// Reads an SPKI PEM Ed25519 public key (at most [`files::SECRET_LIMIT`] bytes are read).
 pub fn read_public_key(path: &Path) -> Result<VerifyingKey> {
-    let text = std::fs::read_to_string(path)
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(files::SECRET_LIMIT + 1).read_to_string(&mut text))
         .with_context(|| format!("cannot read public key {}", path.display()))?;
+    if text.len() as u64 > files::SECRET_LIMIT {
+        bail!(
+            "{} is longer than {} bytes: not a public key file",
+            path.display(),
+            files::SECRET_LIMIT
+        );
+    }
     parse_public_key(&text).with_context(|| format!("in {}", path.display()))
 }
 
-/// Parses an SPKI PEM Ed25519 public key.
+/// Parses an SPKI PEM Ed25519 public key. A key of another algorithm or form is named as
+/// what it is.
 pub fn parse_public_key(text: &str) -> Result<VerifyingKey> {
-    VerifyingKey::from_public_key_pem(text)
-        .map_err(|e| anyhow!("not an Ed25519 public key in SPKI PEM ({e})"))
+    VerifyingKey::from_public_key_pem(text).map_err(|e| match held(text) {
+        Some(h) if h.kind == Kind::Private => anyhow!(
+            "this file holds {}: that is a private key (keep it secret); give the public key (SPKI PEM, public-key.pem from keygen)",
+            h.what
+        ),
+        Some(h) if !h.ed25519 || h.kind != Kind::Public => anyhow!(
+            "this file holds {}, but manifests are signed with Ed25519 keys only",
+            h.what
+        ),
+        _ => anyhow!("not an Ed25519 public key in SPKI PEM ({e})"),
+    })
 }
 
 /// Signs `message`: the raw 64 bytes.
@@ -81,6 +132,138 @@ pub fn check(key: &VerifyingKey, message: &[u8], signature: &[u8]) -> Result<(),
         .map_err(|_| format!("the signature is {} bytes, not 64", signature.len()))?;
     key.verify(message, &sig)
         .map_err(|_| "the signature does not match the manifest and this public key".to_string())
+}
+
+/// What a PEM file holds, as far as its label and algorithm identifier tell.
+struct Held {
+    /// For messages: "an RSA private key (PKCS#8, algorithm OID 1.2.840.113549.1.1.1)".
+    what: String,
+    kind: Kind,
+    ed25519: bool,
+}
+
+#[derive(PartialEq, Eq)]
+enum Kind {
+    Private,
+    Public,
+    Other,
+}
+
+/// Says what a PEM file holds, from its first label and, for PKCS#8 and SPKI, its algorithm
+/// OID (and an EC key's curve). `None` when the text is not PEM at all.
+fn held(text: &str) -> Option<Held> {
+    use ed25519_dalek::pkcs8::spki::SubjectPublicKeyInfoRef;
+    use ed25519_dalek::pkcs8::{PrivateKeyInfo, SecretDocument};
+    let label = first_label(text)?;
+    let der = SecretDocument::from_pem(text).ok().map(|(_, doc)| doc);
+    let der = der.as_ref().map(SecretDocument::as_bytes);
+    let (kind, what, ed25519) = match label {
+        "PRIVATE KEY" => match der.and_then(|d| PrivateKeyInfo::try_from(d).ok()) {
+            Some(info) => {
+                let oid = info.algorithm.oid.to_string();
+                let curve = info.algorithm.parameters_oid().ok().map(|c| c.to_string());
+                (
+                    Kind::Private,
+                    format!(
+                        "{} private key{} (PKCS#8, algorithm OID {oid})",
+                        algorithm_name(&oid),
+                        curve_words(curve.as_deref())
+                    ),
+                    oid == ED25519_OID,
+                )
+            }
+            None => (Kind::Private, "a PKCS#8 private key".to_string(), false),
+        },
+        "PUBLIC KEY" => match der.and_then(|d| SubjectPublicKeyInfoRef::try_from(d).ok()) {
+            Some(info) => {
+                let oid = info.algorithm.oid.to_string();
+                let curve = info.algorithm.parameters_oid().ok().map(|c| c.to_string());
+                (
+                    Kind::Public,
+                    format!(
+                        "{} public key{} (SPKI, algorithm OID {oid})",
+                        algorithm_name(&oid),
+                        curve_words(curve.as_deref())
+                    ),
+                    oid == ED25519_OID,
+                )
+            }
+            None => (Kind::Public, "an SPKI public key".to_string(), false),
+        },
+        "RSA PRIVATE KEY" => (Kind::Private, "an RSA private key (PKCS#1)".into(), false),
+        "EC PRIVATE KEY" => (Kind::Private, "an EC private key (SEC1)".into(), false),
+        "DSA PRIVATE KEY" => (Kind::Private, "a DSA private key".into(), false),
+        "OPENSSH PRIVATE KEY" => (
+            Kind::Private,
+            "a private key in OpenSSH's own format".into(),
+            false,
+        ),
+        "ENCRYPTED PRIVATE KEY" => (
+            Kind::Private,
+            "an encrypted PKCS#8 private key (this program reads unencrypted keys only)".into(),
+            false,
+        ),
+        "RSA PUBLIC KEY" => (Kind::Public, "an RSA public key (PKCS#1)".into(), false),
+        "CERTIFICATE" => (Kind::Other, "a certificate".into(), false),
+        other => (Kind::Other, format!("a PEM block labelled {other}"), false),
+    };
+    Some(Held {
+        what,
+        kind,
+        ed25519,
+    })
+}
+
+/// The algorithm identifier of Ed25519 (RFC 8410).
+const ED25519_OID: &str = "1.3.101.112";
+
+/// "an RSA", "an EC", "an Ed448"...: the article and name of the algorithm of a key's OID.
+fn algorithm_name(oid: &str) -> String {
+    let known = match oid {
+        "1.2.840.113549.1.1.1" => "an RSA",
+        "1.2.840.113549.1.1.10" => "an RSA-PSS",
+        "1.2.840.10045.2.1" => "an EC",
+        "1.2.840.10040.4.1" => "a DSA",
+        "1.2.840.113549.1.3.1" | "1.2.840.10046.2.1" => "a Diffie-Hellman",
+        "1.3.101.110" => "an X25519",
+        "1.3.101.111" => "an X448",
+        "1.3.101.112" => "an Ed25519",
+        "1.3.101.113" => "an Ed448",
+        "1.2.156.10197.1.301" => "an SM2",
+        _ => "an unrecognised",
+    };
+    known.to_string()
+}
+
+/// " on curve P-256" for an EC key's named curve; nothing for other keys.
+fn curve_words(curve: Option<&str>) -> String {
+    let name = match curve {
+        None => return String::new(),
+        Some("1.2.840.10045.3.1.7") => "P-256",
+        Some("1.3.132.0.34") => "P-384",
+        Some("1.3.132.0.35") => "P-521",
+        Some("1.3.132.0.10") => "secp256k1",
+        Some("1.3.132.0.33") => "P-224",
+        Some("1.2.840.10045.3.1.1") => "P-192",
+        Some("1.3.36.3.3.2.8.1.1.7") => "brainpoolP256r1",
+        Some("1.3.36.3.3.2.8.1.1.11") => "brainpoolP384r1",
+        Some("1.3.36.3.3.2.8.1.1.13") => "brainpoolP512r1",
+        Some(other) => return format!(" on curve {other}"),
+    };
+    format!(" on curve {name}")
+}
+
+/// The label of the first `-----BEGIN <label>-----` line.
+fn first_label(text: &str) -> Option<&str> {
+    let start = text.find("-----BEGIN ")? + "-----BEGIN ".len();
+    let rest = &text[start..];
+    let end = rest.find("-----")?;
+    let label = &rest[..end];
+    (label.len() <= 64
+        && label
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == ' '))
+    .then_some(label)
 }
 
 #[cfg(test)]
@@ -101,5 +284,84 @@ mod tests {
         assert_eq!(check(&vk, b"manifest", &sig), Ok(()));
         assert!(check(&vk, b"manifest!", &sig).is_err());
         assert!(check(&vk, b"manifest", &sig[..63]).is_err());
+    }
+
+    // Throwaway keys made with `openssl genpkey` for these tests only.
+    const RSA_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQDnYLTW2PGwz16bMNA9+QFxEkVB
+vkRCu5YlvojzJn6fQSZoecTMF0Wv8fecai4xNNjTn8ao41jEbEagvKyuw7XCRtrU
+7Z3lMiXwII1jXSpdVkne7E7nIQh/uJDnEKODuQXqnKhGquoS0/RAzmzAnK3+TVK2
+3Sw+r40Q081V0x3d4QIDAQAB
+-----END PUBLIC KEY-----
+";
+    const EC_P384_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+MIG2AgEAMBAGByqGSM49AgEGBSuBBAAiBIGeMIGbAgEBBDADLfR/3rJasz/ow1n4
+rILpXrVFr6LhCccX/pbcsanhDMouUJyriA+L3vWFPdQTTTGhZANiAATA/pPwhYdO
+DieLEIsXb3UOFCO5L8WHQTP00JioG5ND3n6okilM1s0o2713NZDlwtjZwIl00LxK
+x7KPkC5S3ObzRMlQhvKZlicMGU/yOsGYmBEJxtSojhjplDi+V9HgV08=
+-----END PRIVATE KEY-----
+";
+    const ED448_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+MEcCAQAwBQYDK2VxBDsEOa9Jzmuj1HbQZqIRRSKW5OkwyO8XIEFs1XJop70XbatO
+dQnJI/zaV4QbHpH1oYgfxABie95JMwO54g==
+-----END PRIVATE KEY-----
+";
+    const X25519_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+MCowBQYDK2VuAyEA6K37C59j07QbpMMq6cfuoXkKJ4m+vc6+mqU2GGyuMFo=
+-----END PUBLIC KEY-----
+";
+
+    fn signing_error(pem: &str) -> String {
+        format!(
+            "{:#}",
+            parse_signing_key(pem.as_bytes(), Path::new("k.pem")).unwrap_err()
+        )
+    }
+
+    fn public_error(pem: &str) -> String {
+        format!("{:#}", parse_public_key(pem).unwrap_err())
+    }
+
+    #[test]
+    fn a_key_of_another_algorithm_is_named_as_what_it_is() {
+        let err = signing_error(EC_P384_PRIVATE);
+        assert!(
+            err.contains("k.pem holds an EC private key on curve P-384"),
+            "{err}"
+        );
+        assert!(err.contains("1.2.840.10045.2.1"), "{err}");
+        assert!(!err.contains("1.3.101.112"), "{err}");
+        let err = signing_error(ED448_PRIVATE);
+        assert!(err.contains("an Ed448 private key"), "{err}");
+        let err =
+            signing_error("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n");
+        assert!(err.contains("an RSA private key (PKCS#1)"), "{err}");
+        let err = signing_error(RSA_PUBLIC);
+        assert!(err.contains("an RSA public key"), "{err}");
+        assert!(err.contains("that is a public key"), "{err}");
+
+        let err = public_error(RSA_PUBLIC);
+        assert!(
+            err.contains("an RSA public key (SPKI, algorithm OID 1.2.840.113549.1.1.1)"),
+            "{err}"
+        );
+        let err = public_error(X25519_PUBLIC);
+        assert!(err.contains("an X25519 public key"), "{err}");
+        let err = public_error(EC_P384_PRIVATE);
+        assert!(err.contains("that is a private key"), "{err}");
+        let ours = private_pem(&generate().unwrap()).unwrap();
+        let err = public_error(&ours);
+        assert!(err.contains("an Ed25519 private key"), "{err}");
+        // Not PEM at all: the parser's own words.
+        let err = public_error("hello");
+        assert!(
+            err.contains("not an Ed25519 public key in SPKI PEM"),
+            "{err}"
+        );
+        let err = signing_error("hello");
+        assert!(
+            err.contains("k.pem is not an Ed25519 private key in PKCS#8 PEM"),
+            "{err}"
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
 use crate::block;
-use crate::block::files::{create_dir, write_atomic};
+use crate::block::files::{self, create_dir, Exposure};
 use crate::block::keys;
 use crate::emission::lock::LockFile;
 use crate::emission::log::{self as audit, Entry};
@@ -12,8 +12,12 @@ use crate::game::Game;
 use crate::money::canonical;
 use crate::plan::{fresh_seed, Seed};
 use anyhow::{anyhow, bail, Context, Result};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 use std::time::Instant;
+
+/// The most bytes read for a seed: 64 hex digits and a line end, with room for blanks.
+const SEED_LIMIT: u64 = 256;
 
 /// Parses a 64-hex-digit seed.
 pub fn parse_seed(text: &str) -> Result<Seed> {
@@ -60,43 +64,60 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     create_dir(&folder, 0o755)?;
     let lock = LockFile::emission(&folder)?;
     let held = lock.acquire(&mut |m| eprintln!("note: {m}"))?;
-    let (seed, seed_note) = match &args.seed {
-        Some(text) => {
-            eprintln!("note: seed given with --seed; it is not stored anywhere");
-            (
-                parse_seed(text).context("--seed")?,
-                "given with --seed, not stored".to_string(),
-            )
+    let given = given_seed(
+        args.seed.as_deref(),
+        args.seed_file.as_deref(),
+        args.seed_fd,
+    )?;
+    // The emission's own secrets live in DIR/private: that folder must be ours alone.
+    if (given.is_none() && args.seed_file.is_none()) || args.signing_key.is_none() {
+        files::private_dir(&private)?;
+    }
+    let (seed, seed_note) = match given {
+        Some((seed, how)) => {
+            eprintln!("note: seed {how}; it is not stored anywhere");
+            (seed, format!("{how}, not stored"))
         }
         None => match &args.seed_file {
             Some(path) => {
                 // An explicit seed file is read, never made: a typo must not start a new seed.
-                if !path.exists() {
+                if !files::entry_exists(path)? {
                     bail!(
                         "--seed-file {}: no such file. A seed file is never created by --seed-file; leave out every seed option on an emission's first run to draw a new seed",
                         path.display()
                     );
                 }
                 (
-                    load_or_make_seed(path)?,
+                    load_or_make_seed(path, args.allow_insecure_key)?,
                     format!("read from {}", path.display()),
                 )
             }
             None => {
                 let path = private.join(format!("{base}.seed"));
                 (
-                    load_or_make_seed(&path)?,
+                    load_or_make_seed(&path, args.allow_insecure_key)?,
                     format!("kept in {} (not in the emission folder)", path.display()),
                 )
             }
         },
     };
     let (signing_key, key_note) = match &args.signing_key {
-        Some(path) => (keys::read_signing_key(path)?, path.display().to_string()),
+        Some(path) => {
+            let pem = read_secret_file(
+                path,
+                "signing key",
+                files::SECRET_LIMIT,
+                args.allow_insecure_key,
+            )?;
+            (
+                keys::parse_signing_key(&pem, path)?,
+                path.display().to_string(),
+            )
+        }
         None => {
             let path = private.join(format!("{base}.signing-key.pem"));
             (
-                load_or_make_key(&path)?,
+                load_or_make_key(&path, args.allow_insecure_key)?,
                 format!("one-time key {}", path.display()),
             )
         }
@@ -192,18 +213,108 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Reads the emission's seed file, or makes a new seed and writes it (mode 0600).
-fn load_or_make_seed(path: &Path) -> Result<Seed> {
-    if path.exists() {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read seed file {}", path.display()))?;
-        let seed = parse_seed(&text).with_context(|| format!("seed file {}", path.display()))?;
+/// The seed handed over for this run only, never stored: `--seed HEX`, `--seed-file -`
+/// (standard input) or `--seed-fd N`; with how it came, for messages. `None` when the seed is
+/// to come from a seed file.
+pub(super) fn given_seed(
+    seed: Option<&str>,
+    seed_file: Option<&Path>,
+    seed_fd: Option<i32>,
+) -> Result<Option<(Seed, String)>> {
+    if let Some(text) = seed {
+        return Ok(Some((
+            parse_seed(text).context("--seed")?,
+            "given with --seed".to_string(),
+        )));
+    }
+    if seed_file == Some(Path::new("-")) {
+        let what = "standard input";
+        let seed = read_seed_from(std::io::stdin().lock(), what)?;
+        return Ok(Some((seed, format!("read from {what}"))));
+    }
+    if let Some(fd) = seed_fd {
+        let what = format!("file descriptor {fd}");
+        let seed = read_seed_from(open_fd(fd)?, &what)?;
+        return Ok(Some((seed, format!("read from {what}"))));
+    }
+    Ok(None)
+}
+
+/// Reads a seed of 64 hex digits from a stream, reading at most [`SEED_LIMIT`] bytes.
+fn read_seed_from(reader: impl Read, what: &str) -> Result<Seed> {
+    let mut bytes = Vec::new();
+    reader
+        .take(SEED_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read the seed from {what}"))?;
+    if bytes.len() as u64 > SEED_LIMIT {
+        bail!(
+            "the seed from {what} is longer than {SEED_LIMIT} bytes: give only its 64 hexadecimal digits"
+        );
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        anyhow!("the seed from {what} must be 64 hexadecimal digits (0-9, a-f), and is not text")
+    })?;
+    parse_seed(text).with_context(|| format!("the seed from {what}"))
+}
+
+/// The inherited file descriptor `fd`, opened again through /dev/fd (no unsafe code).
+#[cfg(unix)]
+fn open_fd(fd: i32) -> Result<std::fs::File> {
+    std::fs::File::open(format!("/dev/fd/{fd}")).with_context(|| {
+        format!("cannot read the seed from file descriptor {fd} (is it open? for example `--seed-fd 3 3<FILE`)")
+    })
+}
+
+#[cfg(not(unix))]
+fn open_fd(fd: i32) -> Result<std::fs::File> {
+    bail!("--seed-fd {fd}: reading from a file descriptor works on Unix only; use --seed-file - (standard input)")
+}
+
+/// Reads a secret file (seed, private key; `what` names it in errors) of at most `limit`
+/// bytes. One that group or others may read is refused, or with --allow-insecure-key read with
+/// a warning.
+pub(super) fn read_secret_file(
+    path: &Path,
+    what: &str,
+    limit: u64,
+    allow_insecure: bool,
+) -> Result<Vec<u8>> {
+    let exposure = if allow_insecure {
+        Exposure::Allow
+    } else {
+        Exposure::Refuse
+    };
+    let secret = files::read_secret(path, what, limit, exposure)?;
+    if let Some(mode) = secret.exposed_mode() {
+        eprintln!(
+            "warning: {} has mode {mode:04o}: group or others may read or change it, and it holds a secret; used anyway because of --allow-insecure-key. Run `chmod 600 {}`",
+            path.display(),
+            files::shell_quoted(path)
+        );
+    }
+    Ok(secret.bytes)
+}
+
+/// Reads a seed file (see [`read_secret_file`]).
+pub(super) fn read_seed_file(path: &Path, allow_insecure: bool) -> Result<Seed> {
+    let bytes = read_secret_file(path, "seed file", SEED_LIMIT, allow_insecure)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| anyhow!("seed file {}: not text", path.display()))?;
+    parse_seed(text).with_context(|| format!("seed file {}", path.display()))
+}
+
+/// Reads the emission's seed file, or makes a new seed and writes it (mode 0600, in a
+/// folder that only we can write to).
+fn load_or_make_seed(path: &Path, allow_insecure: bool) -> Result<Seed> {
+    if files::entry_exists(path)? {
+        let seed = read_seed_file(path, allow_insecure)?;
         eprintln!("note: reusing this emission's seed from {}", path.display());
         return Ok(seed);
     }
     let seed = fresh_seed().map_err(|e| anyhow!("the system's random generator failed: {e}"))?;
-    make_private_dir(path)?;
-    write_atomic(path, format!("{}\n", hex::encode(seed)).as_bytes(), 0o600)?;
+    files::private_dir(folder_of(path))?;
+    files::write_secret(path, format!("{}\n", hex::encode(seed)).as_bytes())?;
     eprintln!(
         "note: new random seed for this emission written to {} (mode 0600). It is not in the emission folder: keep it secret and safe, it is needed to add blocks to this emission and to reproduce it in an audit",
         path.display()
@@ -211,10 +322,12 @@ fn load_or_make_seed(path: &Path) -> Result<Seed> {
     Ok(seed)
 }
 
-/// Reads the emission's one-time signing key, or makes one and writes it (mode 0600).
-fn load_or_make_key(path: &Path) -> Result<ed25519_dalek::SigningKey> {
-    if path.exists() {
-        let key = keys::read_signing_key(path)?;
+/// Reads the emission's one-time signing key, or makes one and writes it (mode 0600, in a
+/// folder that only we can write to).
+fn load_or_make_key(path: &Path, allow_insecure: bool) -> Result<ed25519_dalek::SigningKey> {
+    if files::entry_exists(path)? {
+        let pem = read_secret_file(path, "signing key", files::SECRET_LIMIT, allow_insecure)?;
+        let key = keys::parse_signing_key(&pem, path)?;
         eprintln!(
             "note: no --signing-key: signing with this emission's one-time key {}",
             path.display()
@@ -222,8 +335,8 @@ fn load_or_make_key(path: &Path) -> Result<ed25519_dalek::SigningKey> {
         return Ok(key);
     }
     let key = keys::generate()?;
-    make_private_dir(path)?;
-    write_atomic(path, keys::private_pem(&key)?.as_bytes(), 0o600)?;
+    files::private_dir(folder_of(path))?;
+    files::write_secret(path, keys::private_pem(&key)?.as_bytes())?;
     eprintln!(
         "note: no --signing-key: made a one-time signing key for this emission, kept at {} (mode 0600); its public key is emission.pub.pem in the emission folder. For production, sign with your own key (keygen, --signing-key)",
         path.display()
@@ -231,11 +344,31 @@ fn load_or_make_key(path: &Path) -> Result<ed25519_dalek::SigningKey> {
     Ok(key)
 }
 
-fn make_private_dir(path: &Path) -> Result<()> {
-    let dir: PathBuf = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    create_dir(&dir, 0o700)
+/// The folder a file is in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+    #[test]
+    fn a_seed_is_read_from_a_stream_with_a_bound() {
+        let seed = read_seed_from(format!("{HEX}\r\n").as_bytes(), "test").unwrap();
+        assert_eq!(hex::encode(seed), HEX);
+        // An endless stream is not read to its end.
+        let err = read_seed_from(std::io::repeat(b'a'), "test").unwrap_err();
+        assert!(err.to_string().contains("longer than 256 bytes"), "{err}");
+        let err = read_seed_from(&b"\xff\xfe"[..], "test").unwrap_err();
+        assert!(err.to_string().contains("not text"), "{err}");
+        let err = format!("{:#}", read_seed_from(&b""[..], "test").unwrap_err());
+        assert!(err.contains("the seed from test"), "{err}");
+        assert!(err.contains("64 hexadecimal digits"), "{err}");
+    }
 }

@@ -1,16 +1,18 @@
 //! `keygen`: an Ed25519 key pair in the PEM forms OpenSSL reads.
 
 use super::{Exit, KeygenArgs};
-use crate::block::files::{create_dir, write_atomic};
+use crate::block::files;
 use crate::block::keys;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+use std::path::Path;
 
 pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
-    create_dir(&args.out, 0o700)?;
+    // The folder holds the private key: made 0700, refused if others may write to it.
+    files::private_dir(&args.out)?;
     let private = args.out.join("signing-key.pem");
     let public = args.out.join("public-key.pem");
     for path in [&private, &public] {
-        if path.exists() && !args.force {
+        if files::entry_exists(path)? && !args.force {
             bail!(
                 "{} already exists: keys are never overwritten (give --force to replace them)",
                 path.display()
@@ -18,16 +20,24 @@ pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
         }
     }
     let key = keys::generate()?;
-    write_atomic(&private, keys::private_pem(&key)?.as_bytes(), 0o600)?;
-    write_atomic(
-        &public,
-        keys::public_pem(&key.verifying_key())?.as_bytes(),
-        0o644,
-    )?;
+    let private_pem = keys::private_pem(&key)?;
+    let public_pem = keys::public_pem(&key.verifying_key())?;
+    replace(&private, private_pem.as_bytes(), 0o600)?;
+    replace(&public, public_pem.as_bytes(), 0o644)?;
     println!(
         "private key: {} (PKCS#8 PEM, mode 0600: keep it secret)\npublic key:  {} (SPKI PEM: give it to whoever verifies)",
         private.display(),
         public.display()
     );
     Ok(Exit::Ok)
+}
+
+/// Writes a new file at `path` with exactly `mode`, after removing whatever is there (a link
+/// is removed, not followed): the new file is created afresh, never written through.
+fn replace(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    if files::entry_exists(path)? {
+        std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove the old {}", path.display()))?;
+    }
+    files::write_new(path, bytes, mode)
 }

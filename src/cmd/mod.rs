@@ -87,21 +87,35 @@ pub struct EmitArgs {
     /// Root folder of the block files; blocks go to DIR/<game>/<stake>/e<emission>/.
     #[arg(long, default_value = "emissions", value_name = "DIR")]
     pub out: PathBuf,
-    /// The emission's 256-bit secret seed, as 64 hex digits (for CI and audits). Without it,
-    /// the seed comes from the seed file (see --seed-file), made from the system's CSPRNG the
-    /// first time.
+    /// The emission's 256-bit secret seed, as 64 hex digits (for CI and audits). A seed given
+    /// here is visible to the other users of the machine in the process list (ps,
+    /// /proc/PID/cmdline): from a script, pass it with --seed-file - (standard input) or
+    /// --seed-fd N instead. Without it, the seed comes from the seed file (see --seed-file),
+    /// made from the system's CSPRNG the first time.
     #[arg(long, value_name = "HEX", conflicts_with = "seed_file")]
     pub seed: Option<String>,
-    /// A file holding the emission's seed (64 hex digits); it must exist. Without any seed
-    /// option, the first run of an emission draws a seed from the system's CSPRNG and keeps it in
+    /// A file holding the emission's seed (64 hex digits); it must exist, be a regular file,
+    /// and be unreadable by group and others (see --allow-insecure-key). `--seed-file -` reads
+    /// the seed from standard input instead. Without any seed option, the first run of an
+    /// emission draws a seed from the system's CSPRNG and keeps it in
     /// DIR/private/<game>-<stake>-e<emission>.seed (mode 0600, outside the emission folder),
     /// and later runs reuse it. A seed in clear makes a test emission.
     #[arg(long, value_name = "FILE")]
     pub seed_file: Option<PathBuf>,
-    /// Ed25519 private key (PKCS#8 PEM) that signs the manifests. Without it, a one-time key
-    /// is made for the emission and kept beside its seed file.
+    /// Read the seed (64 hex digits) from the inherited file descriptor N, as in
+    /// `--seed-fd 3 3<FILE` (Unix); like --seed, it is not stored, but it stays out of the
+    /// process list.
+    #[arg(long, value_name = "N", conflicts_with_all = ["seed", "seed_file"], value_parser = clap::value_parser!(i32).range(0..))]
+    pub seed_fd: Option<i32>,
+    /// Ed25519 private key (PKCS#8 PEM) that signs the manifests: a regular file that group
+    /// and others cannot read (mode 0600 or 0400). Without it, a one-time key is made for the
+    /// emission and kept beside its seed file.
     #[arg(long, value_name = "PEM")]
     pub signing_key: Option<PathBuf>,
+    /// Use a seed or key file that group or others may read, with a warning, instead of
+    /// refusing it (better: `chmod 600 FILE`).
+    #[arg(long)]
+    pub allow_insecure_key: bool,
     /// Worker threads (default: one per core). The files are the same whatever the number.
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
@@ -131,12 +145,24 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub forms: bool,
     /// Audit with the emission's seed (64 hex digits): check the manifest's seed commitment,
-    /// and that every ticket's prize and layout are exactly those the seed makes.
+    /// and that every ticket's prize and layout are exactly those the seed makes. A seed given
+    /// here is visible to the other users of the machine in the process list (ps,
+    /// /proc/PID/cmdline): prefer --seed-file, --seed-file - (standard input) or --seed-fd N.
     #[arg(long, value_name = "HEX", conflicts_with = "seed_file")]
     pub seed: Option<String>,
-    /// Like --seed, reading the seed from the emission's seed file.
+    /// Like --seed, reading the seed from the emission's seed file (a regular file that group
+    /// and others cannot read, see --allow-insecure-key), or from standard input with
+    /// `--seed-file -`.
     #[arg(long, value_name = "FILE")]
     pub seed_file: Option<PathBuf>,
+    /// Like --seed, reading the seed from the inherited file descriptor N, as in
+    /// `--seed-fd 3 3<FILE` (Unix).
+    #[arg(long, value_name = "N", conflicts_with_all = ["seed", "seed_file"], value_parser = clap::value_parser!(i32).range(0..))]
+    pub seed_fd: Option<i32>,
+    /// Use a seed file that group or others may read, with a warning, instead of refusing it
+    /// (better: `chmod 600 FILE`).
+    #[arg(long)]
+    pub allow_insecure_key: bool,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
@@ -172,10 +198,11 @@ pub struct SealArgs {
 /// `keygen` arguments.
 #[derive(Debug, clap::Args)]
 pub struct KeygenArgs {
-    /// Folder to write signing-key.pem (private, mode 0600) and public-key.pem into.
+    /// Folder to write signing-key.pem (private, mode 0600) and public-key.pem into. It is
+    /// made with mode 0700; an existing one is refused if group or others may write to it.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Replace existing key files.
+    /// Replace existing key files (they are removed, never written through).
     #[arg(long)]
     pub force: bool,
 }

@@ -1,6 +1,6 @@
 //! `verify`: checks blocks and reports, per block, OK or every problem found.
 
-use super::emit::parse_seed;
+use super::emit::{given_seed, read_seed_file};
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use crate::block::keys;
 use crate::emission::record::{EmissionKind, RECORD_FILE};
@@ -8,7 +8,7 @@ use crate::emission::seal::check_folder;
 use crate::game::Game;
 use crate::money::canonical;
 use crate::verify::{find_blocks, verify_block, VerifyOptions};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -23,16 +23,16 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             None => None,
         },
         forms: args.forms,
-        seed: match (&args.seed, &args.seed_file) {
-            (Some(text), _) => Some(parse_seed(text).context("--seed")?),
-            (None, Some(path)) => Some(
-                parse_seed(
-                    &std::fs::read_to_string(path)
-                        .with_context(|| format!("cannot read seed file {}", path.display()))?,
-                )
-                .with_context(|| format!("seed file {}", path.display()))?,
-            ),
-            (None, None) => None,
+        seed: match given_seed(
+            args.seed.as_deref(),
+            args.seed_file.as_deref(),
+            args.seed_fd,
+        )? {
+            Some((seed, _)) => Some(seed),
+            None => match &args.seed_file {
+                Some(path) => Some(read_seed_file(path, args.allow_insecure_key)?),
+                None => None,
+            },
         },
     };
     let blocks = find_blocks(&args.paths)?;
