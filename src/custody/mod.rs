@@ -265,7 +265,7 @@ pub fn rebuild_seed(
         if share.emission != expected_emission {
             return Err(CustodyError::WrongEmission {
                 path: path.clone(),
-                found: share.emission.escape_debug().to_string(),
+                found: share_file::cut(&share.emission),
                 expected: expected_emission.to_string(),
             });
         }

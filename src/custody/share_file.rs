@@ -216,7 +216,7 @@ fn hex_field(text: &str, out: &mut [u8]) -> Result<(), ()> {
 }
 
 /// At most 80 characters of a public text, for a message.
-fn cut(text: &str) -> String {
+pub(super) fn cut(text: &str) -> String {
     let mut s: String = text.chars().take(80).collect();
     if s.len() < text.len() {
         s.push('…');

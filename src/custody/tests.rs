@@ -356,7 +356,8 @@ fn forged_and_malformed_payloads_are_refused_by_name() {
     check_message(&err, &forged, &set);
 
     // Another k, a future format, indexes out of range, bad hex.
-    let edits: Vec<(&str, Box<dyn FnOnce(&mut Payload)>)> = vec![
+    type Edit = Box<dyn FnOnce(&mut Payload)>;
+    let edits: Vec<(&str, Edit)> = vec![
         ("k of n", Box::new(|p: &mut Payload| p.threshold = 3)),
         (
             "format",
@@ -532,7 +533,7 @@ fn identity_and_recipient_files_are_read_strictly_and_never_echoed() {
     damaged.replace_range(20..21, if &secret[20..21] == "Q" { "P" } else { "Q" });
     let bad = dir.path().join("bad.key");
     std::fs::write(&bad, good.replace(&secret, &damaged)).unwrap();
-    let err = rebuild_seed(&set.shares[..2], &[bad.clone()], EMISSION)
+    let err = rebuild_seed(&set.shares[..2], std::slice::from_ref(&bad), EMISSION)
         .map(|_| ())
         .unwrap_err();
     assert!(
@@ -543,7 +544,7 @@ fn identity_and_recipient_files_are_read_strictly_and_never_echoed() {
     assert!(!text.contains(&damaged[16..]), "{text}");
     // Comments only.
     std::fs::write(&bad, "# nothing here\n\n").unwrap();
-    let err = rebuild_seed(&set.shares[..2], &[bad.clone()], EMISSION)
+    let err = rebuild_seed(&set.shares[..2], std::slice::from_ref(&bad), EMISSION)
         .map(|_| ())
         .unwrap_err();
     assert!(matches!(err, CustodyError::NoIdentity(_)), "{err}");
@@ -562,7 +563,7 @@ fn identity_and_recipient_files_are_read_strictly_and_never_echoed() {
             .unwrap()
     );
     std::fs::write(&bad, both).unwrap();
-    let (seed, _) = rebuild_seed(&set.shares[..2], &[bad.clone()], EMISSION).unwrap();
+    let (seed, _) = rebuild_seed(&set.shares[..2], std::slice::from_ref(&bad), EMISSION).unwrap();
     assert_eq!(seed.expose(), set.seed.expose());
     // No identity, no share.
     assert!(matches!(
@@ -575,9 +576,13 @@ fn identity_and_recipient_files_are_read_strictly_and_never_echoed() {
     ));
     // A share file that is not there.
     let missing = dir.path().join("missing.age");
-    let err = rebuild_seed(&[missing.clone()], &set.custodians.identities, EMISSION)
-        .map(|_| ())
-        .unwrap_err();
+    let err = rebuild_seed(
+        std::slice::from_ref(&missing),
+        &set.custodians.identities,
+        EMISSION,
+    )
+    .map(|_| ())
+    .unwrap_err();
     check_message(&err, &missing, &set);
 
     // Recipients files: comments, blanks, and a bad line named by number.
