@@ -8,6 +8,7 @@
 
 pub mod block;
 pub mod cmd;
+pub mod custody;
 pub mod emission;
 pub mod emit;
 pub mod game;

@@ -6,7 +6,7 @@ use crate::block::files::{self, create_dir, Exposure};
 use crate::block::keys;
 use crate::emission::lock::LockFile;
 use crate::emission::log::{self as audit, Entry};
-use crate::emission::record::EmissionKind;
+use crate::emission::record::{Custody, EmissionKind};
 use crate::emit::{block_range, emit, BlockOutcome, EmitConfig, Event};
 use crate::game::Game;
 use crate::money::canonical;
@@ -73,32 +73,54 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     if (given.is_none() && args.seed_file.is_none()) || args.signing_key.is_none() {
         files::private_dir(&private)?;
     }
-    let (seed, seed_note) = match given {
-        Some((seed, how)) => {
-            eprintln!("note: seed {how}; it is not stored anywhere");
-            (seed, format!("{how}, not stored"))
+    let custody = match args.share.is_empty() {
+        true => None,
+        false => {
+            let emission_id = crate::custody::emission_id(&game.id, &stake, args.emission);
+            let (secret, info) =
+                crate::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
+            Some((*secret.expose(), Custody::from_info(&info)))
         }
-        None => match &args.seed_file {
-            Some(path) => {
-                // An explicit seed file is read, never made: a typo must not start a new seed.
-                if !files::entry_exists(path)? {
-                    bail!(
+    };
+    if custody.is_some() && args.signing_key.is_none() {
+        bail!("a production emission (--share) is signed with the lottery's own key: give --signing-key (make one with keygen)");
+    }
+    let (seed, seed_note) = match (&custody, given) {
+        (Some((seed, c)), _) => (
+            *seed,
+            format!(
+                "rebuilt in memory from {} of {} custody shares (production emission)",
+                c.used.len(),
+                c.shares
+            ),
+        ),
+        (None, given) => match given {
+            Some((seed, how)) => {
+                eprintln!("note: seed {how}; it is not stored anywhere");
+                (seed, format!("{how}, not stored"))
+            }
+            None => match &args.seed_file {
+                Some(path) => {
+                    // An explicit seed file is read, never made: a typo must not start a new seed.
+                    if !files::entry_exists(path)? {
+                        bail!(
                         "--seed-file {}: no such file. A seed file is never created by --seed-file; leave out every seed option on an emission's first run to draw a new seed",
                         path.display()
                     );
+                    }
+                    (
+                        load_or_make_seed(path, args.allow_insecure_key)?,
+                        format!("read from {}", path.display()),
+                    )
                 }
-                (
-                    load_or_make_seed(path, args.allow_insecure_key)?,
-                    format!("read from {}", path.display()),
-                )
-            }
-            None => {
-                let path = private.join(format!("{base}.seed"));
-                (
-                    load_or_make_seed(&path, args.allow_insecure_key)?,
-                    format!("kept in {} (not in the emission folder)", path.display()),
-                )
-            }
+                None => {
+                    let path = private.join(format!("{base}.seed"));
+                    (
+                        load_or_make_seed(&path, args.allow_insecure_key)?,
+                        format!("kept in {} (not in the emission folder)", path.display()),
+                    )
+                }
+            },
         },
     };
     let (signing_key, key_note) = match &args.signing_key {
@@ -134,8 +156,11 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         signing_key,
         force: args.force,
         // Only a seed rebuilt from custody shares makes a production emission.
-        kind: EmissionKind::Test,
-        custody: None,
+        kind: match custody {
+            Some(_) => EmissionKind::Production,
+            None => EmissionKind::Test,
+        },
+        custody: custody.map(|(_, c)| c),
         planned_blocks: args.emission_blocks,
     };
     let bar = progress_bar(

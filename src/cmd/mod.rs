@@ -7,6 +7,7 @@ mod emit;
 mod games;
 mod keygen;
 mod seal;
+mod seed;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -55,6 +56,9 @@ pub enum Command {
     Seal(SealArgs),
     /// Make an Ed25519 signing key pair (PKCS#8 and SPKI PEM, readable by OpenSSL).
     Keygen(KeygenArgs),
+    /// Make an emission seed and hand it out as age-encrypted shares to n custodians, any k
+    /// of whom can rebuild it (or reshare an existing seed, or check a set of shares).
+    Seed(SeedArgs),
     /// List the built-in games: stakes, block size, winners, payout ratio, odds.
     Games,
 }
@@ -107,6 +111,14 @@ pub struct EmitArgs {
     /// process list.
     #[arg(long, value_name = "N", conflicts_with_all = ["seed", "seed_file"], value_parser = clap::value_parser!(i32).range(0..))]
     pub seed_fd: Option<i32>,
+    /// A custody share file of the emission's seed (repeat for k shares; made by `seed`).
+    /// The seed is rebuilt in memory only, and the emission is a production one.
+    #[arg(long, value_name = "FILE", requires = "identity", conflicts_with_all = ["seed", "seed_file", "seed_fd"])]
+    pub share: Vec<PathBuf>,
+    /// An age identity file (AGE-SECRET-KEY-1..., from age-keygen) that opens one of the
+    /// --share files (repeat as needed).
+    #[arg(long, value_name = "FILE", requires = "share")]
+    pub identity: Vec<PathBuf>,
     /// Ed25519 private key (PKCS#8 PEM) that signs the manifests: a regular file that group
     /// and others cannot read (mode 0600 or 0400). Without it, a one-time key is made for the
     /// emission and kept beside its seed file.
@@ -163,6 +175,14 @@ pub struct VerifyArgs {
     /// (better: `chmod 600 FILE`).
     #[arg(long)]
     pub allow_insecure_key: bool,
+    /// A custody share file of the emission's seed (repeat for k shares; made by `seed`).
+    /// The seed is rebuilt in memory only, for an audit like --seed.
+    #[arg(long, value_name = "FILE", requires = "identity", conflicts_with_all = ["seed", "seed_file", "seed_fd"])]
+    pub share: Vec<PathBuf>,
+    /// An age identity file (AGE-SECRET-KEY-1..., from age-keygen) that opens one of the
+    /// --share files (repeat as needed).
+    #[arg(long, value_name = "FILE", requires = "share")]
+    pub identity: Vec<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
@@ -207,6 +227,52 @@ pub struct KeygenArgs {
     pub force: bool,
 }
 
+/// `seed` arguments.
+#[derive(Debug, clap::Args)]
+pub struct SeedArgs {
+    /// Game: a built-in id (ruche-or, maxi-ruche-or, annee-chance) or the path of a game
+    /// definition (.toml).
+    #[arg(long, value_name = "ID|FILE")]
+    pub game: String,
+    /// Ticket price in euros, one of the game's stakes. May be left out when the game has a
+    /// single stake.
+    #[arg(long, value_name = "EUROS")]
+    pub price: Option<String>,
+    /// Emission number.
+    #[arg(long, default_value_t = 1, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=9_999))]
+    pub emission: u32,
+    /// k: how many custodians' shares rebuild the seed, from 2 to the number of recipients.
+    #[arg(long, value_name = "K")]
+    pub shares_needed: Option<u8>,
+    /// A custodian's age public key (age1..., as printed by age-keygen): share i goes to the
+    /// i-th recipient. Repeatable.
+    #[arg(long, value_name = "AGE1...")]
+    pub recipient: Vec<String>,
+    /// A file of custodians' public keys, one age1... per line (# comments allowed); they
+    /// come after those of --recipient, in order. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub recipients_file: Vec<PathBuf>,
+    /// Folder for the share files, <game>-<stake>-e<E>.share-<i>-of-<n>.age (made mode 0700;
+    /// files are created mode 0600 and never overwritten).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Rebuild the seed from existing shares (--share, --identity) and split it again for
+    /// new recipients: the same seed, a new share set (when a custodian leaves).
+    #[arg(long, conflicts_with = "check")]
+    pub reshare: bool,
+    /// Only rebuild the seed from --share and --identity, in memory, and report its
+    /// commitment and share set; write nothing.
+    #[arg(long)]
+    pub check: bool,
+    /// An existing share file, for --reshare or --check. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub share: Vec<PathBuf>,
+    /// An age identity file (as written by age-keygen) that opens some of the --share files.
+    /// Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub identity: Vec<PathBuf>,
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
@@ -214,6 +280,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Verify(args) => verify::run(args),
         Command::Seal(args) => seal::run(args),
         Command::Keygen(args) => keygen::run(args),
+        Command::Seed(args) => seed::run(args),
         Command::Games => games::run(),
     }
 }

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
-    let options = VerifyOptions {
+    let mut options = VerifyOptions {
         public_key: match &args.public_key {
             Some(path) => Some(keys::read_public_key(path)?),
             None => None,
@@ -36,6 +36,29 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         },
     };
     let blocks = find_blocks(&args.paths)?;
+    if !args.share.is_empty() {
+        // An auditor's rebuild: the shares name their emission, which must be the blocks'.
+        let emission_id = blocks
+            .first()
+            .and_then(|b| b.parent())
+            .map(|folder| {
+                folder
+                    .components()
+                    .rev()
+                    .take(3)
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|parts| parts.len() == 3)
+            .map(|parts| format!("{}/{}/{}", parts[2], parts[1], parts[0]))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--share: give the blocks of one emission, in their folder <game>/<stake>/e<emission>"
+                )
+            })?;
+        let (secret, _) = crate::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
+        options.seed = Some(*secret.expose());
+    }
     // Emission folders: those holding the blocks found, and those named that hold a record.
     let mut emissions: BTreeSet<PathBuf> = blocks
         .iter()

@@ -41,16 +41,58 @@ impl EmissionKind {
     }
 }
 
-/// Who holds the seed of a production emission: the share set, by public key.
+/// Who holds the seed of a production emission: the share set, by public key, never by
+/// content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Custody {
-    /// Shares needed to rebuild the seed.
+    /// The share set's random id (hex): a reshare makes a new one.
+    pub share_set: String,
+    /// Shares needed to rebuild the seed (k).
     pub threshold: u32,
-    /// Shares made.
+    /// Shares made (n).
     pub shares: u32,
-    /// Each share's custodian, by age recipient (public key), in share order.
-    pub recipients: Vec<String>,
+    /// The shares the first run rebuilt the seed from.
+    pub used: Vec<UsedShare>,
+}
+
+/// One share used to rebuild the seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsedShare {
+    /// The share's index (1..=n).
+    pub index: u32,
+    /// Its custodian's age recipient (public key).
+    pub recipient: String,
+    /// The share file's name.
+    pub file: String,
+    /// SHA-256 of the (encrypted) share file.
+    pub file_sha256: String,
+}
+
+impl Custody {
+    /// The record's view of a rebuilt share set.
+    pub fn from_info(info: &crate::custody::ShareSetInfo) -> Custody {
+        Custody {
+            share_set: hex::encode(info.share_set),
+            threshold: u32::from(info.threshold),
+            shares: u32::from(info.shares),
+            used: info
+                .files
+                .iter()
+                .map(|f| UsedShare {
+                    index: u32::from(f.index),
+                    recipient: f.recipient.clone(),
+                    file: f
+                        .path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    file_sha256: hex::encode(f.file_sha256),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The emission record.

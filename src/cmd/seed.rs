@@ -1,0 +1,219 @@
+//! `seed`: makes an emission's seed and hands it out as age-encrypted shares, k of n; or
+//! reshares an existing seed to new custodians; or checks that a set of shares rebuilds.
+//! It prints file names, public keys and digests, never the seed or a share.
+
+use super::{Exit, SeedArgs};
+use crate::custody::{
+    emission_id, parse_recipient, read_recipients_file, rebuild_seed, write_share_set, Recipient,
+    SecretSeed, ShareSetInfo,
+};
+use crate::game::{Game, Stake};
+use anyhow::{anyhow, bail, Result};
+use std::path::PathBuf;
+
+/// What to do, validated.
+enum Task {
+    /// A fresh seed, split for `recipients`.
+    New(Split),
+    /// The seed rebuilt from `shares`, split again.
+    Reshare(Existing, Split),
+    /// The seed rebuilt from `shares`, reported.
+    Check(Existing),
+}
+
+/// A split to write.
+struct Split {
+    threshold: u8,
+    recipients: Vec<Recipient>,
+    out: PathBuf,
+}
+
+/// Existing shares and the identities that open them.
+struct Existing {
+    shares: Vec<PathBuf>,
+    identities: Vec<PathBuf>,
+}
+
+pub(super) fn run(args: SeedArgs) -> Result<Exit> {
+    let game = Game::resolve(&args.game)?;
+    let stake = stake(&game, args.price.as_deref())?;
+    let emission = emission_id(&game.id, stake, args.emission);
+    match task(args)? {
+        Task::New(split) => {
+            let seed = SecretSeed::fresh()?;
+            let info = write_share_set(
+                &seed,
+                &emission,
+                split.threshold,
+                &split.recipients,
+                &split.out,
+            )?;
+            println!(
+                "made a new seed for emission {emission} from the system's CSPRNG; it was written nowhere"
+            );
+            print_set(&info, "shares");
+            println!(
+                "hand each share file to the custodian of its public key; delete this folder's copies once they are handed over"
+            );
+        }
+        Task::Reshare(existing, split) => {
+            let (seed, old) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
+            let info = write_share_set(
+                &seed,
+                &emission,
+                split.threshold,
+                &split.recipients,
+                &split.out,
+            )?;
+            println!(
+                "rebuilt the seed of emission {emission} from {} share(s) of set {} (seed_sha256 {}) and split it again",
+                old.files.len(),
+                hex::encode(old.share_set),
+                hex::encode(old.seed_sha256)
+            );
+            print_set(&info, "new shares");
+            println!(
+                "the old set {} still rebuilds the same seed: have every old share file destroyed (witnessed), or retire the seed by starting a new emission",
+                hex::encode(old.share_set)
+            );
+        }
+        Task::Check(existing) => {
+            let (_seed, info) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
+            println!(
+                "the shares rebuild the seed of emission {emission} (checked against the commitment they carry; the seed is not shown)"
+            );
+            print_set(&info, "shares used");
+            println!(
+                "compare seed_sha256 with the seed_sha256 of the emission's manifests to know it is the seed that made them"
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+/// Checks which options go together, and reads the recipients.
+fn task(args: SeedArgs) -> Result<Task> {
+    let existing = || -> Result<Existing> {
+        if args.share.is_empty() || args.identity.is_empty() {
+            bail!(
+                "--reshare and --check need the existing share files (--share FILE, repeated) and the identity files that open them (--identity FILE, repeated)"
+            );
+        }
+        Ok(Existing {
+            shares: args.share.clone(),
+            identities: args.identity.clone(),
+        })
+    };
+    if args.check {
+        let given = [
+            (args.shares_needed.is_some(), "--shares-needed"),
+            (!args.recipient.is_empty(), "--recipient"),
+            (!args.recipients_file.is_empty(), "--recipients-file"),
+            (args.out.is_some(), "--out"),
+        ];
+        if let Some((_, option)) = given.iter().find(|(is, _)| *is) {
+            bail!("--check writes nothing: {option} does not go with it");
+        }
+        return Ok(Task::Check(existing()?));
+    }
+    if !args.reshare && (!args.share.is_empty() || !args.identity.is_empty()) {
+        bail!(
+            "--share and --identity are for --reshare (split an existing seed again) or --check; a new seed needs only --recipient, --shares-needed and --out"
+        );
+    }
+    let mut recipients = Vec::new();
+    for text in &args.recipient {
+        recipients.push(parse_recipient(text, "--recipient")?);
+    }
+    for path in &args.recipients_file {
+        recipients.extend(read_recipients_file(path)?);
+    }
+    if recipients.len() < 2 {
+        bail!(
+            "{} recipient(s) given: a seed is split among at least 2 custodians (--recipient age1... or --recipients-file FILE, one public key per custodian)",
+            recipients.len()
+        );
+    }
+    let threshold = args.shares_needed.ok_or_else(|| {
+        anyhow!(
+            "--shares-needed K is needed: how many of the {} custodians must come together to rebuild the seed",
+            recipients.len()
+        )
+    })?;
+    let out = args
+        .out
+        .clone()
+        .ok_or_else(|| anyhow!("--out DIR is needed: the folder the share files are written to"))?;
+    let split = Split {
+        threshold,
+        recipients,
+        out,
+    };
+    if args.reshare {
+        Ok(Task::Reshare(existing()?, split))
+    } else {
+        Ok(Task::New(split))
+    }
+}
+
+/// The stake for `--price`, as `emit` resolves it: any decimal spelling of a stake, or the
+/// only stake of a single-stake game.
+fn stake<'g>(game: &'g Game, price: Option<&str>) -> Result<&'g Stake> {
+    let price = match price {
+        Some(p) => p
+            .trim()
+            .parse::<rust_decimal::Decimal>()
+            .map(|d| d.normalize())
+            .map_err(|_| anyhow!("--price {p}: not an amount in euros such as 0.5 or 2"))?,
+        None if game.stakes.len() == 1 => game.stakes[0].price,
+        None => bail!(
+            "--price is needed: {} has stakes of {} €",
+            game.id,
+            game.stake_list()
+        ),
+    };
+    Ok(game.stake(price)?)
+}
+
+/// Prints a share set: digests, then one line per share file. Nothing secret.
+fn print_set(info: &ShareSetInfo, what: &str) {
+    println!(
+        "{what}: any {} of {} rebuild the seed",
+        info.threshold, info.shares
+    );
+    println!("seed_sha256: {}", hex::encode(info.seed_sha256));
+    println!("share set:   {}", hex::encode(info.share_set));
+    for file in &info.files {
+        println!(
+            "share {} of {}: {}  for {}  (file sha256 {})",
+            file.index,
+            info.shares,
+            file.path.display(),
+            file.recipient,
+            hex::encode(file.file_sha256)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::money::canonical;
+
+    #[test]
+    fn the_emission_id_uses_the_canonical_stake() {
+        let game = Game::builtin("ruche-or").unwrap();
+        assert_eq!(
+            emission_id(&game.id, stake(&game, Some("0.50")).unwrap(), 3),
+            "ruche-or/0.5/e0003"
+        );
+        assert_eq!(canonical(stake(&game, Some("2.0")).unwrap().price), "2");
+        assert!(stake(&game, None).is_err());
+        assert!(stake(&game, Some("2,5")).is_err());
+        let maxi = Game::builtin("maxi-ruche-or").unwrap();
+        assert_eq!(
+            emission_id(&maxi.id, stake(&maxi, None).unwrap(), 12),
+            "maxi-ruche-or/3/e0012"
+        );
+    }
+}

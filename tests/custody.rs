@@ -1,0 +1,747 @@
+//! `seed` through the real binary: k of n share sets, every subset of k rebuilds the same
+//! seed, every bad set fails with a clear error and no output, reshare, and interop with
+//! Debian's `age`/`age-keygen` and libgfshare's `gfcombine`.
+
+mod common;
+use age::secrecy::ExposeSecret;
+use common::*;
+use emission_factory::custody::{rebuild_seed, share_file_name};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const EMISSION: &str = "ruche-or/2/e0003";
+
+/// Custodians' identity files (relative to the workdir) and public keys.
+struct Custodians {
+    identities: Vec<String>,
+    recipients: Vec<String>,
+}
+
+/// `n` custodians made with the age crate, identity files as `age-keygen` writes them.
+fn custodians(w: &Workdir, n: usize, tag: &str) -> Custodians {
+    let mut identities = Vec::new();
+    let mut recipients = Vec::new();
+    for i in 1..=n {
+        let identity = age::x25519::Identity::generate();
+        let public = identity.to_public().to_string();
+        let name = format!("{tag}-{i}.key");
+        std::fs::write(
+            w.path(&name),
+            format!(
+                "# public key: {public}\n{}\n",
+                identity.to_string().expose_secret()
+            ),
+        )
+        .unwrap();
+        identities.push(name);
+        recipients.push(public);
+    }
+    Custodians {
+        identities,
+        recipients,
+    }
+}
+
+/// The share files of a k-of-n set of `emission` under `out`, relative to the workdir.
+fn share_paths(out: &str, emission: &str, n: usize) -> Vec<String> {
+    (1..=n)
+        .map(|i| format!("{out}/{}", share_file_name(emission, i as u8, n as u8)))
+        .collect()
+}
+
+/// Runs `seed` for ruche-or 2 € (emission `number`), k of the custodians, into `out`.
+fn seed(w: &Workdir, c: &Custodians, k: usize, out: &str, number: u32) -> Output {
+    let (k, number) = (k.to_string(), number.to_string());
+    let mut args = vec![
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        &number,
+        "--shares-needed",
+        &k,
+        "--out",
+        out,
+    ];
+    for r in &c.recipients {
+        args.extend(["--recipient", r.as_str()]);
+    }
+    w.ok(&args)
+}
+
+/// Runs `seed --check` (emission 3) with these shares and identities.
+fn check(w: &Workdir, shares: &[&str], identities: &[&str], code: i32) -> Output {
+    let mut args = vec![
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--check",
+    ];
+    for s in shares {
+        args.extend(["--share", s]);
+    }
+    for i in identities {
+        args.extend(["--identity", i]);
+    }
+    w.run_expect(&args, code)
+}
+
+/// The `seed_sha256:` line of an output.
+fn commitment(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("seed_sha256: "))
+        .unwrap_or_else(|| panic!("no seed_sha256 in:\n{}", text(out)))
+        .to_string()
+}
+
+/// Exit 2, nothing on stdout, and stderr names `file` and says `needle`.
+fn fails_clearly(out: &Output, file: &str, needle: &str) {
+    assert!(
+        out.stdout.is_empty(),
+        "stdout should be empty:\n{}",
+        text(out)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(file), "stderr should name {file}:\n{err}");
+    assert!(err.contains(needle), "stderr should say '{needle}':\n{err}");
+}
+
+/// The `share <i> of <n>: FILE  for KEY` lines of an output.
+fn share_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("share ")
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every subset of `items` of size `k`.
+fn subsets<T: Clone>(items: &[T], k: usize) -> Vec<Vec<T>> {
+    if k == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for (i, first) in items.iter().enumerate() {
+        for mut rest in subsets(&items[i + 1..], k - 1) {
+            rest.insert(0, first.clone());
+            out.push(rest);
+        }
+    }
+    out
+}
+
+/// The seed, rebuilt through the library from the first k shares.
+fn seed_hex(w: &Workdir, shares: &[String], c: &Custodians) -> String {
+    let shares: Vec<PathBuf> = shares.iter().map(|s| w.path(s)).collect();
+    let ids: Vec<PathBuf> = c.identities.iter().map(|s| w.path(s)).collect();
+    let (seed, _) = rebuild_seed(&shares, &ids, EMISSION).unwrap();
+    hex::encode(seed.expose())
+}
+
+/// The share bytes (hex) inside each share file.
+fn share_hexes(w: &Workdir, shares: &[String], c: &Custodians) -> Vec<String> {
+    shares
+        .iter()
+        .zip(&c.identities)
+        .map(|(share, id)| {
+            let key = std::fs::read_to_string(w.path(id)).unwrap();
+            let identity: age::x25519::Identity = key.lines().last().unwrap().parse().unwrap();
+            let plain = age::decrypt(&identity, &read(&w.path(share))).unwrap();
+            let payload: serde_json::Value = serde_json::from_slice(&plain).unwrap();
+            payload["share"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn every_subset_of_k_shares_and_all_n_rebuild_the_same_seed() {
+    for (k, n) in [(2usize, 3usize), (3, 5)] {
+        let w = Workdir::new();
+        let c = custodians(&w, n, "c");
+        let made = seed(&w, &c, k, "shares", 3);
+        let committed = commitment(&made);
+        let shares = share_paths("shares", EMISSION, n);
+        let secret = seed_hex(&w, &shares, &c);
+        let all: Vec<usize> = (0..n).collect();
+        for size in k..=n {
+            for who in subsets(&all, size) {
+                let s: Vec<&str> = who.iter().map(|&i| shares[i].as_str()).collect();
+                let ids: Vec<&str> = who.iter().map(|&i| c.identities[i].as_str()).collect();
+                let out = check(&w, &s, &ids, 0);
+                assert_eq!(commitment(&out), committed, "{k} of {n}: {who:?}");
+                assert!(!text(&out).contains(&secret));
+                // The library rebuilds the very same bytes.
+                let paths: Vec<String> = s.iter().map(|p| p.to_string()).collect();
+                let again = seed_hex(&w, &paths, &c);
+                assert_eq!(again, secret, "{k} of {n}: {who:?}");
+            }
+        }
+        let hashed = {
+            use sha2::{Digest, Sha256};
+            let mut bytes = [0u8; 32];
+            hex::decode_to_slice(&secret, &mut bytes).unwrap();
+            hex::encode(Sha256::digest(bytes))
+        };
+        assert_eq!(hashed, committed, "seed_sha256 is SHA-256 of the seed");
+    }
+}
+
+#[test]
+fn k_minus_one_shares_fail_with_a_clear_error_and_no_output() {
+    for (k, n) in [(2usize, 3usize), (3, 5)] {
+        let w = Workdir::new();
+        let c = custodians(&w, n, "c");
+        seed(&w, &c, k, "shares", 3);
+        let shares = share_paths("shares", EMISSION, n);
+        let all: Vec<usize> = (0..n).collect();
+        for who in subsets(&all, k - 1) {
+            let s: Vec<&str> = who.iter().map(|&i| shares[i].as_str()).collect();
+            let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
+            let out = check(&w, &s, &ids, 2);
+            fails_clearly(&out, EMISSION, &format!("{} needed", k));
+        }
+    }
+}
+
+#[test]
+fn shares_of_another_emission_a_wrong_identity_or_a_damaged_file_fail_naming_the_file() {
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    seed(&w, &c, 2, "a", 3);
+    let a = share_paths("a", EMISSION, 3);
+    let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
+
+    // Another seed for the same emission (the command run twice).
+    seed(&w, &c, 2, "b", 3);
+    let b = share_paths("b", EMISSION, 3);
+    let out = check(&w, &[&a[0], &b[1]], &ids, 2);
+    fails_clearly(&out, &b[1], "another share set");
+
+    // Another emission.
+    seed(&w, &c, 2, "e4", 4);
+    let e4 = share_paths("e4", "ruche-or/2/e0004", 3);
+    let out = check(&w, &[&a[0], &e4[1]], &ids, 2);
+    fails_clearly(
+        &out,
+        &e4[1],
+        "is a share of emission ruche-or/2/e0004, not of ruche-or/2/e0003",
+    );
+
+    // The identity of custodian 3 does not open share 2.
+    let out = check(&w, &[&a[0], &a[1]], &[ids[0], ids[2]], 2);
+    fails_clearly(&out, &a[1], "none of the identities given opens");
+
+    // A byte of the ciphertext changed (in the payload, the last line of the armor's body).
+    let original = read(&w.path(&a[1]));
+    let mut flipped = original.clone();
+    let at = original.len() - "-----END AGE ENCRYPTED FILE-----\n".len() - 10;
+    flipped[at] = if flipped[at] == b'A' { b'B' } else { b'A' };
+    std::fs::write(w.path("flipped.age"), &flipped).unwrap();
+    let out = check(&w, &[&a[0], "flipped.age"], &ids, 2);
+    fails_clearly(&out, "flipped.age", "is damaged");
+
+    // Truncated: half of it, and all but the END line.
+    std::fs::write(w.path("half.age"), &original[..original.len() / 2]).unwrap();
+    let out = check(&w, &[&a[0], "half.age"], &ids, 2);
+    fails_clearly(&out, "half.age", "is damaged");
+    std::fs::write(w.path("cut.age"), &original[..original.len() - 33]).unwrap();
+    let out = check(&w, &[&a[0], "cut.age"], &ids, 2);
+    fails_clearly(&out, "cut.age", "is damaged");
+
+    // The intact files still rebuild.
+    check(&w, &[&a[0], &a[1]], &ids, 0);
+}
+
+#[test]
+fn a_share_given_twice_counts_once() {
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    seed(&w, &c, 2, "shares", 3);
+    let s = share_paths("shares", EMISSION, 3);
+    std::fs::copy(w.path(&s[0]), w.path("copy.age")).unwrap();
+    let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
+    let out = check(&w, &[&s[0], &s[0]], &ids, 2);
+    fails_clearly(&out, EMISSION, "1 distinct share(s)");
+    let out = check(&w, &[&s[0], "copy.age"], &ids, 2);
+    fails_clearly(&out, EMISSION, "1 distinct share(s)");
+    let out = check(&w, &[&s[0], "copy.age", &s[2]], &ids, 0);
+    assert_eq!(share_lines(&out).len(), 2, "{}", text(&out));
+}
+
+#[test]
+fn reshare_makes_a_new_set_of_the_same_seed_that_does_not_mix_with_the_old() {
+    let w = Workdir::new();
+    let old = custodians(&w, 3, "old");
+    let committed = commitment(&seed(&w, &old, 2, "old", 3));
+    let s = share_paths("old", EMISSION, 3);
+    let secret = seed_hex(&w, &s, &old);
+    let new = custodians(&w, 4, "new");
+    let mut args = vec![
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--reshare",
+        "--share",
+        &s[0],
+        "--share",
+        &s[2],
+        "--identity",
+        &old.identities[0],
+        "--identity",
+        &old.identities[2],
+        "--shares-needed",
+        "3",
+        "--out",
+        "new",
+    ];
+    for r in &new.recipients {
+        args.extend(["--recipient", r.as_str()]);
+    }
+    let out = w.ok(&args);
+    assert_eq!(commitment(&out), committed);
+    assert!(text(&out).contains("destroyed"), "{}", text(&out));
+    let n = share_paths("new", EMISSION, 4);
+    let new_ids: Vec<&str> = new.identities.iter().map(String::as_str).collect();
+    for who in subsets(&[0usize, 1, 2, 3], 3) {
+        let shares: Vec<&str> = who.iter().map(|&i| n[i].as_str()).collect();
+        assert_eq!(commitment(&check(&w, &shares, &new_ids, 0)), committed);
+    }
+    let rebuilt = seed_hex(
+        &w,
+        &n[1..],
+        &Custodians {
+            identities: new.identities[1..].to_vec(),
+            recipients: vec![],
+        },
+    );
+    assert_eq!(rebuilt, secret);
+    let mut all_ids = new_ids.clone();
+    all_ids.extend(old.identities.iter().map(String::as_str));
+    let out = check(&w, &[&n[0], &n[1], &s[1]], &all_ids, 2);
+    fails_clearly(&out, &s[1], "another share set");
+    assert!(!text(&out).contains(&secret));
+
+    // A reshare from too few shares fails and writes nothing.
+    let mut args = vec![
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--reshare",
+        "--share",
+        &s[0],
+        "--identity",
+        &old.identities[0],
+        "--shares-needed",
+        "2",
+        "--out",
+        "again",
+    ];
+    for r in &new.recipients {
+        args.extend(["--recipient", r.as_str()]);
+    }
+    let out = w.run_expect(&args, 2);
+    fails_clearly(&out, EMISSION, "2 needed");
+    assert!(!w.path("again").exists());
+}
+
+#[test]
+fn no_output_of_seed_holds_the_seed_or_a_share() {
+    let w = Workdir::new();
+    let c = custodians(&w, 5, "c");
+    let mut outputs = vec![seed(&w, &c, 3, "shares", 3)];
+    let s = share_paths("shares", EMISSION, 5);
+    let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
+    outputs.push(check(&w, &[&s[0], &s[1], &s[2]], &ids, 0));
+    outputs.push(check(&w, &[&s[0], &s[1], &s[2], &s[3], &s[4]], &ids, 0));
+    outputs.push(check(&w, &[&s[0], &s[1]], &ids, 2));
+    let mut args = vec![
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--reshare",
+        "--share",
+        &s[4],
+        "--share",
+        &s[3],
+        "--share",
+        &s[2],
+        "--shares-needed",
+        "2",
+        "--out",
+        "re",
+    ];
+    for i in &ids {
+        args.extend(["--identity", i]);
+    }
+    for r in &c.recipients[..3] {
+        args.extend(["--recipient", r.as_str()]);
+    }
+    outputs.push(w.ok(&args));
+    let secret = seed_hex(&w, &s[..3], &c);
+    let mut secrets = vec![secret.clone(), secret.to_uppercase()];
+    secrets.extend(share_hexes(&w, &s, &c));
+    for id in &c.identities {
+        let key = std::fs::read_to_string(w.path(id)).unwrap();
+        secrets.push(key.lines().last().unwrap().to_string());
+    }
+    for out in &outputs {
+        let all = text(out);
+        for secret in &secrets {
+            assert!(!all.contains(secret.as_str()), "a secret in:\n{all}");
+        }
+    }
+}
+
+#[test]
+fn share_files_are_private_and_never_overwritten() {
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    seed(&w, &c, 2, "shares", 3);
+    let s = share_paths("shares", EMISSION, 3);
+    let before: Vec<Vec<u8>> = s.iter().map(|p| read(&w.path(p))).collect();
+    for p in &s {
+        let mode = std::fs::metadata(w.path(p)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{p}");
+    }
+    let mode = std::fs::metadata(w.path("shares"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let mut args = vec![
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--shares-needed",
+        "2",
+        "--out",
+        "shares",
+    ];
+    for r in &c.recipients {
+        args.extend(["--recipient", r.as_str()]);
+    }
+    let out = w.run_expect(&args, 2);
+    fails_clearly(&out, &s[0], "never overwritten");
+    let after: Vec<Vec<u8>> = s.iter().map(|p| read(&w.path(p))).collect();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn recipients_come_from_options_then_files_in_order() {
+    let w = Workdir::new();
+    let c = custodians(&w, 4, "c");
+    std::fs::write(
+        w.path("custodians.txt"),
+        format!(
+            "# custodians 3 and 4\n{}\n\n{}\n",
+            c.recipients[2], c.recipients[3]
+        ),
+    )
+    .unwrap();
+    let out = w.ok(&[
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2.00",
+        "--emission",
+        "3",
+        "--shares-needed",
+        "2",
+        "--out",
+        "shares",
+        "--recipient",
+        &c.recipients[0],
+        "--recipients-file",
+        "custodians.txt",
+        "--recipient",
+        &c.recipients[1],
+    ]);
+    let lines = share_lines(&out);
+    assert_eq!(lines.len(), 4, "{}", text(&out));
+    for (line, r) in lines.iter().zip(&c.recipients) {
+        assert!(line.contains(r.as_str()), "{line}");
+    }
+    let s = share_paths("shares", EMISSION, 4);
+    let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
+    check(&w, &[&s[3], &s[0]], &ids, 0);
+}
+
+#[test]
+fn bad_options_are_refused_clearly_and_write_nothing() {
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    let r: Vec<&str> = c.recipients.iter().map(String::as_str).collect();
+    let secret_key = std::fs::read_to_string(w.path(&c.identities[0])).unwrap();
+    let secret_key = secret_key.lines().last().unwrap().to_string();
+    let base = [
+        "seed", "--game", "ruche-or", "--price", "2", "--out", "shares",
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "--shares-needed",
+                "1",
+                "--recipient",
+                r[0],
+                "--recipient",
+                r[1],
+            ],
+            "2 <= k <= n",
+        ),
+        (
+            vec![
+                "--shares-needed",
+                "3",
+                "--recipient",
+                r[0],
+                "--recipient",
+                r[1],
+            ],
+            "k = 3, n = 2",
+        ),
+        (
+            vec!["--shares-needed", "2", "--recipient", r[0]],
+            "at least 2 custodians",
+        ),
+        (
+            vec![
+                "--shares-needed",
+                "2",
+                "--recipient",
+                r[0],
+                "--recipient",
+                r[0],
+            ],
+            "given twice",
+        ),
+        (
+            vec![
+                "--shares-needed",
+                "2",
+                "--recipient",
+                r[0],
+                "--recipient",
+                "age1nope",
+            ],
+            "'age1nope' is not an age X25519 public key",
+        ),
+        (
+            vec![
+                "--shares-needed",
+                "2",
+                "--recipient",
+                r[0],
+                "--recipient",
+                &secret_key,
+            ],
+            "not a public key",
+        ),
+        (
+            vec!["--recipient", r[0], "--recipient", r[1]],
+            "--shares-needed K is needed",
+        ),
+        (
+            vec![
+                "--shares-needed",
+                "2",
+                "--recipient",
+                r[0],
+                "--recipient",
+                r[1],
+                "--share",
+                "x.age",
+                "--identity",
+                "k",
+            ],
+            "--share and --identity are for --reshare",
+        ),
+        (
+            vec!["--check", "--share", "x.age", "--identity", "k"],
+            "--out does not go with it",
+        ),
+        (
+            vec![
+                "--reshare",
+                "--shares-needed",
+                "2",
+                "--recipient",
+                r[0],
+                "--recipient",
+                r[1],
+            ],
+            "need the existing share files",
+        ),
+        (
+            vec!["--shares-needed", "2", "--recipients-file", "missing.txt"],
+            "missing.txt",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args = base.to_vec();
+        args.extend(&extra);
+        let out = w.run_expect(&args, 2);
+        assert!(out.stdout.is_empty(), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(needle),
+            "{extra:?}: expected '{needle}' in:\n{err}"
+        );
+        assert!(
+            !err.contains(&secret_key[16..]),
+            "the secret key is echoed:\n{err}"
+        );
+        assert!(!w.path("shares").exists(), "{extra:?} wrote files");
+    }
+    let out = w.run_expect(
+        &[
+            "seed",
+            "--game",
+            "ruche-or",
+            "--price",
+            "7",
+            "--shares-needed",
+            "2",
+            "--out",
+            "shares",
+            "--recipient",
+            r[0],
+            "--recipient",
+            r[1],
+        ],
+        2,
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("7"),
+        "{}",
+        text(&out)
+    );
+    assert!(!w.path("shares").exists());
+}
+
+/// Runs an external tool, `None` when it is not installed.
+fn tool(name: &str, args: &[&str], dir: &Path) -> Option<Output> {
+    Command::new(name).args(args).current_dir(dir).output().ok()
+}
+
+#[test]
+fn debian_age_reads_our_shares_and_age_keygen_identities_open_them() {
+    let w = Workdir::new();
+    let dir = w.dir.path();
+    let mut publics = Vec::new();
+    for i in 1..=3 {
+        let name = format!("keygen-{i}.key");
+        let Some(out) = tool("age-keygen", &["-o", &name], dir) else {
+            println!(
+                "SKIPPED: age-keygen is not installed (apt-get install age; .ci/run installs it)"
+            );
+            return;
+        };
+        assert!(out.status.success(), "{}", text(&out));
+        let out = tool("age-keygen", &["-y", &name], dir).unwrap();
+        publics.push(String::from_utf8(out.stdout).unwrap().trim().to_string());
+    }
+    let c = Custodians {
+        identities: (1..=3).map(|i| format!("keygen-{i}.key")).collect(),
+        recipients: publics.clone(),
+    };
+    let committed = commitment(&seed(&w, &c, 2, "shares", 3));
+    let s = share_paths("shares", EMISSION, 3);
+    for (i, share) in s.iter().enumerate() {
+        let Some(out) = tool("age", &["-d", "-i", &c.identities[i], share], dir) else {
+            println!("SKIPPED: age is not installed (apt-get install age; .ci/run installs it)");
+            return;
+        };
+        assert!(out.status.success(), "age -d: {}", text(&out));
+        let payload: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(payload["format"], "emission-factory-seed-share/1");
+        assert_eq!(payload["emission"], EMISSION);
+        assert_eq!(payload["index"], i + 1);
+        assert_eq!(payload["threshold"], 2);
+        assert_eq!(payload["shares"], 3);
+        assert_eq!(payload["recipient"], publics[i]);
+        assert_eq!(payload["seed_sha256"], committed);
+        // Another custodian's identity does not open it.
+        let other = &c.identities[(i + 1) % 3];
+        let out = tool("age", &["-d", "-i", other, share], dir).unwrap();
+        assert!(!out.status.success());
+    }
+    // age-keygen's identity files open our shares.
+    let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
+    assert_eq!(commitment(&check(&w, &[&s[2], &s[0]], &ids, 0)), committed);
+    // A share re-encrypted by Debian's age, in binary form, is read too.
+    let plain = tool("age", &["-d", "-i", &c.identities[1], &s[1]], dir)
+        .unwrap()
+        .stdout;
+    std::fs::write(w.path("plain.json"), plain).unwrap();
+    let out = tool(
+        "age",
+        &["-r", &publics[1], "-o", "binary.age", "plain.json"],
+        dir,
+    )
+    .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::remove_file(w.path("plain.json")).unwrap();
+    assert_eq!(
+        commitment(&check(&w, &[&s[0], "binary.age"], &ids, 0)),
+        committed
+    );
+    println!("interop: Debian's age decrypted our 3 shares; our code opened them with age-keygen identities");
+}
+
+#[test]
+fn gfcombine_rebuilds_the_committed_seed_from_the_decrypted_shares() {
+    let w = Workdir::new();
+    let c = custodians(&w, 5, "c");
+    let committed = commitment(&seed(&w, &c, 3, "shares", 3));
+    let s = share_paths("shares", EMISSION, 5);
+    let hexes = share_hexes(&w, &s, &c);
+    for who in subsets(&[0usize, 1, 2, 3, 4], 3) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for &i in &who {
+            let name = format!("seed.{:03}", i + 1);
+            std::fs::write(dir.path().join(&name), hex::decode(&hexes[i]).unwrap()).unwrap();
+            files.push(name);
+        }
+        let mut args = vec!["-o", "seed.bin"];
+        args.extend(files.iter().map(String::as_str));
+        let Some(out) = tool("gfcombine", &args, dir.path()) else {
+            println!("SKIPPED: gfcombine is not installed (apt-get install libgfshare-bin; .ci/run installs it)");
+            return;
+        };
+        assert!(out.status.success(), "{}", text(&out));
+        let rebuilt = read(&dir.path().join("seed.bin"));
+        use sha2::{Digest, Sha256};
+        assert_eq!(hex::encode(Sha256::digest(&rebuilt)), committed, "{who:?}");
+    }
+    println!("interop: libgfshare's gfcombine rebuilt the committed seed from every 3 of 5 shares");
+}
