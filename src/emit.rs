@@ -109,8 +109,8 @@ pub struct EmitSummary {
     pub made: Vec<u32>,
     /// Blocks kept, in order.
     pub kept_blocks: Vec<u32>,
-    /// True if this run sealed the emission.
-    pub sealed: bool,
+    /// Blocks the whole emission holds, if its record says.
+    pub planned: Option<u32>,
 }
 
 /// One chunk of finished tickets, in order.
@@ -174,7 +174,7 @@ pub fn emit(
         tickets: 0,
         made: Vec::new(),
         kept_blocks: Vec::new(),
-        sealed: false,
+        planned: None,
     };
     for number in blocks {
         interrupt::check()?;
@@ -233,9 +233,7 @@ pub fn emit(
             csv: paths.csv,
         });
     }
-    if let Some(planned) = planned {
-        summary.sealed = seal_if_complete(config, &folder, planned, &summary, &mut on_event)?;
-    }
+    summary.planned = planned;
     Ok(summary)
 }
 
@@ -317,19 +315,26 @@ fn join_or_create(
     Ok(planned)
 }
 
-/// Seals the emission if all its `planned` blocks are now there. Blocks this run made or
-/// kept are verified already; the others (made by other runs) are verified here.
-fn seal_if_complete(
+/// Seals the emission if all its `planned` blocks are now there (the caller runs it after
+/// [`emit`]). Blocks this run made or kept are verified already; the others (made by other
+/// runs) are verified here. `before_sealing` runs under the emission lock just before the seal
+/// is written (it appends the audit log's line, so that the seal covers it).
+pub fn seal_if_complete(
     config: &EmitConfig,
-    folder: &Path,
-    planned: u32,
     summary: &EmitSummary,
     on_event: &mut impl FnMut(Event),
+    before_sealing: &mut dyn FnMut() -> Result<()>,
 ) -> Result<bool> {
+    let folder = summary.folder.as_path();
+    let Some(planned) = summary.planned else {
+        return Ok(false);
+    };
     let lock = LockFile::emission(folder)?;
     let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
     let complete = seal::complete_blocks(folder)?;
-    if (1..=planned).any(|b| complete.binary_search(&b).is_err()) {
+    if folder.join(seal::SEAL_FILE).exists()
+        || (1..=planned).any(|b| complete.binary_search(&b).is_err())
+    {
         return Ok(false);
     }
     let public = config.signing_key.verifying_key();
@@ -361,6 +366,7 @@ fn seal_if_complete(
         }
         good.insert(number);
     }
+    before_sealing()?;
     let sealed = seal::seal(
         folder,
         &record,
@@ -423,8 +429,10 @@ fn check_emission_key(
         let existing = keys::read_public_key(&path)?;
         if existing != *public {
             bail!(
-                "{} holds another public key: this emission was signed with another key. Give the same --signing-key, or another --emission.",
-                path.display()
+                "{} holds another public key (SHA-256 {}) than this run's signing key (SHA-256 {}): this emission was signed with another key. Give the same --signing-key, or another --emission.",
+                path.display(),
+                hex::encode(keys::public_key_sha256(&existing)?),
+                hex::encode(keys::public_key_sha256(public)?)
             );
         }
         return Ok(());

@@ -7,7 +7,7 @@ use crate::block::keys;
 use crate::emission::lock::LockFile;
 use crate::emission::log::{self as audit, Entry};
 use crate::emission::record::{Custody, EmissionKind};
-use crate::emit::{block_range, emit, BlockOutcome, EmitConfig, Event};
+use crate::emit::{block_range, emit, seal_if_complete, BlockOutcome, EmitConfig, Event};
 use crate::game::Game;
 use crate::money::canonical;
 use crate::plan::{fresh_seed, Seed};
@@ -202,9 +202,6 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         Ok(summary) => {
             entry.blocks_made = summary.made.clone();
             entry.blocks_kept = summary.kept_blocks.clone();
-            if summary.sealed {
-                entry.result = "ok, sealed".into();
-            }
         }
         Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
     }
@@ -215,6 +212,32 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         }
     }
     let summary = outcome?;
+    // The run that completes a planned emission seals it; the seal covers the log's line
+    // that says so, appended first under the same lock.
+    let mut sealing = Entry::for_this_run("emit");
+    sealing.result = "sealing: all the emission's planned blocks are made".into();
+    let sealed = seal_if_complete(
+        &config,
+        &summary,
+        &mut |event| {
+            if let Event::Sealed(path) = event {
+                eprintln!(
+                    "sealed: all the emission's blocks are made; {}",
+                    path.display()
+                );
+            }
+        },
+        &mut || audit::append_locked(&folder, &mut sealing.clone()).map(|_| ()),
+    );
+    if let Err(e) = &sealed {
+        let mut failed = Entry::for_this_run("emit");
+        failed.result = format!("error: sealing failed: {e:#}")
+            .chars()
+            .take(1000)
+            .collect();
+        let _ = audit::append(&folder, failed);
+    }
+    sealed?;
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     let rate = summary.tickets as f64 / seconds.max(1e-9);

@@ -87,17 +87,24 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
             failed.join("\n  ")
         );
     }
+    // The log's line comes first, so that the seal covers it.
+    let mut entry = Entry::for_this_run("seal");
+    entry.blocks_kept = good.iter().copied().collect();
+    let already = folder.join(SEAL_FILE).exists();
+    entry.result = if already {
+        "checking the seal".into()
+    } else {
+        "sealing".into()
+    };
+    append_locked(folder, &mut entry)?;
     let outcome = seal::seal(folder, &record, &record_bytes, planned, &key, &|b| {
         good.contains(&b)
     });
-    let mut entry = Entry::for_this_run("seal");
-    entry.blocks_kept = good.iter().copied().collect();
-    entry.result = match &outcome {
-        Ok(Some(_)) => "ok, sealed".into(),
-        Ok(None) => "ok, already sealed".into(),
-        Err(e) => format!("error: {e:#}").chars().take(1000).collect(),
-    };
-    append_locked(folder, &mut entry)?;
+    if let Err(e) = &outcome {
+        let mut failed = Entry::for_this_run("seal");
+        failed.result = format!("error: {e:#}").chars().take(1000).collect();
+        append_locked(folder, &mut failed)?;
+    }
     drop(held);
     match outcome? {
         Some(s) => println!(

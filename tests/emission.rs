@@ -1,0 +1,641 @@
+//! The emission as the unit of trust (issue 8): one seed, one key, one definition and one
+//! generator per emission (the signed record), test emissions marked as such, the seal, the
+//! audit log, custody shares, and no secret in any output.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const FOLDER: &str = "emissions/mini-ruche/2/e0001";
+const OTHER_SEED: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+
+fn setup() -> Workdir {
+    let w = Workdir::new();
+    fixed_test_key(&w);
+    w
+}
+
+/// `emit` on the mini game with the fixed test key; `extra` may give another seed.
+fn emit_args(extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["emit", "--game", &data("mini-ruche.toml"), "--price", "2"]
+        .map(String::from)
+        .to_vec();
+    if !extra
+        .iter()
+        .any(|a| a.starts_with("--seed") || *a == "--share")
+    {
+        args.extend(["--seed".into(), SEED.into()]);
+    }
+    args.extend(["--signing-key", "keys/signing-key.pem", "-q"].map(String::from));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn run(w: &Workdir, args: &[String], code: i32) -> Output {
+    w.run_expect(&args.iter().map(String::as_str).collect::<Vec<_>>(), code)
+}
+
+fn verify(w: &Workdir, folder: &Path, code: i32) -> String {
+    let out = w.run_expect(
+        &[
+            "verify",
+            "--game",
+            &data("mini-ruche.toml"),
+            "--public-key",
+            "keys/public-key.pem",
+            folder.to_str().unwrap(),
+        ],
+        code,
+    );
+    text(&out)
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&read(path)).unwrap()
+}
+
+/// Re-signs `file` with the test key, as an insider holding the key could.
+fn resign(w: &Workdir, file: &Path) {
+    let out = Command::new("openssl")
+        .args(["pkeyutl", "-sign", "-rawin", "-inkey"])
+        .arg(w.path("keys/signing-key.pem"))
+        .arg("-in")
+        .arg(file)
+        .arg("-out")
+        .arg(format!("{}.sig", file.display()))
+        .output()
+        .expect("openssl (installed by .ci/run)");
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+fn copy_block(from: &Path, to: &Path, block: u32) {
+    for suffix in [".csv", ".manifest.json", ".manifest.json.sig"] {
+        let name = format!("block-{block:05}{suffix}");
+        std::fs::copy(from.join(&name), to.join(&name)).unwrap();
+    }
+}
+
+#[test]
+fn an_explicit_seed_file_that_does_not_exist_is_an_error_and_creates_nothing() {
+    let w = setup();
+    let out = run(&w, &emit_args(&["--seed-file", "secrets/typo.seed"]), 2);
+    assert!(text(&out).contains("no such file"), "{}", text(&out));
+    assert!(!w.path("secrets").exists(), "nothing is created");
+    assert!(!w.path(FOLDER).join("block-00001.csv").exists());
+}
+
+#[test]
+fn a_run_with_another_seed_key_definition_or_generator_is_refused_naming_both_values() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let folder = w.path(FOLDER);
+    let record = json(&folder.join("emission.json"));
+    // Another seed.
+    let out = run(
+        &w,
+        &emit_args(&["--seed", OTHER_SEED, "--first-block", "2"]),
+        2,
+    );
+    let said = text(&out);
+    assert!(
+        said.contains(record["seed_sha256"].as_str().unwrap()),
+        "{said}"
+    );
+    assert!(said.contains("an emission has one seed"), "{said}");
+    // Another key.
+    w.ok(&["keygen", "--out", "other-keys"]);
+    let mut args = emit_args(&["--first-block", "2"]);
+    let at = args
+        .iter()
+        .position(|a| a == "keys/signing-key.pem")
+        .unwrap();
+    args[at] = "other-keys/signing-key.pem".into();
+    let said = text(&run(&w, &args, 2));
+    assert!(said.contains("signing key"), "{said}");
+    assert!(
+        said.contains(record["public_key_sha256"].as_str().unwrap()),
+        "{said}"
+    );
+    // Another definition of the same game (one more comment line changes its SHA-256).
+    let other = w.path("mini-ruche-edited.toml");
+    let mut def = read(Path::new(&data("mini-ruche.toml")));
+    def.extend_from_slice(b"# edited\n");
+    std::fs::write(&other, def).unwrap();
+    let mut args = emit_args(&["--first-block", "2"]);
+    args[2] = other.display().to_string();
+    let said = text(&run(&w, &args, 2));
+    assert!(said.contains("game definition SHA-256"), "{said}");
+    assert!(
+        said.contains(record["game_definition_sha256"].as_str().unwrap()),
+        "{said}"
+    );
+    // An emission made by another generator version (its record re-signed with the key).
+    let path = folder.join("emission.json");
+    let edited = String::from_utf8(read(&path))
+        .unwrap()
+        .replace("\"generator_version\": 1", "\"generator_version\": 0");
+    std::fs::write(&path, edited).unwrap();
+    resign(&w, &path);
+    let said = text(&run(&w, &emit_args(&["--first-block", "2"]), 2));
+    assert!(
+        said.contains("generator version: the emission has 0, this run has 1"),
+        "{said}"
+    );
+    assert!(
+        !folder.join("block-00002.csv").exists(),
+        "nothing was written"
+    );
+}
+
+#[test]
+fn a_seed_in_clear_makes_a_test_emission_marked_in_the_record_and_every_manifest() {
+    let w = setup();
+    run(&w, &emit_args(&["--blocks", "2"]), 0);
+    let folder = w.path(FOLDER);
+    assert_eq!(json(&folder.join("emission.json"))["kind"], "test");
+    for b in 1..=2 {
+        let manifest = json(&folder.join(format!("block-{b:05}.manifest.json")));
+        assert_eq!(manifest["emission_kind"], "test");
+        assert_eq!(manifest["format"], 2);
+        assert!(manifest["generator"]
+            .as_str()
+            .unwrap()
+            .ends_with("(generator 1)"));
+    }
+    let said = verify(&w, &folder, 0);
+    assert!(said.contains("TEST emission"), "{said}");
+    // The quick start (no seed option) keeps its seed in clear: a test emission too.
+    let q = Workdir::new();
+    q.ok(&["emit", "--game", &data("mini-ruche.toml"), "-q"]);
+    assert_eq!(json(&q.path(FOLDER).join("emission.json"))["kind"], "test");
+}
+
+#[test]
+fn blocks_made_by_separate_processes_are_gathered_sealed_and_verified() {
+    let w = setup();
+    let children: Vec<_> = (1..=3)
+        .map(|b| {
+            w.command(
+                &emit_args(&["--first-block", &b.to_string(), "--emission-blocks", "3"])
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+            )
+            .output()
+        })
+        .collect();
+    for child in children {
+        let out = child.unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let folder = w.path(FOLDER);
+    let seal = json(&folder.join("emission.seal.json"));
+    assert_eq!(seal["blocks"].as_array().unwrap().len(), 3);
+    assert_eq!(seal["tickets"], 6000);
+    assert_eq!(seal["winners"], 3 * 556);
+    assert_eq!(seal["total_prizes"], "14700");
+    for (i, block) in seal["blocks"].as_array().unwrap().iter().enumerate() {
+        let manifest = folder.join(format!("block-{:05}.manifest.json", i + 1));
+        assert_eq!(block["manifest_sha256"], sha256_file(&manifest));
+    }
+    let said = verify(&w, &folder, 0);
+    assert!(said.contains("OK      emission"), "{said}");
+    assert!(!said.contains("not sealed"), "{said}");
+    // A sealed emission takes no new block.
+    let out = run(&w, &emit_args(&["--first-block", "4"]), 2);
+    assert!(text(&out).contains("holds 3 blocks"), "{}", text(&out));
+}
+
+#[test]
+fn seal_refuses_an_incomplete_emission_naming_the_missing_blocks() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    run(&w, &emit_args(&["--first-block", "3"]), 0);
+    let folder = w.path(FOLDER);
+    let said = verify(&w, &folder, 0);
+    assert!(said.contains("not sealed"), "{said}");
+    let seal = |code| {
+        text(&w.run_expect(
+            &[
+                "seal",
+                "--game",
+                &data("mini-ruche.toml"),
+                "--signing-key",
+                "keys/signing-key.pem",
+                "--blocks",
+                "4",
+                folder.to_str().unwrap(),
+            ],
+            code,
+        ))
+    };
+    let said = seal(2);
+    assert!(
+        said.contains("2 of its 4 blocks are missing: 2, 4"),
+        "{said}"
+    );
+    assert!(!folder.join("emission.seal.json").exists());
+    run(&w, &emit_args(&["--first-block", "2"]), 0);
+    run(&w, &emit_args(&["--first-block", "4"]), 0);
+    let said = seal(0);
+    assert!(said.contains("sealed"), "{said}");
+    assert!(said.contains("4 blocks, 8 000 tickets"), "{said}");
+    assert!(seal(0).contains("already sealed"));
+    verify(&w, &folder, 0);
+}
+
+/// A sealed emission of 3 blocks with the fixed seed.
+fn sealed(w: &Workdir) -> PathBuf {
+    run(
+        w,
+        &emit_args(&["--blocks", "3", "--emission-blocks", "3"]),
+        0,
+    );
+    let folder = w.path(FOLDER);
+    assert!(folder.join("emission.seal.json").exists());
+    folder
+}
+
+#[test]
+fn verify_of_a_sealed_emission_names_missing_extra_foreign_and_replaced_blocks() {
+    let w = setup();
+    let folder = sealed(&w);
+    let keep = w.path("kept");
+    std::fs::create_dir_all(&keep).unwrap();
+    copy_block(&folder, &keep, 2);
+    // Missing.
+    for suffix in [".csv", ".manifest.json", ".manifest.json.sig"] {
+        std::fs::remove_file(folder.join(format!("block-00002{suffix}"))).unwrap();
+    }
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("sealed blocks missing: 2"), "{said}");
+    copy_block(&keep, &folder, 2);
+    verify(&w, &folder, 0);
+    // Extra: block 4 of the same seed and key, made elsewhere.
+    let elsewhere = Workdir::new();
+    fixed_test_key(&elsewhere);
+    run(&elsewhere, &emit_args(&["--first-block", "4"]), 0);
+    copy_block(&elsewhere.path(FOLDER), &folder, 4);
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("blocks that are not in the seal: 4"),
+        "{said}"
+    );
+    for suffix in [".csv", ".manifest.json", ".manifest.json.sig"] {
+        std::fs::remove_file(folder.join(format!("block-00004{suffix}"))).unwrap();
+    }
+    // Foreign: block 2 of another seed, validly signed with the same key.
+    let foreign = Workdir::new();
+    fixed_test_key(&foreign);
+    run(
+        &foreign,
+        &emit_args(&["--seed", OTHER_SEED, "--blocks", "2"]),
+        0,
+    );
+    copy_block(&foreign.path(FOLDER), &folder, 2);
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("block 2 is not of this emission: seed commitment"),
+        "{said}"
+    );
+    assert!(
+        said.contains("block 2's manifest is not the one sealed"),
+        "{said}"
+    );
+}
+
+#[test]
+fn the_audit_log_has_a_line_per_run_and_verify_detects_a_deleted_edited_or_truncated_line() {
+    let w = setup();
+    run(&w, &emit_args(&["--emission-blocks", "3"]), 0);
+    run(&w, &emit_args(&["--first-block", "2", "--blocks", "2"]), 0);
+    run(&w, &emit_args(&["--first-block", "2", "--blocks", "2"]), 0);
+    let folder = w.path(FOLDER);
+    let log_path = folder.join("emission.log.jsonl");
+    let log = String::from_utf8(read(&log_path)).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 4, "{log}");
+    let entry = |i: usize| -> serde_json::Value { serde_json::from_str(lines[i]).unwrap() };
+    assert_eq!(entry(0)["command"], "emit");
+    assert_eq!(entry(0)["blocks_made"], serde_json::json!([1]));
+    assert_eq!(entry(1)["blocks_made"], serde_json::json!([2, 3]));
+    assert_eq!(entry(1)["result"], "ok");
+    // The run that completed the emission sealed it; the seal covers that line.
+    assert!(entry(2)["result"].as_str().unwrap().starts_with("sealing"));
+    assert_eq!(json(&folder.join("emission.seal.json"))["log_lines"], 3);
+    assert_eq!(entry(3)["blocks_kept"], serde_json::json!([2, 3]));
+    assert!(!log.contains(SEED), "the seed never reaches the log");
+    assert!(log.contains("<redacted>"));
+    verify(&w, &folder, 0);
+    let tampered = [
+        // A line deleted.
+        format!("{}\n{}\n{}\n", lines[0], lines[2], lines[3]),
+        // A line edited.
+        log.replace("\"blocks_made\":[2,3]", "\"blocks_made\":[2]"),
+        // Truncated at a line end, before the sealed point.
+        format!("{}\n{}\n", lines[0], lines[1]),
+        // Truncated in the middle of a line.
+        log[..log.len() - 3].to_string(),
+    ];
+    for (i, bad) in tampered.iter().enumerate() {
+        std::fs::write(&log_path, bad).unwrap();
+        let said = verify(&w, &folder, 1);
+        assert!(said.contains("emission.log.jsonl"), "case {i}: {said}");
+    }
+    std::fs::write(&log_path, &log).unwrap();
+    verify(&w, &folder, 0);
+}
+
+#[test]
+fn a_replay_refuses_a_block_made_by_another_generator_version() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let manifest = w.path(FOLDER).join("block-00001.manifest.json");
+    let edited = String::from_utf8(read(&manifest))
+        .unwrap()
+        .replace("(generator 1)", "(generator 7)");
+    std::fs::write(&manifest, edited).unwrap();
+    resign(&w, &manifest);
+    let out = w.run_expect(
+        &[
+            "verify",
+            "--game",
+            &data("mini-ruche.toml"),
+            "--public-key",
+            "keys/public-key.pem",
+            "--seed",
+            SEED,
+            manifest.with_file_name("block-00001.csv").to_str().unwrap(),
+        ],
+        1,
+    );
+    let said = text(&out);
+    assert!(said.contains("(generator 7)"), "{said}");
+    assert!(said.contains("this program is generator 1"), "{said}");
+    // emit does not keep it either.
+    let said = text(&run(&w, &emit_args(&[]), 2));
+    assert!(said.contains("this program is generator 1"), "{said}");
+}
+
+fn have(tool: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("SKIPPED: {tool} is not installed (.ci/run installs it)");
+    }
+    ok
+}
+
+/// Makes three custodians' identities with age-keygen and a 2-of-3 share set.
+fn custody(w: &Workdir) -> Vec<String> {
+    let mut recipients = Vec::new();
+    for name in ["alice", "bob", "carol"] {
+        let out = Command::new("age-keygen")
+            .arg("-o")
+            .arg(w.path(&format!("{name}.key")))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let key = String::from_utf8(read(&w.path(&format!("{name}.key")))).unwrap();
+        let public = key
+            .lines()
+            .find_map(|l| l.strip_prefix("# public key: "))
+            .unwrap()
+            .to_string();
+        recipients.push(public);
+    }
+    let mut args = vec![
+        "seed".to_string(),
+        "--game".into(),
+        data("mini-ruche.toml"),
+        "--price".into(),
+        "2".into(),
+        "--shares-needed".into(),
+        "2".into(),
+        "--out".into(),
+        "shares".into(),
+    ];
+    for r in &recipients {
+        args.extend(["--recipient".into(), r.clone()]);
+    }
+    run(w, &args, 0);
+    (1..=3)
+        .map(|i| format!("shares/mini-ruche-2-e0001.share-{i}-of-3.age"))
+        .collect()
+}
+
+#[test]
+fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it() {
+    if !have("age-keygen") {
+        return;
+    }
+    let w = setup();
+    let shares = custody(&w);
+    let with = |s: [usize; 2], ids: [&str; 2], extra: &[&str]| {
+        let mut args: Vec<String> = vec![
+            "--share".into(),
+            shares[s[0]].clone(),
+            "--share".into(),
+            shares[s[1]].clone(),
+            "--identity".into(),
+            ids[0].into(),
+            "--identity".into(),
+            ids[1].into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        emit_args(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let out = run(&w, &with([0, 2], ["alice.key", "carol.key"], &[]), 0);
+    assert!(text(&out).contains("production emission"), "{}", text(&out));
+    let folder = w.path(FOLDER);
+    let record = json(&folder.join("emission.json"));
+    assert_eq!(record["kind"], "production");
+    assert_eq!(record["custody"]["threshold"], 2);
+    assert_eq!(record["custody"]["shares"], 3);
+    assert_eq!(record["custody"]["used"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        json(&folder.join("block-00001.manifest.json"))["emission_kind"],
+        "production"
+    );
+    // Two other custodians extend it.
+    run(
+        &w,
+        &with([1, 2], ["bob.key", "carol.key"], &["--first-block", "2"]),
+        0,
+    );
+    // A seed in clear cannot join a production emission.
+    let said = text(&run(&w, &emit_args(&["--first-block", "3"]), 2));
+    assert!(said.contains("kind: the emission has production"), "{said}");
+    // The auditor rebuilds the seed from two shares and replays every ticket.
+    let out = w.ok(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--public-key",
+        "keys/public-key.pem",
+        "--share",
+        &shares[0],
+        "--share",
+        &shares[1],
+        "--identity",
+        "alice.key",
+        "--identity",
+        "bob.key",
+        folder.to_str().unwrap(),
+    ]);
+    assert!(text(&out).contains("2 OK, 0 failed"), "{}", text(&out));
+    assert!(
+        text(&out).contains("(production emission)"),
+        "{}",
+        text(&out)
+    );
+    // One share is not enough.
+    let out = w.run(&[
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--share",
+        &shares[0],
+        "--identity",
+        "alice.key",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--first-block",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(!folder.join("block-00003.csv").exists());
+}
+
+/// Every file under `dir`, recursively, except the folders named in `skip`.
+fn files_under(dir: &Path, skip: &[&str], out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !skip.contains(&name.as_str()) {
+                files_under(&path, skip, out);
+            }
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n =
+            chunk.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)) << (8 * (3 - chunk.len()));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_seed_or_private_key_reaches_any_output_log_or_emission_file() {
+    let w = setup();
+    let mut outputs: Vec<u8> = Vec::new();
+    let mut keep = |out: Output| {
+        outputs.extend_from_slice(&out.stdout);
+        outputs.extend_from_slice(&out.stderr);
+    };
+    // A test emission from --seed, sealed and verified with the seed.
+    keep(run(
+        &w,
+        &emit_args(&["--blocks", "2", "--emission-blocks", "2"]),
+        0,
+    ));
+    keep(w.ok(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--seed",
+        SEED,
+        w.path(FOLDER).to_str().unwrap(),
+    ]));
+    // The quick start: a fresh seed and a one-time key, in another emission.
+    let game = data("mini-ruche.toml");
+    keep(w.ok(&["emit", "--game", &game, "--emission", "2"]));
+    keep(w.ok(&[
+        "emit",
+        "--game",
+        &game,
+        "--emission",
+        "2",
+        "--first-block",
+        "2",
+    ]));
+    keep(w.ok(&[
+        "seal",
+        "--game",
+        &game,
+        "--blocks",
+        "2",
+        w.path("emissions/mini-ruche/2/e0002").to_str().unwrap(),
+    ]));
+    let fresh_seed = String::from_utf8(read(&w.path("emissions/private/mini-ruche-2-e0002.seed")))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut secrets: Vec<String> = Vec::new();
+    for seed in [SEED.to_string(), fresh_seed] {
+        let bytes = hex::decode(&seed).unwrap();
+        secrets.push(seed.clone());
+        secrets.push(seed.to_uppercase());
+        secrets.push(base64(&bytes).trim_end_matches('=').to_string());
+    }
+    for key_file in [
+        w.path("keys/signing-key.pem"),
+        w.path("emissions/private/mini-ruche-2-e0002.signing-key.pem"),
+    ] {
+        let pem = String::from_utf8(read(&key_file)).unwrap();
+        let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+        secrets.push(body.clone());
+        // The raw 32 secret bytes end the PKCS#8 v1 DER.
+        let der = {
+            let mut out = Vec::new();
+            let mut acc = 0u32;
+            let mut bits = 0;
+            for c in body.bytes().filter(|&c| c != b'=') {
+                let v = match c {
+                    b'A'..=b'Z' => c - b'A',
+                    b'a'..=b'z' => c - b'a' + 26,
+                    b'0'..=b'9' => c - b'0' + 52,
+                    b'+' => 62,
+                    _ => 63,
+                };
+                acc = (acc << 6) | u32::from(v);
+                bits += 6;
+                if bits >= 8 {
+                    bits -= 8;
+                    out.push((acc >> bits) as u8);
+                }
+            }
+            out
+        };
+        let raw = &der[der.len() - 32..];
+        secrets.push(hex::encode(raw));
+        secrets.push(base64(raw).trim_end_matches('=').to_string());
+    }
+    let mut files = Vec::new();
+    files_under(&w.path("emissions"), &["private"], &mut files);
+    assert!(files.len() > 10, "{files:?}");
+    let mut haystacks: Vec<(String, Vec<u8>)> = vec![("outputs".into(), outputs)];
+    for f in files {
+        haystacks.push((f.display().to_string(), read(&f)));
+    }
+    for (name, bytes) in &haystacks {
+        let text = String::from_utf8_lossy(bytes);
+        for secret in &secrets {
+            assert!(!text.contains(secret.as_str()), "a secret reached {name}");
+        }
+    }
+}
