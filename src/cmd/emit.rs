@@ -1,5 +1,6 @@
 //! `emit`: resolves the game, stake, seed and key, then runs the pipeline and reports.
 
+use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
 use crate::block::files::{create_dir, write_atomic};
 use crate::block::keys;
@@ -52,7 +53,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let private = args.out.join("private");
     let (seed, seed_note) = match &args.seed {
         Some(text) => {
-            eprintln!("note: seed given with --seed; it is not stored anywhere");
+            errln!("note: seed given with --seed; it is not stored anywhere");
             (
                 parse_seed(text).context("--seed")?,
                 "given with --seed, not stored".to_string(),
@@ -102,29 +103,38 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                 BlockOutcome::Written => "written",
                 BlockOutcome::Kept => "already there, verified and kept",
             };
-            bar.suspend(|| eprintln!("block {number:05}: {what} ({})", path.display()));
+            bar.suspend(|| errln!("block {number:05}: {what} ({})", path.display()));
         })
     })?;
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     let rate = summary.tickets as f64 / seconds.max(1e-9);
-    println!(
-        "{} of {} at {} €: {} block(s) written, {} kept; {} tickets in {:.1} s ({} tickets/s)",
-        summary.folder.display(),
-        config.game.name,
-        canonical(price),
-        summary.written,
-        summary.kept,
-        grouped(summary.tickets),
-        seconds,
-        grouped(rate as u64),
-    );
-    println!("seed: {seed_note}");
-    println!("signed with: {key_note}");
-    println!(
-        "verify with: emission-factory verify {}",
-        summary.folder.display()
-    );
+    let summary_lines = || -> Result<(), StdoutError> {
+        outln!(
+            "{} of {} at {} €: {} block(s) written, {} kept; {} tickets in {:.1} s ({} tickets/s)",
+            summary.folder.display(),
+            config.game.name,
+            canonical(price),
+            summary.written,
+            summary.kept,
+            grouped(summary.tickets),
+            seconds,
+            grouped(rate as u64),
+        )?;
+        outln!("seed: {seed_note}")?;
+        outln!("signed with: {key_note}")?;
+        outln!(
+            "verify with: emission-factory verify {}",
+            summary.folder.display()
+        )
+    };
+    // The blocks are on disk already: an output that fails says so.
+    summary_lines().map_err(|e| {
+        e.done(format!(
+            "the blocks were written to {} (only this summary is missing)",
+            summary.folder.display()
+        ))
+    })?;
     Ok(Exit::Ok)
 }
 
@@ -134,13 +144,13 @@ fn load_or_make_seed(path: &Path) -> Result<Seed> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read seed file {}", path.display()))?;
         let seed = parse_seed(&text).with_context(|| format!("seed file {}", path.display()))?;
-        eprintln!("note: reusing this emission's seed from {}", path.display());
+        errln!("note: reusing this emission's seed from {}", path.display());
         return Ok(seed);
     }
     let seed = fresh_seed().map_err(|e| anyhow!("the system's random generator failed: {e}"))?;
     make_private_dir(path)?;
     write_atomic(path, format!("{}\n", hex::encode(seed)).as_bytes(), 0o600)?;
-    eprintln!(
+    errln!(
         "note: new random seed for this emission written to {} (mode 0600). It is not in the emission folder: keep it secret and safe, it is needed to add blocks to this emission and to reproduce it in an audit",
         path.display()
     );
@@ -151,7 +161,7 @@ fn load_or_make_seed(path: &Path) -> Result<Seed> {
 fn load_or_make_key(path: &Path) -> Result<ed25519_dalek::SigningKey> {
     if path.exists() {
         let key = keys::read_signing_key(path)?;
-        eprintln!(
+        errln!(
             "note: no --signing-key: signing with this emission's one-time key {}",
             path.display()
         );
@@ -160,7 +170,7 @@ fn load_or_make_key(path: &Path) -> Result<ed25519_dalek::SigningKey> {
     let key = keys::generate()?;
     make_private_dir(path)?;
     write_atomic(path, keys::private_pem(&key)?.as_bytes(), 0o600)?;
-    eprintln!(
+    errln!(
         "note: no --signing-key: made a one-time signing key for this emission, kept at {} (mode 0600); its public key is emission.pub.pem in the emission folder. For production, sign with your own key (keygen, --signing-key)",
         path.display()
     );

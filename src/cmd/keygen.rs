@@ -24,10 +24,10 @@ pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
         keys::public_pem(&key.verifying_key())?.as_bytes(),
         0o644,
     )?;
-    println!(
+    outln!(
         "private key: {} (PKCS#8 PEM, mode 0600: keep it secret)\npublic key:  {} (SPKI PEM: give it to whoever verifies)",
         private.display(),
         public.display()
-    );
+    )?;
     Ok(Exit::Ok)
 }

@@ -1,6 +1,7 @@
 //! `verify`: checks blocks and reports, per block, OK or every problem found.
 
 use super::emit::parse_seed;
+use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use crate::block::keys;
 use crate::game::Game;
@@ -44,50 +45,51 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         bar.set_message(format!("verify {}", csv.display()));
         bar.set_position(0);
         let report = pool.install(|| verify_block(csv, &options, &bar));
-        bar.suspend(|| {
+        bar.suspend(|| -> Result<(), StdoutError> {
             for w in &report.warnings {
                 // The same warning for every block of a folder: say it once.
                 if warned.insert(w.clone()) {
-                    eprintln!("warning: {w}");
+                    errln!("warning: {w}");
                 }
             }
             if report.ok() {
-                println!(
+                outln!(
                     "OK      {} ({} tickets)",
                     csv.display(),
                     grouped(report.tickets)
-                );
+                )?;
             } else {
                 failed += 1;
-                println!("FAILED  {}", csv.display());
+                outln!("FAILED  {}", csv.display())?;
                 for p in &report.problems {
-                    println!("  - {p}");
+                    outln!("  - {p}")?;
                 }
                 if report.unlisted > 0 {
-                    println!("  - ... and {} more problems", report.unlisted);
+                    outln!("  - ... and {} more problems", report.unlisted)?;
                 }
             }
             if args.forms && !report.forms.is_empty() {
-                println!("  forms (prize € / form / tickets):");
+                outln!("  forms (prize € / form / tickets):")?;
                 let mut rows: Vec<_> = report.forms.iter().collect();
                 rows.sort_by(|a, b| b.0 .0.cmp(&a.0 .0).then(b.1.cmp(a.1)));
                 for ((prize, form), count) in rows {
-                    println!(
+                    outln!(
                         "    {:>8}  {:<40} {:>10}",
                         canonical(*prize),
                         form,
                         grouped(*count)
-                    );
+                    )?;
                 }
             }
-        });
+            Ok(())
+        })?;
     }
     bar.finish_and_clear();
-    println!(
+    outln!(
         "{} block(s) checked: {} OK, {} failed",
         blocks.len(),
         blocks.len() - failed,
         failed
-    );
+    )?;
     Ok(if failed == 0 { Exit::Ok } else { Exit::Failed })
 }
