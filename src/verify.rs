@@ -235,10 +235,13 @@ pub fn verify_block(
         ));
     }
     let expected = expected_prizes(&game, &stake);
-    let mut total = Decimal::ZERO;
+    // Checked: the counts come from the file (bounded by the tickets a block holds, so exact).
+    let mut total = Some(Decimal::ZERO);
     for (tier, &count) in scan.counts.iter().enumerate() {
         let amount = tickets.tiers[tier];
-        total += amount * Decimal::from(count);
+        total = total
+            .zip(amount.checked_mul(Decimal::from(count)))
+            .and_then(|(sum, tier_total)| sum.checked_add(tier_total));
         if count != expected[tier].count {
             report.problem(format!(
                 "{name}: {count} tickets win {} €, Article 3 for a {} € block says {}",
@@ -248,10 +251,10 @@ pub fn verify_block(
             ));
         }
     }
-    if canonical(total) != manifest.total_prizes || total != stake.total {
+    let total_text = total.map_or_else(|| "more than an amount can hold".into(), canonical);
+    if total_text != manifest.total_prizes || total != Some(stake.total) {
         report.problem(format!(
-            "{name}: the prizes add up to {} €; the manifest says {} € and Article 3 {} €",
-            canonical(total),
+            "{name}: the prizes add up to {total_text} €; the manifest says {} € and Article 3 {} €",
             manifest.total_prizes,
             canonical(stake.total)
         ));

@@ -5,6 +5,7 @@
 
 mod common;
 use common::*;
+use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
 
@@ -31,6 +32,25 @@ fn emit_mini(w: &Workdir, emission: &str) -> PathBuf {
         "emissions/mini-ruche/2/e{:04}",
         emission.parse::<u32>().unwrap()
     ))
+}
+
+/// The test game's definition with `from` replaced by `to` (which must be there), written to
+/// `name` in the work folder; returns its path.
+fn variant(w: &Workdir, name: &str, replacements: &[(&str, &str)]) -> String {
+    let mut text = std::fs::read_to_string(data("mini-ruche.toml")).unwrap();
+    for (from, to) in replacements {
+        assert!(text.contains(from), "{from} is not in the test game");
+        text = text.replacen(from, to, 1);
+    }
+    let path = w.path(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// A ticket line as emit writes it, with its hash, without the line end.
+fn ticket(serial: &str, prize: &str, layout: &str) -> String {
+    let body = format!("{serial},{prize},{layout}");
+    format!("{body},{}", hex::encode(Sha256::digest(body.as_bytes())))
 }
 
 /// Requires exit status `code`, no panic, and `needle` in what was said.
@@ -142,4 +162,100 @@ fn a_full_standard_output_is_an_error_with_status_2() {
     let text = said(&out, 2, "error: cannot write to standard output");
     assert!(text.contains("were written"), "{text}");
     assert!(folder.join("block-00002.manifest.json").exists());
+}
+
+// ---- defect 7: numbers at the limits of their types ----
+
+#[test]
+fn game_definitions_beyond_the_limits_are_refused_naming_the_entry() {
+    let w = Workdir::new();
+    // Decimal's largest value, as a prize amount (its count × amount overflows Decimal), as a
+    // price, and as a layout amount.
+    let max = "79228162514264337593543950335";
+    let amount = variant(
+        &w,
+        "amount.toml",
+        &[(
+            "{ count = 1, amount = \"2000\" }",
+            &format!("{{ count = 1, amount = \"{max}\" }}"),
+        )],
+    );
+    let price = variant(
+        &w,
+        "price.toml",
+        &[("price = \"2\"", &format!("price = \"{max}\""))],
+    );
+    let row = variant(&w, "row.toml", &[("\"20000\"]", &format!("\"{max}\"]"))]);
+    // Counts whose sum wraps around 2^64 to the stated 556 winners, with the total that
+    // the (unwrapped) rows add up to: the totals check alone does not see it.
+    let huge = i64::MAX.to_string();
+    let total = (2100u128 * i64::MAX as u128 + 1160 + 800 + 600).to_string();
+    let wraps = variant(
+        &w,
+        "wraps.toml",
+        &[
+            (
+                "{ count = 1, amount = \"2000\" }",
+                &format!("{{ count = {huge}, amount = \"2000\" }}"),
+            ),
+            (
+                "{ count = 5, amount = \"100\" }",
+                &format!("{{ count = {huge}, amount = \"100\" }}"),
+            ),
+            (
+                "{ count = 50, amount = \"20\" }",
+                "{ count = 58, amount = \"20\" }",
+            ),
+            ("total = \"4900\"", &format!("total = \"{total}\"")),
+        ],
+    );
+    for (file, needle) in [
+        (&amount, "amount.toml, stakes[price=2].prizes[0]: amount"),
+        (&price, "price.toml, stakes[0].price"),
+        (&row, "row.toml, stakes[price=2].layout: row_amounts[9]"),
+        (
+            &wraps,
+            "wraps.toml, stakes[price=2].prizes[0]: count 9223372036854775807",
+        ),
+    ] {
+        let out = w.run(&["emit", "--game", file, "--seed", SEED, "--out", "limits"]);
+        let text = said(&out, 2, needle);
+        assert!(text.contains("at most"), "{text}");
+    }
+    assert!(!w.path("limits/mini-ruche").exists(), "no block is made");
+}
+
+#[test]
+fn a_line_with_huge_winning_rows_is_a_reported_problem() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // Two winning rows showing the largest amount the definition allows, on ticket 0.
+    let rows = |amount: &str| {
+        format!("{amount}:PPPA/{amount}:PPPAB/2:FFFFFF/2:FFFFFFF/2:FFFFFF/2:FFFFF/2:FFFF")
+    };
+    let max = "79228162514264337593543950335";
+    let at_max = variant(&w, "max.toml", &[("\"20000\"]", &format!("\"{max}\"]"))]);
+    lines[1] = ticket("mini-ruche-200-0001-00001-0000000", "0", &rows(max));
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    // A definition whose amounts could overflow is refused before any line is read.
+    let out = w.run(&["verify", "--game", &at_max, csv.to_str().unwrap()]);
+    said(&out, 2, "max.toml, stakes[price=2].layout: row_amounts[9]");
+    // At the limit, the sum of the rows is exact and named.
+    let limit = "1000000000";
+    let at_limit = variant(
+        &w,
+        "limit.toml",
+        &[("\"20000\"]", &format!("\"{limit}\"]"))],
+    );
+    lines[1] = ticket("mini-ruche-200-0001-00001-0000000", "0", &rows(limit));
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    let out = w.run(&["verify", "--game", &at_limit, csv.to_str().unwrap()]);
+    said(
+        &out,
+        1,
+        "line 2 (mini-ruche-200-0001-00001-0000000): the layout wins 2000000000 € but the prize column says 0 €",
+    );
 }

@@ -10,7 +10,8 @@ mod builtin;
 
 pub use builtin::BUILTIN;
 
-use crate::money::{canonical, cents, parse_canonical};
+use crate::money::{canonical, cents, parse_amount, parse_canonical};
+use crate::untrusted::{shown, tamed};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -181,10 +182,10 @@ impl Game {
                     let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
                     format!(
                         "line {line}, column {column}: {}",
-                        e.message().trim_end().replace('\n', "; ")
+                        tamed(&e.message().trim_end().replace('\n', "; "))
                     )
                 }
-                None => e.message().trim_end().replace('\n', "; "),
+                None => tamed(&e.message().trim_end().replace('\n', "; ")),
             },
         })?;
         let invalid = |entry: String, message: String| GameError::Invalid {
@@ -204,7 +205,10 @@ impl Game {
         {
             return Err(invalid(
                 "id".into(),
-                format!("'{}' must be lowercase letters, digits and '-'", raw.id),
+                format!(
+                    "{} must be lowercase letters, digits and '-'",
+                    shown(&raw.id)
+                ),
             ));
         }
         if raw.block_size == 0 || raw.block_size > 9_999_999 {
@@ -222,16 +226,8 @@ impl Game {
         let mut stakes = Vec::with_capacity(raw.stakes.len());
         let mut seen = BTreeSet::new();
         for (si, rs) in raw.stakes.iter().enumerate() {
-            let price = parse_canonical(&rs.price).filter(|p| !p.is_zero());
-            let Some(price) = price else {
-                return Err(invalid(
-                    format!("stakes[{si}].price"),
-                    format!(
-                        "'{}' is not a positive canonical amount such as \"0.5\" or \"2\"",
-                        rs.price
-                    ),
-                ));
-            };
+            let price = parse_amount(&rs.price)
+                .map_err(|message| invalid(format!("stakes[{si}].price"), message))?;
             let where_ = format!("stakes[price={}]", canonical(price));
             let Some(price_cents) = cents(price) else {
                 return Err(invalid(
@@ -245,22 +241,28 @@ impl Game {
             let Some(total) = parse_canonical(&rs.total) else {
                 return Err(invalid(
                     format!("{where_}.total"),
-                    format!("'{}' is not a canonical amount", rs.total),
+                    format!("{} is not a canonical amount", shown(&rs.total)),
                 ));
             };
             let mut prizes = Vec::with_capacity(rs.prizes.len());
             let mut amounts = BTreeSet::new();
             for (pi, rp) in rs.prizes.iter().enumerate() {
                 let entry = format!("{where_}.prizes[{pi}]");
-                let amount = parse_canonical(&rp.amount).filter(|a| !a.is_zero());
-                let Some(amount) = amount else {
-                    return Err(invalid(
-                        entry,
-                        format!("amount '{}' is not a positive canonical amount", rp.amount),
-                    ));
+                let amount = match parse_amount(&rp.amount) {
+                    Ok(a) => a,
+                    Err(message) => return Err(invalid(entry, format!("amount {message}"))),
                 };
                 if rp.count == 0 {
                     return Err(invalid(entry, "count must be at least 1".into()));
+                }
+                if rp.count > raw.block_size {
+                    return Err(invalid(
+                        entry,
+                        format!(
+                            "count {} is more than the {} tickets of a block: a count is at most the block size",
+                            rp.count, raw.block_size
+                        ),
+                    ));
                 }
                 if !amounts.insert(amount) {
                     return Err(invalid(
@@ -286,7 +288,17 @@ impl Game {
                     "the prize table is empty".into(),
                 ));
             }
-            let winners: u64 = prizes.iter().map(|p| p.count).sum();
+            // Checked: counts come from the file (each is at most the block size, and there
+            // are at most 254 of them, so this cannot overflow; it must not wrap if it did).
+            let Some(winners) = prizes
+                .iter()
+                .try_fold(0u64, |sum, p| sum.checked_add(p.count))
+            else {
+                return Err(invalid(
+                    format!("{where_}.prizes"),
+                    "the counts add up to more than a 64-bit number holds".into(),
+                ));
+            };
             if winners != rs.winners {
                 return Err(invalid(
                     format!("{where_}.winners"),
@@ -305,10 +317,17 @@ impl Game {
                     ),
                 ));
             }
-            let sum: Decimal = prizes
-                .iter()
-                .map(|p| p.amount * Decimal::from(p.count))
-                .sum();
+            // Exact, and checked: amounts and counts come from the file.
+            let Some(sum) = prizes.iter().try_fold(Decimal::ZERO, |sum, p| {
+                p.amount
+                    .checked_mul(Decimal::from(p.count))
+                    .and_then(|row| sum.checked_add(row))
+            }) else {
+                return Err(invalid(
+                    format!("{where_}.prizes"),
+                    "the prize rows add up to more than an amount can hold".into(),
+                ));
+            };
             if sum != total {
                 return Err(invalid(
                     format!("{where_}.total"),

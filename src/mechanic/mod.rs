@@ -35,6 +35,25 @@ impl LayoutError {
     }
 }
 
+/// `a + b` for the wins of a layout. Amounts a game may state are bounded (SPEC §6) so that
+/// no layout's wins can overflow, but a decoder reads untrusted files: it answers, it never
+/// panics, even on a stake built without those bounds.
+pub(crate) fn add_wins(a: Decimal, b: Decimal) -> Result<Decimal, LayoutError> {
+    a.checked_add(b).ok_or_else(too_large)
+}
+
+/// `amount × factor` for a multiplied win, checked like [`add_wins`].
+pub(crate) fn multiply_win(amount: Decimal, factor: u32) -> Result<Decimal, LayoutError> {
+    amount
+        .checked_mul(Decimal::from(factor))
+        .ok_or_else(too_large)
+}
+
+#[cold]
+fn too_large() -> LayoutError {
+    LayoutError::new("the wins of this layout add up to more than an amount can hold")
+}
+
 /// A prize the synthesizer cannot show (a game definition that slipped past `check`).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{0}")]

@@ -1,6 +1,7 @@
 //! Small helpers shared by the mechanics' parameter readers.
 
-use crate::money::{parse_canonical, AmountTable};
+use crate::money::{parse_amount, AmountTable};
+use crate::untrusted::shown;
 use rust_decimal::Decimal;
 
 /// Reads `key` from a layout table as a list of positive canonical amounts (strings).
@@ -21,14 +22,17 @@ pub fn amount_list(table: &toml::Table, key: &str) -> Result<AmountTable, String
     Ok(AmountTable::new(amounts))
 }
 
-/// Reads a positive canonical amount written as a TOML string.
+/// Reads an amount written as a TOML string: positive, canonical, whole cents, at most
+/// [`MAX_AMOUNT_EUROS`](crate::money::MAX_AMOUNT_EUROS) (so that no sum a decoder makes of
+/// them can overflow).
 pub fn amount_value(value: &toml::Value) -> Result<Decimal, String> {
     let text = value.as_str().ok_or_else(|| {
-        format!("{value} must be a string such as \"2.5\" (amounts are exact decimals)")
+        format!(
+            "{} must be a string such as \"2.5\" (amounts are exact decimals)",
+            shown(value.to_string())
+        )
     })?;
-    parse_canonical(text)
-        .filter(|a| !a.is_zero())
-        .ok_or_else(|| format!("'{text}' is not a positive canonical amount"))
+    parse_amount(text)
 }
 
 /// Reads `key` as an array of tables `{ <count_key> = N, amount = "X" }`, e.g. the honey table.

@@ -6,7 +6,7 @@
 
 use super::params::{CalendarParams, CLOVER_MAX, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
 use crate::game::Stake;
-use crate::mechanic::{Decoder, LayoutError};
+use crate::mechanic::{add_wins, Decoder, LayoutError};
 use crate::money::{parse_canonical, AmountTable};
 use rust_decimal::Decimal;
 
@@ -32,17 +32,21 @@ struct Reading {
 impl CalendarDecoder {
     /// Builds the decoder for a stake; the message names the layout parameter at fault.
     pub fn new(stake: &Stake) -> Result<Self, String> {
-        let params = CalendarParams::from_stake(stake)?;
+        Ok(Self::from_params(CalendarParams::from_stake(stake)?))
+    }
+
+    /// The decoder for checked parameters.
+    pub(super) fn from_params(params: CalendarParams) -> Self {
         let symbols = params
             .letters
             .iter()
             .fold(0u32, |mask, &l| mask | 1 << (l - b'A'));
-        Ok(CalendarDecoder {
+        CalendarDecoder {
             symbols,
             symbol_list: params.letter_list(),
             month_amounts: params.month_amounts,
             clover_amounts: params.clover_amounts,
-        })
+        }
     }
 
     fn is_symbol(&self, b: u8) -> bool {
@@ -93,7 +97,7 @@ impl CalendarDecoder {
             }
             // Rule 4.3.2: two identical symbols win the month's amount.
             if first == second {
-                prize += amount;
+                prize = add_wins(prize, amount)?;
                 winning_months += 1;
             }
         }
@@ -141,7 +145,7 @@ impl CalendarDecoder {
         // Rule 4.4.2: a 13 among the numbers wins the clover's amount.
         let clover_wins = numbers.contains(&CLOVER_WIN);
         if clover_wins {
-            prize += clover_amount;
+            prize = add_wins(prize, clover_amount)?;
         }
         Ok(Reading {
             prize,

@@ -10,7 +10,7 @@ use super::params::{
     ROW_LEN, WINNING_P,
 };
 use crate::game::Stake;
-use crate::mechanic::{Decoder, LayoutError};
+use crate::mechanic::{add_wins, multiply_win, Decoder, LayoutError};
 use crate::money::AmountTable;
 use rust_decimal::Decimal;
 use std::fmt;
@@ -24,9 +24,12 @@ pub struct MaxiDecoder {
 impl MaxiDecoder {
     /// Builds the decoder for a stake; the message names the layout parameter at fault.
     pub fn new(stake: &Stake) -> Result<Self, String> {
-        Ok(MaxiDecoder {
-            params: MaxiParams::from_stake(stake)?,
-        })
+        Ok(Self::from_params(MaxiParams::from_stake(stake)?))
+    }
+
+    /// The decoder for checked parameters.
+    pub(super) fn from_params(params: MaxiParams) -> Self {
+        MaxiDecoder { params }
     }
 }
 
@@ -270,7 +273,7 @@ impl MaxiDecoder {
             }
             None
         };
-        let hive_win = main.win + extra.map_or(Decimal::ZERO, |x| x.win);
+        let hive_win = add_wins(main.win, extra.map_or(Decimal::ZERO, |x| x.win))?;
         let mut bonus_bees = None;
         let mut prize = hive_win;
         match c.peek() {
@@ -390,11 +393,11 @@ impl MaxiDecoder {
                 match mult {
                     Some(i) => {
                         wins.mult_rows[i] += 1;
-                        wins.win += amount * Decimal::from(MULTIPLIERS[i].1);
+                        wins.win = add_wins(wins.win, multiply_win(amount, MULTIPLIERS[i].1)?)?;
                     }
                     None => {
                         wins.plain_rows += 1;
-                        wins.win += amount;
+                        wins.win = add_wins(wins.win, amount)?;
                     }
                 }
             }
@@ -416,7 +419,7 @@ impl MaxiDecoder {
         }
         if bees == 1 {
             wins.bee = true;
-            wins.win += bee_amount;
+            wins.win = add_wins(wins.win, bee_amount)?;
         }
         wins.has_e = es == 1;
         Ok(wins)

@@ -686,3 +686,31 @@ fn the_longest_valid_layout_is_exactly_max_layout_len() {
     assert_eq!(ok(&layout), d("0"), "{layout}");
     assert_eq!(layout.len(), decoder().max_layout_len(), "{layout}");
 }
+
+#[test]
+fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
+    // Parameters built in code, without the loader's bound on amounts.
+    let mut params = super::params::MaxiParams::from_stake(&stake()).unwrap();
+    params.rows = crate::money::AmountTable::new([Decimal::MAX]);
+    params.bees = crate::money::AmountTable::new([Decimal::MAX]);
+    let dec = MaxiDecoder::from_params(params);
+    let max = crate::money::canonical(Decimal::MAX);
+    let hive = |first: &str, second: &str| {
+        let rows = [
+            first, second, "FFFFFF", "FFFFFFF", "FFFFFF", "FFFFF", "FFFF",
+        ]
+        .map(|cells| format!("{max}:{cells}"));
+        format!("{max}#{}", rows.join("/"))
+    };
+    for layout in [
+        hive("PPPA", "PPPAB"), // two rows
+        hive("PPXP", "FFFFF"), // one row times 10
+        hive("PPPA", "QFFFF"), // a row and the bee
+    ] {
+        let err = dec.decode(&layout).unwrap_err();
+        assert!(
+            err.0.contains("more than an amount can hold"),
+            "{layout}: {err}"
+        );
+    }
+}

@@ -2,7 +2,7 @@
 //! It does not use the synthesizer: it is the referee of every ticket.
 
 use super::params::{RucheParams, MAX_EXTRA, MAX_OTHER, ROW_LENGTHS, ROW_WIN};
-use crate::mechanic::LayoutError;
+use crate::mechanic::{add_wins, LayoutError};
 use rust_decimal::Decimal;
 
 /// What one hive wins, and why.
@@ -45,7 +45,7 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
         )));
     }
     let mut outcome = Outcome {
-        prize: main.rows_win + main.honey_win,
+        prize: add_wins(main.rows_win, main.honey_win)?,
         main,
         ..Outcome::default()
     };
@@ -65,7 +65,7 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
                 EXTRA_NAMES[n]
             )));
         }
-        outcome.prize += hive.rows_win + hive.honey_win;
+        outcome.prize = add_wins(outcome.prize, add_wins(hive.rows_win, hive.honey_win)?)?;
         outcome.extra[n] = hive;
         outcome.extra_count += 1;
     }
@@ -181,7 +181,7 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         }
         if p == ROW_WIN {
             hive.winning_rows += 1;
-            hive.rows_win += amount;
+            hive.rows_win = add_wins(hive.rows_win, amount)?;
         }
     }
     if rows.next().is_some() {

@@ -243,3 +243,28 @@ fn the_longest_valid_layout_is_exactly_max_layout_len() {
         assert_eq!(layout.len(), dec.max_layout_len(), "{price}: {layout}");
     }
 }
+
+#[test]
+fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
+    // Parameters built in code, without the loader's bound on amounts.
+    let params = RucheParams {
+        rows: crate::money::AmountTable::new([Decimal::MAX]),
+        honey: vec![None, None, None, None, Some(Decimal::MAX)],
+        max_honey: 4,
+    };
+    let max = crate::money::canonical(Decimal::MAX);
+    let rows = [
+        "PPPA", "PPPAB", "FFFFFF", "FFFFFFF", "FFFFFF", "FFFFF", "FFFF",
+    ]
+    .map(|cells| format!("{max}:{cells}"));
+    let two_rows = rows.join("/");
+    let err = super::decode::decode(&params, &two_rows).unwrap_err();
+    assert!(err.0.contains("more than an amount can hold"), "{err}");
+    // One row and four honey pots.
+    let honey = [
+        "PPPA", "HHHHB", "FFFFFF", "FFFFFFF", "FFFFFF", "FFFFF", "FFFF",
+    ]
+    .map(|cells| format!("{max}:{cells}"))
+    .join("/");
+    assert!(super::decode::decode(&params, &honey).is_err());
+}

@@ -274,3 +274,23 @@ fn the_longest_valid_layout_is_exactly_max_layout_len() {
     assert_eq!(dec.decode(&layout), Ok(d("0")), "{layout}");
     assert_eq!(layout.len(), dec.max_layout_len(), "{layout}");
 }
+
+#[test]
+fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
+    // Parameters built in code, without the loader's bound on amounts.
+    let mut params =
+        crate::mechanic::calendar::params::CalendarParams::from_stake(&builtin_stake()).unwrap();
+    let huge = rust_decimal::Decimal::MAX;
+    params.month_amounts = crate::money::AmountTable::new([huge]);
+    params.clover_amounts = crate::money::AmountTable::new([huge]);
+    let dec = CalendarDecoder::from_params(params);
+    let max = crate::money::canonical(huge);
+    let mut months = vec![format!("AB:{max}"); 12];
+    months[0] = format!("AA:{max}");
+    let one_month_and_clover = format!("{}|1-2-13:{max}", months.join("/"));
+    let err = dec.decode(&one_month_and_clover).unwrap_err();
+    assert!(err.0.contains("more than an amount can hold"), "{err}");
+    months[1] = format!("BB:{max}");
+    let two_months = format!("{}|1-2-3:{max}", months.join("/"));
+    assert!(dec.decode(&two_months).is_err());
+}
