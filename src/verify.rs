@@ -6,13 +6,14 @@
 //! Article 3 for the stake, the total, the CSV's size and SHA-256, the Merkle root, the
 //! manifest's fields, and the Ed25519 signature of the manifest.
 
-use crate::block::manifest::{Manifest, PrizeCount, FORMAT};
+use crate::block::manifest::{Manifest, PrizeCount, FORMAT, MAX_MANIFEST_BYTES};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, CSV_HEADER};
 use crate::game::{Game, Stake};
 use crate::mechanic::{self, Decoder, Synthesizer};
 use crate::money::{canonical, parse_canonical};
 use crate::plan::{seed_commitment, BlockKey, Seed};
+use crate::untrusted::{read_at_most, ReadError};
 use ed25519_dalek::VerifyingKey;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
@@ -142,8 +143,12 @@ pub fn verify_block(
     };
     let dir = csv.parent().unwrap_or(Path::new("."));
     let manifest_path = dir.join(block::manifest_name(number));
-    let manifest_bytes = match std::fs::read(&manifest_path) {
+    let manifest_bytes = match read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest") {
         Ok(b) => b,
+        Err(e @ ReadError::TooLarge { .. }) => {
+            report.problem(format!("{}: {e}", manifest_path.display()));
+            return report;
+        }
         Err(e) => {
             report.problem(format!(
                 "{}: cannot read the manifest: {e}",
@@ -214,13 +219,44 @@ pub fn verify_block(
         forms: options.forms,
         replay: replay.as_ref(),
     };
-    let scan = match checker.scan(csv, &mut report, progress) {
+    // Sizes first: a file larger than its manifest says, or a manifest that states more than
+    // a block of this game can hold, is refused before a byte of the file is read.
+    let most = tickets.max_block_bytes(game.block_size);
+    if manifest.csv.bytes > most {
+        report.problem(format!(
+            "{}: the manifest says the CSV holds {} bytes, more than a block of {} can ({most}): the file is not read",
+            manifest_path.display(),
+            manifest.csv.bytes,
+            game.id
+        ));
+        return report;
+    }
+    match std::fs::metadata(csv) {
+        Ok(meta) if meta.len() > manifest.csv.bytes => {
+            report.problem(format!(
+                "{name}: {} bytes, more than the {} the manifest says: not read",
+                meta.len(),
+                manifest.csv.bytes
+            ));
+            return report;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            report.problem(format!("{name}: cannot read: {e}"));
+            return report;
+        }
+    }
+    let scan = match checker.scan(csv, manifest.csv.bytes, &mut report, progress) {
         Ok(scan) => scan,
         Err(e) => {
             report.problem(format!("{name}: cannot read: {e}"));
             return report;
         }
     };
+    if !scan.complete {
+        // A line longer than any ticket line: the rest of the file was not read.
+        return report;
+    }
     // The block as a whole.
     if report.tickets != game.block_size {
         report.problem(format!(
@@ -311,11 +347,14 @@ fn check_signature(
             }
         }
     };
-    match std::fs::read(&signature_path) {
+    match read_at_most(&signature_path, keys::SIGNATURE_BYTES, "a signature") {
         Ok(sig) => {
             if let Err(m) = keys::check(&key, manifest_bytes, &sig) {
                 report.problem(format!("{}: {m}", signature_path.display()));
             }
+        }
+        Err(e @ ReadError::TooLarge { .. }) => {
+            report.problem(format!("{}: {e}", signature_path.display()))
         }
         Err(e) => report.problem(format!("{}: cannot read: {e}", signature_path.display())),
     }
@@ -503,6 +542,13 @@ impl TicketCheck {
         self.max_line
     }
 
+    /// The largest CSV a block of `block_size` tickets can be: the header and every ticket
+    /// line at its longest, with their line ends.
+    pub fn max_block_bytes(&self, block_size: u64) -> u64 {
+        let line = self.max_line as u64 + 1;
+        (CSV_HEADER.len() as u64 + 1).saturating_add(block_size.saturating_mul(line))
+    }
+
     /// Checks one ticket line (without its line end) of the ticket at `index` in the block
     /// (from 0; the line is line `index + 2` of the file). The error names the line, the
     /// serial expected there, and every rule the line breaks.
@@ -643,6 +689,8 @@ struct Replay {
 
 /// What reading the CSV measured.
 struct Scan {
+    /// False if reading stopped at a line longer than any ticket line.
+    complete: bool,
     bytes: u64,
     sha256: [u8; 32],
     root: [u8; 32],
@@ -660,14 +708,18 @@ struct Line {
 impl LineChecker<'_> {
     /// Reads the CSV in large pieces, checks the lines of each piece in parallel, and folds
     /// the results in order.
+    /// Reads at most `expected` + 1 bytes (the manifest's size, and one more to see that the
+    /// file grew): what is held in memory is one piece and at most one line of the game.
     fn scan(
         &self,
         csv: &Path,
+        expected: u64,
         report: &mut BlockReport,
         progress: &indicatif::ProgressBar,
     ) -> std::io::Result<Scan> {
-        let mut file = File::open(csv)?;
+        let mut file = File::open(csv)?.take(expected.saturating_add(1));
         let mut scan = Scan {
+            complete: true,
             bytes: 0,
             sha256: [0; 32],
             root: [0; 32],
@@ -696,6 +748,16 @@ impl LineChecker<'_> {
                 );
                 pending.drain(..=last);
                 progress.set_position(report.tickets);
+            }
+            if pending.len() > self.tickets.max_line() {
+                report.problem(format!(
+                    "{} line {}: longer than the longest line of this game ({} bytes); the rest of the file is not read",
+                    self.name,
+                    line_no + 1,
+                    self.tickets.max_line()
+                ));
+                scan.complete = false;
+                return Ok(scan);
             }
         }
         if !pending.is_empty() {

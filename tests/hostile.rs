@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
 /// Emits block 1 of the mini game (2 000 tickets) with the fixed seed and a keygen key, into
@@ -258,4 +258,120 @@ fn a_line_with_huge_winning_rows_is_a_reported_problem() {
         1,
         "line 2 (mini-ruche-200-0001-00001-0000000): the layout wins 2000000000 € but the prize column says 0 €",
     );
+}
+
+// ---- defect 8: sizes bounded before reading ----
+
+/// The CSV size the manifest of `folder`'s block 1 states.
+fn manifest_bytes(folder: &Path) -> u64 {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&read(&folder.join("block-00001.manifest.json"))).unwrap();
+    manifest["csv"]["bytes"].as_u64().unwrap()
+}
+
+#[test]
+fn a_file_larger_than_its_manifest_says_is_refused_unread() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let expected = manifest_bytes(&folder);
+    // 1 GiB without a single line end (sparse: no disk is used).
+    let file = std::fs::OpenOptions::new().write(true).open(&csv).unwrap();
+    file.set_len(1 << 30).unwrap();
+    drop(file);
+    let out = w.run(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        csv.to_str().unwrap(),
+    ]);
+    let text = said(
+        &out,
+        1,
+        &format!("1073741824 bytes, more than the {expected} the manifest says: not read"),
+    );
+    // Refused on its size alone: no line of it was looked at.
+    assert!(!text.contains(" line "), "{text}");
+}
+
+#[test]
+fn a_first_line_longer_than_any_ticket_line_is_refused_at_that_line() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    // Exactly the size the manifest states, and not a line end in it.
+    let size = manifest_bytes(&folder) as usize;
+    std::fs::write(&csv, vec![b'x'; size]).unwrap();
+    let out = w.run(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        csv.to_str().unwrap(),
+    ]);
+    let text = said(
+        &out,
+        1,
+        "line 1: longer than the longest line of this game (",
+    );
+    assert!(
+        text.contains("bytes); the rest of the file is not read"),
+        "{text}"
+    );
+    // Nothing of the line is echoed.
+    assert!(
+        !text.contains(
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn oversized_manifest_signature_and_key_files_are_refused_unread() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let game = data("mini-ruche.toml");
+    let grow = |name: &str, size: u64| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(folder.join(name))
+            .unwrap();
+        file.set_len(size).unwrap();
+    };
+    let original: Vec<(String, Vec<u8>)> = [
+        "block-00001.manifest.json",
+        "block-00001.manifest.json.sig",
+        "emission.pub.pem",
+    ]
+    .iter()
+    .map(|n| (n.to_string(), read(&folder.join(n))))
+    .collect();
+    let restore = || {
+        for (name, bytes) in &original {
+            std::fs::write(folder.join(name), bytes).unwrap();
+        }
+    };
+    grow("block-00001.manifest.json", 1 << 30);
+    said(
+        &w.run(&["verify", "--game", &game, csv.to_str().unwrap()]),
+        1,
+        "block-00001.manifest.json: 1073741824 bytes, more than the 1048576 bytes a manifest may hold: not read",
+    );
+    restore();
+    grow("block-00001.manifest.json.sig", 1 << 30);
+    said(
+        &w.run(&["verify", "--game", &game, csv.to_str().unwrap()]),
+        1,
+        "block-00001.manifest.json.sig: 1073741824 bytes, more than the 64 bytes a signature may hold: not read",
+    );
+    restore();
+    grow("emission.pub.pem", 1 << 30);
+    said(
+        &w.run(&["verify", "--game", &game, csv.to_str().unwrap()]),
+        1,
+        "1073741824 bytes, more than the 65536 bytes a key file may hold: not read",
+    );
+    restore();
+    w.ok(&["verify", "--game", &game, csv.to_str().unwrap()]);
 }

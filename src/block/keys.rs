@@ -1,6 +1,7 @@
 //! Ed25519 keys in the PEM forms OpenSSL reads: PKCS#8 for the private key, SPKI for the
 //! public key, and the raw 64-byte signature of FORMAT.md.
 
+use crate::untrusted::read_at_most;
 use anyhow::{anyhow, Context, Result};
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{
@@ -9,6 +10,24 @@ use ed25519_dalek::pkcs8::{
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use sha2::{Digest, Sha256};
 use std::path::Path;
+
+/// The most a PEM key file may hold: a key is a few hundred bytes.
+pub const MAX_PEM_BYTES: u64 = 64 << 10;
+
+/// Bytes in a raw Ed25519 signature.
+pub const SIGNATURE_BYTES: u64 = 64;
+
+/// Reads a PEM file of at most [`MAX_PEM_BYTES`] as text; `what` names it in errors.
+fn read_pem(path: &Path, what: &str) -> Result<String> {
+    let bytes = read_at_most(path, MAX_PEM_BYTES, "a key file")
+        .map_err(|e| anyhow!("cannot read {what} {}: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|_| {
+        anyhow!(
+            "{what} {} is not text (a PEM file is ASCII)",
+            path.display()
+        )
+    })
+}
 
 /// A new key from the operating system's CSPRNG.
 pub fn generate() -> Result<SigningKey> {
@@ -47,8 +66,7 @@ pub fn public_key_sha256(key: &VerifyingKey) -> Result<[u8; 32]> {
 
 /// Reads a PKCS#8 PEM Ed25519 private key (as written by `keygen` or `openssl genpkey`).
 pub fn read_signing_key(path: &Path) -> Result<SigningKey> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read signing key {}", path.display()))?;
+    let text = read_pem(path, "signing key")?;
     SigningKey::from_pkcs8_pem(&text).map_err(|e| {
         anyhow!(
             "{} is not an Ed25519 private key in PKCS#8 PEM ({e}); make one with `emission-factory keygen --out DIR` or `openssl genpkey -algorithm ed25519`",
@@ -59,8 +77,7 @@ pub fn read_signing_key(path: &Path) -> Result<SigningKey> {
 
 /// Reads an SPKI PEM Ed25519 public key.
 pub fn read_public_key(path: &Path) -> Result<VerifyingKey> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read public key {}", path.display()))?;
+    let text = read_pem(path, "public key")?;
     parse_public_key(&text).with_context(|| format!("in {}", path.display()))
 }
 

@@ -6,9 +6,13 @@ use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use crate::block::keys;
 use crate::game::Game;
 use crate::money::canonical;
+use crate::untrusted::read_at_most;
 use crate::verify::{find_blocks, verify_block, VerifyOptions};
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::collections::BTreeSet;
+
+/// The most a seed file may hold: 64 hex digits and a line end.
+const MAX_SEED_FILE_BYTES: u64 = 4 << 10;
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let options = VerifyOptions {
@@ -23,13 +27,14 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         forms: args.forms,
         seed: match (&args.seed, &args.seed_file) {
             (Some(text), _) => Some(parse_seed(text).context("--seed")?),
-            (None, Some(path)) => Some(
-                parse_seed(
-                    &std::fs::read_to_string(path)
-                        .with_context(|| format!("cannot read seed file {}", path.display()))?,
+            (None, Some(path)) => {
+                let bytes = read_at_most(path, MAX_SEED_FILE_BYTES, "a seed file")
+                    .map_err(|e| anyhow!("cannot read seed file {}: {e}", path.display()))?;
+                Some(
+                    parse_seed(&String::from_utf8_lossy(&bytes))
+                        .with_context(|| format!("seed file {}", path.display()))?,
                 )
-                .with_context(|| format!("seed file {}", path.display()))?,
-            ),
+            }
             (None, None) => None,
         },
     };

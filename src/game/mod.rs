@@ -11,7 +11,10 @@ mod builtin;
 pub use builtin::BUILTIN;
 
 use crate::money::{canonical, cents, parse_amount, parse_canonical};
-use crate::untrusted::{shown, tamed};
+use crate::untrusted::{read_at_most, shown, tamed};
+
+/// The most a game definition file may hold: the built-in ones are a few kilobytes.
+pub const MAX_DEFINITION_BYTES: u64 = 1 << 20;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -26,12 +29,12 @@ pub enum GameError {
     #[error("unknown game '{0}': the built-in games are {list}; or give the path of a game definition (.toml)", list = builtin::ids().join(", "))]
     Unknown(String),
     /// The definition file could not be read.
-    #[error("cannot read game definition {file}: {source}")]
+    #[error("cannot read game definition {file}: {cause}")]
     Read {
         /// The file.
         file: String,
-        /// Why.
-        source: std::io::Error,
+        /// Why: part of the message, not a chained source, so that it is said once.
+        cause: String,
     },
     /// The file is not valid TOML or does not have the expected fields.
     #[error("game definition {file} is malformed: {message}")]
@@ -164,9 +167,17 @@ impl Game {
     /// Loads and validates a definition file.
     pub fn from_path(path: &Path) -> Result<Game, GameError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| GameError::Read {
+        let read = |cause: String| GameError::Read {
             file: file.clone(),
-            source,
+            cause,
+        };
+        let bytes = read_at_most(path, MAX_DEFINITION_BYTES, "a game definition")
+            .map_err(|e| read(e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            read(format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
         })?;
         Game::parse(&text, &file)
     }
