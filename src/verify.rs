@@ -13,7 +13,7 @@ use crate::game::{Game, Stake};
 use crate::mechanic::{self, Decoder, Synthesizer};
 use crate::money::{canonical, parse_canonical};
 use crate::plan::{seed_commitment, BlockKey, Seed};
-use crate::untrusted::{read_at_most, ReadError};
+use crate::untrusted::{read_at_most, shown, ReadError};
 use ed25519_dalek::VerifyingKey;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
@@ -456,7 +456,71 @@ fn check_manifest(
             manifest.winners, stake.winners
         ));
     }
+    check_place(report, path, manifest, csv);
     Some((game, stake))
+}
+
+/// Checks that the block sits where its coordinates say (FORMAT.md, "Folder"):
+/// `<game>/<stake>/e<emission:04>/block-<block:05>.csv`. A validly signed block copied into
+/// another emission's folder must not pass for one of that emission. The folders are named
+/// as the path given names them (symbolic links are not followed: the place is the one the
+/// block is found at).
+fn check_place(report: &mut BlockReport, path: &Path, manifest: &Manifest, csv: &Path) {
+    let name = path.display();
+    let folders = match place(csv) {
+        Ok(folders) => folders,
+        Err(e) => {
+            report.problem(format!(
+                "{name}: cannot tell which folders hold the block ({e})"
+            ));
+            return;
+        }
+    };
+    // Innermost first, as `place` gives them.
+    let expected = [
+        (
+            "emission",
+            manifest.emission.to_string(),
+            format!("e{:04}", manifest.emission),
+        ),
+        ("stake", manifest.stake.clone(), manifest.stake.clone()),
+        ("game", manifest.game.clone(), manifest.game.clone()),
+    ];
+    for ((what, value, folder), found) in expected.iter().zip(folders) {
+        if found.as_deref() != Some(std::ffi::OsStr::new(folder)) {
+            let found = match &found {
+                Some(f) => format!("folder {}", shown(f.as_encoded_bytes())),
+                None => "no folder".to_string(),
+            };
+            report.problem(format!(
+                "{name}: the manifest is for {what} {value} (folder {folder}), but the block is in {found}: a block stays in <game>/<stake>/e<emission>/"
+            ));
+        }
+    }
+}
+
+/// The names of the three folders above `csv`, innermost first (`None` above the root), read
+/// from the path as given made absolute, `..` taken lexically.
+fn place(csv: &Path) -> std::io::Result<[Option<std::ffi::OsString>; 3]> {
+    use std::path::Component;
+    let absolute = std::path::absolute(csv)?;
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for component in absolute.components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    parts.pop(); // the file itself
+    let mut folders = parts.iter().rev().map(|p| Some(p.to_os_string()));
+    Ok([
+        folders.next().flatten(),
+        folders.next().flatten(),
+        folders.next().flatten(),
+    ])
 }
 
 /// Article 3 for the stake, with the losers last.
@@ -1020,5 +1084,29 @@ mod tests {
                 check.max_line()
             ),
         );
+    }
+
+    #[test]
+    fn the_place_of_a_block_is_read_from_its_path() {
+        let names = |p: &str| {
+            place(Path::new(p))
+                .unwrap()
+                .map(|n| n.map(|n| n.to_string_lossy().into_owned()))
+        };
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            names("/out/ruche-or/0.5/e0003/block-00001.csv"),
+            [some("e0003"), some("0.5"), some("ruche-or")]
+        );
+        // `..` and `.` are taken as written; a symbolic link is not followed.
+        assert_eq!(
+            names("/out/ruche-or/2/x/../e0001/./block-00001.csv"),
+            [some("e0001"), some("2"), some("ruche-or")]
+        );
+        assert_eq!(names("/e0001/block-00001.csv"), [some("e0001"), None, None]);
+        // A relative path is taken from the current folder.
+        let here = std::env::current_dir().unwrap();
+        let last = here.file_name().map(|n| n.to_string_lossy().into_owned());
+        assert_eq!(names("e0001/block-00001.csv")[1], last);
     }
 }

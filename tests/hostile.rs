@@ -375,3 +375,51 @@ fn oversized_manifest_signature_and_key_files_are_refused_unread() {
     restore();
     w.ok(&["verify", "--game", &game, csv.to_str().unwrap()]);
 }
+
+// ---- defect 9: a block's coordinates are those of its place ----
+
+/// Copies the block files and public key of `from` into `to`.
+fn copy_block(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for name in [
+        "block-00001.csv",
+        "block-00001.manifest.json",
+        "block-00001.manifest.json.sig",
+        "emission.pub.pem",
+    ] {
+        std::fs::copy(from.join(name), to.join(name)).unwrap();
+    }
+}
+
+#[test]
+fn a_block_in_another_place_than_its_coordinates_fails() {
+    let w = Workdir::new();
+    let three = emit_mini(&w, "3");
+    let game = data("mini-ruche.toml");
+    // It verifies where it was made.
+    w.ok(&["verify", "--game", &game, three.to_str().unwrap()]);
+    for (folder, needle) in [
+        (
+            "emissions/mini-ruche/2/e0001",
+            "the manifest is for emission 3 (folder e0003), but the block is in folder 'e0001'",
+        ),
+        (
+            "emissions/mini-ruche/3/e0003",
+            "the manifest is for stake 2 (folder 2), but the block is in folder '3'",
+        ),
+        (
+            "emissions/other-game/2/e0003",
+            "the manifest is for game mini-ruche (folder mini-ruche), but the block is in folder 'other-game'",
+        ),
+        (
+            "flat",
+            "the manifest is for emission 3 (folder e0003), but the block is in folder 'flat'",
+        ),
+    ] {
+        let to = w.path(folder);
+        copy_block(&three, &to);
+        let out = w.run(&["verify", "--game", &game, to.to_str().unwrap()]);
+        said(&out, 1, needle);
+        std::fs::remove_dir_all(&to).unwrap();
+    }
+}
