@@ -45,6 +45,13 @@ pub fn tamed(message: &str) -> String {
     text
 }
 
+/// A path as a message may show it: escaped like [`shown`] (a folder named with an escape
+/// sequence must not reach the terminal either), but whole and without quotes, since it names
+/// a file the reader must be able to find.
+pub fn shown_path(path: &Path) -> String {
+    escaped(path.as_os_str().as_encoded_bytes(), usize::MAX).0
+}
+
 /// `bytes` escaped (invalid UTF-8 as `\xNN`), at most `limit` characters of output; true if
 /// cut.
 fn escaped(bytes: &[u8], limit: usize) -> (String, bool) {
@@ -164,6 +171,19 @@ mod tests {
         assert_eq!(
             shown("x".repeat(SHOWN_CHARS)),
             format!("'{}'", "x".repeat(SHOWN_CHARS))
+        );
+    }
+
+    #[test]
+    fn paths_are_escaped_whole() {
+        assert_eq!(
+            shown_path(Path::new("out/ruche-or/0.5/e0001/block-00001.csv")),
+            "out/ruche-or/0.5/e0001/block-00001.csv"
+        );
+        let long = format!("a/{}\u{1b}[2J/b", "x".repeat(200));
+        assert_eq!(
+            shown_path(Path::new(&long)),
+            format!("a/{}\\u{{1b}}[2J/b", "x".repeat(200))
         );
     }
 

@@ -13,7 +13,7 @@ use crate::game::{Game, Stake};
 use crate::mechanic::{self, Decoder, Synthesizer};
 use crate::money::{canonical, parse_canonical};
 use crate::plan::{seed_commitment, BlockKey, Seed};
-use crate::untrusted::{read_at_most, shown, ReadError};
+use crate::untrusted::{read_at_most, shown, shown_path, ReadError};
 use ed25519_dalek::VerifyingKey;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
@@ -134,7 +134,7 @@ pub fn verify_block(
         csv: csv.to_path_buf(),
         ..BlockReport::default()
     };
-    let name = csv.display().to_string();
+    let name = shown_path(csv);
     let Some(number) = block_number(csv) else {
         report.problem(format!(
             "{name}: not a block file (block files are named block-NNNNN.csv)"
@@ -146,13 +146,13 @@ pub fn verify_block(
     let manifest_bytes = match read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest") {
         Ok(b) => b,
         Err(e @ ReadError::TooLarge { .. }) => {
-            report.problem(format!("{}: {e}", manifest_path.display()));
+            report.problem(format!("{}: {e}", shown_path(&manifest_path)));
             return report;
         }
         Err(e) => {
             report.problem(format!(
                 "{}: cannot read the manifest: {e}",
-                manifest_path.display()
+                shown_path(&manifest_path)
             ));
             return report;
         }
@@ -171,7 +171,7 @@ pub fn verify_block(
         Err(e) => {
             report.problem(format!(
                 "{}: not a valid manifest: {e}",
-                manifest_path.display()
+                shown_path(&manifest_path)
             ));
             return report;
         }
@@ -194,7 +194,7 @@ pub fn verify_block(
             if hex::encode(seed_commitment(seed)) != manifest.seed_sha256 {
                 report.problem(format!(
                     "{}: seed_sha256 is not the SHA-256 of the seed given: this block was made from another seed (an emission has one seed)",
-                    manifest_path.display()
+                    shown_path(&manifest_path)
                 ));
                 return report;
             }
@@ -225,7 +225,7 @@ pub fn verify_block(
     if manifest.csv.bytes > most {
         report.problem(format!(
             "{}: the manifest says the CSV holds {} bytes, more than a block of {} can ({most}): the file is not read",
-            manifest_path.display(),
+            shown_path(&manifest_path),
             manifest.csv.bytes,
             game.id
         ));
@@ -291,7 +291,7 @@ pub fn verify_block(
     if total_text != manifest.total_prizes || total != Some(stake.total) {
         report.problem(format!(
             "{name}: the prizes add up to {total_text} €; the manifest says {} € and Article 3 {} €",
-            manifest.total_prizes,
+            shown(&manifest.total_prizes),
             canonical(stake.total)
         ));
     }
@@ -305,14 +305,14 @@ pub fn verify_block(
         report.problem(format!(
             "{name}: the file's SHA-256 is {}, the manifest says {}",
             hex::encode(scan.sha256),
-            manifest.csv.sha256
+            shown(&manifest.csv.sha256)
         ));
     }
     if hex::encode(scan.root) != manifest.tickets_root {
         report.problem(format!(
             "{name}: the Merkle root of the tickets is {}, the manifest says {}",
             hex::encode(scan.root),
-            manifest.tickets_root
+            shown(&manifest.tickets_root)
         ));
     }
     report
@@ -336,12 +336,12 @@ fn check_signature(
                 Ok(key) => {
                     report.warnings.push(format!(
                         "signatures checked against the emission's own key {}: this proves the files are intact, not who made them; give --public-key with the key you trust",
-                        path.display()
+                        shown_path(&path)
                     ));
                     key
                 }
                 Err(e) => {
-                    report.problem(format!("{}: {e:#}", signature_path.display()));
+                    report.problem(format!("{}: {e:#}", shown_path(&signature_path)));
                     return;
                 }
             }
@@ -350,19 +350,19 @@ fn check_signature(
     match read_at_most(&signature_path, keys::SIGNATURE_BYTES, "a signature") {
         Ok(sig) => {
             if let Err(m) = keys::check(&key, manifest_bytes, &sig) {
-                report.problem(format!("{}: {m}", signature_path.display()));
+                report.problem(format!("{}: {m}", shown_path(&signature_path)));
             }
         }
         Err(e @ ReadError::TooLarge { .. }) => {
-            report.problem(format!("{}: {e}", signature_path.display()))
+            report.problem(format!("{}: {e}", shown_path(&signature_path)))
         }
-        Err(e) => report.problem(format!("{}: cannot read: {e}", signature_path.display())),
+        Err(e) => report.problem(format!("{}: cannot read: {e}", shown_path(&signature_path))),
     }
     if let (Ok(fingerprint), Some(manifest)) = (keys::public_key_sha256(&key), manifest) {
         if hex::encode(fingerprint) != manifest.public_key_sha256 {
             report.problem(format!(
                 "{}: public_key_sha256 does not match the public key used to verify",
-                dir.join(block::manifest_name(number)).display()
+                shown_path(&dir.join(block::manifest_name(number)))
             ));
         }
     }
@@ -377,7 +377,7 @@ fn check_manifest(
     csv: &Path,
     options: &VerifyOptions,
 ) -> Option<(Game, Stake)> {
-    let name = path.display();
+    let name = shown_path(path);
     if manifest.format != FORMAT {
         report.problem(format!(
             "{name}: format {} is not one this program reads (it reads format {FORMAT})",
@@ -397,15 +397,16 @@ fn check_manifest(
     };
     if game.id != manifest.game {
         report.problem(format!(
-            "{name}: the manifest is for game '{}', the definition given is '{}'",
-            manifest.game, game.id
+            "{name}: the manifest is for game {}, the definition given is '{}'",
+            shown(&manifest.game),
+            game.id
         ));
         return None;
     }
     if hex::encode(game.sha256) != manifest.game_definition_sha256 {
         report.problem(format!(
             "{name}: game_definition_sha256 {} is not the SHA-256 of the definition checked against ({}, {}); give --game with the definition used",
-            manifest.game_definition_sha256,
+            shown(&manifest.game_definition_sha256),
             game.source,
             hex::encode(game.sha256)
         ));
@@ -418,8 +419,8 @@ fn check_manifest(
         }
         None => {
             report.problem(format!(
-                "{name}: stake '{}' is not a canonical amount",
-                manifest.stake
+                "{name}: stake {} is not a canonical amount",
+                shown(&manifest.stake)
             ));
             return None;
         }
@@ -433,8 +434,9 @@ fn check_manifest(
     let file = csv.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     if manifest.csv.file != file {
         report.problem(format!(
-            "{name}: the manifest describes {}, not {file}",
-            manifest.csv.file
+            "{name}: the manifest describes {}, not {}",
+            shown(&manifest.csv.file),
+            shown(file)
         ));
     }
     let expected: Vec<PrizeCount> = expected_prizes(&game, &stake)
@@ -466,7 +468,7 @@ fn check_manifest(
 /// as the path given names them (symbolic links are not followed: the place is the one the
 /// block is found at).
 fn check_place(report: &mut BlockReport, path: &Path, manifest: &Manifest, csv: &Path) {
-    let name = path.display();
+    let name = shown_path(path);
     let folders = match place(csv) {
         Ok(folders) => folders,
         Err(e) => {
@@ -685,28 +687,28 @@ impl TicketCheck {
             || serial[prefix.len()..] != digits[..]
         {
             out.problems.push(format!(
-                "serial '{}' where {} was expected: a ticket is missing, added or out of order, or the serial was changed",
-                String::from_utf8_lossy(serial),
+                "serial {} where {} was expected: a ticket is missing, added or out of order, or the serial was changed",
+                shown(serial),
                 self.serial(index)
             ));
         }
-        let prize_text = String::from_utf8_lossy(fields[1]);
         let tier = self
             .tier_text
             .iter()
             .position(|t| t.as_bytes() == fields[1]);
         match tier {
             Some(t) => out.tier = Some(t),
-            None => out
-                .problems
-                .push(format!("prize '{prize_text}' is not a prize of this stake")),
+            None => out.problems.push(format!(
+                "prize {} is not a prize of this stake",
+                shown(fields[1])
+            )),
         }
         let mut hex_hash = [0u8; HASH_HEX];
         hex::encode_to_slice(out.hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
         if fields[3] != hex_hash {
             out.problems.push(format!(
-                "sha256 '{}' is not the SHA-256 of serial,prize,layout ({})",
-                String::from_utf8_lossy(fields[3]),
+                "sha256 {} is not the SHA-256 of serial,prize,layout ({})",
+                shown(fields[3]),
                 hex::encode(out.hash)
             ));
         }
@@ -718,9 +720,11 @@ impl TicketCheck {
                 Ok(won) => {
                     if let Some(t) = tier {
                         if won != self.tiers[t] {
+                            // The prize column is one of the tiers here: safe to show as is.
                             out.problems.push(format!(
-                                "the layout wins {} € but the prize column says {prize_text} €",
-                                canonical(won)
+                                "the layout wins {} € but the prize column says {} €",
+                                canonical(won),
+                                self.tier_text[t]
                             ));
                         } else if forms {
                             out.form = self.decoder.form(layout).ok();
@@ -856,9 +860,9 @@ impl LineChecker<'_> {
             *line_no = 1;
             if header != CSV_HEADER.as_bytes() {
                 report.problem(format!(
-                    "{} line 1: the header is '{}', it must be '{CSV_HEADER}'",
+                    "{} line 1: the header is {}, it must be '{CSV_HEADER}'",
                     self.name,
-                    String::from_utf8_lossy(header)
+                    shown(header)
                 ));
             }
         }
@@ -940,7 +944,7 @@ impl Replay {
             .synthesize(tickets.tiers[drawn], &mut rng, &mut made)
         {
             Ok(()) if made.as_bytes() == layout => {}
-            Ok(()) => problems.push(format!("the seed makes the layout {made}")),
+            Ok(()) => problems.push(format!("the seed makes the layout {}", shown(&made))),
             Err(e) => problems.push(format!("the seed's layout cannot be made: {e}")),
         }
     }

@@ -423,3 +423,129 @@ fn a_block_in_another_place_than_its_coordinates_fails() {
         std::fs::remove_dir_all(&to).unwrap();
     }
 }
+
+// ---- defect 10: what is shown of a file is escaped and short ----
+
+/// Requires every line said to be short and free of control characters.
+#[track_caller]
+fn tame(out: &Output) {
+    for stream in [&out.stdout, &out.stderr] {
+        for line in stream.split(|&b| b == b'\n') {
+            assert!(
+                line.len() <= 600,
+                "a line of {} bytes: {}",
+                line.len(),
+                String::from_utf8_lossy(&line[..600])
+            );
+            assert!(
+                !line.iter().any(|&b| b < 0x20 || b == 0x7f),
+                "a control character in {:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+}
+
+#[test]
+fn echoes_of_file_content_are_escaped_and_short() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // A serial that would turn the terminal red and set its title.
+    lines[1] = lines[1].replacen(
+        "mini-ruche-200",
+        "mini-ruche-200\u{1b}[31mRED\u{1b}]0;pwned\u{7}",
+        1,
+    );
+    // A hash field of 150 characters with escapes in it.
+    let mut fields: Vec<String> = lines[2].split(',').map(String::from).collect();
+    fields[3] = format!("{}\u{1b}[2J{}", "z".repeat(100), "y".repeat(50));
+    lines[2] = fields.join(",");
+    // A prize field of 300 000 bytes: the file stays within what a block can hold.
+    let original_line = lines[3].clone();
+    let mut fields: Vec<String> = lines[3].split(',').map(String::from).collect();
+    fields[1] = "9".repeat(300_000);
+    lines[3] = fields.join(",");
+    // The manifest states the new size, so that the lines are read (its signature fails).
+    let expected = manifest_bytes(&folder);
+    let manifest = folder.join("block-00001.manifest.json");
+    let signed = std::fs::read_to_string(&manifest).unwrap();
+    let write = |lines: &[String], stated: Option<u64>| {
+        let bytes = lines.join("\n") + "\n";
+        std::fs::write(&csv, &bytes).unwrap();
+        let m = signed.replace(
+            &format!("\"bytes\": {expected}"),
+            &format!("\"bytes\": {}", stated.unwrap_or(bytes.len() as u64)),
+        );
+        std::fs::write(&manifest, m).unwrap();
+    };
+    write(&lines, None);
+    let verify = || {
+        w.run(&[
+            "verify",
+            "--game",
+            &data("mini-ruche.toml"),
+            csv.to_str().unwrap(),
+        ])
+    };
+    let out = verify();
+    let report = said(&out, 1, "line 2 (mini-ruche-200-0001-00001-0000000): serial 'mini-ruche-200\\u{1b}[31mRED\\u{1b}]0;pwned\\u{7}-0001-00001-0000000'");
+    assert!(
+        report.contains("line 3 (mini-ruche-200-0001-00001-0000001): sha256 'zzzzzzzz"),
+        "{report}"
+    );
+    assert!(report.contains("…' (154 bytes)"), "{report}");
+    assert!(
+        report.contains("line 4 (mini-ruche-200-0001-00001-0000002): 300"),
+        "{report}"
+    );
+    assert!(
+        report.contains("bytes, longer than the longest ticket line of this game"),
+        "{report}"
+    );
+    tame(&out);
+    // A prize field of 50 MB: refused on the file's size, whatever the manifest states.
+    let mut fields: Vec<String> = original_line.split(',').map(String::from).collect();
+    fields[1] = "9".repeat(50 << 20);
+    lines[3] = fields.join(",");
+    write(&lines, Some(expected));
+    let out = verify();
+    said(
+        &out,
+        1,
+        &format!("bytes, more than the {expected} the manifest says: not read"),
+    );
+    tame(&out);
+    write(&lines, None);
+    let out = verify();
+    said(&out, 1, "more than a block of mini-ruche can");
+    tame(&out);
+
+    // The game loader echoes values the same way.
+    let long = format!("\\u001b[31m{}", "7".repeat(50_000));
+    let bad = variant(
+        &w,
+        "echo.toml",
+        &[(
+            "{ count = 1, amount = \"2000\" }",
+            &format!("{{ count = 1, amount = \"{long}\" }}"),
+        )],
+    );
+    let out = w.run(&["verify", "--game", &bad, csv.to_str().unwrap()]);
+    said(
+        &out,
+        2,
+        "echo.toml, stakes[price=2].prizes[0]: amount '\\u{1b}[31m777",
+    );
+    tame(&out);
+    let bad = variant(
+        &w,
+        "echo2.toml",
+        &[("id = \"mini-ruche\"", &format!("id = \"{long}\""))],
+    );
+    let out = w.run(&["verify", "--game", &bad, csv.to_str().unwrap()]);
+    said(&out, 2, "echo2.toml, id: '\\u{1b}[31m777");
+    tame(&out);
+}

@@ -6,7 +6,7 @@ use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use crate::block::keys;
 use crate::game::Game;
 use crate::money::canonical;
-use crate::untrusted::read_at_most;
+use crate::untrusted::{read_at_most, shown_path};
 use crate::verify::{find_blocks, verify_block, VerifyOptions};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::BTreeSet;
@@ -47,7 +47,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let mut failed = 0;
     let mut warned = BTreeSet::new();
     for csv in &blocks {
-        bar.set_message(format!("verify {}", csv.display()));
+        bar.set_message(format!("verify {}", shown_path(csv)));
         bar.set_position(0);
         let report = pool.install(|| verify_block(csv, &options, &bar));
         bar.suspend(|| -> Result<(), StdoutError> {
@@ -60,12 +60,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             if report.ok() {
                 outln!(
                     "OK      {} ({} tickets)",
-                    csv.display(),
+                    shown_path(csv),
                     grouped(report.tickets)
                 )?;
             } else {
                 failed += 1;
-                outln!("FAILED  {}", csv.display())?;
+                outln!("FAILED  {}", shown_path(csv))?;
                 for p in &report.problems {
                     outln!("  - {p}")?;
                 }

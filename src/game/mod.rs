@@ -26,7 +26,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum GameError {
     /// `--game` names neither a built-in game nor a readable file.
-    #[error("unknown game '{0}': the built-in games are {list}; or give the path of a game definition (.toml)", list = builtin::ids().join(", "))]
+    #[error("unknown game {}: the built-in games are {list}; or give the path of a game definition (.toml)", shown(.0), list = builtin::ids().join(", "))]
     Unknown(String),
     /// The definition file could not be read.
     #[error("cannot read game definition {file}: {cause}")]

@@ -7,6 +7,7 @@
 use crate::game::Stake;
 use crate::mechanic::util::amount_list;
 use crate::money::AmountTable;
+use crate::untrusted::shown;
 
 /// Months on a ticket, January to December.
 pub const MONTHS: usize = 12;
@@ -74,7 +75,8 @@ impl CalendarParams {
                 .filter(|n| (1..=MAX_WINNING_MONTHS).contains(n))
                 .ok_or_else(|| {
                     format!(
-                        "max_winning_months = {v} must be a whole number from 1 to {MAX_WINNING_MONTHS}"
+                        "max_winning_months = {} must be a whole number from 1 to {MAX_WINNING_MONTHS}",
+                        shown(v.to_string())
                     )
                 })?,
         };
@@ -120,7 +122,8 @@ fn symbols(table: &toml::Table) -> Result<Vec<u8>, String> {
             [b] if b.is_ascii_uppercase() => *b,
             _ => {
                 return Err(format!(
-                    "symbols[{i}].letter = \"{letter}\" must be a single uppercase letter A..Z"
+                    "symbols[{i}].letter = {} must be a single uppercase letter A..Z",
+                    shown(letter)
                 ))
             }
         };

@@ -12,6 +12,7 @@ use super::params::{
 use crate::game::Stake;
 use crate::mechanic::{add_wins, multiply_win, Decoder, LayoutError};
 use crate::money::AmountTable;
+use crate::untrusted::shown;
 use rust_decimal::Decimal;
 use std::fmt;
 
@@ -231,16 +232,18 @@ impl Cursor<'_> {
         }
         if self.peek() != Some(sep) {
             return Err(LayoutError::new(format!(
-                "{}: expected '{}' after the amount {text}, found {}",
+                "{}: expected '{}' after the amount {}, found {}",
                 what(),
                 char::from(sep),
+                shown(text),
                 self.found()
             )));
         }
         let amount = table.lookup(text).ok_or_else(|| {
             LayoutError::new(format!(
-                "{}: amount '{text}' is not one of the {allowed} written canonically",
-                what()
+                "{}: amount {} is not one of the {allowed} written canonically",
+                what(),
+                shown(text)
             ))
         })?;
         self.pos += 1;

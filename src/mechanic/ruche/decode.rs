@@ -3,6 +3,7 @@
 
 use super::params::{RucheParams, MAX_EXTRA, MAX_OTHER, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::{add_wins, LayoutError};
+use crate::untrusted::shown;
 use rust_decimal::Decimal;
 
 /// What one hive wins, and why.
@@ -127,17 +128,17 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         })?;
         let colon = row.iter().position(|&b| b == b':').ok_or_else(|| {
             LayoutError::new(format!(
-                "{name}, row {}: expected amount:cells, got '{}'",
+                "{name}, row {}: expected amount:cells, got {}",
                 r + 1,
-                String::from_utf8_lossy(row)
+                shown(row)
             ))
         })?;
         let (amount_text, cells) = (&row[..colon], &row[colon + 1..]);
         let amount = params.rows.lookup_bytes(amount_text).ok_or_else(|| {
             LayoutError::new(format!(
-                "{name}, row {}: '{}' is not an amount a row may show at this stake",
+                "{name}, row {}: {} is not an amount a row may show at this stake",
                 r + 1,
-                String::from_utf8_lossy(amount_text)
+                shown(amount_text)
             ))
         })?;
         if cells.len() != len {
@@ -154,9 +155,9 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         }
         if count[NOT_A_CELL] > 0 {
             return Err(LayoutError::new(format!(
-                "{name}, row {}: '{}' is not a cell (cells are P A B H E F)",
+                "{name}, row {}: {} is not a cell (cells are P A B H E F)",
                 r + 1,
-                String::from_utf8_lossy(cells)
+                shown(cells)
             )));
         }
         let (p, a, b) = (

@@ -206,12 +206,17 @@ fn clover_shape() {
 
 #[test]
 fn clover_numbers() {
-    bad(&layout(&[], "0-2-13:20"), "clover number 1 is 0");
-    bad(&layout(&[], "1-14-3:20"), "clover number 2 is 14");
-    bad(&layout(&[], "1-2-130:20"), "clover number 3 is 130");
+    bad(&layout(&[], "0-2-13:20"), "clover number 1 is '0'");
+    bad(&layout(&[], "1-14-3:20"), "clover number 2 is '14'");
+    bad(&layout(&[], "1-2-130:20"), "clover number 3 is '130'");
     bad(
         &layout(&[], "1-2-99999999999999999999:20"),
-        "clover number 3 is 9999",
+        "clover number 3 is '9999",
+    );
+    // A long run of digits is shown cut, with its length.
+    bad(
+        &layout(&[], &format!("1-2-{}:20", "9".repeat(500))),
+        "…' (500 bytes)",
     );
     bad(&layout(&[], "01-2-13:20"), "leading zero");
     bad(&layout(&[], "1-2-013:20"), "leading zero");
@@ -236,7 +241,9 @@ fn clover_amounts() {
 fn trailing_garbage() {
     bad(&layout(&[], "1-2-13:20x"), "unexpected 'x'");
     bad(&layout(&[], "1-2-13:20 "), "unexpected ' '");
-    bad(&layout(&[], "1-2-13:20\n"), "unexpected '\n'");
+    // Control characters are shown escaped.
+    bad(&layout(&[], "1-2-13:20\n"), "unexpected '\\n'");
+    bad(&layout(&[], "1-2-13:20\u{1b}[2J"), "unexpected '\\u{1b}'");
     bad(&layout(&[], "1-2-13:20|1-2-3:20"), "unexpected '|'");
     bad(&layout(&[], "1-2-13:20/"), "unexpected '/'");
 }
