@@ -549,3 +549,105 @@ fn echoes_of_file_content_are_escaped_and_short() {
     said(&out, 2, "echo2.toml, id: '\\u{1b}[31m777");
     tame(&out);
 }
+
+// ---- defect 11: misspelt settings, doubled causes ----
+
+#[test]
+fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
+    let w = Workdir::new();
+    let maxi = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("games/maxi-ruche-or.toml"),
+    )
+    .unwrap();
+    let cases: Vec<(String, &str)> = vec![
+        (
+            variant(&w, "honney.toml", &[("honey = [", "honney = [\"1\"]\nhoney = [")]),
+            "honney.toml, stakes[price=2].layout: unknown layout parameter 'honney': the ruche mechanic reads row_amounts, honey",
+        ),
+        (
+            variant(&w, "row.toml", &[("row_amounts = [", "row_amount = [\"2\"]\nrow_amounts = [")]),
+            "row.toml, stakes[price=2].layout: unknown layout parameter 'row_amount': the ruche mechanic reads row_amounts, honey",
+        ),
+        (
+            variant(&w, "pots.toml", &[("{ pots = 4, amount = \"2\" }", "{ pots = 4, amount = \"2\", amuont = \"3\" }")]),
+            "pots.toml, stakes[price=2].layout: honey[0]: unknown key 'amuont': an entry is { pots = N, amount = \"X\" }",
+        ),
+        (
+            {
+                let path = w.path("maxi.toml");
+                std::fs::write(&path, maxi.replacen("bonus = [", "bee_amount = [\"2\"]\nbonus = [", 1)).unwrap();
+                path.display().to_string()
+            },
+            "maxi.toml, stakes[price=3].layout: unknown layout parameter 'bee_amount': the maxi-ruche mechanic reads row_amounts, bee_amounts, bonus",
+        ),
+        (
+            {
+                let path = w.path("bonus.toml");
+                std::fs::write(&path, maxi.replacen("{ bees = 4, amount = \"3\" }", "{ bees = 4, amount = \"3\", bee = 5 }", 1)).unwrap();
+                path.display().to_string()
+            },
+            "bonus.toml, stakes[price=3].layout: bonus[0]: unknown key 'bee': an entry is { bees = N, amount = \"X\" }",
+        ),
+    ];
+    for (file, needle) in cases {
+        let out = w.run(&["verify", "--game", &file, "nowhere"]);
+        said(&out, 2, needle);
+    }
+}
+
+#[test]
+fn every_cause_is_said_once() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = data("mini-ruche.toml");
+    std::fs::create_dir(w.path("dir")).unwrap();
+    let csv = folder.join("block-00001.csv");
+    let csv = csv.to_str().unwrap();
+    let mut runs: Vec<Vec<&str>> = vec![
+        vec!["verify", "--game", "dir", csv],
+        vec!["emit", "--game", "dir"],
+        vec!["verify", "--game", &game, "--public-key", "dir", csv],
+        vec!["verify", "--game", &game, "--seed-file", "dir", csv],
+    ];
+    // A folder named like a block file, inside an emission folder.
+    let fake = w.path("emissions/mini-ruche/2/e0002/block-00001.csv");
+    std::fs::create_dir_all(&fake).unwrap();
+    let fake = fake.display().to_string();
+    runs.push(vec!["verify", "--game", &game, &fake]);
+    // A folder where the emission's public key or the manifest should be.
+    let keyless = w.path("emissions/mini-ruche/2/e0003");
+    let manifestless = w.path("emissions/mini-ruche/2/e0004");
+    for (copy, replaced) in [
+        (&keyless, "emission.pub.pem"),
+        (&manifestless, "block-00001.manifest.json"),
+    ] {
+        std::fs::create_dir_all(copy).unwrap();
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let from = entry.unwrap().path();
+            std::fs::copy(&from, copy.join(from.file_name().unwrap())).unwrap();
+        }
+        std::fs::remove_file(copy.join(replaced)).unwrap();
+        std::fs::create_dir(copy.join(replaced)).unwrap();
+    }
+    let keyless = keyless.join("block-00001.csv").display().to_string();
+    let manifestless = manifestless.join("block-00001.csv").display().to_string();
+    runs.push(vec!["verify", "--game", &game, &keyless]);
+    runs.push(vec!["verify", "--game", &game, &manifestless]);
+    for args in runs {
+        let out = w.run(&args);
+        let text = text(&out);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {text}");
+        assert!(!text.contains("panicked"), "{text}");
+        for line in text.lines() {
+            assert!(
+                line.matches("(os error").count() <= 1,
+                "{args:?}: the cause is said twice: {line}"
+            );
+            let cause = line.rsplit(": ").next().unwrap_or_default();
+            assert!(
+                line.matches(cause).count() == 1 || cause.len() < 8,
+                "{args:?}: '{cause}' is said twice: {line}"
+            );
+        }
+    }
+}

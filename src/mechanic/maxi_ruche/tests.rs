@@ -714,3 +714,33 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn a_misspelt_setting_is_refused_naming_the_valid_ones() {
+    let mut extra = stake();
+    extra
+        .layout
+        .insert("bee_amount".into(), toml::Value::from(1));
+    let e = MaxiDecoder::new(&extra).unwrap_err();
+    assert_eq!(
+        e,
+        "unknown layout parameter 'bee_amount': the maxi-ruche mechanic reads row_amounts, bee_amounts, bonus"
+    );
+    assert!(MaxiSynthesizer::new(&extra).is_err());
+    let mut entry = stake();
+    let bonus = entry
+        .layout
+        .get_mut("bonus")
+        .unwrap()
+        .as_array_mut()
+        .unwrap();
+    bonus[0]
+        .as_table_mut()
+        .unwrap()
+        .insert("bee".into(), toml::Value::from(5));
+    let e = MaxiDecoder::new(&entry).unwrap_err();
+    assert_eq!(
+        e,
+        "bonus[0]: unknown key 'bee': an entry is { bees = N, amount = \"X\" }"
+    );
+}

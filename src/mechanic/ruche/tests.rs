@@ -268,3 +268,36 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
     .join("/");
     assert!(super::decode::decode(&params, &honey).is_err());
 }
+
+#[test]
+fn a_misspelt_setting_is_refused_naming_the_valid_ones() {
+    let mut misspelt = stake("2");
+    let rows = misspelt.layout.remove("row_amounts").unwrap();
+    misspelt.layout.insert("row_amount".into(), rows);
+    let e = RucheDecoder::new(&misspelt).unwrap_err();
+    assert_eq!(
+        e,
+        "unknown layout parameter 'row_amount': the ruche mechanic reads row_amounts, honey"
+    );
+    let mut extra = stake("2");
+    extra.layout.insert("honney".into(), toml::Value::from(1));
+    let e = RucheSynthesizer::new(&extra).unwrap_err();
+    assert!(e.contains("unknown layout parameter 'honney'"), "{e}");
+    // A misspelt key inside a honey entry.
+    let mut entry = stake("2");
+    let honey = entry
+        .layout
+        .get_mut("honey")
+        .unwrap()
+        .as_array_mut()
+        .unwrap();
+    honey[2]
+        .as_table_mut()
+        .unwrap()
+        .insert("amuont".into(), toml::Value::from("3"));
+    let e = RucheDecoder::new(&entry).unwrap_err();
+    assert_eq!(
+        e,
+        "honey[2]: unknown key 'amuont': an entry is { pots = N, amount = \"X\" }"
+    );
+}
