@@ -4,7 +4,8 @@
 //! Article 3 with ChaCha20 ([`plan`]), synthesizes in parallel a layout for every ticket with the
 //! game's [`mechanic`], decodes every layout again before writing it, and writes the block files
 //! of FORMAT.md: a CSV of tickets, a manifest and its Ed25519 signature ([`block`]). [`verify`]
-//! checks any block afterwards, trusting only the decoders and the game definitions.
+//! checks any block afterwards, trusting only the decoders and the game definitions. Whatever
+//! comes from a file is read with a bound and echoed escaped and short ([`untrusted`]).
 
 pub mod block;
 pub mod cmd;
@@ -16,4 +17,5 @@ pub mod interrupt;
 pub mod mechanic;
 pub mod money;
 pub mod plan;
+pub mod untrusted;
 pub mod verify;

@@ -2,20 +2,23 @@
 //! (0 success, 1 verification failed, 2 error).
 
 use clap::Parser;
-use emission_factory::cmd::{run, Cli, Exit};
+use emission_factory::cmd::{output, run, Cli, Exit};
 use emission_factory::interrupt;
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(e) = interrupt::install() {
-        eprintln!("error: cannot catch signals: {e}");
+        let _ = writeln!(std::io::stderr().lock(), "error: cannot catch signals: {e}");
         return Exit::Error.into();
     }
     match run(cli) {
         Ok(exit) => exit.into(),
+        // Whoever read standard output closed it: they have what they wanted (as ripgrep).
+        Err(e) if output::is_broken_pipe(&e) => Exit::Ok.into(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            let _ = writeln!(std::io::stderr().lock(), "error: {e:#}");
             // Stopped by a signal, cleanly: exit as a shell expects (130, 143, 129).
             match e
                 .chain()

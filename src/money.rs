@@ -4,8 +4,19 @@
 //! FORMAT.md, "Amounts") is the one written in every file: digits, and if not whole a `.` and the
 //! fractional digits without trailing zeros.
 
+use crate::untrusted::shown;
 use rust_decimal::Decimal;
 use std::str::FromStr;
+
+/// The largest amount a game definition may state (a stake, a prize, an amount a layout
+/// shows), in euros: one billion. With amounts in whole cents ([`MAX_AMOUNT_DECIMALS`]) and
+/// blocks of at most 9 999 999 tickets, every sum and product the program makes of them (a
+/// block's total, a ticket's rows times their multipliers) is below 10^20 cents: exact in a
+/// `Decimal`, whose limit is near 7.9 × 10^28.
+pub const MAX_AMOUNT_EUROS: u64 = 1_000_000_000;
+
+/// Amounts are whole cents: at most two decimals.
+pub const MAX_AMOUNT_DECIMALS: u32 = 2;
 
 /// Prints `amount` canonically: `0`, `0.5`, `7.5`, `100000`.
 pub fn canonical(amount: Decimal) -> String {
@@ -22,10 +33,43 @@ pub fn parse_canonical(text: &str) -> Option<Decimal> {
     (canonical(value) == text).then_some(value)
 }
 
-/// The stake in euro cents, as used in serials (`0.5` → 50, `2` → 200).
+/// Parses an amount a game definition states: a positive canonical amount of whole cents, at
+/// most [`MAX_AMOUNT_EUROS`]. The message says which rule the text breaks, quoting it
+/// escaped.
+pub fn parse_amount(text: &str) -> Result<Decimal, String> {
+    let all_digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    // A plain decimal number, whatever its size.
+    let number = match text.split_once('.') {
+        Some((whole, fraction)) => all_digits(whole) && all_digits(fraction),
+        None => all_digits(text),
+    };
+    let out_of_range = || {
+        format!(
+            "{} is out of range: an amount is at most {MAX_AMOUNT_EUROS} €, in whole cents (at most {MAX_AMOUNT_DECIMALS} decimals)",
+            shown(text)
+        )
+    };
+    match parse_canonical(text) {
+        Some(value)
+            if value > Decimal::from(MAX_AMOUNT_EUROS) || value.scale() > MAX_AMOUNT_DECIMALS =>
+        {
+            Err(out_of_range())
+        }
+        Some(value) if !value.is_zero() => Ok(value),
+        // Digits that do not even fit a Decimal.
+        None if number && Decimal::from_str(text).is_err() => Err(out_of_range()),
+        _ => Err(format!(
+            "{} is not a positive canonical amount such as \"0.5\" or \"2\"",
+            shown(text)
+        )),
+    }
+}
+
+/// The stake in euro cents, as used in serials (`0.5` → 50, `2` → 200); `None` if it is not a
+/// whole number of cents that fits.
 pub fn cents(amount: Decimal) -> Option<u64> {
     use rust_decimal::prelude::ToPrimitive;
-    let c = amount * Decimal::ONE_HUNDRED;
+    let c = amount.checked_mul(Decimal::ONE_HUNDRED)?;
     if c.fract().is_zero() {
         c.to_u64()
     } else {
@@ -97,6 +141,11 @@ impl AmountTable {
         (*v, t.as_str())
     }
 
+    /// Length in bytes of the longest canonical text in the table (0 if empty).
+    pub fn max_text_len(&self) -> usize {
+        self.entries.iter().map(|(_, t)| t.len()).max().unwrap_or(0)
+    }
+
     /// True if `amount` is in the table.
     pub fn contains(&self, amount: Decimal) -> bool {
         self.entries.iter().any(|(v, _)| *v == amount)
@@ -157,6 +206,37 @@ mod tests {
         assert_eq!(cents(d("0.5")), Some(50));
         assert_eq!(cents(d("3")), Some(300));
         assert_eq!(cents(d("0.005")), None);
+        // At the limit of Decimal: no overflow, no panic.
+        assert_eq!(cents(Decimal::MAX), None);
+    }
+
+    #[test]
+    fn amounts_of_a_definition_are_bounded_whole_cents() {
+        assert_eq!(parse_amount("0.5"), Ok(d("0.5")));
+        assert_eq!(parse_amount("1000000000"), Ok(d("1000000000")));
+        assert_eq!(parse_amount("999999999.99"), Ok(d("999999999.99")));
+        for (text, needle) in [
+            (
+                "1000000000.01",
+                "out of range: an amount is at most 1000000000 €",
+            ),
+            ("79228162514264337593543950335", "out of range"),
+            ("79228162514264337593543950336", "out of range"),
+            ("99999999999999999999999999999999999", "out of range"),
+            ("0.001", "in whole cents"),
+            ("0", "is not a positive canonical amount"),
+            ("0.50", "not a positive canonical amount"),
+            ("-1", "not a positive canonical amount"),
+            ("1.2.3", "not a positive canonical amount"),
+            ("", "not a positive canonical amount"),
+        ] {
+            let e = parse_amount(text).unwrap_err();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+        // What is quoted of the text is escaped and short.
+        let e = parse_amount(&format!("\u{1b}{}", "7".repeat(10_000))).unwrap_err();
+        assert!(e.starts_with("'\\u{1b}777"), "{e}");
+        assert!(e.len() < 300, "{e}");
     }
 
     #[test]
@@ -167,6 +247,7 @@ mod tests {
         assert_eq!(t.lookup("0.50"), None);
         assert_eq!(t.text(d("5.00")), Some("5"));
         assert_eq!(t.get(0).1, "0.5");
+        assert_eq!(t.max_text_len(), 3);
         // Packed look-ups must not confuse a text with its prefix or with NUL padding.
         let t = AmountTable::new([d("1"), d("10"), d("12345678901234567")]);
         assert_eq!(t.lookup_bytes(b"1"), Some(d("1")));

@@ -2,7 +2,8 @@
 //! public key, and the raw 64-byte signature of FORMAT.md.
 
 use crate::block::files;
-use anyhow::{anyhow, bail, Context, Result};
+use crate::untrusted::read_at_most;
+use anyhow::{anyhow, Context, Result};
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{
     DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, KeypairBytes,
@@ -10,6 +11,24 @@ use ed25519_dalek::pkcs8::{
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use sha2::{Digest, Sha256};
 use std::path::Path;
+
+/// The most a PEM key file may hold: a key is a few hundred bytes.
+pub const MAX_PEM_BYTES: u64 = 64 << 10;
+
+/// Bytes in a raw Ed25519 signature.
+pub const SIGNATURE_BYTES: u64 = 64;
+
+/// Reads a PEM file of at most [`MAX_PEM_BYTES`] as text; `what` names it in errors.
+fn read_pem(path: &Path, what: &str) -> Result<String> {
+    let bytes = read_at_most(path, MAX_PEM_BYTES, "a key file")
+        .map_err(|e| anyhow!("cannot read {what} {}: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|_| {
+        anyhow!(
+            "{what} {} is not text (a PEM file is ASCII)",
+            path.display()
+        )
+    })
+}
 
 /// A new key from the operating system's CSPRNG.
 pub fn generate() -> Result<SigningKey> {
@@ -90,18 +109,7 @@ pub fn parse_signing_key(pem: &[u8], path: &Path) -> Result<SigningKey> {
 
 /// Reads an SPKI PEM Ed25519 public key (at most [`files::SECRET_LIMIT`] bytes are read).
 pub fn read_public_key(path: &Path) -> Result<VerifyingKey> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(files::SECRET_LIMIT + 1).read_to_string(&mut text))
-        .with_context(|| format!("cannot read public key {}", path.display()))?;
-    if text.len() as u64 > files::SECRET_LIMIT {
-        bail!(
-            "{} is longer than {} bytes: not a public key file",
-            path.display(),
-            files::SECRET_LIMIT
-        );
-    }
+    let text = read_pem(path, "public key")?;
     parse_public_key(&text).with_context(|| format!("in {}", path.display()))
 }
 

@@ -17,6 +17,21 @@ pub const FORMAT_1: u32 = 1;
 /// replay a block made by another version.
 pub const GENERATOR_VERSION: u32 = 1;
 
+/// The most a manifest may hold: one is about a kilobyte (a prize table of at most 255 rows).
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
+/// Manifest bytes that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// More than [`MAX_MANIFEST_BYTES`]: not parsed.
+    #[error("{0} bytes, more than the {MAX_MANIFEST_BYTES} bytes a manifest may hold: not read")]
+    TooLarge(usize),
+    /// Not JSON, or not the fields of format 1. The parser's message, escaped and cut (it
+    /// may quote the file).
+    #[error("{0}")]
+    Json(String),
+}
+
 /// One line of the prize list: `count` tickets win `amount`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrizeCount {
@@ -103,9 +118,14 @@ impl Manifest {
         }
     }
 
-    /// Parses manifest bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, serde_json::Error> {
+    /// Parses manifest bytes: at most [`MAX_MANIFEST_BYTES`] of them, refused unread beyond.
+    /// Never panics, whatever the bytes (serde_json bounds its recursion).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, ManifestError> {
+        if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+            return Err(ManifestError::TooLarge(bytes.len()));
+        }
         serde_json::from_slice(bytes)
+            .map_err(|e| ManifestError::Json(crate::untrusted::tamed(&e.to_string())))
     }
 }
 
@@ -116,4 +136,27 @@ pub fn generator() -> String {
         env!("CARGO_PKG_NAME"),
         env!("CARGO_PKG_VERSION")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_bytes_is_bounded_and_never_panics() {
+        let big = vec![b' '; MAX_MANIFEST_BYTES as usize + 1];
+        assert!(matches!(
+            Manifest::from_bytes(&big),
+            Err(ManifestError::TooLarge(1048577))
+        ));
+        // Deep nesting, control characters, garbage: errors, escaped and short.
+        let deep = "[".repeat(100_000);
+        assert!(Manifest::from_bytes(deep.as_bytes()).is_err());
+        let escape = format!("{{\"format\": \"\\u001b[2J{}\"}}", "x".repeat(10_000));
+        let e = Manifest::from_bytes(escape.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\u{1b}') && e.len() < 400, "{e}");
+        assert!(Manifest::from_bytes(b"\xff\xfe").is_err());
+    }
 }

@@ -1,5 +1,6 @@
 //! `emit`: resolves the game, stake, seed and key, then runs the pipeline and reports.
 
+use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
 use crate::block;
 use crate::block::files::{self, create_dir, Exposure};
@@ -63,7 +64,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let folder = block::emission_dir(&args.out, &game, &stake, args.emission);
     create_dir(&folder, 0o755)?;
     let lock = LockFile::emission(&folder)?;
-    let held = lock.acquire(&mut |m| eprintln!("note: {m}"))?;
+    let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
     let given = given_seed(
         args.seed.as_deref(),
         args.seed_file.as_deref(),
@@ -96,7 +97,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         ),
         (None, given) => match given {
             Some((seed, how)) => {
-                eprintln!("note: seed {how}; it is not stored anywhere");
+                errln!("note: seed {how}; it is not stored anywhere");
                 (seed, format!("{how}, not stored"))
             }
             None => match &args.seed_file {
@@ -193,7 +194,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                     path.display()
                 ),
             };
-            bar.suspend(|| eprintln!("{line}"));
+            bar.suspend(|| errln!("{line}"));
         })
     });
     // Every run on the emission leaves a line in its audit log, whatever the outcome.
@@ -206,7 +207,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
     }
     if let Err(e) = audit::append(&folder, entry) {
-        eprintln!("warning: cannot append to the emission's audit log: {e:#}");
+        errln!("warning: cannot append to the emission's audit log: {e:#}");
         if outcome.is_ok() {
             return Err(e.context("the blocks were made, but the audit log could not be written"));
         }
@@ -221,7 +222,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         &summary,
         &mut |event| {
             if let Event::Sealed(path) = event {
-                eprintln!(
+                errln!(
                     "sealed: all the emission's blocks are made; {}",
                     path.display()
                 );
@@ -241,23 +242,32 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     let rate = summary.tickets as f64 / seconds.max(1e-9);
-    println!(
-        "{} of {} at {} €: {} block(s) written, {} kept; {} tickets in {:.1} s ({} tickets/s)",
-        summary.folder.display(),
-        config.game.name,
-        canonical(price),
-        summary.written,
-        summary.kept,
-        grouped(summary.tickets),
-        seconds,
-        grouped(rate as u64),
-    );
-    println!("seed: {seed_note}");
-    println!("signed with: {key_note}");
-    println!(
-        "verify with: emission-factory verify {}",
-        summary.folder.display()
-    );
+    let summary_lines = || -> Result<(), StdoutError> {
+        outln!(
+            "{} of {} at {} €: {} block(s) written, {} kept; {} tickets in {:.1} s ({} tickets/s)",
+            summary.folder.display(),
+            config.game.name,
+            canonical(price),
+            summary.written,
+            summary.kept,
+            grouped(summary.tickets),
+            seconds,
+            grouped(rate as u64),
+        )?;
+        outln!("seed: {seed_note}")?;
+        outln!("signed with: {key_note}")?;
+        outln!(
+            "verify with: emission-factory verify {}",
+            summary.folder.display()
+        )
+    };
+    // The blocks are on disk already: an output that fails says so.
+    summary_lines().map_err(|e| {
+        e.done(format!(
+            "the blocks were written to {} (only this summary is missing)",
+            summary.folder.display()
+        ))
+    })?;
     Ok(Exit::Ok)
 }
 
@@ -335,7 +345,7 @@ pub(super) fn read_secret_file(
     };
     let secret = files::read_secret(path, what, limit, exposure)?;
     if let Some(mode) = secret.exposed_mode() {
-        eprintln!(
+        errln!(
             "warning: {} has mode {mode:04o}: group or others may read or change it, and it holds a secret; used anyway because of --allow-insecure-key. Run `chmod 600 {}`",
             path.display(),
             files::shell_quoted(path)
@@ -357,13 +367,13 @@ pub(super) fn read_seed_file(path: &Path, allow_insecure: bool) -> Result<Seed> 
 fn load_or_make_seed(path: &Path, allow_insecure: bool) -> Result<Seed> {
     if files::entry_exists(path)? {
         let seed = read_seed_file(path, allow_insecure)?;
-        eprintln!("note: reusing this emission's seed from {}", path.display());
+        errln!("note: reusing this emission's seed from {}", path.display());
         return Ok(seed);
     }
     let seed = fresh_seed().map_err(|e| anyhow!("the system's random generator failed: {e}"))?;
     files::private_dir(folder_of(path))?;
     files::write_secret(path, format!("{}\n", hex::encode(seed)).as_bytes())?;
-    eprintln!(
+    errln!(
         "note: new random seed for this emission written to {} (mode 0600). It is not in the emission folder: keep it secret and safe, it is needed to add blocks to this emission and to reproduce it in an audit",
         path.display()
     );
@@ -376,7 +386,7 @@ fn load_or_make_key(path: &Path, allow_insecure: bool) -> Result<ed25519_dalek::
     if files::entry_exists(path)? {
         let pem = read_secret_file(path, "signing key", files::SECRET_LIMIT, allow_insecure)?;
         let key = keys::parse_signing_key(&pem, path)?;
-        eprintln!(
+        errln!(
             "note: no --signing-key: signing with this emission's one-time key {}",
             path.display()
         );
@@ -385,7 +395,7 @@ fn load_or_make_key(path: &Path, allow_insecure: bool) -> Result<ed25519_dalek::
     let key = keys::generate()?;
     files::private_dir(folder_of(path))?;
     files::write_secret(path, keys::private_pem(&key)?.as_bytes())?;
-    eprintln!(
+    errln!(
         "note: no --signing-key: made a one-time signing key for this emission, kept at {} (mode 0600); its public key is emission.pub.pem in the emission folder. For production, sign with your own key (keygen, --signing-key)",
         path.display()
     );

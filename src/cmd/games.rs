@@ -7,16 +7,22 @@ use anyhow::Result;
 use rust_decimal::Decimal;
 
 pub(super) fn run() -> Result<Exit> {
-    println!(
+    outln!(
         "{:<14} {:<26} {:>6} {:>10} {:>10} {:>7} {:>11}",
-        "id", "name", "stake", "block", "winners", "payout", "odds"
-    );
+        "id",
+        "name",
+        "stake",
+        "block",
+        "winners",
+        "payout",
+        "odds"
+    )?;
     for (id, _) in BUILTIN {
         let game = Game::builtin(id)?;
         for stake in &game.stakes {
             let payout = stake.payout_ratio(game.block_size) * Decimal::ONE_HUNDRED;
             let odds = Decimal::from(game.block_size) / Decimal::from(stake.winners);
-            println!(
+            outln!(
                 "{:<14} {:<26} {:>6} {:>10} {:>10} {:>6}% {:>11}",
                 game.id,
                 game.name,
@@ -25,7 +31,7 @@ pub(super) fn run() -> Result<Exit> {
                 grouped(stake.winners),
                 format!("{}", payout.round_dp(1)),
                 format!("1 in {}", odds.round_dp(2)),
-            );
+            )?;
         }
     }
     Ok(Exit::Ok)

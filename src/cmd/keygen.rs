@@ -24,11 +24,11 @@ pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
     let public_pem = keys::public_pem(&key.verifying_key())?;
     replace(&private, private_pem.as_bytes(), 0o600)?;
     replace(&public, public_pem.as_bytes(), 0o644)?;
-    println!(
+    outln!(
         "private key: {} (PKCS#8 PEM, mode 0600: keep it secret)\npublic key:  {} (SPKI PEM: give it to whoever verifies)",
         private.display(),
         public.display()
-    );
+    )?;
     Ok(Exit::Ok)
 }
 

@@ -1,11 +1,27 @@
 //! The command line: arguments (clap), and one file per subcommand that turns them into a
 //! validated configuration for the engine and reports the result.
 //!
-//! Exit status: 0 everything held, 1 `verify` found a problem, 2 an error (bad input, I/O).
+//! Exit status: 0 everything held (or standard output was closed by its reader), 1 `verify`
+//! found a problem, 2 an error (bad input, I/O, standard output full).
+
+/// `println!` that returns a [`output::StdoutError`] instead of panicking: `outln!(...)?`.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cmd::output::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` that drops a message standard error cannot take instead of panicking.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cmd::output::write_stderr(format_args!($($arg)*))
+    };
+}
 
 mod emit;
 mod games;
 mod keygen;
+pub mod output;
 mod seal;
 mod seed;
 mod verify;
@@ -32,8 +48,8 @@ impl From<Exit> for std::process::ExitCode {
 
 /// Ticket emission factory: makes, signs and verifies blocks of electronic instant-game tickets.
 ///
-/// Exit status: 0 success, 1 a block failed verification, 2 error (bad input, unreadable file,
-/// disk full...).
+/// Exit status: 0 success (or standard output closed by its reader), 1 a block failed
+/// verification, 2 error (bad input, unreadable file, disk full, standard output full...).
 #[derive(Debug, Parser)]
 #[command(name = "emission-factory", version, about, long_about)]
 pub struct Cli {

@@ -28,7 +28,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     let key = keys::read_signing_key(&key_path)?;
     let public = key.verifying_key();
     let lock = LockFile::emission(folder)?;
-    let held = lock.acquire(&mut |m| eprintln!("note: {m}"))?;
+    let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
     let (record, record_bytes) = seal::record_for_sealing(folder, &public)?;
     let planned = match (record.blocks, args.blocks) {
         (Some(r), Some(a)) if r != a => bail!(

@@ -1,12 +1,14 @@
 //! `verify`: checks blocks and reports, per block, OK or every problem found.
 
 use super::emit::{given_seed, read_seed_file};
+use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use crate::block::keys;
 use crate::emission::record::{EmissionKind, RECORD_FILE};
 use crate::emission::seal::check_folder;
 use crate::game::Game;
 use crate::money::canonical;
+use crate::untrusted::shown_path;
 use crate::verify::{find_blocks, verify_block, VerifyOptions};
 use anyhow::{bail, Result};
 use std::collections::BTreeSet;
@@ -79,47 +81,48 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let mut failed = 0;
     let mut warned = BTreeSet::new();
     for csv in &blocks {
-        bar.set_message(format!("verify {}", csv.display()));
+        bar.set_message(format!("verify {}", shown_path(csv)));
         bar.set_position(0);
         let report = pool.install(|| verify_block(csv, &options, &bar));
         crate::interrupt::check()?;
-        bar.suspend(|| {
+        bar.suspend(|| -> Result<(), StdoutError> {
             for w in &report.warnings {
                 // The same warning for every block of a folder: say it once.
                 if warned.insert(w.clone()) {
-                    eprintln!("warning: {w}");
+                    errln!("warning: {w}");
                 }
             }
             if report.ok() {
-                println!(
+                outln!(
                     "OK      {} ({} tickets)",
-                    csv.display(),
+                    shown_path(csv),
                     grouped(report.tickets)
-                );
+                )?;
             } else {
                 failed += 1;
-                println!("FAILED  {}", csv.display());
+                outln!("FAILED  {}", shown_path(csv))?;
                 for p in &report.problems {
-                    println!("  - {p}");
+                    outln!("  - {p}")?;
                 }
                 if report.unlisted > 0 {
-                    println!("  - ... and {} more problems", report.unlisted);
+                    outln!("  - ... and {} more problems", report.unlisted)?;
                 }
             }
             if args.forms && !report.forms.is_empty() {
-                println!("  forms (prize € / form / tickets):");
+                outln!("  forms (prize € / form / tickets):")?;
                 let mut rows: Vec<_> = report.forms.iter().collect();
                 rows.sort_by(|a, b| b.0 .0.cmp(&a.0 .0).then(b.1.cmp(a.1)));
                 for ((prize, form), count) in rows {
-                    println!(
+                    outln!(
                         "    {:>8}  {:<40} {:>10}",
                         canonical(*prize),
                         form,
                         grouped(*count)
-                    );
+                    )?;
                 }
             }
-        });
+            Ok(())
+        })?;
     }
     bar.finish_and_clear();
     let mut emissions_failed = 0;
@@ -130,14 +133,14 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 Ok(key) => key,
                 Err(e) => {
                     emissions_failed += 1;
-                    println!("FAILED  emission {}\n  - {e:#}", folder.display());
+                    outln!("FAILED  emission {}\n  - {e:#}", folder.display())?;
                     continue;
                 }
             },
         };
         let report = check_folder(folder, &key);
         for note in &report.notes {
-            eprintln!("note: {note}");
+            errln!("note: {note}");
         }
         let kind = match report.kind {
             Some(EmissionKind::Test) => {
@@ -147,28 +150,28 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             None => "",
         };
         if report.problems.is_empty() {
-            println!("OK      emission {}{kind}", folder.display());
+            outln!("OK      emission {}{kind}", folder.display())?;
         } else {
             emissions_failed += 1;
-            println!("FAILED  emission {}{kind}", folder.display());
+            outln!("FAILED  emission {}{kind}", folder.display())?;
             for p in &report.problems {
-                println!("  - {p}");
+                outln!("  - {p}")?;
             }
         }
     }
-    println!(
+    outln!(
         "{} block(s) checked: {} OK, {} failed",
         blocks.len(),
         blocks.len() - failed,
         failed
-    );
+    )?;
     if !emissions.is_empty() {
-        println!(
+        outln!(
             "{} emission(s) checked: {} OK, {} failed",
             emissions.len(),
             emissions.len() - emissions_failed,
             emissions_failed
-        );
+        )?;
     }
     Ok(if failed == 0 && emissions_failed == 0 {
         Exit::Ok

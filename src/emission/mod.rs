@@ -29,17 +29,4 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// File content as it may be shown in a message: control characters escaped, at most 80
-/// characters, quoted.
-pub fn shown(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let mut out = String::new();
-    for (count, c) in text.chars().enumerate() {
-        if count == 80 {
-            out.push('…');
-            break;
-        }
-        out.extend(c.escape_debug());
-    }
-    format!("'{out}'")
-}
+pub use crate::untrusted::shown;

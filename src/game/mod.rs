@@ -10,7 +10,11 @@ mod builtin;
 
 pub use builtin::BUILTIN;
 
-use crate::money::{canonical, cents, parse_canonical};
+use crate::money::{canonical, cents, parse_amount, parse_canonical};
+use crate::untrusted::{read_at_most, shown, tamed};
+
+/// The most a game definition file may hold: the built-in ones are a few kilobytes.
+pub const MAX_DEFINITION_BYTES: u64 = 1 << 20;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -22,15 +26,15 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum GameError {
     /// `--game` names neither a built-in game nor a readable file.
-    #[error("unknown game '{0}': the built-in games are {list}; or give the path of a game definition (.toml)", list = builtin::ids().join(", "))]
+    #[error("unknown game {}: the built-in games are {list}; or give the path of a game definition (.toml)", shown(.0), list = builtin::ids().join(", "))]
     Unknown(String),
     /// The definition file could not be read.
-    #[error("cannot read game definition {file}: {source}")]
+    #[error("cannot read game definition {file}: {cause}")]
     Read {
         /// The file.
         file: String,
-        /// Why.
-        source: std::io::Error,
+        /// Why: part of the message, not a chained source, so that it is said once.
+        cause: String,
     },
     /// The file is not valid TOML or does not have the expected fields.
     #[error("game definition {file} is malformed: {message}")]
@@ -163,9 +167,17 @@ impl Game {
     /// Loads and validates a definition file.
     pub fn from_path(path: &Path) -> Result<Game, GameError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| GameError::Read {
+        let read = |cause: String| GameError::Read {
             file: file.clone(),
-            source,
+            cause,
+        };
+        let bytes = read_at_most(path, MAX_DEFINITION_BYTES, "a game definition")
+            .map_err(|e| read(e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            read(format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
         })?;
         Game::parse(&text, &file)
     }
@@ -181,10 +193,10 @@ impl Game {
                     let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
                     format!(
                         "line {line}, column {column}: {}",
-                        e.message().trim_end().replace('\n', "; ")
+                        tamed(&e.message().trim_end().replace('\n', "; "))
                     )
                 }
-                None => e.message().trim_end().replace('\n', "; "),
+                None => tamed(&e.message().trim_end().replace('\n', "; ")),
             },
         })?;
         let invalid = |entry: String, message: String| GameError::Invalid {
@@ -204,7 +216,10 @@ impl Game {
         {
             return Err(invalid(
                 "id".into(),
-                format!("'{}' must be lowercase letters, digits and '-'", raw.id),
+                format!(
+                    "{} must be lowercase letters, digits and '-'",
+                    shown(&raw.id)
+                ),
             ));
         }
         if raw.block_size == 0 || raw.block_size > 9_999_999 {
@@ -222,16 +237,8 @@ impl Game {
         let mut stakes = Vec::with_capacity(raw.stakes.len());
         let mut seen = BTreeSet::new();
         for (si, rs) in raw.stakes.iter().enumerate() {
-            let price = parse_canonical(&rs.price).filter(|p| !p.is_zero());
-            let Some(price) = price else {
-                return Err(invalid(
-                    format!("stakes[{si}].price"),
-                    format!(
-                        "'{}' is not a positive canonical amount such as \"0.5\" or \"2\"",
-                        rs.price
-                    ),
-                ));
-            };
+            let price = parse_amount(&rs.price)
+                .map_err(|message| invalid(format!("stakes[{si}].price"), message))?;
             let where_ = format!("stakes[price={}]", canonical(price));
             let Some(price_cents) = cents(price) else {
                 return Err(invalid(
@@ -245,22 +252,28 @@ impl Game {
             let Some(total) = parse_canonical(&rs.total) else {
                 return Err(invalid(
                     format!("{where_}.total"),
-                    format!("'{}' is not a canonical amount", rs.total),
+                    format!("{} is not a canonical amount", shown(&rs.total)),
                 ));
             };
             let mut prizes = Vec::with_capacity(rs.prizes.len());
             let mut amounts = BTreeSet::new();
             for (pi, rp) in rs.prizes.iter().enumerate() {
                 let entry = format!("{where_}.prizes[{pi}]");
-                let amount = parse_canonical(&rp.amount).filter(|a| !a.is_zero());
-                let Some(amount) = amount else {
-                    return Err(invalid(
-                        entry,
-                        format!("amount '{}' is not a positive canonical amount", rp.amount),
-                    ));
+                let amount = match parse_amount(&rp.amount) {
+                    Ok(a) => a,
+                    Err(message) => return Err(invalid(entry, format!("amount {message}"))),
                 };
                 if rp.count == 0 {
                     return Err(invalid(entry, "count must be at least 1".into()));
+                }
+                if rp.count > raw.block_size {
+                    return Err(invalid(
+                        entry,
+                        format!(
+                            "count {} is more than the {} tickets of a block: a count is at most the block size",
+                            rp.count, raw.block_size
+                        ),
+                    ));
                 }
                 if !amounts.insert(amount) {
                     return Err(invalid(
@@ -286,7 +299,17 @@ impl Game {
                     "the prize table is empty".into(),
                 ));
             }
-            let winners: u64 = prizes.iter().map(|p| p.count).sum();
+            // Checked: counts come from the file (each is at most the block size, and there
+            // are at most 254 of them, so this cannot overflow; it must not wrap if it did).
+            let Some(winners) = prizes
+                .iter()
+                .try_fold(0u64, |sum, p| sum.checked_add(p.count))
+            else {
+                return Err(invalid(
+                    format!("{where_}.prizes"),
+                    "the counts add up to more than a 64-bit number holds".into(),
+                ));
+            };
             if winners != rs.winners {
                 return Err(invalid(
                     format!("{where_}.winners"),
@@ -305,10 +328,17 @@ impl Game {
                     ),
                 ));
             }
-            let sum: Decimal = prizes
-                .iter()
-                .map(|p| p.amount * Decimal::from(p.count))
-                .sum();
+            // Exact, and checked: amounts and counts come from the file.
+            let Some(sum) = prizes.iter().try_fold(Decimal::ZERO, |sum, p| {
+                p.amount
+                    .checked_mul(Decimal::from(p.count))
+                    .and_then(|row| sum.checked_add(row))
+            }) else {
+                return Err(invalid(
+                    format!("{where_}.prizes"),
+                    "the prize rows add up to more than an amount can hold".into(),
+                ));
+            };
             if sum != total {
                 return Err(invalid(
                     format!("{where_}.total"),

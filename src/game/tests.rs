@@ -91,6 +91,12 @@ fn wrong_definitions_name_the_file_and_the_entry() {
         (MINI.replace("id = \"mini\"", "id = \"Mini Game\""), "defs/mini.toml, id:"),
         (MINI.replace("name = \"Mini\"", "name = \"Mini\"\ncolour = \"red\""), "unknown field `colour`"),
         (format!("{MINI}\n[[stakes]]\nprice = \"2\"\nwinners = 0\ntotal = \"0\"\nprizes = []\n"), "this stake is defined twice"),
+        // Limits (SPEC §6): amounts in whole cents up to a billion euros, counts up to a block.
+        (MINI.replace("price = \"2\"", "price = \"79228162514264337593543950335\""), "stakes[0].price: '79228162514264337593543950335' is out of range: an amount is at most 1000000000 €"),
+        (MINI.replace("amount = \"6\" }", "amount = \"1000000000.5\" }"), "stakes[price=2].prizes[0]: amount '1000000000.5' is out of range"),
+        (MINI.replace("amount = \"6\" }", "amount = \"6.001\" }"), "in whole cents"),
+        (MINI.replace("\"2\", \"6\"]", "\"2\", \"6\", \"0.001\"]"), "stakes[price=2].layout: row_amounts[2]: '0.001' is out of range"),
+        (MINI.replace("{ count = 1,", "{ count = 101,"), "stakes[price=2].prizes[0]: count 101 is more than the 100 tickets of a block"),
     ];
     for (text, needle) in cases {
         let e = error(&text);

@@ -35,6 +35,25 @@ impl LayoutError {
     }
 }
 
+/// `a + b` for the wins of a layout. Amounts a game may state are bounded (SPEC §6) so that
+/// no layout's wins can overflow, but a decoder reads untrusted files: it answers, it never
+/// panics, even on a stake built without those bounds.
+pub(crate) fn add_wins(a: Decimal, b: Decimal) -> Result<Decimal, LayoutError> {
+    a.checked_add(b).ok_or_else(too_large)
+}
+
+/// `amount × factor` for a multiplied win, checked like [`add_wins`].
+pub(crate) fn multiply_win(amount: Decimal, factor: u32) -> Result<Decimal, LayoutError> {
+    amount
+        .checked_mul(Decimal::from(factor))
+        .ok_or_else(too_large)
+}
+
+#[cold]
+fn too_large() -> LayoutError {
+    LayoutError::new("the wins of this layout add up to more than an amount can hold")
+}
+
 /// A prize the synthesizer cannot show (a game definition that slipped past `check`).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{0}")]
@@ -59,6 +78,11 @@ pub trait Decoder: Send + Sync {
     /// `row`, `2 rows`, `honey + EXTRA`, `bonus 8 bees`, `loss`. Layouts of the same form
     /// share the same text.
     fn form(&self, layout: &str) -> Result<String, LayoutError>;
+
+    /// The length in bytes of the longest layout this decoder can accept, from the grammar and
+    /// the longest amounts the stake allows: `verify` refuses a longer ticket line without
+    /// decoding it, and a reader can bound what it holds in memory.
+    fn max_layout_len(&self) -> usize;
 }
 
 /// Draws layouts for prizes.
@@ -161,6 +185,11 @@ mod tests {
             let decoded = decoder.decode(&text);
             let form = decoder.form(&text);
             prop_assert_eq!(decoded.is_ok(), form.is_ok());
+            // What decodes is never longer than the bound verify reads lines with.
+            prop_assert!(layout.len() <= decoder.max_layout_len());
+            if decoded.is_ok() {
+                prop_assert!(text.len() <= decoder.max_layout_len());
+            }
         }
 
         #[test]

@@ -1,7 +1,21 @@
 //! Small helpers shared by the mechanics' parameter readers.
 
-use crate::money::{parse_canonical, AmountTable};
+use crate::money::{parse_amount, AmountTable};
+use crate::untrusted::shown;
 use rust_decimal::Decimal;
+
+/// Refuses a key of a mechanic's `layout` table that is not one of `keys`: a misspelt
+/// setting must not be silently ignored. The message names the key and the valid ones.
+pub fn known_keys(table: &toml::Table, keys: &[&str], mechanic: &str) -> Result<(), String> {
+    match table.keys().find(|k| !keys.contains(&k.as_str())) {
+        Some(key) => Err(format!(
+            "unknown layout parameter {}: the {mechanic} mechanic reads {}",
+            shown(key),
+            keys.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
 
 /// Reads `key` from a layout table as a list of positive canonical amounts (strings).
 pub fn amount_list(table: &toml::Table, key: &str) -> Result<AmountTable, String> {
@@ -21,18 +35,21 @@ pub fn amount_list(table: &toml::Table, key: &str) -> Result<AmountTable, String
     Ok(AmountTable::new(amounts))
 }
 
-/// Reads a positive canonical amount written as a TOML string.
+/// Reads an amount written as a TOML string: positive, canonical, whole cents, at most
+/// [`MAX_AMOUNT_EUROS`](crate::money::MAX_AMOUNT_EUROS) (so that no sum a decoder makes of
+/// them can overflow).
 pub fn amount_value(value: &toml::Value) -> Result<Decimal, String> {
     let text = value.as_str().ok_or_else(|| {
-        format!("{value} must be a string such as \"2.5\" (amounts are exact decimals)")
+        format!(
+            "{} must be a string such as \"2.5\" (amounts are exact decimals)",
+            shown(value.to_string())
+        )
     })?;
-    parse_canonical(text)
-        .filter(|a| !a.is_zero())
-        .ok_or_else(|| format!("'{text}' is not a positive canonical amount"))
+    parse_amount(text)
 }
 
-/// Reads `key` as an array of tables `{ <count_key> = N, amount = "X" }`, e.g. the honey table.
-/// Returns the pairs in the file's order.
+/// Reads `key` as an array of tables `{ <count_key> = N, amount = "X" }`, e.g. the honey table,
+/// refusing any other key in them. Returns the pairs in the file's order.
 pub fn count_table(
     table: &toml::Table,
     key: &str,
@@ -49,6 +66,12 @@ pub fn count_table(
         let t = item
             .as_table()
             .ok_or_else(|| format!("{key}[{i}] must be {{ {count_key} = N, amount = \"X\" }}"))?;
+        if let Some(unknown) = t.keys().find(|k| *k != count_key && *k != "amount") {
+            return Err(format!(
+                "{key}[{i}]: unknown key {}: an entry is {{ {count_key} = N, amount = \"X\" }}",
+                shown(unknown)
+            ));
+        }
         let n = t
             .get(count_key)
             .and_then(|v| v.as_integer())

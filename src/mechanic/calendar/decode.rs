@@ -6,8 +6,9 @@
 
 use super::params::{CalendarParams, CLOVER_MAX, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
 use crate::game::Stake;
-use crate::mechanic::{Decoder, LayoutError};
+use crate::mechanic::{add_wins, Decoder, LayoutError};
 use crate::money::{parse_canonical, AmountTable};
+use crate::untrusted::shown;
 use rust_decimal::Decimal;
 
 /// Decodes `month ( "/" month ){11} "|" clover` layouts for one stake.
@@ -32,17 +33,21 @@ struct Reading {
 impl CalendarDecoder {
     /// Builds the decoder for a stake; the message names the layout parameter at fault.
     pub fn new(stake: &Stake) -> Result<Self, String> {
-        let params = CalendarParams::from_stake(stake)?;
+        Ok(Self::from_params(CalendarParams::from_stake(stake)?))
+    }
+
+    /// The decoder for checked parameters.
+    pub(super) fn from_params(params: CalendarParams) -> Self {
         let symbols = params
             .letters
             .iter()
             .fold(0u32, |mask, &l| mask | 1 << (l - b'A'));
-        Ok(CalendarDecoder {
+        CalendarDecoder {
             symbols,
             symbol_list: params.letter_list(),
             month_amounts: params.month_amounts,
             clover_amounts: params.clover_amounts,
-        })
+        }
     }
 
     fn is_symbol(&self, b: u8) -> bool {
@@ -93,7 +98,7 @@ impl CalendarDecoder {
             }
             // Rule 4.3.2: two identical symbols win the month's amount.
             if first == second {
-                prize += amount;
+                prize = add_wins(prize, amount)?;
                 winning_months += 1;
             }
         }
@@ -141,7 +146,7 @@ impl CalendarDecoder {
         // Rule 4.4.2: a 13 among the numbers wins the clover's amount.
         let clover_wins = numbers.contains(&CLOVER_WIN);
         if clover_wins {
-            prize += clover_amount;
+            prize = add_wins(prize, clover_amount)?;
         }
         Ok(Reading {
             prize,
@@ -172,7 +177,7 @@ impl CalendarDecoder {
                 nth - 1
             )),
             Some(_) => err(format!(
-                "month {month}, symbol {nth}: '{}' is not a symbol; the symbols are {}",
+                "month {month}, symbol {nth}: {} is not a symbol; the symbols are {}",
                 cur.rest_char(),
                 self.symbol_list
             )),
@@ -186,6 +191,16 @@ impl CalendarDecoder {
 impl Decoder for CalendarDecoder {
     fn decode(&self, layout: &str) -> Result<Decimal, LayoutError> {
         self.read(layout).map(|r| r.prize)
+    }
+
+    /// Twelve months `sym sym ":" amount` joined by `/`, then `|` and the clover
+    /// `n "-" n "-" n ":" amount` with two-digit numbers, every amount the longest allowed.
+    fn max_layout_len(&self) -> usize {
+        let month = 2 + 1 + self.month_amounts.max_text_len();
+        let number = CLOVER_MAX.to_string().len();
+        let clover =
+            CLOVER_NUMBERS * number + (CLOVER_NUMBERS - 1) + 1 + self.clover_amounts.max_text_len();
+        MONTHS * month + (MONTHS - 1) + 1 + clover
     }
 
     fn form(&self, layout: &str) -> Result<String, LayoutError> {
@@ -217,10 +232,10 @@ impl Cursor<'_> {
         self.text.as_bytes().get(self.at).copied()
     }
 
-    /// The character at the cursor, for messages (`end` if none).
+    /// The character at the cursor, quoted and escaped for messages (`end` if none).
     fn rest_char(&self) -> String {
         match self.text.get(self.at..).and_then(|s| s.chars().next()) {
-            Some(c) => c.to_string(),
+            Some(c) => shown(c.encode_utf8(&mut [0; 4])),
             None => "end".to_string(),
         }
     }
@@ -229,7 +244,8 @@ impl Cursor<'_> {
     fn unexpected(&self, expected: &str) -> LayoutError {
         match self.text.get(self.at..).and_then(|s| s.chars().next()) {
             Some(c) => err(format!(
-                "unexpected '{c}' at character {}: expected {expected}",
+                "unexpected {} at character {}: expected {expected}",
+                shown(c.encode_utf8(&mut [0; 4])),
                 self.at + 1
             )),
             None => err(format!("the layout ends early: expected {expected}")),
@@ -300,13 +316,13 @@ fn amount_error(cur: &Cursor, start: usize, what: Place) -> LayoutError {
         match cur.peek() {
             None => format!("{what} has no amount: the layout ends after ':'"),
             Some(_) => format!(
-                "{what} has no amount after ':' (found '{}'); amounts are written like 6 or 0.5",
+                "{what} has no amount after ':' (found {}); amounts are written like 6 or 0.5",
                 cur.rest_char()
             ),
         }
     } else {
         match parse_canonical(text) {
-            None => format!("{what}: amount '{text}' is not written canonically (digits, no trailing zeros after '.', e.g. 6 or 0.5)"),
+            None => format!("{what}: amount {} is not written canonically (digits, no trailing zeros after '.', e.g. 6 or 0.5)", shown(text)),
             Some(_) => format!("{what}: amount {text} is not one of the amounts this stake allows ({key})"),
         }
     })
@@ -333,13 +349,15 @@ fn clover_number(cur: &mut Cursor, nth: usize) -> Result<u8, LayoutError> {
     let text = cur.text.get(start..cur.at).unwrap_or("");
     if digits > 1 && text.starts_with('0') {
         return Err(err(format!(
-            "clover number {nth} '{text}' has a leading zero: write numbers in plain decimal"
+            "clover number {nth} {} has a leading zero: write numbers in plain decimal",
+            shown(text)
         )));
     }
     match u8::try_from(value) {
         Ok(n) if (1..=CLOVER_MAX).contains(&n) => Ok(n),
         _ => Err(err(format!(
-            "clover number {nth} is {text}: clover numbers run from 1 to {CLOVER_MAX}"
+            "clover number {nth} is {}: clover numbers run from 1 to {CLOVER_MAX}",
+            shown(text)
         ))),
     }
 }

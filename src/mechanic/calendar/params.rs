@@ -5,8 +5,9 @@
 //! stays an independent referee of what the synthesizer writes.
 
 use crate::game::Stake;
-use crate::mechanic::util::amount_list;
+use crate::mechanic::util::{amount_list, known_keys};
 use crate::money::AmountTable;
+use crate::untrusted::shown;
 
 /// Months on a ticket, January to December.
 pub const MONTHS: usize = 12;
@@ -48,12 +49,7 @@ impl CalendarParams {
     /// Reads and checks the parameters; the message names the parameter at fault.
     pub fn from_stake(stake: &Stake) -> Result<Self, String> {
         let table = &stake.layout;
-        if let Some(key) = table.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(format!(
-                "unknown layout parameter '{key}': the calendar mechanic reads {}",
-                KEYS.join(", ")
-            ));
-        }
+        known_keys(table, &KEYS, "calendar")?;
         let letters = symbols(table)?;
         let month_amounts = amount_list(table, "month_amounts")?;
         let clover_amounts = amount_list(table, "clover_amounts")?;
@@ -74,7 +70,8 @@ impl CalendarParams {
                 .filter(|n| (1..=MAX_WINNING_MONTHS).contains(n))
                 .ok_or_else(|| {
                     format!(
-                        "max_winning_months = {v} must be a whole number from 1 to {MAX_WINNING_MONTHS}"
+                        "max_winning_months = {} must be a whole number from 1 to {MAX_WINNING_MONTHS}",
+                        shown(v.to_string())
                     )
                 })?,
         };
@@ -110,7 +107,10 @@ fn symbols(table: &toml::Table) -> Result<Vec<u8>, String> {
             .as_table()
             .ok_or_else(|| format!("symbols[{i}]: {SHAPE}"))?;
         if let Some(key) = t.keys().find(|k| *k != "letter" && *k != "picture") {
-            return Err(format!("symbols[{i}]: unknown key '{key}' ({SHAPE})"));
+            return Err(format!(
+                "symbols[{i}]: unknown key {} ({SHAPE})",
+                shown(key)
+            ));
         }
         let letter = t
             .get("letter")
@@ -120,7 +120,8 @@ fn symbols(table: &toml::Table) -> Result<Vec<u8>, String> {
             [b] if b.is_ascii_uppercase() => *b,
             _ => {
                 return Err(format!(
-                    "symbols[{i}].letter = \"{letter}\" must be a single uppercase letter A..Z"
+                    "symbols[{i}].letter = {} must be a single uppercase letter A..Z",
+                    shown(letter)
                 ))
             }
         };

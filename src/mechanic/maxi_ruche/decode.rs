@@ -10,8 +10,9 @@ use super::params::{
     ROW_LEN, WINNING_P,
 };
 use crate::game::Stake;
-use crate::mechanic::{Decoder, LayoutError};
+use crate::mechanic::{add_wins, multiply_win, Decoder, LayoutError};
 use crate::money::AmountTable;
+use crate::untrusted::shown;
 use rust_decimal::Decimal;
 use std::fmt;
 
@@ -24,9 +25,12 @@ pub struct MaxiDecoder {
 impl MaxiDecoder {
     /// Builds the decoder for a stake; the message names the layout parameter at fault.
     pub fn new(stake: &Stake) -> Result<Self, String> {
-        Ok(MaxiDecoder {
-            params: MaxiParams::from_stake(stake)?,
-        })
+        Ok(Self::from_params(MaxiParams::from_stake(stake)?))
+    }
+
+    /// The decoder for checked parameters.
+    pub(super) fn from_params(params: MaxiParams) -> Self {
+        MaxiDecoder { params }
     }
 }
 
@@ -37,6 +41,20 @@ impl Decoder for MaxiDecoder {
 
     fn form(&self, layout: &str) -> Result<String, LayoutError> {
         self.outcome(layout).map(|o| o.form())
+    }
+
+    /// Two hives (the main one with an `E`, then its EXTRA hive) showing the longest bee and
+    /// row amounts, then a bonus stage: `hive "|" hive "+" bonus`.
+    fn max_layout_len(&self) -> usize {
+        let row_amount = self.params.rows.max_text_len();
+        let hive = self.params.bees.max_text_len()
+            + 1
+            + ROW_LEN
+                .iter()
+                .map(|len| row_amount + 1 + len)
+                .sum::<usize>()
+            + (ROWS - 1);
+        2 * hive + 1 + 1 + BONUS_CELLS
     }
 }
 
@@ -214,16 +232,18 @@ impl Cursor<'_> {
         }
         if self.peek() != Some(sep) {
             return Err(LayoutError::new(format!(
-                "{}: expected '{}' after the amount {text}, found {}",
+                "{}: expected '{}' after the amount {}, found {}",
                 what(),
                 char::from(sep),
+                shown(text),
                 self.found()
             )));
         }
         let amount = table.lookup(text).ok_or_else(|| {
             LayoutError::new(format!(
-                "{}: amount '{text}' is not one of the {allowed} written canonically",
-                what()
+                "{}: amount {} is not one of the {allowed} written canonically",
+                what(),
+                shown(text)
             ))
         })?;
         self.pos += 1;
@@ -256,7 +276,7 @@ impl MaxiDecoder {
             }
             None
         };
-        let hive_win = main.win + extra.map_or(Decimal::ZERO, |x| x.win);
+        let hive_win = add_wins(main.win, extra.map_or(Decimal::ZERO, |x| x.win))?;
         let mut bonus_bees = None;
         let mut prize = hive_win;
         match c.peek() {
@@ -376,11 +396,11 @@ impl MaxiDecoder {
                 match mult {
                     Some(i) => {
                         wins.mult_rows[i] += 1;
-                        wins.win += amount * Decimal::from(MULTIPLIERS[i].1);
+                        wins.win = add_wins(wins.win, multiply_win(amount, MULTIPLIERS[i].1)?)?;
                     }
                     None => {
                         wins.plain_rows += 1;
-                        wins.win += amount;
+                        wins.win = add_wins(wins.win, amount)?;
                     }
                 }
             }
@@ -402,7 +422,7 @@ impl MaxiDecoder {
         }
         if bees == 1 {
             wins.bee = true;
-            wins.win += bee_amount;
+            wins.win = add_wins(wins.win, bee_amount)?;
         }
         wins.has_e = es == 1;
         Ok(wins)

@@ -2,7 +2,7 @@
 //! amounts and bonus table read from the stake's `layout` table. Nothing here decides a prize.
 
 use crate::game::Stake;
-use crate::mechanic::util::{amount_list, count_table};
+use crate::mechanic::util::{amount_list, count_table, known_keys};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
 
@@ -47,6 +47,9 @@ pub fn multiplier_index(cell: u8) -> Option<usize> {
     }
 }
 
+/// The keys of the `layout` table this mechanic reads; anything else is a typo.
+const KEYS: [&str; 3] = ["row_amounts", "bee_amounts", "bonus"];
+
 /// The amounts a Maxi layout may show and the bonus table, for one stake.
 #[derive(Debug, Clone)]
 pub struct MaxiParams {
@@ -61,9 +64,10 @@ pub struct MaxiParams {
 }
 
 impl MaxiParams {
-    /// Reads `row_amounts`, `bee_amounts` and `bonus` from the stake's layout table; the message
-    /// names the parameter at fault.
+    /// Reads `row_amounts`, `bee_amounts` and `bonus` from the stake's layout table, and
+    /// nothing else; the message names the parameter at fault.
     pub fn from_stake(stake: &Stake) -> Result<Self, String> {
+        known_keys(&stake.layout, &KEYS, "maxi-ruche")?;
         let rows = amount_list(&stake.layout, "row_amounts")?;
         let bees = amount_list(&stake.layout, "bee_amounts")?;
         // Synthesizer plans store amount indices in a byte.

@@ -663,3 +663,84 @@ fn speed() {
         best.0 + best.1
     );
 }
+
+#[test]
+fn the_longest_valid_layout_is_exactly_max_layout_len() {
+    let params = super::params::MaxiParams::from_stake(&stake()).unwrap();
+    let longest = |t: &crate::money::AmountTable| {
+        (0..t.len())
+            .map(|i| t.get(i).1.to_string())
+            .max_by_key(String::len)
+            .unwrap()
+    };
+    let (row, bee) = (longest(&params.rows), longest(&params.bees));
+    let hive = |first_row: &str| {
+        let mut rows = vec![format!("{row}:{first_row}")];
+        for len in [5, 6, 7, 6, 5, 4] {
+            rows.push(format!("{row}:{}", "F".repeat(len)));
+        }
+        format!("{bee}#{}", rows.join("/"))
+    };
+    // A main hive with an E, its EXTRA hive, both losing, then the bonus stage.
+    let layout = format!("{}|{}+QQQ.........", hive("EFFF"), hive("FFFF"));
+    assert_eq!(ok(&layout), d("0"), "{layout}");
+    assert_eq!(layout.len(), decoder().max_layout_len(), "{layout}");
+}
+
+#[test]
+fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
+    // Parameters built in code, without the loader's bound on amounts.
+    let mut params = super::params::MaxiParams::from_stake(&stake()).unwrap();
+    params.rows = crate::money::AmountTable::new([Decimal::MAX]);
+    params.bees = crate::money::AmountTable::new([Decimal::MAX]);
+    let dec = MaxiDecoder::from_params(params);
+    let max = crate::money::canonical(Decimal::MAX);
+    let hive = |first: &str, second: &str| {
+        let rows = [
+            first, second, "FFFFFF", "FFFFFFF", "FFFFFF", "FFFFF", "FFFF",
+        ]
+        .map(|cells| format!("{max}:{cells}"));
+        format!("{max}#{}", rows.join("/"))
+    };
+    for layout in [
+        hive("PPPA", "PPPAB"), // two rows
+        hive("PPXP", "FFFFF"), // one row times 10
+        hive("PPPA", "QFFFF"), // a row and the bee
+    ] {
+        let err = dec.decode(&layout).unwrap_err();
+        assert!(
+            err.0.contains("more than an amount can hold"),
+            "{layout}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_misspelt_setting_is_refused_naming_the_valid_ones() {
+    let mut extra = stake();
+    extra
+        .layout
+        .insert("bee_amount".into(), toml::Value::from(1));
+    let e = MaxiDecoder::new(&extra).unwrap_err();
+    assert_eq!(
+        e,
+        "unknown layout parameter 'bee_amount': the maxi-ruche mechanic reads row_amounts, bee_amounts, bonus"
+    );
+    assert!(MaxiSynthesizer::new(&extra).is_err());
+    let mut entry = stake();
+    let bonus = entry
+        .layout
+        .get_mut("bonus")
+        .unwrap()
+        .as_array_mut()
+        .unwrap();
+    bonus[0]
+        .as_table_mut()
+        .unwrap()
+        .insert("bee".into(), toml::Value::from(5));
+    let e = MaxiDecoder::new(&entry).unwrap_err();
+    assert_eq!(
+        e,
+        "bonus[0]: unknown key 'bee': an entry is { bees = N, amount = \"X\" }"
+    );
+}

@@ -2,7 +2,8 @@
 //! It does not use the synthesizer: it is the referee of every ticket.
 
 use super::params::{RucheParams, MAX_EXTRA, MAX_OTHER, ROW_LENGTHS, ROW_WIN};
-use crate::mechanic::LayoutError;
+use crate::mechanic::{add_wins, LayoutError};
+use crate::untrusted::shown;
 use rust_decimal::Decimal;
 
 /// What one hive wins, and why.
@@ -45,7 +46,7 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
         )));
     }
     let mut outcome = Outcome {
-        prize: main.rows_win + main.honey_win,
+        prize: add_wins(main.rows_win, main.honey_win)?,
         main,
         ..Outcome::default()
     };
@@ -65,7 +66,7 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
                 EXTRA_NAMES[n]
             )));
         }
-        outcome.prize += hive.rows_win + hive.honey_win;
+        outcome.prize = add_wins(outcome.prize, add_wins(hive.rows_win, hive.honey_win)?)?;
         outcome.extra[n] = hive;
         outcome.extra_count += 1;
     }
@@ -76,6 +77,19 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
         )));
     }
     Ok(outcome)
+}
+
+/// The longest layout [`decode`] can accept: the main hive and [`MAX_EXTRA`] EXTRA hives
+/// joined by `|`, every row showing the longest amount the stake allows.
+pub fn max_layout_len(params: &RucheParams) -> usize {
+    let amount = params.rows.max_text_len();
+    // Per row: amount ":" cells; rows joined by "/".
+    let hive: usize = ROW_LENGTHS
+        .iter()
+        .map(|len| amount + 1 + len)
+        .sum::<usize>()
+        + (ROW_LENGTHS.len() - 1);
+    (1 + MAX_EXTRA) * hive + MAX_EXTRA
 }
 
 /// Kinds of cell, indexes into a row's counts.
@@ -114,17 +128,17 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         })?;
         let colon = row.iter().position(|&b| b == b':').ok_or_else(|| {
             LayoutError::new(format!(
-                "{name}, row {}: expected amount:cells, got '{}'",
+                "{name}, row {}: expected amount:cells, got {}",
                 r + 1,
-                String::from_utf8_lossy(row)
+                shown(row)
             ))
         })?;
         let (amount_text, cells) = (&row[..colon], &row[colon + 1..]);
         let amount = params.rows.lookup_bytes(amount_text).ok_or_else(|| {
             LayoutError::new(format!(
-                "{name}, row {}: '{}' is not an amount a row may show at this stake",
+                "{name}, row {}: {} is not an amount a row may show at this stake",
                 r + 1,
-                String::from_utf8_lossy(amount_text)
+                shown(amount_text)
             ))
         })?;
         if cells.len() != len {
@@ -141,9 +155,9 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         }
         if count[NOT_A_CELL] > 0 {
             return Err(LayoutError::new(format!(
-                "{name}, row {}: '{}' is not a cell (cells are P A B H E F)",
+                "{name}, row {}: {} is not a cell (cells are P A B H E F)",
                 r + 1,
-                String::from_utf8_lossy(cells)
+                shown(cells)
             )));
         }
         let (p, a, b) = (
@@ -168,7 +182,7 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         }
         if p == ROW_WIN {
             hive.winning_rows += 1;
-            hive.rows_win += amount;
+            hive.rows_win = add_wins(hive.rows_win, amount)?;
         }
     }
     if rows.next().is_some() {

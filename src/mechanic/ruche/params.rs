@@ -1,7 +1,7 @@
 //! The data La ruche d'or layouts are made of, read from the game definition.
 
 use crate::game::Stake;
-use crate::mechanic::util::{amount_list, count_table};
+use crate::mechanic::util::{amount_list, count_table, known_keys};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
 
@@ -13,6 +13,9 @@ pub const ROW_WIN: usize = 3;
 pub const MAX_OTHER: usize = 2;
 /// Most `E` in the main hive (SPEC 2.1), hence most EXTRA hives.
 pub const MAX_EXTRA: usize = 3;
+
+/// The keys of the `layout` table this mechanic reads; anything else is a typo.
+const KEYS: [&str; 2] = ["row_amounts", "honey"];
 
 /// The layout parameters of one stake.
 #[derive(Debug, Clone)]
@@ -26,8 +29,9 @@ pub struct RucheParams {
 }
 
 impl RucheParams {
-    /// Reads `row_amounts` and `honey` from the stake's layout table.
+    /// Reads `row_amounts` and `honey` from the stake's layout table, and nothing else.
     pub fn from_stake(stake: &Stake) -> Result<Self, String> {
+        known_keys(&stake.layout, &KEYS, "ruche")?;
         let rows = amount_list(&stake.layout, "row_amounts")?;
         let table = count_table(&stake.layout, "honey", "pots")?;
         let cells: usize = ROW_LENGTHS.iter().sum();

@@ -214,3 +214,90 @@ fn non_winning_parts_look_the_same_on_winners_and_losers() {
     assert!((near(lose) - near(win)).abs() < 0.5, "{lose:?} {win:?}");
     assert!((extra(lose) - extra(win)).abs() < 0.05, "{lose:?} {win:?}");
 }
+
+/// The longest row amount the stake allows.
+fn longest_row_amount(price: &str) -> String {
+    let params = RucheParams::from_stake(&stake(price)).unwrap();
+    (0..params.rows.len())
+        .map(|i| params.rows.get(i).1.to_string())
+        .max_by_key(String::len)
+        .unwrap()
+}
+
+#[test]
+fn the_longest_valid_layout_is_exactly_max_layout_len() {
+    for price in ["0.5", "1", "2", "3"] {
+        let dec = decoder(price);
+        let amount = longest_row_amount(price);
+        let hive = |first_row: &str| {
+            let mut rows = vec![format!("{amount}:{first_row}")];
+            for len in [5, 6, 7, 6, 5, 4] {
+                rows.push(format!("{amount}:{}", "F".repeat(len)));
+            }
+            rows.join("/")
+        };
+        // Three E in the main hive open three EXTRA hives: the most a layout can show.
+        let plain = hive("FFFF");
+        let layout = format!("{}|{plain}|{plain}|{plain}", hive("EEEF"));
+        assert_eq!(dec.decode(&layout), Ok(Decimal::ZERO), "{layout}");
+        assert_eq!(layout.len(), dec.max_layout_len(), "{price}: {layout}");
+    }
+}
+
+#[test]
+fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
+    // Parameters built in code, without the loader's bound on amounts.
+    let params = RucheParams {
+        rows: crate::money::AmountTable::new([Decimal::MAX]),
+        honey: vec![None, None, None, None, Some(Decimal::MAX)],
+        max_honey: 4,
+    };
+    let max = crate::money::canonical(Decimal::MAX);
+    let rows = [
+        "PPPA", "PPPAB", "FFFFFF", "FFFFFFF", "FFFFFF", "FFFFF", "FFFF",
+    ]
+    .map(|cells| format!("{max}:{cells}"));
+    let two_rows = rows.join("/");
+    let err = super::decode::decode(&params, &two_rows).unwrap_err();
+    assert!(err.0.contains("more than an amount can hold"), "{err}");
+    // One row and four honey pots.
+    let honey = [
+        "PPPA", "HHHHB", "FFFFFF", "FFFFFFF", "FFFFFF", "FFFFF", "FFFF",
+    ]
+    .map(|cells| format!("{max}:{cells}"))
+    .join("/");
+    assert!(super::decode::decode(&params, &honey).is_err());
+}
+
+#[test]
+fn a_misspelt_setting_is_refused_naming_the_valid_ones() {
+    let mut misspelt = stake("2");
+    let rows = misspelt.layout.remove("row_amounts").unwrap();
+    misspelt.layout.insert("row_amount".into(), rows);
+    let e = RucheDecoder::new(&misspelt).unwrap_err();
+    assert_eq!(
+        e,
+        "unknown layout parameter 'row_amount': the ruche mechanic reads row_amounts, honey"
+    );
+    let mut extra = stake("2");
+    extra.layout.insert("honney".into(), toml::Value::from(1));
+    let e = RucheSynthesizer::new(&extra).unwrap_err();
+    assert!(e.contains("unknown layout parameter 'honney'"), "{e}");
+    // A misspelt key inside a honey entry.
+    let mut entry = stake("2");
+    let honey = entry
+        .layout
+        .get_mut("honey")
+        .unwrap()
+        .as_array_mut()
+        .unwrap();
+    honey[2]
+        .as_table_mut()
+        .unwrap()
+        .insert("amuont".into(), toml::Value::from("3"));
+    let e = RucheDecoder::new(&entry).unwrap_err();
+    assert_eq!(
+        e,
+        "honey[2]: unknown key 'amuont': an entry is { pots = N, amount = \"X\" }"
+    );
+}

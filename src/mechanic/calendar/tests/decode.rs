@@ -206,12 +206,17 @@ fn clover_shape() {
 
 #[test]
 fn clover_numbers() {
-    bad(&layout(&[], "0-2-13:20"), "clover number 1 is 0");
-    bad(&layout(&[], "1-14-3:20"), "clover number 2 is 14");
-    bad(&layout(&[], "1-2-130:20"), "clover number 3 is 130");
+    bad(&layout(&[], "0-2-13:20"), "clover number 1 is '0'");
+    bad(&layout(&[], "1-14-3:20"), "clover number 2 is '14'");
+    bad(&layout(&[], "1-2-130:20"), "clover number 3 is '130'");
     bad(
         &layout(&[], "1-2-99999999999999999999:20"),
-        "clover number 3 is 9999",
+        "clover number 3 is '9999",
+    );
+    // A long run of digits is shown cut, with its length.
+    bad(
+        &layout(&[], &format!("1-2-{}:20", "9".repeat(500))),
+        "…' (500 bytes)",
     );
     bad(&layout(&[], "01-2-13:20"), "leading zero");
     bad(&layout(&[], "1-2-013:20"), "leading zero");
@@ -236,7 +241,9 @@ fn clover_amounts() {
 fn trailing_garbage() {
     bad(&layout(&[], "1-2-13:20x"), "unexpected 'x'");
     bad(&layout(&[], "1-2-13:20 "), "unexpected ' '");
-    bad(&layout(&[], "1-2-13:20\n"), "unexpected '\n'");
+    // Control characters are shown escaped.
+    bad(&layout(&[], "1-2-13:20\n"), "unexpected '\\n'");
+    bad(&layout(&[], "1-2-13:20\u{1b}[2J"), "unexpected '\\u{1b}'");
     bad(&layout(&[], "1-2-13:20|1-2-3:20"), "unexpected '|'");
     bad(&layout(&[], "1-2-13:20/"), "unexpected '/'");
 }
@@ -255,4 +262,42 @@ fn never_panics_on_prefixes_and_noise() {
             assert!(dec.decode(&s).is_err(), "{s:?}");
         }
     }
+}
+
+#[test]
+fn the_longest_valid_layout_is_exactly_max_layout_len() {
+    let dec = decoder();
+    let params =
+        crate::mechanic::calendar::params::CalendarParams::from_stake(&builtin_stake()).unwrap();
+    let longest = |t: &crate::money::AmountTable| {
+        (0..t.len())
+            .map(|i| t.get(i).1.to_string())
+            .max_by_key(String::len)
+            .unwrap()
+    };
+    let month = format!("AB:{}", longest(&params.month_amounts));
+    let months = vec![month; 12].join("/");
+    let layout = format!("{months}|10-11-12:{}", longest(&params.clover_amounts));
+    assert_eq!(dec.decode(&layout), Ok(d("0")), "{layout}");
+    assert_eq!(layout.len(), dec.max_layout_len(), "{layout}");
+}
+
+#[test]
+fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
+    // Parameters built in code, without the loader's bound on amounts.
+    let mut params =
+        crate::mechanic::calendar::params::CalendarParams::from_stake(&builtin_stake()).unwrap();
+    let huge = rust_decimal::Decimal::MAX;
+    params.month_amounts = crate::money::AmountTable::new([huge]);
+    params.clover_amounts = crate::money::AmountTable::new([huge]);
+    let dec = CalendarDecoder::from_params(params);
+    let max = crate::money::canonical(huge);
+    let mut months = vec![format!("AB:{max}"); 12];
+    months[0] = format!("AA:{max}");
+    let one_month_and_clover = format!("{}|1-2-13:{max}", months.join("/"));
+    let err = dec.decode(&one_month_and_clover).unwrap_err();
+    assert!(err.0.contains("more than an amount can hold"), "{err}");
+    months[1] = format!("BB:{max}");
+    let two_months = format!("{}|1-2-3:{max}", months.join("/"));
+    assert!(dec.decode(&two_months).is_err());
 }

@@ -1,0 +1,93 @@
+//! Standard output and standard error, written without panicking.
+//!
+//! `println!` panics when standard output is closed (`emission-factory games | head -1`) or
+//! full (`>/dev/full`). The commands print through [`outln!`](crate::cmd) instead, which
+//! returns the error: the binary then ends quietly with status 0 on a broken pipe, as ripgrep
+//! does (whoever read the output took all they wanted), and with an error and status 2 on any
+//! other failure. Messages to standard error are best effort: one that cannot be written is
+//! dropped, there is nowhere else to say it.
+
+use std::fmt;
+use std::io::{self, Write};
+
+/// Standard output could not be written.
+#[derive(Debug)]
+pub struct StdoutError {
+    error: io::Error,
+    /// What was done all the same, said with the error (e.g. the blocks written).
+    done: Option<String>,
+}
+
+impl StdoutError {
+    /// True if the reader of standard output has gone (a closed pipe): not an error for a
+    /// command whose work is done.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.error.kind() == io::ErrorKind::BrokenPipe
+    }
+
+    /// Says, with the error, what was done before the output failed.
+    pub fn done(mut self, what: String) -> Self {
+        self.done = Some(what);
+        self
+    }
+}
+
+impl fmt::Display for StdoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The I/O error is part of the message, not a chained source: said once.
+        write!(f, "cannot write to standard output: {}", self.error)?;
+        if let Some(done) = &self.done {
+            write!(f, "; {done}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for StdoutError {}
+
+/// True if `error`, or one of its causes, is a broken pipe on standard output.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<StdoutError>()
+            .is_some_and(StdoutError::is_broken_pipe)
+    })
+}
+
+/// Writes one line to standard output; use [`outln!`](crate::cmd).
+pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    let mut out = io::stdout().lock();
+    writeln!(out, "{args}").map_err(|error| StdoutError { error, done: None })
+}
+
+/// Writes one line to standard error, dropping it if it cannot be written; use
+/// [`errln!`](crate::cmd).
+pub fn write_stderr(args: fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr().lock(), "{args}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_pipe_is_found_under_context_and_said_once_otherwise() {
+        let pipe = StdoutError {
+            error: io::Error::from(io::ErrorKind::BrokenPipe),
+            done: None,
+        };
+        let wrapped = anyhow::Error::new(pipe).context("printing the summary");
+        assert!(is_broken_pipe(&wrapped));
+        let full = StdoutError {
+            error: io::Error::other("No space left on device"),
+            done: None,
+        }
+        .done("the blocks were written".into());
+        let full = anyhow::Error::new(full);
+        assert!(!is_broken_pipe(&full));
+        assert_eq!(
+            format!("{full:#}"),
+            "cannot write to standard output: No space left on device; the blocks were written"
+        );
+    }
+}

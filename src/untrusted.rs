@@ -1,0 +1,227 @@
+//! What comes from a file is hostile until checked: a block to verify, a game definition, a
+//! key. Two rules keep it from doing harm before it is checked, and this module holds both.
+//!
+//! - **Read with a bound.** A file is read whole only if it is no larger than what such a
+//!   file can hold; a larger one is refused on its size, before it is read
+//!   ([`read_at_most`]). Block CSVs are read as a stream, with their own bounds (`verify`).
+//! - **Echo escaped and short.** What a message shows of a file goes through [`shown`]:
+//!   control characters and other non-printables are escaped as Rust's `escape_debug` does
+//!   (an escape sequence in a serial must not reach the terminal), and at most
+//!   [`SHOWN_CHARS`] characters are shown, with the full length (a 50 MB field must not
+//!   make a 50 MB report line). Messages of other libraries that may quote a file go through
+//!   [`tamed`].
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::Path;
+
+/// Most characters [`shown`] writes of a value, escapes counted as written.
+pub const SHOWN_CHARS: usize = 80;
+
+/// Most characters [`tamed`] keeps of a library's message.
+pub const TAMED_CHARS: usize = 240;
+
+/// A value read from a file, as a message may show it: between single quotes, escaped, and
+/// cut to [`SHOWN_CHARS`] characters with an ellipsis and its full length in bytes.
+///
+/// `'P:AB'`, `'mini\u{1b}[31m'`, `'\xff'`, `'9999…' (52428800 bytes)`.
+pub fn shown(bytes: impl AsRef<[u8]>) -> String {
+    let bytes = bytes.as_ref();
+    let (text, cut) = escaped(bytes, SHOWN_CHARS);
+    if cut {
+        format!("'{text}…' ({} bytes)", bytes.len())
+    } else {
+        format!("'{text}'")
+    }
+}
+
+/// A message from a library (a parser) that may quote the file it read: escaped like
+/// [`shown`], without quotes, and cut to [`TAMED_CHARS`] characters with an ellipsis.
+pub fn tamed(message: &str) -> String {
+    let (mut text, cut) = escaped(message.as_bytes(), TAMED_CHARS);
+    if cut {
+        text.push('…');
+    }
+    text
+}
+
+/// A path as a message may show it: escaped like [`shown`] (a folder named with an escape
+/// sequence must not reach the terminal either), but whole and without quotes, since it names
+/// a file the reader must be able to find.
+pub fn shown_path(path: &Path) -> String {
+    escaped(path.as_os_str().as_encoded_bytes(), usize::MAX).0
+}
+
+/// `bytes` escaped (invalid UTF-8 as `\xNN`), at most `limit` characters of output; true if
+/// cut.
+fn escaped(bytes: &[u8], limit: usize) -> (String, bool) {
+    let mut out = String::new();
+    let mut written = 0;
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            // Printable ASCII as it is (but the quote and the backslash, escaped so that the
+            // quotes around a value stay unambiguous); everything else as escape_debug says.
+            let width = match c {
+                ' '..='~' if c != '\'' && c != '\\' => 1,
+                _ => c.escape_debug().count(),
+            };
+            if written + width > limit {
+                return (out, true);
+            }
+            match c {
+                ' '..='~' if c != '\'' && c != '\\' => out.push(c),
+                _ => out.extend(c.escape_debug()),
+            }
+            written += width;
+        }
+        for &b in chunk.invalid() {
+            if written + 4 > limit {
+                return (out, true);
+            }
+            let _ = write!(out, "\\x{b:02x}");
+            written += 4;
+        }
+    }
+    (out, false)
+}
+
+/// A file that could not be read whole.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The operating system's error (not found, a folder, no permission...).
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// Larger than such a file can be: refused before it is read.
+    #[error("{size} bytes, more than the {limit} bytes {what} may hold: not read")]
+    TooLarge {
+        /// The file's size (at least).
+        size: u64,
+        /// The most it may hold.
+        limit: u64,
+        /// What the file is, e.g. `a manifest`.
+        what: &'static str,
+    },
+}
+
+/// Reads a whole file of at most `limit` bytes; `what` names such a file in the error (`a
+/// manifest`). A larger file is refused on its size before it is read, and a file that grows
+/// while it is read is refused as soon as it passes the limit: memory stays bounded.
+pub fn read_at_most(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let size = file.metadata().map_err(ReadError::Io)?.len();
+    if size > limit {
+        return Err(ReadError::TooLarge { size, limit, what });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    let read = bytes.len() as u64;
+    if read > limit {
+        return Err(ReadError::TooLarge {
+            size: read,
+            limit,
+            what,
+        });
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_values_are_quoted_as_they_are() {
+        assert_eq!(shown("P:AB"), "'P:AB'");
+        assert_eq!(shown(""), "''");
+        assert_eq!(shown("année"), "'année'");
+    }
+
+    #[test]
+    fn control_characters_and_non_printables_are_escaped() {
+        assert_eq!(shown("a\u{1b}[31mb"), "'a\\u{1b}[31mb'");
+        assert_eq!(shown("\n\r\t\0\u{7}"), "'\\n\\r\\t\\0\\u{7}'");
+        // Bidirectional overrides, zero-width characters, a lone combining accent.
+        assert_eq!(
+            shown("\u{202e}x\u{200b}\u{301}"),
+            "'\\u{202e}x\\u{200b}\\u{301}'"
+        );
+        // Quotes and backslashes, so that the quotes of the value stay unambiguous.
+        assert_eq!(shown("it's \\"), "'it\\'s \\\\'");
+        // Invalid UTF-8, byte by byte.
+        assert_eq!(shown(b"a\xff\xfeb"), "'a\\xff\\xfeb'");
+    }
+
+    #[test]
+    fn long_values_are_cut_with_their_length() {
+        let long = "9".repeat(50 << 20);
+        let s = shown(&long);
+        assert_eq!(
+            s,
+            format!("'{}…' (52428800 bytes)", "9".repeat(SHOWN_CHARS))
+        );
+        // The cut counts escapes as written and never splits one.
+        let escapes = "\u{1b}".repeat(100);
+        let s = shown(&escapes);
+        assert!(s.starts_with("'\\u{1b}"), "{s}");
+        assert!(s.ends_with("\\u{1b}…' (100 bytes)"), "{s}");
+        assert!(s.chars().count() <= SHOWN_CHARS + 20, "{s}");
+        // Exactly at the limit: not cut.
+        assert_eq!(
+            shown("x".repeat(SHOWN_CHARS)),
+            format!("'{}'", "x".repeat(SHOWN_CHARS))
+        );
+    }
+
+    #[test]
+    fn paths_are_escaped_whole() {
+        assert_eq!(
+            shown_path(Path::new("out/ruche-or/0.5/e0001/block-00001.csv")),
+            "out/ruche-or/0.5/e0001/block-00001.csv"
+        );
+        let long = format!("a/{}\u{1b}[2J/b", "x".repeat(200));
+        assert_eq!(
+            shown_path(Path::new(&long)),
+            format!("a/{}\\u{{1b}}[2J/b", "x".repeat(200))
+        );
+    }
+
+    #[test]
+    fn library_messages_are_escaped_and_cut_without_quotes() {
+        assert_eq!(tamed("expected u64 at line 2"), "expected u64 at line 2");
+        assert_eq!(tamed("invalid \u{1b}[2J"), "invalid \\u{1b}[2J");
+        let long = tamed(&"a".repeat(10_000));
+        assert_eq!(long, format!("{}…", "a".repeat(TAMED_CHARS)));
+    }
+
+    #[test]
+    fn reads_are_bounded_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(
+            read_at_most(&path, 10, "a test file").unwrap(),
+            b"0123456789"
+        );
+        let err = read_at_most(&path, 9, "a test file").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "10 bytes, more than the 9 bytes a test file may hold: not read"
+        );
+        // A sparse gigabyte is refused on its size.
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(1 << 30).unwrap();
+        assert!(matches!(
+            read_at_most(&path, 1 << 20, "a test file"),
+            Err(ReadError::TooLarge {
+                size: 1073741824,
+                ..
+            })
+        ));
+        assert!(matches!(
+            read_at_most(dir.path(), 1 << 20, "a test file"),
+            Err(ReadError::Io(_))
+        ));
+    }
+}

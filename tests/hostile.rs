@@ -1,0 +1,653 @@
+//! Hostile input and hostile surroundings: a closed or full standard output, game definitions
+//! at the limits of the number types, block files that are huge, have no line ends, sit in the
+//! wrong folder or carry terminal escapes, misspelt mechanic settings. Each gets a clear
+//! message and a documented exit status, never a panic, and nothing is read without a bound.
+
+mod common;
+use common::*;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+/// Emits block 1 of the mini game (2 000 tickets) with the fixed seed and a keygen key, into
+/// `emissions/mini-ruche/2/e<emission>`; returns that folder.
+fn emit_mini(w: &Workdir, emission: &str) -> PathBuf {
+    if !w.path("keys/signing-key.pem").exists() {
+        w.ok(&["keygen", "--out", "keys"]);
+    }
+    let game = data("mini-ruche.toml");
+    w.ok(&[
+        "emit",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--emission",
+        emission,
+        "--quiet",
+    ]);
+    w.path(&format!(
+        "emissions/mini-ruche/2/e{:04}",
+        emission.parse::<u32>().unwrap()
+    ))
+}
+
+/// The test game's definition with `from` replaced by `to` (which must be there), written to
+/// `name` in the work folder; returns its path.
+fn variant(w: &Workdir, name: &str, replacements: &[(&str, &str)]) -> String {
+    let mut text = std::fs::read_to_string(data("mini-ruche.toml")).unwrap();
+    for (from, to) in replacements {
+        assert!(text.contains(from), "{from} is not in the test game");
+        text = text.replacen(from, to, 1);
+    }
+    let path = w.path(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// A ticket line as emit writes it, with its hash, without the line end.
+fn ticket(serial: &str, prize: &str, layout: &str) -> String {
+    let body = format!("{serial},{prize},{layout}");
+    format!("{body},{}", hex::encode(Sha256::digest(body.as_bytes())))
+}
+
+/// Requires exit status `code`, no panic, and `needle` in what was said.
+#[track_caller]
+fn said(out: &Output, code: i32, needle: &str) -> String {
+    let text = text(out);
+    assert_eq!(out.status.code(), Some(code), "{text}");
+    assert!(
+        !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
+        "{text}"
+    );
+    assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
+    text
+}
+
+// ---- defect 7: standard output closed or full ----
+
+/// Runs the binary with a standard output whose reader is already gone: every write to it
+/// fails with a broken pipe, as in `games | head -1` once `head` has exited.
+fn run_with_closed_stdout(w: &Workdir, args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    w.command(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_standard_output_ends_quietly_with_status_0() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let game = data("mini-ruche.toml");
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["games"],
+        vec!["verify", "--game", &game, csv.to_str().unwrap()],
+        vec!["verify", "--game", &game, folder.to_str().unwrap()],
+        vec![
+            "emit",
+            "--game",
+            &game,
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--first-block",
+            "2",
+        ],
+    ];
+    for args in runs {
+        let out = run_with_closed_stdout(&w, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("error"),
+            "{args:?}: {err}"
+        );
+    }
+    // The block was made all the same.
+    assert!(folder.join("block-00002.manifest.json").exists());
+}
+
+fn run_with_full_stdout(w: &Workdir, args: &[&str]) -> Output {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    w.command(args)
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_full_standard_output_is_an_error_with_status_2() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = data("mini-ruche.toml");
+    for args in [
+        vec!["games"],
+        vec!["verify", "--game", &game, folder.to_str().unwrap()],
+    ] {
+        let out = run_with_full_stdout(&w, &args);
+        said(
+            &out,
+            2,
+            "error: cannot write to standard output: No space left on device",
+        );
+    }
+    // emit writes the block, then cannot print its summary: still an error, which says that
+    // the block is there.
+    let out = run_with_full_stdout(
+        &w,
+        &[
+            "emit",
+            "--game",
+            &game,
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--first-block",
+            "2",
+        ],
+    );
+    let text = said(&out, 2, "error: cannot write to standard output");
+    assert!(text.contains("were written"), "{text}");
+    assert!(folder.join("block-00002.manifest.json").exists());
+}
+
+// ---- defect 7: numbers at the limits of their types ----
+
+#[test]
+fn game_definitions_beyond_the_limits_are_refused_naming_the_entry() {
+    let w = Workdir::new();
+    // Decimal's largest value, as a prize amount (its count × amount overflows Decimal), as a
+    // price, and as a layout amount.
+    let max = "79228162514264337593543950335";
+    let amount = variant(
+        &w,
+        "amount.toml",
+        &[(
+            "{ count = 1, amount = \"2000\" }",
+            &format!("{{ count = 1, amount = \"{max}\" }}"),
+        )],
+    );
+    let price = variant(
+        &w,
+        "price.toml",
+        &[("price = \"2\"", &format!("price = \"{max}\""))],
+    );
+    let row = variant(&w, "row.toml", &[("\"20000\"]", &format!("\"{max}\"]"))]);
+    // Counts whose sum wraps around 2^64 to the stated 556 winners, with the total that
+    // the (unwrapped) rows add up to: the totals check alone does not see it.
+    let huge = i64::MAX.to_string();
+    let total = (2100u128 * i64::MAX as u128 + 1160 + 800 + 600).to_string();
+    let wraps = variant(
+        &w,
+        "wraps.toml",
+        &[
+            (
+                "{ count = 1, amount = \"2000\" }",
+                &format!("{{ count = {huge}, amount = \"2000\" }}"),
+            ),
+            (
+                "{ count = 5, amount = \"100\" }",
+                &format!("{{ count = {huge}, amount = \"100\" }}"),
+            ),
+            (
+                "{ count = 50, amount = \"20\" }",
+                "{ count = 58, amount = \"20\" }",
+            ),
+            ("total = \"4900\"", &format!("total = \"{total}\"")),
+        ],
+    );
+    for (file, needle) in [
+        (&amount, "amount.toml, stakes[price=2].prizes[0]: amount"),
+        (&price, "price.toml, stakes[0].price"),
+        (&row, "row.toml, stakes[price=2].layout: row_amounts[9]"),
+        (
+            &wraps,
+            "wraps.toml, stakes[price=2].prizes[0]: count 9223372036854775807",
+        ),
+    ] {
+        let out = w.run(&["emit", "--game", file, "--seed", SEED, "--out", "limits"]);
+        let text = said(&out, 2, needle);
+        assert!(text.contains("at most"), "{text}");
+    }
+    assert!(!w.path("limits/mini-ruche").exists(), "no block is made");
+}
+
+#[test]
+fn a_line_with_huge_winning_rows_is_a_reported_problem() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // Two winning rows showing the largest amount the definition allows, on ticket 0.
+    let rows = |amount: &str| {
+        format!("{amount}:PPPA/{amount}:PPPAB/2:FFFFFF/2:FFFFFFF/2:FFFFFF/2:FFFFF/2:FFFF")
+    };
+    let max = "79228162514264337593543950335";
+    let at_max = variant(&w, "max.toml", &[("\"20000\"]", &format!("\"{max}\"]"))]);
+    lines[1] = ticket("mini-ruche-200-0001-00001-0000000", "0", &rows(max));
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    // A definition whose amounts could overflow is refused before any line is read.
+    let out = w.run(&["verify", "--game", &at_max, csv.to_str().unwrap()]);
+    said(&out, 2, "max.toml, stakes[price=2].layout: row_amounts[9]");
+    // At the limit, the sum of the rows is exact and named.
+    let limit = "1000000000";
+    let at_limit = variant(
+        &w,
+        "limit.toml",
+        &[("\"20000\"]", &format!("\"{limit}\"]"))],
+    );
+    lines[1] = ticket("mini-ruche-200-0001-00001-0000000", "0", &rows(limit));
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    let out = w.run(&["verify", "--game", &at_limit, csv.to_str().unwrap()]);
+    said(
+        &out,
+        1,
+        "line 2 (mini-ruche-200-0001-00001-0000000): the layout wins 2000000000 € but the prize column says 0 €",
+    );
+}
+
+// ---- defect 8: sizes bounded before reading ----
+
+/// The CSV size the manifest of `folder`'s block 1 states.
+fn manifest_bytes(folder: &Path) -> u64 {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&read(&folder.join("block-00001.manifest.json"))).unwrap();
+    manifest["csv"]["bytes"].as_u64().unwrap()
+}
+
+#[test]
+fn a_file_larger_than_its_manifest_says_is_refused_unread() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let expected = manifest_bytes(&folder);
+    // 1 GiB without a single line end (sparse: no disk is used).
+    let file = std::fs::OpenOptions::new().write(true).open(&csv).unwrap();
+    file.set_len(1 << 30).unwrap();
+    drop(file);
+    let out = w.run(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        csv.to_str().unwrap(),
+    ]);
+    let text = said(
+        &out,
+        1,
+        &format!("1073741824 bytes, more than the {expected} the manifest says: not read"),
+    );
+    // Refused on its size alone: no line of it was looked at.
+    assert!(!text.contains(" line "), "{text}");
+}
+
+#[test]
+fn a_first_line_longer_than_any_ticket_line_is_refused_at_that_line() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    // Exactly the size the manifest states, and not a line end in it.
+    let size = manifest_bytes(&folder) as usize;
+    std::fs::write(&csv, vec![b'x'; size]).unwrap();
+    let out = w.run(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        csv.to_str().unwrap(),
+    ]);
+    let text = said(
+        &out,
+        1,
+        "line 1: longer than the longest line of this game (",
+    );
+    assert!(
+        text.contains("bytes); the rest of the file is not read"),
+        "{text}"
+    );
+    // Nothing of the line is echoed.
+    assert!(
+        !text.contains(
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn oversized_manifest_signature_and_key_files_are_refused_unread() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let game = data("mini-ruche.toml");
+    let grow = |name: &str, size: u64| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(folder.join(name))
+            .unwrap();
+        file.set_len(size).unwrap();
+    };
+    let original: Vec<(String, Vec<u8>)> = [
+        "block-00001.manifest.json",
+        "block-00001.manifest.json.sig",
+        "emission.pub.pem",
+    ]
+    .iter()
+    .map(|n| (n.to_string(), read(&folder.join(n))))
+    .collect();
+    let restore = || {
+        for (name, bytes) in &original {
+            std::fs::write(folder.join(name), bytes).unwrap();
+        }
+    };
+    grow("block-00001.manifest.json", 1 << 30);
+    said(
+        &w.run(&["verify", "--game", &game, csv.to_str().unwrap()]),
+        1,
+        "block-00001.manifest.json: 1073741824 bytes, more than the 1048576 bytes a manifest may hold: not read",
+    );
+    restore();
+    grow("block-00001.manifest.json.sig", 1 << 30);
+    said(
+        &w.run(&["verify", "--game", &game, csv.to_str().unwrap()]),
+        1,
+        "block-00001.manifest.json.sig: 1073741824 bytes, more than the 64 bytes a signature may hold: not read",
+    );
+    restore();
+    grow("emission.pub.pem", 1 << 30);
+    said(
+        &w.run(&["verify", "--game", &game, csv.to_str().unwrap()]),
+        1,
+        "1073741824 bytes, more than the 65536 bytes a key file may hold: not read",
+    );
+    restore();
+    w.ok(&["verify", "--game", &game, csv.to_str().unwrap()]);
+}
+
+// ---- defect 9: a block's coordinates are those of its place ----
+
+/// Copies the block files and public key of `from` into `to`.
+fn copy_block(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for name in [
+        "block-00001.csv",
+        "block-00001.manifest.json",
+        "block-00001.manifest.json.sig",
+        "emission.pub.pem",
+    ] {
+        std::fs::copy(from.join(name), to.join(name)).unwrap();
+    }
+}
+
+#[test]
+fn a_block_in_another_place_than_its_coordinates_fails() {
+    let w = Workdir::new();
+    let three = emit_mini(&w, "3");
+    let game = data("mini-ruche.toml");
+    // It verifies where it was made.
+    w.ok(&["verify", "--game", &game, three.to_str().unwrap()]);
+    for (folder, needle) in [
+        (
+            "emissions/mini-ruche/2/e0001",
+            "the manifest is for emission 3 (folder e0003), but the block is in folder 'e0001'",
+        ),
+        (
+            "emissions/mini-ruche/3/e0003",
+            "the manifest is for stake 2 (folder 2), but the block is in folder '3'",
+        ),
+        (
+            "emissions/other-game/2/e0003",
+            "the manifest is for game mini-ruche (folder mini-ruche), but the block is in folder 'other-game'",
+        ),
+        (
+            "flat",
+            "the manifest is for emission 3 (folder e0003), but the block is in folder 'flat'",
+        ),
+    ] {
+        let to = w.path(folder);
+        copy_block(&three, &to);
+        let out = w.run(&["verify", "--game", &game, to.to_str().unwrap()]);
+        said(&out, 1, needle);
+        std::fs::remove_dir_all(&to).unwrap();
+    }
+}
+
+// ---- defect 10: what is shown of a file is escaped and short ----
+
+/// Requires every line said to be short and free of control characters.
+#[track_caller]
+fn tame(out: &Output) {
+    for stream in [&out.stdout, &out.stderr] {
+        for line in stream.split(|&b| b == b'\n') {
+            assert!(
+                line.len() <= 600,
+                "a line of {} bytes: {}",
+                line.len(),
+                String::from_utf8_lossy(&line[..600])
+            );
+            assert!(
+                !line.iter().any(|&b| b < 0x20 || b == 0x7f),
+                "a control character in {:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+}
+
+#[test]
+fn echoes_of_file_content_are_escaped_and_short() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // A serial that would turn the terminal red and set its title.
+    lines[1] = lines[1].replacen(
+        "mini-ruche-200",
+        "mini-ruche-200\u{1b}[31mRED\u{1b}]0;pwned\u{7}",
+        1,
+    );
+    // A hash field of 150 characters with escapes in it.
+    let mut fields: Vec<String> = lines[2].split(',').map(String::from).collect();
+    fields[3] = format!("{}\u{1b}[2J{}", "z".repeat(100), "y".repeat(50));
+    lines[2] = fields.join(",");
+    // A prize field of 300 000 bytes: the file stays within what a block can hold.
+    let original_line = lines[3].clone();
+    let mut fields: Vec<String> = lines[3].split(',').map(String::from).collect();
+    fields[1] = "9".repeat(300_000);
+    lines[3] = fields.join(",");
+    // The manifest states the new size, so that the lines are read (its signature fails).
+    let expected = manifest_bytes(&folder);
+    let manifest = folder.join("block-00001.manifest.json");
+    let signed = std::fs::read_to_string(&manifest).unwrap();
+    let write = |lines: &[String], stated: Option<u64>| {
+        let bytes = lines.join("\n") + "\n";
+        std::fs::write(&csv, &bytes).unwrap();
+        let m = signed.replace(
+            &format!("\"bytes\": {expected}"),
+            &format!("\"bytes\": {}", stated.unwrap_or(bytes.len() as u64)),
+        );
+        std::fs::write(&manifest, m).unwrap();
+    };
+    write(&lines, None);
+    let verify = || {
+        w.run(&[
+            "verify",
+            "--game",
+            &data("mini-ruche.toml"),
+            csv.to_str().unwrap(),
+        ])
+    };
+    let out = verify();
+    let report = said(&out, 1, "line 2 (mini-ruche-200-0001-00001-0000000): serial 'mini-ruche-200\\u{1b}[31mRED\\u{1b}]0;pwned\\u{7}-0001-00001-0000000'");
+    assert!(
+        report.contains("line 3 (mini-ruche-200-0001-00001-0000001): sha256 'zzzzzzzz"),
+        "{report}"
+    );
+    assert!(report.contains("…' (154 bytes)"), "{report}");
+    assert!(
+        report.contains("line 4 (mini-ruche-200-0001-00001-0000002): 300"),
+        "{report}"
+    );
+    assert!(
+        report.contains("bytes, longer than the longest ticket line of this game"),
+        "{report}"
+    );
+    tame(&out);
+    // A prize field of 50 MB: refused on the file's size, whatever the manifest states.
+    let mut fields: Vec<String> = original_line.split(',').map(String::from).collect();
+    fields[1] = "9".repeat(50 << 20);
+    lines[3] = fields.join(",");
+    write(&lines, Some(expected));
+    let out = verify();
+    said(
+        &out,
+        1,
+        &format!("bytes, more than the {expected} the manifest says: not read"),
+    );
+    tame(&out);
+    write(&lines, None);
+    let out = verify();
+    said(&out, 1, "more than a block of mini-ruche can");
+    tame(&out);
+
+    // The game loader echoes values the same way.
+    let long = format!("\\u001b[31m{}", "7".repeat(50_000));
+    let bad = variant(
+        &w,
+        "echo.toml",
+        &[(
+            "{ count = 1, amount = \"2000\" }",
+            &format!("{{ count = 1, amount = \"{long}\" }}"),
+        )],
+    );
+    let out = w.run(&["verify", "--game", &bad, csv.to_str().unwrap()]);
+    said(
+        &out,
+        2,
+        "echo.toml, stakes[price=2].prizes[0]: amount '\\u{1b}[31m777",
+    );
+    tame(&out);
+    let bad = variant(
+        &w,
+        "echo2.toml",
+        &[("id = \"mini-ruche\"", &format!("id = \"{long}\""))],
+    );
+    let out = w.run(&["verify", "--game", &bad, csv.to_str().unwrap()]);
+    said(&out, 2, "echo2.toml, id: '\\u{1b}[31m777");
+    tame(&out);
+}
+
+// ---- defect 11: misspelt settings, doubled causes ----
+
+#[test]
+fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
+    let w = Workdir::new();
+    let maxi = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("games/maxi-ruche-or.toml"),
+    )
+    .unwrap();
+    let cases: Vec<(String, &str)> = vec![
+        (
+            variant(&w, "honney.toml", &[("honey = [", "honney = [\"1\"]\nhoney = [")]),
+            "honney.toml, stakes[price=2].layout: unknown layout parameter 'honney': the ruche mechanic reads row_amounts, honey",
+        ),
+        (
+            variant(&w, "row.toml", &[("row_amounts = [", "row_amount = [\"2\"]\nrow_amounts = [")]),
+            "row.toml, stakes[price=2].layout: unknown layout parameter 'row_amount': the ruche mechanic reads row_amounts, honey",
+        ),
+        (
+            variant(&w, "pots.toml", &[("{ pots = 4, amount = \"2\" }", "{ pots = 4, amount = \"2\", amuont = \"3\" }")]),
+            "pots.toml, stakes[price=2].layout: honey[0]: unknown key 'amuont': an entry is { pots = N, amount = \"X\" }",
+        ),
+        (
+            {
+                let path = w.path("maxi.toml");
+                std::fs::write(&path, maxi.replacen("bonus = [", "bee_amount = [\"2\"]\nbonus = [", 1)).unwrap();
+                path.display().to_string()
+            },
+            "maxi.toml, stakes[price=3].layout: unknown layout parameter 'bee_amount': the maxi-ruche mechanic reads row_amounts, bee_amounts, bonus",
+        ),
+        (
+            {
+                let path = w.path("bonus.toml");
+                std::fs::write(&path, maxi.replacen("{ bees = 4, amount = \"3\" }", "{ bees = 4, amount = \"3\", bee = 5 }", 1)).unwrap();
+                path.display().to_string()
+            },
+            "bonus.toml, stakes[price=3].layout: bonus[0]: unknown key 'bee': an entry is { bees = N, amount = \"X\" }",
+        ),
+    ];
+    for (file, needle) in cases {
+        let out = w.run(&["verify", "--game", &file, "nowhere"]);
+        said(&out, 2, needle);
+    }
+}
+
+#[test]
+fn every_cause_is_said_once() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = data("mini-ruche.toml");
+    std::fs::create_dir(w.path("dir")).unwrap();
+    let csv = folder.join("block-00001.csv");
+    let csv = csv.to_str().unwrap();
+    let mut runs: Vec<Vec<&str>> = vec![
+        vec!["verify", "--game", "dir", csv],
+        vec!["emit", "--game", "dir"],
+        vec!["verify", "--game", &game, "--public-key", "dir", csv],
+        vec!["verify", "--game", &game, "--seed-file", "dir", csv],
+    ];
+    // A folder named like a block file, inside an emission folder.
+    let fake = w.path("emissions/mini-ruche/2/e0002/block-00001.csv");
+    std::fs::create_dir_all(&fake).unwrap();
+    let fake = fake.display().to_string();
+    runs.push(vec!["verify", "--game", &game, &fake]);
+    // A folder where the emission's public key or the manifest should be.
+    let keyless = w.path("emissions/mini-ruche/2/e0003");
+    let manifestless = w.path("emissions/mini-ruche/2/e0004");
+    for (copy, replaced) in [
+        (&keyless, "emission.pub.pem"),
+        (&manifestless, "block-00001.manifest.json"),
+    ] {
+        std::fs::create_dir_all(copy).unwrap();
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let from = entry.unwrap().path();
+            std::fs::copy(&from, copy.join(from.file_name().unwrap())).unwrap();
+        }
+        std::fs::remove_file(copy.join(replaced)).unwrap();
+        std::fs::create_dir(copy.join(replaced)).unwrap();
+    }
+    let keyless = keyless.join("block-00001.csv").display().to_string();
+    let manifestless = manifestless.join("block-00001.csv").display().to_string();
+    runs.push(vec!["verify", "--game", &game, &keyless]);
+    runs.push(vec!["verify", "--game", &game, &manifestless]);
+    for args in runs {
+        let out = w.run(&args);
+        let text = text(&out);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {text}");
+        assert!(!text.contains("panicked"), "{text}");
+        for line in text.lines() {
+            assert!(
+                line.matches("(os error").count() <= 1,
+                "{args:?}: the cause is said twice: {line}"
+            );
+            let cause = line.rsplit(": ").next().unwrap_or_default();
+            assert!(
+                line.matches(cause).count() == 1 || cause.len() < 8,
+                "{args:?}: '{cause}' is said twice: {line}"
+            );
+        }
+    }
+}
