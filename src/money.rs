@@ -97,6 +97,11 @@ impl AmountTable {
         (*v, t.as_str())
     }
 
+    /// Length in bytes of the longest canonical text in the table (0 if empty).
+    pub fn max_text_len(&self) -> usize {
+        self.entries.iter().map(|(_, t)| t.len()).max().unwrap_or(0)
+    }
+
     /// True if `amount` is in the table.
     pub fn contains(&self, amount: Decimal) -> bool {
         self.entries.iter().any(|(v, _)| *v == amount)
@@ -167,6 +172,7 @@ mod tests {
         assert_eq!(t.lookup("0.50"), None);
         assert_eq!(t.text(d("5.00")), Some("5"));
         assert_eq!(t.get(0).1, "0.5");
+        assert_eq!(t.max_text_len(), 3);
         // Packed look-ups must not confuse a text with its prefix or with NUL padding.
         let t = AmountTable::new([d("1"), d("10"), d("12345678901234567")]);
         assert_eq!(t.lookup_bytes(b"1"), Some(d("1")));

@@ -176,10 +176,10 @@ pub fn verify_block(
     else {
         return report;
     };
-    let decoder = match mechanic::decoder(&game, &stake) {
-        Ok(d) => d,
+    let tickets = match TicketCheck::new(&game, &stake, manifest.emission, manifest.block) {
+        Ok(t) => t,
         Err(m) => {
-            report.problem(format!("{name}: game {}: {m}", game.id));
+            report.problem(format!("{name}: {m}"));
             return report;
         }
     };
@@ -210,10 +210,7 @@ pub fn verify_block(
     };
     let checker = LineChecker {
         name: &name,
-        prefix: block::serial_prefix(&game.id, &stake, manifest.emission, manifest.block),
-        tiers: stake.tiers(),
-        tier_text: stake.tiers().into_iter().map(canonical).collect(),
-        decoder: decoder.as_ref(),
+        tickets: &tickets,
         forms: options.forms,
         replay: replay.as_ref(),
     };
@@ -240,12 +237,12 @@ pub fn verify_block(
     let expected = expected_prizes(&game, &stake);
     let mut total = Decimal::ZERO;
     for (tier, &count) in scan.counts.iter().enumerate() {
-        let amount = checker.tiers[tier];
+        let amount = tickets.tiers[tier];
         total += amount * Decimal::from(count);
         if count != expected[tier].count {
             report.problem(format!(
                 "{name}: {count} tickets win {} €, Article 3 for a {} € block says {}",
-                checker.tier_text[tier],
+                tickets.tier_text[tier],
                 canonical(stake.price),
                 expected[tier].count
             ));
@@ -430,13 +427,205 @@ fn expected_prizes(game: &Game, stake: &Stake) -> Vec<crate::game::Prize> {
     prizes
 }
 
-/// Checks ticket lines.
-struct LineChecker<'a> {
-    name: &'a str,
+/// The checks `verify` runs on every ticket line of one block, usable one line at a time (by
+/// a fuzzer, or a tool that reads tickets its own way): the length of the line, the four
+/// fields, the serial, the prize column, the ticket's SHA-256, and the layout, which must be
+/// valid and win exactly the prize column. Nothing is allocated on a valid line.
+pub struct TicketCheck {
+    /// `<game>-<stake cents>-<emission:04>-<block:05>-`: the serial without its index.
     prefix: String,
+    /// Tickets in a block of the game.
+    block_size: u64,
+    /// The stake's prize tiers, highest first, then zero.
     tiers: Vec<Decimal>,
+    /// The tiers as written in the prize column.
     tier_text: Vec<String>,
-    decoder: &'a dyn Decoder,
+    decoder: Box<dyn Decoder>,
+    /// The longest ticket line the game allows, line end excluded.
+    max_line: usize,
+}
+
+/// What one ticket line showed.
+struct Inspection<'l> {
+    /// The prize tier of the prize column, if it is one.
+    tier: Option<usize>,
+    /// SHA-256 of `serial,prize,layout` (of the whole line if it has not four fields; zero if
+    /// it is too long to be a ticket line).
+    hash: [u8; 32],
+    /// Every rule the line breaks (empty on a valid line: no allocation).
+    problems: Vec<String>,
+    /// With forms: how the layout shows its prize.
+    form: Option<String>,
+    /// The layout field, when the line has four fields.
+    layout: Option<&'l [u8]>,
+}
+
+/// Length of the hex SHA-256 that ends a ticket line.
+const HASH_HEX: usize = 64;
+/// Digits of the ticket index that end a serial.
+const INDEX_DIGITS: usize = 7;
+
+impl TicketCheck {
+    /// The checks for the tickets of block `block` of emission `emission` of this game and
+    /// stake; fails only if the game's mechanic cannot read this stake.
+    pub fn new(game: &Game, stake: &Stake, emission: u32, block: u32) -> Result<Self, String> {
+        let decoder =
+            mechanic::decoder(game, stake).map_err(|m| format!("game {}: {m}", game.id))?;
+        let prefix = block::serial_prefix(&game.id, stake, emission, block);
+        let tiers = stake.tiers();
+        let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
+        let longest_prize = tier_text.iter().map(String::len).max().unwrap_or(1);
+        // serial "," prize "," layout "," sha256
+        let max_line = prefix.len()
+            + INDEX_DIGITS
+            + 1
+            + longest_prize
+            + 1
+            + decoder.max_layout_len()
+            + 1
+            + HASH_HEX;
+        Ok(TicketCheck {
+            prefix,
+            block_size: game.block_size,
+            tiers,
+            tier_text,
+            decoder,
+            max_line,
+        })
+    }
+
+    /// The longest ticket line of this game and stake, in bytes, line end excluded: serial,
+    /// the longest prize, the longest layout the mechanic accepts, and the hash.
+    pub fn max_line(&self) -> usize {
+        self.max_line
+    }
+
+    /// Checks one ticket line (without its line end) of the ticket at `index` in the block
+    /// (from 0; the line is line `index + 2` of the file). The error names the line, the
+    /// serial expected there, and every rule the line breaks.
+    pub fn check(&self, line: &[u8], index: u64) -> Result<(), String> {
+        let seen = self.inspect(line, index, false);
+        if seen.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "line {} ({}): {}",
+                index.saturating_add(2),
+                self.serial(index),
+                seen.problems.join("; ")
+            ))
+        }
+    }
+
+    /// The serial of the ticket at `index`.
+    fn serial(&self, index: u64) -> String {
+        let digits = block::index_digits(index);
+        format!("{}{}", self.prefix, String::from_utf8_lossy(&digits))
+    }
+
+    /// Runs every check on one line; with `forms`, also names the form of a valid layout.
+    fn inspect<'l>(&self, line: &'l [u8], index: u64, forms: bool) -> Inspection<'l> {
+        let mut out = Inspection {
+            tier: None,
+            hash: [0; 32],
+            problems: Vec::new(),
+            form: None,
+            layout: None,
+        };
+        if line.len() > self.max_line {
+            // Not read further: no field of it can be right.
+            out.problems.push(format!(
+                "{} bytes, longer than the longest ticket line of this game ({} bytes)",
+                line.len(),
+                self.max_line
+            ));
+            return out;
+        }
+        if index >= self.block_size {
+            out.problems.push(format!(
+                "a block of this game holds {} tickets: this line is one too many",
+                self.block_size
+            ));
+        }
+        let mut fields: [&[u8]; 4] = [&[]; 4];
+        let mut count = 0;
+        for field in line.split(|&b| b == b',') {
+            if count < 4 {
+                fields[count] = field;
+            }
+            count += 1;
+        }
+        if count != 4 {
+            out.problems.push(format!(
+                "{count} fields, a ticket line has 4 (serial,prize,layout,sha256)"
+            ));
+            out.hash = Sha256::digest(line).into();
+            return out;
+        }
+        let hashed = &line[..line.len() - fields[3].len() - 1];
+        out.hash = Sha256::digest(hashed).into();
+        let serial = fields[0];
+        let prefix = self.prefix.as_bytes();
+        let digits = block::index_digits(index);
+        if serial.len() != prefix.len() + INDEX_DIGITS
+            || !serial.starts_with(prefix)
+            || serial[prefix.len()..] != digits[..]
+        {
+            out.problems.push(format!(
+                "serial '{}' where {} was expected: a ticket is missing, added or out of order, or the serial was changed",
+                String::from_utf8_lossy(serial),
+                self.serial(index)
+            ));
+        }
+        let prize_text = String::from_utf8_lossy(fields[1]);
+        let tier = self
+            .tier_text
+            .iter()
+            .position(|t| t.as_bytes() == fields[1]);
+        match tier {
+            Some(t) => out.tier = Some(t),
+            None => out
+                .problems
+                .push(format!("prize '{prize_text}' is not a prize of this stake")),
+        }
+        let mut hex_hash = [0u8; HASH_HEX];
+        hex::encode_to_slice(out.hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
+        if fields[3] != hex_hash {
+            out.problems.push(format!(
+                "sha256 '{}' is not the SHA-256 of serial,prize,layout ({})",
+                String::from_utf8_lossy(fields[3]),
+                hex::encode(out.hash)
+            ));
+        }
+        out.layout = Some(fields[2]);
+        match std::str::from_utf8(fields[2]) {
+            Err(_) => out.problems.push("the layout is not UTF-8".into()),
+            Ok(layout) => match self.decoder.decode(layout) {
+                Err(e) => out.problems.push(format!("invalid layout: {e}")),
+                Ok(won) => {
+                    if let Some(t) = tier {
+                        if won != self.tiers[t] {
+                            out.problems.push(format!(
+                                "the layout wins {} € but the prize column says {prize_text} €",
+                                canonical(won)
+                            ));
+                        } else if forms {
+                            out.form = self.decoder.form(layout).ok();
+                        }
+                    }
+                }
+            },
+        }
+        out
+    }
+}
+
+/// Reads the ticket lines of a block file, with the checks of [`TicketCheck`] and, with the
+/// seed, the replay.
+struct LineChecker<'a> {
+    /// The CSV file, for messages.
+    name: &'a str,
+    tickets: &'a TicketCheck,
     forms: bool,
     replay: Option<&'a Replay>,
 }
@@ -479,7 +668,7 @@ impl LineChecker<'_> {
             bytes: 0,
             sha256: [0; 32],
             root: [0; 32],
-            counts: vec![0; self.tiers.len()],
+            counts: vec![0; self.tickets.tiers.len()],
         };
         let mut sha = Sha256::new();
         let mut merkle = MerkleRoot::new();
@@ -557,7 +746,10 @@ impl LineChecker<'_> {
             if let Some(tier) = line.tier {
                 scan.counts[tier] += 1;
                 if let Some(form) = line.form {
-                    *report.forms.entry((self.tiers[tier], form)).or_insert(0) += 1;
+                    *report
+                        .forms
+                        .entry((self.tickets.tiers[tier], form))
+                        .or_insert(0) += 1;
                 }
             }
             if let Some(problem) = line.problem {
@@ -569,95 +761,24 @@ impl LineChecker<'_> {
 
     /// Checks one ticket line; `index` is the ticket's index in the block.
     fn line(&self, line: &[u8], index: u64) -> Line {
-        let mut out = Line {
-            tier: None,
-            hash: [0; 32],
-            problem: None,
-            form: None,
-        };
-        let digits = block::index_digits(index);
-        let serial_text = || format!("{}{}", self.prefix, String::from_utf8_lossy(&digits));
-        let at = |rule: String| {
-            format!(
-                "{} line {} ({}): {rule}",
-                self.name,
-                index + 2,
-                serial_text()
-            )
-        };
-        let mut fields: [&[u8]; 4] = [&[]; 4];
-        let mut count = 0;
-        for field in line.split(|&b| b == b',') {
-            if count < 4 {
-                fields[count] = field;
-            }
-            count += 1;
+        let mut seen = self.tickets.inspect(line, index, self.forms);
+        if let (Some(replay), Some(layout)) = (self.replay, seen.layout) {
+            replay.check(self.tickets, index, seen.tier, layout, &mut seen.problems);
         }
-        if count != 4 {
-            out.problem = Some(at(format!(
-                "{count} fields, a ticket line has 4 (serial,prize,layout,sha256)"
-            )));
-            out.hash = Sha256::digest(line).into();
-            return out;
+        Line {
+            tier: seen.tier,
+            hash: seen.hash,
+            problem: (!seen.problems.is_empty()).then(|| {
+                format!(
+                    "{} line {} ({}): {}",
+                    self.name,
+                    index.saturating_add(2),
+                    self.tickets.serial(index),
+                    seen.problems.join("; ")
+                )
+            }),
+            form: seen.form,
         }
-        let hashed = &line[..line.len() - fields[3].len() - 1];
-        out.hash = Sha256::digest(hashed).into();
-        let mut problems: Vec<String> = Vec::new();
-        let serial = fields[0];
-        let prefix = self.prefix.as_bytes();
-        if serial.len() != prefix.len() + 7
-            || !serial.starts_with(prefix)
-            || serial[prefix.len()..] != digits[..]
-        {
-            problems.push(format!(
-                "serial '{}' where {} was expected: a ticket is missing, added or out of order, or the serial was changed",
-                String::from_utf8_lossy(serial),
-                serial_text()
-            ));
-        }
-        let prize_text = String::from_utf8_lossy(fields[1]);
-        let tier = self
-            .tier_text
-            .iter()
-            .position(|t| t.as_bytes() == fields[1]);
-        match tier {
-            Some(t) => out.tier = Some(t),
-            None => problems.push(format!("prize '{prize_text}' is not a prize of this stake")),
-        }
-        let mut hex_hash = [0u8; 64];
-        hex::encode_to_slice(out.hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
-        if fields[3] != hex_hash {
-            problems.push(format!(
-                "sha256 '{}' is not the SHA-256 of serial,prize,layout ({})",
-                String::from_utf8_lossy(fields[3]),
-                hex::encode(out.hash)
-            ));
-        }
-        match std::str::from_utf8(fields[2]) {
-            Err(_) => problems.push("the layout is not UTF-8".into()),
-            Ok(layout) => match self.decoder.decode(layout) {
-                Err(e) => problems.push(format!("invalid layout: {e}")),
-                Ok(won) => {
-                    if let Some(t) = tier {
-                        if won != self.tiers[t] {
-                            problems.push(format!(
-                                "the layout wins {} € but the prize column says {prize_text} €",
-                                canonical(won)
-                            ));
-                        } else if self.forms {
-                            out.form = self.decoder.form(layout).ok();
-                        }
-                    }
-                }
-            },
-        }
-        if let Some(replay) = self.replay {
-            replay.check(self, index, tier, fields[2], &mut problems);
-        }
-        if !problems.is_empty() {
-            out.problem = Some(at(problems.join("; ")));
-        }
-        out
     }
 }
 
@@ -665,7 +786,7 @@ impl Replay {
     /// Compares a ticket with the one the seed makes at `index`.
     fn check(
         &self,
-        checker: &LineChecker<'_>,
+        tickets: &TicketCheck,
         index: u64,
         tier: Option<usize>,
         layout: &[u8],
@@ -679,7 +800,7 @@ impl Replay {
         if tier != Some(drawn) {
             problems.push(format!(
                 "the seed draws {} € for this ticket",
-                checker.tier_text[drawn]
+                tickets.tier_text[drawn]
             ));
             return;
         }
@@ -687,11 +808,152 @@ impl Replay {
         let mut rng = self.key.ticket_rng(index);
         match self
             .synthesizer
-            .synthesize(checker.tiers[drawn], &mut rng, &mut made)
+            .synthesize(tickets.tiers[drawn], &mut rng, &mut made)
         {
             Ok(()) if made.as_bytes() == layout => {}
             Ok(()) => problems.push(format!("the seed makes the layout {made}")),
             Err(e) => problems.push(format!("the seed's layout cannot be made: {e}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanic::LayoutRng;
+    use rand::SeedableRng;
+
+    /// Block 7 of emission 3 of La ruche d'or at 2 €.
+    fn setup() -> (Game, Stake, TicketCheck) {
+        let game = Game::builtin("ruche-or").unwrap();
+        let stake = game.stake(Decimal::from(2)).unwrap().clone();
+        let check = TicketCheck::new(&game, &stake, 3, 7).unwrap();
+        (game, stake, check)
+    }
+
+    /// A ticket line as emit writes it (line end excluded).
+    fn line(serial: &str, prize: &str, layout: &str) -> Vec<u8> {
+        let body = format!("{serial},{prize},{layout}");
+        let hash = hex::encode(Sha256::digest(body.as_bytes()));
+        format!("{body},{hash}").into_bytes()
+    }
+
+    fn synthesized(game: &Game, stake: &Stake, prize: Decimal, seed: u64) -> String {
+        let synth = mechanic::synthesizer(game, stake).unwrap();
+        let mut layout = String::new();
+        synth
+            .synthesize(prize, &mut LayoutRng::seed_from_u64(seed), &mut layout)
+            .unwrap();
+        layout
+    }
+
+    #[track_caller]
+    fn refused(check: &TicketCheck, line: &[u8], index: u64, needle: &str) {
+        match check.check(line, index) {
+            Ok(()) => panic!("{} should be refused", String::from_utf8_lossy(line)),
+            Err(m) => assert!(m.contains(needle), "{m:?} should mention {needle:?}"),
+        }
+    }
+
+    #[test]
+    fn valid_ticket_lines_pass() {
+        let (game, stake, check) = setup();
+        for (i, tier) in stake.tiers().into_iter().enumerate() {
+            let layout = synthesized(&game, &stake, tier, i as u64);
+            let serial = format!("ruche-or-200-0003-00007-{:07}", 40 + i);
+            let ok = line(&serial, &canonical(tier), &layout);
+            assert_eq!(check.check(&ok, 40 + i as u64), Ok(()));
+        }
+    }
+
+    #[test]
+    fn every_rule_of_a_ticket_line_is_checked() {
+        let (game, stake, check) = setup();
+        let layout = synthesized(&game, &stake, Decimal::from(20), 1);
+        let serial = "ruche-or-200-0003-00007-0000042";
+        // The serial is the index's, in this block of this emission.
+        refused(
+            &check,
+            &line(serial, "20", &layout),
+            41,
+            "line 43 (ruche-or-200-0003-00007-0000041): serial 'ruche-or-200-0003-00007-0000042'",
+        );
+        refused(
+            &check,
+            &line("ruche-or-200-0001-00007-0000042", "20", &layout),
+            42,
+            "serial",
+        );
+        // The prize column is a prize of the stake and the one the layout wins.
+        refused(
+            &check,
+            &line(serial, "21", &layout),
+            42,
+            "prize '21' is not a prize",
+        );
+        refused(
+            &check,
+            &line(serial, "4", &layout),
+            42,
+            "the layout wins 20 € but the prize column says 4 €",
+        );
+        // The hash covers serial,prize,layout as written.
+        let mut tampered = line(serial, "20", &layout);
+        let at = serial.len() + 5;
+        tampered[at] = if tampered[at] == b'P' { b'A' } else { b'P' };
+        refused(
+            &check,
+            &tampered,
+            42,
+            "is not the SHA-256 of serial,prize,layout",
+        );
+        // The layout is valid.
+        refused(&check, &line(serial, "20", "20:PPP"), 42, "invalid layout");
+        refused(
+            &check,
+            &line(serial, "20", &layout)[..100],
+            42,
+            "fields, a ticket line has 4",
+        );
+        // No ticket beyond the block's size.
+        let last = format!("ruche-or-200-0003-00007-{:07}", game.block_size);
+        refused(
+            &check,
+            &line(&last, "20", &layout),
+            game.block_size,
+            "holds 900000 tickets",
+        );
+    }
+
+    #[test]
+    fn a_line_longer_than_the_longest_ticket_line_is_refused_unread() {
+        let (_, _, check) = setup();
+        // The longest prize and the longest layout the mechanic accepts make the longest line.
+        let serial = "ruche-or-200-0003-00007-0000042";
+        let layout =
+            "20000:FFFF/20000:FFFFF/20000:FFFFFF/20000:FFFFFFF/20000:FFFFFF/20000:FFFFF/20000:FFFF";
+        let main = layout.replacen("FFFF", "EEEF", 1);
+        let longest = line(
+            serial,
+            "20000",
+            &format!("{main}|{layout}|{layout}|{layout}"),
+        );
+        assert_eq!(longest.len(), check.max_line());
+        // It is read (and here refused for its prize, not for its length).
+        let said = check.check(&longest, 42).unwrap_err();
+        assert!(!said.contains("longer than"), "{said}");
+        assert!(said.contains("the layout wins 0 €"), "{said}");
+        let mut long = longest.clone();
+        long.push(b'F');
+        refused(
+            &check,
+            &long,
+            42,
+            &format!(
+                "{} bytes, longer than the longest ticket line of this game ({} bytes)",
+                check.max_line() + 1,
+                check.max_line()
+            ),
+        );
     }
 }

@@ -59,6 +59,11 @@ pub trait Decoder: Send + Sync {
     /// `row`, `2 rows`, `honey + EXTRA`, `bonus 8 bees`, `loss`. Layouts of the same form
     /// share the same text.
     fn form(&self, layout: &str) -> Result<String, LayoutError>;
+
+    /// The length in bytes of the longest layout this decoder can accept, from the grammar and
+    /// the longest amounts the stake allows: `verify` refuses a longer ticket line without
+    /// decoding it, and a reader can bound what it holds in memory.
+    fn max_layout_len(&self) -> usize;
 }
 
 /// Draws layouts for prizes.
@@ -161,6 +166,11 @@ mod tests {
             let decoded = decoder.decode(&text);
             let form = decoder.form(&text);
             prop_assert_eq!(decoded.is_ok(), form.is_ok());
+            // What decodes is never longer than the bound verify reads lines with.
+            prop_assert!(layout.len() <= decoder.max_layout_len());
+            if decoded.is_ok() {
+                prop_assert!(text.len() <= decoder.max_layout_len());
+            }
         }
 
         #[test]

@@ -188,6 +188,16 @@ impl Decoder for CalendarDecoder {
         self.read(layout).map(|r| r.prize)
     }
 
+    /// Twelve months `sym sym ":" amount` joined by `/`, then `|` and the clover
+    /// `n "-" n "-" n ":" amount` with two-digit numbers, every amount the longest allowed.
+    fn max_layout_len(&self) -> usize {
+        let month = 2 + 1 + self.month_amounts.max_text_len();
+        let number = CLOVER_MAX.to_string().len();
+        let clover =
+            CLOVER_NUMBERS * number + (CLOVER_NUMBERS - 1) + 1 + self.clover_amounts.max_text_len();
+        MONTHS * month + (MONTHS - 1) + 1 + clover
+    }
+
     fn form(&self, layout: &str) -> Result<String, LayoutError> {
         let r = self.read(layout)?;
         let months = match r.winning_months {

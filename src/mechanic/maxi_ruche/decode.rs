@@ -38,6 +38,20 @@ impl Decoder for MaxiDecoder {
     fn form(&self, layout: &str) -> Result<String, LayoutError> {
         self.outcome(layout).map(|o| o.form())
     }
+
+    /// Two hives (the main one with an `E`, then its EXTRA hive) showing the longest bee and
+    /// row amounts, then a bonus stage: `hive "|" hive "+" bonus`.
+    fn max_layout_len(&self) -> usize {
+        let row_amount = self.params.rows.max_text_len();
+        let hive = self.params.bees.max_text_len()
+            + 1
+            + ROW_LEN
+                .iter()
+                .map(|len| row_amount + 1 + len)
+                .sum::<usize>()
+            + (ROWS - 1);
+        2 * hive + 1 + 1 + BONUS_CELLS
+    }
 }
 
 /// Cell classes, indices into a row's counts.

@@ -663,3 +663,26 @@ fn speed() {
         best.0 + best.1
     );
 }
+
+#[test]
+fn the_longest_valid_layout_is_exactly_max_layout_len() {
+    let params = super::params::MaxiParams::from_stake(&stake()).unwrap();
+    let longest = |t: &crate::money::AmountTable| {
+        (0..t.len())
+            .map(|i| t.get(i).1.to_string())
+            .max_by_key(String::len)
+            .unwrap()
+    };
+    let (row, bee) = (longest(&params.rows), longest(&params.bees));
+    let hive = |first_row: &str| {
+        let mut rows = vec![format!("{row}:{first_row}")];
+        for len in [5, 6, 7, 6, 5, 4] {
+            rows.push(format!("{row}:{}", "F".repeat(len)));
+        }
+        format!("{bee}#{}", rows.join("/"))
+    };
+    // A main hive with an E, its EXTRA hive, both losing, then the bonus stage.
+    let layout = format!("{}|{}+QQQ.........", hive("EFFF"), hive("FFFF"));
+    assert_eq!(ok(&layout), d("0"), "{layout}");
+    assert_eq!(layout.len(), decoder().max_layout_len(), "{layout}");
+}

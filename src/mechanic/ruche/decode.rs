@@ -78,6 +78,19 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
     Ok(outcome)
 }
 
+/// The longest layout [`decode`] can accept: the main hive and [`MAX_EXTRA`] EXTRA hives
+/// joined by `|`, every row showing the longest amount the stake allows.
+pub fn max_layout_len(params: &RucheParams) -> usize {
+    let amount = params.rows.max_text_len();
+    // Per row: amount ":" cells; rows joined by "/".
+    let hive: usize = ROW_LENGTHS
+        .iter()
+        .map(|len| amount + 1 + len)
+        .sum::<usize>()
+        + (ROW_LENGTHS.len() - 1);
+    (1 + MAX_EXTRA) * hive + MAX_EXTRA
+}
+
 /// Kinds of cell, indexes into a row's counts.
 const NOT_A_CELL: usize = 0;
 const P: usize = 1;

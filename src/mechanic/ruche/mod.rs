@@ -43,6 +43,10 @@ impl Decoder for RucheDecoder {
     fn form(&self, layout: &str) -> Result<String, LayoutError> {
         Ok(decode::form(&self.outcome(layout)?))
     }
+
+    fn max_layout_len(&self) -> usize {
+        decode::max_layout_len(&self.params)
+    }
 }
 
 /// Draws La ruche d'or layouts for the prizes of one stake.

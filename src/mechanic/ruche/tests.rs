@@ -214,3 +214,32 @@ fn non_winning_parts_look_the_same_on_winners_and_losers() {
     assert!((near(lose) - near(win)).abs() < 0.5, "{lose:?} {win:?}");
     assert!((extra(lose) - extra(win)).abs() < 0.05, "{lose:?} {win:?}");
 }
+
+/// The longest row amount the stake allows.
+fn longest_row_amount(price: &str) -> String {
+    let params = RucheParams::from_stake(&stake(price)).unwrap();
+    (0..params.rows.len())
+        .map(|i| params.rows.get(i).1.to_string())
+        .max_by_key(String::len)
+        .unwrap()
+}
+
+#[test]
+fn the_longest_valid_layout_is_exactly_max_layout_len() {
+    for price in ["0.5", "1", "2", "3"] {
+        let dec = decoder(price);
+        let amount = longest_row_amount(price);
+        let hive = |first_row: &str| {
+            let mut rows = vec![format!("{amount}:{first_row}")];
+            for len in [5, 6, 7, 6, 5, 4] {
+                rows.push(format!("{amount}:{}", "F".repeat(len)));
+            }
+            rows.join("/")
+        };
+        // Three E in the main hive open three EXTRA hives: the most a layout can show.
+        let plain = hive("FFFF");
+        let layout = format!("{}|{plain}|{plain}|{plain}", hive("EEEF"));
+        assert_eq!(dec.decode(&layout), Ok(Decimal::ZERO), "{layout}");
+        assert_eq!(layout.len(), dec.max_layout_len(), "{price}: {layout}");
+    }
+}

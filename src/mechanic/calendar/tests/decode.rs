@@ -256,3 +256,21 @@ fn never_panics_on_prefixes_and_noise() {
         }
     }
 }
+
+#[test]
+fn the_longest_valid_layout_is_exactly_max_layout_len() {
+    let dec = decoder();
+    let params =
+        crate::mechanic::calendar::params::CalendarParams::from_stake(&builtin_stake()).unwrap();
+    let longest = |t: &crate::money::AmountTable| {
+        (0..t.len())
+            .map(|i| t.get(i).1.to_string())
+            .max_by_key(String::len)
+            .unwrap()
+    };
+    let month = format!("AB:{}", longest(&params.month_amounts));
+    let months = vec![month; 12].join("/");
+    let layout = format!("{months}|10-11-12:{}", longest(&params.clover_amounts));
+    assert_eq!(dec.decode(&layout), Ok(d("0")), "{layout}");
+    assert_eq!(layout.len(), dec.max_layout_len(), "{layout}");
+}
