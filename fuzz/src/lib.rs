@@ -33,15 +33,20 @@ pub fn exercise(decoders: &[Box<dyn Decoder>], data: &[u8]) {
     }
 }
 
-/// Decodes `layout` twice and reads its form twice: same answers each time, and a form exactly
-/// when the layout decodes.
+/// Decodes `layout` twice and reads its form twice: same answers each time, a form exactly
+/// when the layout decodes, and never a layout longer than the bound `verify` reads lines with.
 fn check(decoder: &dyn Decoder, layout: &str) {
     let prize = decoder.decode(layout);
     assert_eq!(prize, decoder.decode(layout), "decode is not deterministic");
     let form = decoder.form(layout);
     assert_eq!(form, decoder.form(layout), "form is not deterministic");
     match (&prize, &form) {
-        (Ok(_), Ok(_)) => {}
+        (Ok(_), Ok(_)) => assert!(
+            layout.len() <= decoder.max_layout_len(),
+            "a layout of {} bytes decodes, longer than max_layout_len {}",
+            layout.len(),
+            decoder.max_layout_len()
+        ),
         (Err(a), Err(b)) => assert_eq!(a, b, "decode and form give different errors"),
         _ => panic!("decode gives {prize:?} but form gives {form:?}"),
     }
