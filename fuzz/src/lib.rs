@@ -1,0 +1,53 @@
+//! What the decoder fuzz targets share: the decoders of a built-in game, built once, and the
+//! properties every decoder must keep on any bytes.
+//!
+//! A decoder reads layouts from files nobody vouches for, so whatever the bytes it must answer
+//! (a prize or the rule broken), never panic, and answer the same way every time. It may
+//! legally find a prize that is not in the stake's table (a forged layout can show one; that is
+//! `verify`'s business, not the decoder's), so the prize itself is not checked here.
+
+use emission_factory::game::Game;
+use emission_factory::mechanic::{self, Decoder};
+
+/// The decoders of every stake of the built-in game `id`.
+///
+/// Panics if the built-in definition does not load: that is a bug of the program, not of the
+/// input, and the fuzz target must not start with it.
+pub fn decoders(id: &str) -> Vec<Box<dyn Decoder>> {
+    let game = Game::builtin(id).unwrap_or_else(|e| panic!("built-in game {id}: {e}"));
+    game.stakes
+        .iter()
+        .map(|stake| {
+            mechanic::decoder(&game, stake)
+                .unwrap_or_else(|e| panic!("built-in game {id}, stake {}: {e}", stake.price))
+        })
+        .collect()
+}
+
+/// Feeds `data` to every decoder: as text when it is UTF-8, else with every invalid sequence
+/// replaced by U+FFFD (what a reader of the CSV would see after a lossy conversion).
+pub fn exercise(decoders: &[Box<dyn Decoder>], data: &[u8]) {
+    let layout = String::from_utf8_lossy(data);
+    for decoder in decoders {
+        check(decoder.as_ref(), &layout);
+    }
+}
+
+/// Decodes `layout` twice and reads its form twice: same answers each time, a form exactly
+/// when the layout decodes, and never a layout longer than the bound `verify` reads lines with.
+fn check(decoder: &dyn Decoder, layout: &str) {
+    let prize = decoder.decode(layout);
+    assert_eq!(prize, decoder.decode(layout), "decode is not deterministic");
+    let form = decoder.form(layout);
+    assert_eq!(form, decoder.form(layout), "form is not deterministic");
+    match (&prize, &form) {
+        (Ok(_), Ok(_)) => assert!(
+            layout.len() <= decoder.max_layout_len(),
+            "a layout of {} bytes decodes, longer than max_layout_len {}",
+            layout.len(),
+            decoder.max_layout_len()
+        ),
+        (Err(a), Err(b)) => assert_eq!(a, b, "decode and form give different errors"),
+        _ => panic!("decode gives {prize:?} but form gives {form:?}"),
+    }
+}
