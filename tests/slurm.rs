@@ -1,0 +1,551 @@
+//! One emission over many machines on a real batch engine (issue 12): the job scripts of
+//! `deploy/slurm/` submitted to a real Slurm, their blocks compared byte for byte with those of
+//! one `emit` run, and the faults of a distributed run (a task cancelled mid-block, overlapping
+//! ranges).
+//!
+//! These tests need a running cluster: `.ci/run` starts a single-node one with
+//! `tests/slurm/start-cluster.sh` (as root; the jobs run on this machine, so the scratch folder
+//! is the "shared file system"). Without one they print why and pass.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const SKIPPED: &str = "SKIPPED: no Slurm cluster (start one with tests/slurm/start-cluster.sh)";
+
+/// One test at a time: both share the cluster's two cores, and the figures they print mean
+/// something only when nothing else runs.
+static CLUSTER: Mutex<()> = Mutex::new(());
+
+/// Longest wait for a job to leave the queue before the test gives up (a hang, not a timing).
+const JOB_DEADLINE: Duration = Duration::from_secs(600);
+
+/// Is a Slurm cluster answering, with a node that takes jobs?
+fn cluster_up() -> bool {
+    let Ok(out) = Command::new("sinfo")
+        .args(["-h", "-N", "-o", "%T"])
+        .output()
+    else {
+        return false;
+    };
+    let states = String::from_utf8_lossy(&out.stdout);
+    out.status.success()
+        && states
+            .lines()
+            .any(|s| ["idle", "mixed", "allocated"].contains(&s.trim_end_matches('*')))
+}
+
+fn script(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("deploy/slurm")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A scratch folder that the jobs share with the test, with the key, the seed file and the
+/// settings every job gets.
+struct Batch {
+    w: Workdir,
+    /// Every job submitted, cancelled when the test ends (a failed test leaves nothing queued).
+    jobs: std::cell::RefCell<Vec<String>>,
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let jobs = self.jobs.borrow();
+        if !jobs.is_empty() {
+            let _ = Command::new("scancel").args(jobs.iter()).output();
+        }
+    }
+}
+
+/// What Slurm says of one job, or of one task of an array.
+#[derive(Debug, Clone)]
+struct TaskState {
+    state: String,
+    exit_code: String,
+    reason: String,
+}
+
+impl Batch {
+    fn new() -> Self {
+        let w = Workdir::new();
+        w.ok(&["keygen", "--out", "keys"]);
+        std::fs::create_dir_all(w.path("logs")).expect("logs folder");
+        let seed = w.path("seed");
+        std::fs::write(&seed, format!("{SEED}\n")).expect("seed file");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&seed, std::fs::Permissions::from_mode(0o600))
+            .expect("chmod 600 seed");
+        Batch {
+            w,
+            jobs: Default::default(),
+        }
+    }
+
+    fn path(&self, rel: &str) -> String {
+        self.w.path(rel).display().to_string()
+    }
+
+    /// The settings of the job scripts (see their headers) for `game` at `price`, B blocks in J
+    /// tasks, into `out`.
+    fn settings(
+        &self,
+        game: &str,
+        price: &str,
+        b: u32,
+        j: u32,
+        out: &str,
+    ) -> Vec<(String, String)> {
+        [
+            ("EF_BIN", env!("CARGO_BIN_EXE_emission-factory").to_string()),
+            ("EF_GAME", game.to_string()),
+            ("EF_PRICE", price.to_string()),
+            ("EF_BLOCKS", b.to_string()),
+            ("EF_TASKS", j.to_string()),
+            ("EF_OUT", self.path(out)),
+            ("EF_SIGNING_KEY", self.path("keys/signing-key.pem")),
+            ("EF_PUBLIC_KEY", self.path("keys/public-key.pem")),
+            ("EF_SEED_FILE", self.path("seed")),
+            ("EF_THREADS", "1".to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    /// `sbatch --parsable ARGS SCRIPT` with `env` added to the environment the job inherits;
+    /// returns the job id.
+    fn sbatch(&self, args: &[&str], env: &[(String, String)], script_name: &str) -> String {
+        let out = Command::new("sbatch")
+            .current_dir(self.w.dir.path())
+            .arg("--parsable")
+            .args(["-o", &self.path("logs/%x-%A_%a.out")])
+            .args(args)
+            .arg(script(script_name))
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("sbatch runs");
+        assert!(
+            out.status.success(),
+            "sbatch {} {script_name} failed:\n{}",
+            args.join(" "),
+            text(&out)
+        );
+        let id = String::from_utf8_lossy(&out.stdout);
+        let id = id.trim().split(';').next().unwrap_or_default().to_string();
+        self.jobs.borrow_mut().push(id.clone());
+        id
+    }
+
+    /// Waits until none of `jobs` is in the queue (pending or running).
+    fn wait_gone(&self, jobs: &[&str]) {
+        let started = Instant::now();
+        loop {
+            let out = Command::new("squeue")
+                .args(["-h", "-o", "%i %T %r", "-j", &jobs.join(",")])
+                .output()
+                .expect("squeue runs");
+            let listed = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if out.status.success() && listed.is_empty() {
+                return;
+            }
+            if started.elapsed() > JOB_DEADLINE {
+                panic!(
+                    "jobs {jobs:?} still queued after {JOB_DEADLINE:?}:\n{listed}\n{}",
+                    self.logs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The state of each task of `job` (key: the array index, or "" for a plain job).
+    fn states(&self, job: &str) -> BTreeMap<String, TaskState> {
+        let out = Command::new("scontrol")
+            .args(["-o", "show", "job", job])
+            .output()
+            .expect("scontrol runs");
+        assert!(
+            out.status.success(),
+            "scontrol show job {job}:\n{}",
+            text(&out)
+        );
+        let mut states = BTreeMap::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let field = |name: &str| {
+                line.split_whitespace()
+                    .find_map(|f| f.strip_prefix(name).and_then(|f| f.strip_prefix('=')))
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            states.insert(
+                field("ArrayTaskId"),
+                TaskState {
+                    state: field("JobState"),
+                    exit_code: field("ExitCode"),
+                    reason: field("Reason"),
+                },
+            );
+        }
+        states
+    }
+
+    /// Requires every task of `job` to have completed with status 0.
+    fn require_completed(&self, job: &str) {
+        let states = self.states(job);
+        let bad: Vec<_> = states
+            .iter()
+            .filter(|(_, s)| s.state != "COMPLETED" || s.exit_code != "0:0")
+            .collect();
+        assert!(
+            !states.is_empty() && bad.is_empty(),
+            "job {job}: tasks did not all complete: {bad:?}\n{}",
+            self.logs()
+        );
+    }
+
+    /// Every job log, for failure messages.
+    fn logs(&self) -> String {
+        let mut all = String::new();
+        let mut names: Vec<PathBuf> = std::fs::read_dir(self.w.path("logs"))
+            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        names.sort();
+        for name in names {
+            all += &format!(
+                "--- {}\n{}\n",
+                name.display(),
+                std::fs::read_to_string(&name).unwrap_or_default()
+            );
+        }
+        all
+    }
+
+    /// The log of one task (`%x-%A_%a.out`).
+    fn log(&self, name: &str, job: &str, task: &str) -> String {
+        std::fs::read_to_string(self.w.path(&format!("logs/{name}-{job}_{task}.out")))
+            .unwrap_or_default()
+    }
+
+    /// One `emit` process on this machine (all its cores), the reference the jobs must match;
+    /// returns its wall time.
+    fn one_process(&self, game: &str, price: &str, blocks: u32, out: &str) -> Duration {
+        let started = Instant::now();
+        self.w.ok(&[
+            "emit",
+            "--game",
+            game,
+            "--price",
+            price,
+            "--blocks",
+            &blocks.to_string(),
+            "--emission-blocks",
+            &blocks.to_string(),
+            "--seed-file",
+            "seed",
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--out",
+            out,
+            "-q",
+        ]);
+        started.elapsed()
+    }
+}
+
+/// Requires blocks 1..=blocks of two emission folders to be the same bytes (CSV, manifest,
+/// signature). The emission records differ (creation time, runs), so they are not compared.
+fn same_blocks(made: &Path, reference: &Path, blocks: u32) {
+    for block in 1..=blocks {
+        for suffix in [".csv", ".manifest.json", ".manifest.json.sig"] {
+            let name = format!("block-{block:05}{suffix}");
+            assert!(
+                read(&made.join(&name)) == read(&reference.join(&name)),
+                "{name} made by the Slurm array differs from the one made by one process"
+            );
+        }
+    }
+}
+
+/// Files of `dir` whose name ends with `.tmp`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".tmp"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+/// An array of 4 tasks makes 8 blocks of the test game, the dependent job seals and verifies
+/// them, and they are byte-identical to one process's; the same for 2 full blocks of La ruche
+/// d'or in 2 tasks. Then two jobs with overlapping ranges write into one emission: both succeed
+/// (the second to reach a block waits, verifies and keeps it) and the blocks are the same.
+#[test]
+fn array_makes_the_same_blocks_as_one_process() {
+    let _one_at_a_time = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_up() {
+        println!("{SKIPPED}");
+        return;
+    }
+    let batch = Batch::new();
+    let mini = data("mini-ruche.toml");
+
+    // 8 blocks of the test game in 4 tasks, then seal + verify.
+    let started = Instant::now();
+    let mut env = batch.settings(&mini, "2", 8, 4, "array");
+    env.push(("EF_FOLDER".into(), batch.path("array/mini-ruche/2/e0001")));
+    let array = batch.sbatch(&["--array=0-3"], &env, "emit-array.sbatch");
+    let seal = batch.sbatch(
+        &[&format!("--dependency=afterok:{array}")],
+        &env,
+        "seal-verify.sbatch",
+    );
+    batch.wait_gone(&[&array, &seal]);
+    let array_time = started.elapsed();
+    batch.require_completed(&array);
+    batch.require_completed(&seal);
+    assert_eq!(batch.states(&array).len(), 4, "{:?}", batch.states(&array));
+    let seal_log = batch.log("seal", &seal, "4294967294");
+    assert!(
+        seal_log.contains("8 block(s) checked: 8 OK, 0 failed")
+            && seal_log.contains("1 emission(s) checked: 1 OK, 0 failed"),
+        "the seal job's verify did not pass:\n{}",
+        batch.logs()
+    );
+    let one_time = batch.one_process(&mini, "2", 8, "one");
+    same_blocks(
+        &batch.w.path("array/mini-ruche/2/e0001"),
+        &batch.w.path("one/mini-ruche/2/e0001"),
+        8,
+    );
+    assert!(batch
+        .w
+        .path("array/mini-ruche/2/e0001/emission.seal.json")
+        .exists());
+    println!(
+        "slurm: 8 blocks of the test game, array of 4 tasks + seal/verify job: {}; one process: {}",
+        seconds(array_time),
+        seconds(one_time)
+    );
+
+    // 2 full blocks of La ruche d'or at 0.5 € in 2 tasks of one thread each.
+    let started = Instant::now();
+    let env = batch.settings("ruche-or", "0.5", 2, 2, "array");
+    let array = batch.sbatch(&["--array=0-1"], &env, "emit-array.sbatch");
+    let seal = batch.sbatch(
+        &[&format!("--dependency=afterok:{array}")],
+        &env,
+        "seal-verify.sbatch",
+    );
+    batch.wait_gone(&[&array, &seal]);
+    let array_time = started.elapsed();
+    batch.require_completed(&array);
+    batch.require_completed(&seal);
+    let one_time = batch.one_process("ruche-or", "0.5", 2, "one");
+    same_blocks(
+        &batch.w.path("array/ruche-or/0.5/e0001"),
+        &batch.w.path("one/ruche-or/0.5/e0001"),
+        2,
+    );
+    println!(
+        "slurm: 2 blocks of La ruche d'or, array of 2 tasks + seal/verify job: {}; one process: {}",
+        seconds(array_time),
+        seconds(one_time)
+    );
+
+    // Overlapping ranges: job X makes blocks 1-2 (B=2 in 1 task), job Y block 2 (B=2 in 2
+    // tasks, index 1), at once, into one emission.
+    let x = batch.sbatch(
+        &["--array=0"],
+        &batch.settings("ruche-or", "0.5", 2, 1, "overlap"),
+        "emit-array.sbatch",
+    );
+    let y = batch.sbatch(
+        &["--array=1"],
+        &batch.settings("ruche-or", "0.5", 2, 2, "overlap"),
+        "emit-array.sbatch",
+    );
+    batch.wait_gone(&[&x, &y]);
+    batch.require_completed(&x);
+    batch.require_completed(&y);
+    let folder = batch.w.path("overlap/ruche-or/0.5/e0001");
+    same_blocks(&folder, &batch.w.path("one/ruche-or/0.5/e0001"), 2);
+    assert!(
+        temporaries(&folder).is_empty(),
+        "{:?}",
+        temporaries(&folder)
+    );
+    batch.w.ok(&[
+        "verify",
+        "--public-key",
+        "keys/public-key.pem",
+        "-q",
+        &folder.display().to_string(),
+    ]);
+    let both = batch.log("emit", &x, "0") + &batch.log("emit", &y, "1");
+    println!(
+        "slurm: overlapping ranges (blocks 1-2 and 2): both tasks exit 0, blocks verify and match; block 2 {}",
+        if both.contains("already there, verified and kept") {
+            "was made by one task and verified and kept by the other"
+        } else {
+            "was not reached by both at once this time"
+        }
+    );
+}
+
+/// A task cancelled in the middle of its block leaves no partial block; the dependent seal job
+/// never runs; `seal` refuses, naming the missing block; resubmitting just that index completes
+/// the emission, which then seals and verifies.
+#[test]
+fn cancelled_task_is_resubmitted_and_the_emission_completes() {
+    let _one_at_a_time = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_up() {
+        println!("{SKIPPED}");
+        return;
+    }
+    let batch = Batch::new();
+    let env = batch.settings("ruche-or", "1", 4, 4, "emissions");
+    let folder = batch.w.path("emissions/ruche-or/1/e0001");
+    let array = batch.sbatch(&["--array=0-3"], &env, "emit-array.sbatch");
+    let seal = batch.sbatch(
+        &[&format!("--dependency=afterok:{array}")],
+        &env,
+        "seal-verify.sbatch",
+    );
+
+    // Task 2 makes block 3: cancel it once its temporary CSV exists.
+    let started = Instant::now();
+    loop {
+        if temporaries(&folder)
+            .iter()
+            .any(|n| n.starts_with(".block-00003.csv."))
+        {
+            break;
+        }
+        let task = batch.states(&array).get("2").cloned();
+        if let Some(t) = task.filter(|t| !["PENDING", "RUNNING"].contains(&t.state.as_str())) {
+            panic!(
+                "task 2 ended before it could be cancelled: {t:?}\n{}",
+                batch.logs()
+            );
+        }
+        assert!(
+            started.elapsed() < JOB_DEADLINE,
+            "task 2 never started block 3"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = Command::new("scancel")
+        .arg(format!("{array}_2"))
+        .output()
+        .expect("scancel runs");
+    assert!(out.status.success(), "scancel: {}", text(&out));
+    batch.wait_gone(&[&array]);
+
+    let states = batch.states(&array);
+    assert_eq!(
+        states["2"].state,
+        "CANCELLED",
+        "{states:?}\n{}",
+        batch.logs()
+    );
+    for task in ["0", "1", "3"] {
+        assert_eq!(
+            states[task].state,
+            "COMPLETED",
+            "{states:?}\n{}",
+            batch.logs()
+        );
+    }
+    // No partial block: no manifest for block 3 and, once the task is gone, no temporary file.
+    assert!(!folder.join("block-00003.manifest.json").exists());
+    let gone = Instant::now();
+    while !temporaries(&folder).is_empty() && gone.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        temporaries(&folder).is_empty(),
+        "temporary files left by the cancelled task: {:?}\n{}",
+        temporaries(&folder),
+        batch.logs()
+    );
+    // The seal job never runs: it waits on a dependency that can no longer be met (Slurm says
+    // so at its next scheduling pass).
+    let pending = Instant::now();
+    let mut seal_state = batch.states(&seal)[""].clone();
+    while seal_state.reason != "DependencyNeverSatisfied"
+        && pending.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(200));
+        seal_state = batch.states(&seal)[""].clone();
+    }
+    assert_eq!(
+        seal_state.state,
+        "PENDING",
+        "{seal_state:?}\n{}",
+        batch.logs()
+    );
+    Command::new("scancel")
+        .arg(&seal)
+        .status()
+        .expect("scancel runs");
+    // seal refuses and names the missing block.
+    let refused = batch.w.run_expect(
+        &[
+            "seal",
+            "--signing-key",
+            "keys/signing-key.pem",
+            &folder.display().to_string(),
+        ],
+        2,
+    );
+    assert!(
+        text(&refused).contains("1 of its 4 blocks are missing: 3."),
+        "{}",
+        text(&refused)
+    );
+    assert!(!folder.join("emission.seal.json").exists());
+    let killed_log = batch.log("emit", &array, "2");
+
+    // Resubmit just index 2, with the same settings; then seal and verify.
+    let again = batch.sbatch(&["--array=2"], &env, "emit-array.sbatch");
+    let seal = batch.sbatch(
+        &[&format!("--dependency=afterok:{again}")],
+        &env,
+        "seal-verify.sbatch",
+    );
+    batch.wait_gone(&[&again, &seal]);
+    batch.require_completed(&again);
+    batch.require_completed(&seal);
+    assert!(folder.join("emission.seal.json").exists());
+    assert!(batch
+        .log("emit", &again, "2")
+        .contains("block 00003: written"));
+    batch.w.ok(&[
+        "verify",
+        "--public-key",
+        "keys/public-key.pem",
+        "-q",
+        &folder.display().to_string(),
+    ]);
+    println!(
+        "slurm: task 2 cancelled mid-block 3 ({}, exit {}); no partial block; the seal job stayed pending ({}); seal refused naming block 3; resubmitting --array=2 completed, sealed and verified the emission.\n  cancelled task's log: {}",
+        states["2"].state,
+        states["2"].exit_code,
+        seal_state.reason,
+        killed_log.trim().replace('\n', " | ")
+    );
+}
