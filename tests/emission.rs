@@ -449,9 +449,14 @@ fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it
         args.extend(extra.iter().map(|s| s.to_string()));
         emit_args(&args.iter().map(String::as_str).collect::<Vec<_>>())
     };
+    let folder = w.path(FOLDER);
+    // The seed run is the first line of the emission's audit log.
+    let log = String::from_utf8(read(&folder.join("emission.log.jsonl"))).unwrap();
+    let first: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(first["command"], "seed");
+    assert_eq!(first["result"], "ok");
     let out = run(&w, &with([0, 2], ["alice.key", "carol.key"], &[]), 0);
     assert!(text(&out).contains("production emission"), "{}", text(&out));
-    let folder = w.path(FOLDER);
     let record = json(&folder.join("emission.json"));
     assert_eq!(record["kind"], "production");
     assert_eq!(record["custody"]["threshold"], 2);

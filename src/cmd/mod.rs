@@ -254,6 +254,10 @@ pub struct SeedArgs {
     /// single stake.
     #[arg(long, value_name = "EUROS")]
     pub price: Option<String>,
+    /// Root folder of the emissions, as `emit --out`: the emission's audit log
+    /// (DIR/<game>/<stake>/e<emission>/emission.log.jsonl) gets a line for this run.
+    #[arg(long, default_value = "emissions", value_name = "DIR")]
+    pub emissions: PathBuf,
     /// Emission number.
     #[arg(long, default_value_t = 1, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=9_999))]
     pub emission: u32,

@@ -7,6 +7,7 @@ use crate::custody::{
     emission_id, parse_recipient, read_recipients_file, rebuild_seed, write_share_set, Recipient,
     SecretSeed, ShareSetInfo,
 };
+use crate::emission::log::Entry;
 use crate::game::{Game, Stake};
 use anyhow::{anyhow, bail, Result};
 use std::path::PathBuf;
@@ -38,7 +39,22 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let stake = stake(&game, args.price.as_deref())?;
     let emission = emission_id(&game.id, stake, args.emission);
-    match task(args)? {
+    let folder = crate::block::emission_dir(&args.emissions, &game, stake, args.emission);
+    let outcome = act(task(args), &emission);
+    // Every run on an emission leaves a line in its audit log (no seed, share or key in it).
+    crate::block::files::create_dir(&folder, 0o755)?;
+    let mut entry = Entry::for_this_run("seed");
+    if let Err(e) = &outcome {
+        entry.result = format!("error: {e:#}").chars().take(1000).collect();
+    }
+    crate::emission::log::append(&folder, entry)?;
+    outcome
+}
+
+/// Carries out the task of a `seed` run.
+fn act(task: Result<Task>, emission: &str) -> Result<Exit> {
+    let emission = emission.to_string();
+    match task? {
         Task::New(split) => {
             let seed = SecretSeed::fresh()?;
             let info = write_share_set(
@@ -48,13 +64,13 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
                 &split.recipients,
                 &split.out,
             )?;
-            println!(
+            outln!(
                 "made a new seed for emission {emission} from the system's CSPRNG; it was written nowhere"
-            );
-            print_set(&info, "shares");
-            println!(
+            )?;
+            print_set(&info, "shares")?;
+            outln!(
                 "hand each share file to the custodian of its public key; delete this folder's copies once they are handed over"
-            );
+            )?;
         }
         Task::Reshare(existing, split) => {
             let (seed, old) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
@@ -65,27 +81,27 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
                 &split.recipients,
                 &split.out,
             )?;
-            println!(
+            outln!(
                 "rebuilt the seed of emission {emission} from {} share(s) of set {} (seed_sha256 {}) and split it again",
                 old.files.len(),
                 hex::encode(old.share_set),
                 hex::encode(old.seed_sha256)
-            );
-            print_set(&info, "new shares");
-            println!(
+            )?;
+            print_set(&info, "new shares")?;
+            outln!(
                 "the old set {} still rebuilds the same seed: have every old share file destroyed (witnessed), or retire the seed by starting a new emission",
                 hex::encode(old.share_set)
-            );
+            )?;
         }
         Task::Check(existing) => {
             let (_seed, info) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
-            println!(
+            outln!(
                 "the shares rebuild the seed of emission {emission} (checked against the commitment they carry; the seed is not shown)"
-            );
-            print_set(&info, "shares used");
-            println!(
+            )?;
+            print_set(&info, "shares used")?;
+            outln!(
                 "compare seed_sha256 with the seed_sha256 of the emission's manifests to know it is the seed that made them"
-            );
+            )?;
         }
     }
     Ok(Exit::Ok)
@@ -176,23 +192,25 @@ fn stake<'g>(game: &'g Game, price: Option<&str>) -> Result<&'g Stake> {
 }
 
 /// Prints a share set: digests, then one line per share file. Nothing secret.
-fn print_set(info: &ShareSetInfo, what: &str) {
-    println!(
+fn print_set(info: &ShareSetInfo, what: &str) -> Result<()> {
+    outln!(
         "{what}: any {} of {} rebuild the seed",
-        info.threshold, info.shares
-    );
-    println!("seed_sha256: {}", hex::encode(info.seed_sha256));
-    println!("share set:   {}", hex::encode(info.share_set));
+        info.threshold,
+        info.shares
+    )?;
+    outln!("seed_sha256: {}", hex::encode(info.seed_sha256))?;
+    outln!("share set:   {}", hex::encode(info.share_set))?;
     for file in &info.files {
-        println!(
+        outln!(
             "share {} of {}: {}  for {}  (file sha256 {})",
             file.index,
             info.shares,
             file.path.display(),
             file.recipient,
             hex::encode(file.file_sha256)
-        );
+        )?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
