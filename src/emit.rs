@@ -193,19 +193,7 @@ pub fn emit(
         }
         if paths.manifest.exists() && !config.force {
             // A manifest is renamed last: the block was complete. Keep it, if it is sound.
-            let report = crate::verify::verify_block(
-                &paths.csv,
-                &crate::verify::VerifyOptions {
-                    public_key: Some(public),
-                    game: Some(game.clone()),
-                    forms: false,
-                    // With the seed, the block must be exactly the one this run would make.
-                    seed: Some(config.seed),
-                },
-                &ProgressBar::hidden(),
-            );
-            // An interrupted check says nothing about the block.
-            interrupt::check()?;
+            let report = replay(config, &paths.csv)?;
             if !report.ok() {
                 bail!(
                     "block {number} already exists in {} but does not verify:\n{}\nIt was kept untouched; move it away, or give --force to make it again.",
@@ -346,17 +334,7 @@ pub fn seal_if_complete(
             continue;
         }
         interrupt::check()?;
-        let report = crate::verify::verify_block(
-            &folder.join(block::csv_name(number)),
-            &crate::verify::VerifyOptions {
-                public_key: Some(public),
-                game: Some(config.game.clone()),
-                forms: false,
-                seed: Some(config.seed),
-            },
-            &ProgressBar::hidden(),
-        );
-        interrupt::check()?;
+        let report = replay(config, &folder.join(block::csv_name(number)))?;
         if !report.ok() {
             bail!(
                 "cannot seal {}: block {number} does not verify:\n{}",
@@ -396,6 +374,23 @@ impl BlockPaths {
             signature: folder.join(block::signature_name(number)),
         }
     }
+}
+
+/// Verifies an existing block with the run's key and game, and with its seed: the block must be
+/// exactly the one this run would make. An interrupted check says nothing about the block.
+fn replay(config: &EmitConfig, csv: &Path) -> Result<crate::verify::BlockReport> {
+    let report = crate::verify::verify_block(
+        csv,
+        &crate::verify::VerifyOptions {
+            public_key: Some(config.signing_key.verifying_key()),
+            game: Some(config.game.clone()),
+            forms: false,
+            seed: Some(config.seed),
+        },
+        &ProgressBar::hidden(),
+    );
+    interrupt::check()?;
+    Ok(report)
 }
 
 /// The block numbers `first ..= first + count - 1`, checked: blocks are numbered from 1 to

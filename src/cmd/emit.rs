@@ -35,21 +35,8 @@ pub fn parse_seed(text: &str) -> Result<Seed> {
 
 pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
-    let price = match &args.price {
-        // Any decimal spelling of a stake is accepted (2, 2.0, 2.00).
-        Some(p) => p
-            .trim()
-            .parse::<rust_decimal::Decimal>()
-            .map(|d| d.normalize())
-            .map_err(|_| anyhow!("--price {p}: not an amount in euros such as 0.5 or 2"))?,
-        None if game.stakes.len() == 1 => game.stakes[0].price,
-        None => bail!(
-            "--price is needed: {} has stakes of {} €",
-            game.id,
-            game.stake_list()
-        ),
-    };
-    let stake = game.stake(price)?.clone();
+    let stake = super::stake(&game, args.price.as_deref())?.clone();
+    let price = stake.price;
     // Checked before any seed or key file is made.
     block_range(args.first_block, args.blocks)?;
     let base = format!(

@@ -305,6 +305,28 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
 }
 
+/// The stake for `--price`: any decimal spelling of a stake (2, 2.0, 2.00), or the only stake
+/// of a single-stake game.
+fn stake<'g>(
+    game: &'g crate::game::Game,
+    price: Option<&str>,
+) -> anyhow::Result<&'g crate::game::Stake> {
+    let price = match price {
+        Some(p) => p
+            .trim()
+            .parse::<rust_decimal::Decimal>()
+            .map(|d| d.normalize())
+            .map_err(|_| anyhow::anyhow!("--price {p}: not an amount in euros such as 0.5 or 2"))?,
+        None if game.stakes.len() == 1 => game.stakes[0].price,
+        None => anyhow::bail!(
+            "--price is needed: {} has stakes of {} €",
+            game.id,
+            game.stake_list()
+        ),
+    };
+    Ok(game.stake(price)?)
+}
+
 /// A rayon pool of `threads` workers (default: one per core).
 fn pool(threads: Option<u16>) -> anyhow::Result<rayon::ThreadPool> {
     let mut builder = rayon::ThreadPoolBuilder::new();

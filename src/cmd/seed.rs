@@ -8,7 +8,7 @@ use crate::custody::{
     SecretSeed, ShareSetInfo,
 };
 use crate::emission::log::Entry;
-use crate::game::{Game, Stake};
+use crate::game::Game;
 use anyhow::{anyhow, bail, Result};
 use std::path::PathBuf;
 
@@ -37,7 +37,7 @@ struct Existing {
 
 pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
-    let stake = stake(&game, args.price.as_deref())?;
+    let stake = super::stake(&game, args.price.as_deref())?;
     let emission = emission_id(&game.id, stake, args.emission);
     let folder = crate::block::emission_dir(&args.emissions, &game, stake, args.emission);
     let outcome = act(task(args), &emission);
@@ -172,25 +172,6 @@ fn task(args: SeedArgs) -> Result<Task> {
     }
 }
 
-/// The stake for `--price`, as `emit` resolves it: any decimal spelling of a stake, or the
-/// only stake of a single-stake game.
-fn stake<'g>(game: &'g Game, price: Option<&str>) -> Result<&'g Stake> {
-    let price = match price {
-        Some(p) => p
-            .trim()
-            .parse::<rust_decimal::Decimal>()
-            .map(|d| d.normalize())
-            .map_err(|_| anyhow!("--price {p}: not an amount in euros such as 0.5 or 2"))?,
-        None if game.stakes.len() == 1 => game.stakes[0].price,
-        None => bail!(
-            "--price is needed: {} has stakes of {} €",
-            game.id,
-            game.stake_list()
-        ),
-    };
-    Ok(game.stake(price)?)
-}
-
 /// Prints a share set: digests, then one line per share file. Nothing secret.
 fn print_set(info: &ShareSetInfo, what: &str) -> Result<()> {
     outln!(
@@ -222,15 +203,22 @@ mod tests {
     fn the_emission_id_uses_the_canonical_stake() {
         let game = Game::builtin("ruche-or").unwrap();
         assert_eq!(
-            emission_id(&game.id, stake(&game, Some("0.50")).unwrap(), 3),
+            emission_id(
+                &game.id,
+                super::super::stake(&game, Some("0.50")).unwrap(),
+                3
+            ),
             "ruche-or/0.5/e0003"
         );
-        assert_eq!(canonical(stake(&game, Some("2.0")).unwrap().price), "2");
-        assert!(stake(&game, None).is_err());
-        assert!(stake(&game, Some("2,5")).is_err());
+        assert_eq!(
+            canonical(super::super::stake(&game, Some("2.0")).unwrap().price),
+            "2"
+        );
+        assert!(super::super::stake(&game, None).is_err());
+        assert!(super::super::stake(&game, Some("2,5")).is_err());
         let maxi = Game::builtin("maxi-ruche-or").unwrap();
         assert_eq!(
-            emission_id(&maxi.id, stake(&maxi, None).unwrap(), 12),
+            emission_id(&maxi.id, super::super::stake(&maxi, None).unwrap(), 12),
             "maxi-ruche-or/3/e0012"
         );
     }
