@@ -100,14 +100,14 @@ pub enum LoadError {
         known: i32,
     },
     /// The server refused or failed a statement.
-    #[error("{}: {} (while {doing}); the block's transaction was rolled back, the database is as it was", csv.display(), explain(source))]
+    #[error("{}: {} (while {doing}); the block's transaction was rolled back, the database is as it was", csv.display(), explain(error))]
     Database {
         /// The block's CSV.
         csv: PathBuf,
         /// What the loader was doing.
         doing: &'static str,
-        /// The server's error.
-        source: postgres::Error,
+        /// The server's error (not a `source`: the message already says all of it).
+        error: postgres::Error,
     },
     /// Stopped by a signal.
     #[error(transparent)]
@@ -125,8 +125,8 @@ fn more(unlisted: u64) -> String {
 pub fn explain(e: &postgres::Error) -> String {
     let Some(db) = e.as_db_error() else {
         return match e.is_closed() {
-            true => format!("the connection to the server was lost ({e})"),
-            false => format!("{e}"),
+            true => format!("the connection to the server was lost ({})", chain(e)),
+            false => chain(e),
         };
     };
     let text = db.message();
@@ -152,4 +152,20 @@ pub fn explain(e: &postgres::Error) -> String {
         "the server said: {text}{detail} [SQLSTATE {}]{hint}",
         code.code()
     )
+}
+
+/// An error and its causes, `: `-separated (the client's errors keep the useful part in the
+/// cause: "error connecting to server: Connection refused").
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }

@@ -17,7 +17,7 @@ mod copy;
 mod error;
 pub mod schema;
 
-pub use error::{explain, LoadError};
+pub use error::{chain, explain, LoadError};
 
 use crate::block::manifest::Manifest;
 use crate::block::{self, keys};
@@ -83,7 +83,7 @@ pub fn connect(url: &str) -> Result<Client, LoadError> {
     let target = describe(&config);
     config.connect(NoTls).map_err(|e| LoadError::Connect {
         target,
-        reason: e.to_string(),
+        reason: error::chain(&e),
     })
 }
 
@@ -139,10 +139,10 @@ pub fn load_block(
     let block = read_block(csv, options)?;
     let start = Instant::now();
     let db = |doing: &'static str| {
-        move |source| LoadError::Database {
+        move |error| LoadError::Database {
             csv: csv.to_path_buf(),
             doing,
-            source,
+            error,
         }
     };
     let m = &block.manifest;
@@ -311,11 +311,11 @@ pub fn load_block(
     }
     let sent = match sent {
         Ok(sent) => sent,
-        Err(copy::CopyError::Db(source)) => {
+        Err(copy::CopyError::Db(error)) => {
             return Err(LoadError::Database {
                 csv: csv.to_path_buf(),
                 doing: "streaming the tickets (COPY)",
-                source,
+                error,
             })
         }
         Err(copy::CopyError::Io(source)) => {
@@ -461,10 +461,10 @@ fn read_back(
              WHERE block_id = $1 GROUP BY prize_cents",
             &[&block_id],
         )
-        .map_err(|source| LoadError::Database {
+        .map_err(|error| LoadError::Database {
             csv: block.csv.clone(),
             doing: "reading the loaded block back",
-            source,
+            error,
         })?;
     let mut found: BTreeMap<i64, i64> = BTreeMap::new();
     let mut total: i64 = 0;

@@ -21,10 +21,10 @@ const LOCK_KEY: &str = "emission-factory schema";
 /// Creates or migrates the schema in `tx`; returns the versions applied (none if current).
 pub fn ensure(tx: &mut Transaction<'_>, csv: &Path) -> Result<Vec<i32>, LoadError> {
     let db = |doing: &'static str| {
-        move |source| LoadError::Database {
+        move |error| LoadError::Database {
             csv: csv.to_path_buf(),
             doing,
-            source,
+            error,
         }
     };
     if current(tx).map_err(db("reading the schema version"))? == VERSION {
