@@ -14,6 +14,7 @@ pub mod emission;
 pub mod emit;
 pub mod game;
 pub mod interrupt;
+pub mod load;
 pub mod mechanic;
 pub mod money;
 pub mod plan;

@@ -21,6 +21,7 @@ macro_rules! errln {
 mod emit;
 mod games;
 mod keygen;
+mod load;
 pub mod output;
 mod seal;
 mod seed;
@@ -70,6 +71,10 @@ pub enum Command {
     /// Seal an emission whose blocks are all made: a signed list of every block and the
     /// emission's totals; a sealed emission takes no new block.
     Seal(SealArgs),
+    /// Load verified blocks into a game server's PostgreSQL database, one transaction per
+    /// block (whole or not at all), with COPY; creates or migrates the schema, with sale and
+    /// reconciliation SQL.
+    Load(LoadArgs),
     /// Make an Ed25519 signing key pair (PKCS#8 and SPKI PEM, readable by OpenSSL).
     Keygen(KeygenArgs),
     /// Make an emission seed and hand it out as age-encrypted shares to n custodians, any k
@@ -231,6 +236,38 @@ pub struct SealArgs {
     pub threads: Option<u16>,
 }
 
+/// `load` arguments.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example:\n  DATABASE_URL=postgresql://loader@/game?host=/run/postgresql \\\n    emission-factory load --public-key keys/public-key.pem emissions/ruche-or/2/e0003"
+)]
+pub struct LoadArgs {
+    /// Block CSV files, or folders to search for block-NNNNN.csv files (loaded in name order).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The database, as libpq reads it: postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE
+    /// (?host=/run/postgresql for a Unix socket), or "host=... dbname=... user=...". Default:
+    /// the DATABASE_URL environment variable (better for a password: it stays out of the
+    /// process list).
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
+    /// The public key (SPKI PEM) every block must be signed with: the key you trust, not the
+    /// emission's own emission.pub.pem.
+    #[arg(long, value_name = "PEM")]
+    pub public_key: PathBuf,
+    /// Check against this game definition (id or .toml path) instead of the built-in one the
+    /// manifest names.
+    #[arg(long, value_name = "ID|FILE")]
+    pub game: Option<String>,
+    /// Load test emissions (seed given in clear; not for sale). A database holds test or
+    /// production emissions, never both.
+    #[arg(long)]
+    pub allow_test: bool,
+    /// No progress messages.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
 /// `keygen` arguments.
 #[derive(Debug, clap::Args)]
 pub struct KeygenArgs {
@@ -299,6 +336,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Emit(args) => emit::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Seal(args) => seal::run(args),
+        Command::Load(args) => load::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Seed(args) => seed::run(args),
         Command::Games => games::run(),

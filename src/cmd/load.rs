@@ -1,0 +1,81 @@
+//! `load`: loads blocks into PostgreSQL, one transaction per block, and reports each.
+
+use super::{grouped, Exit, LoadArgs};
+use crate::block::keys;
+use crate::game::Game;
+use crate::load::{connect, load_block, LoadOptions, Outcome};
+use crate::verify::find_blocks;
+use anyhow::{bail, Result};
+
+pub(super) fn run(args: LoadArgs) -> Result<Exit> {
+    let url = match args.database_url.clone() {
+        Some(url) => url,
+        None => match std::env::var("DATABASE_URL") {
+            Ok(url) if !url.is_empty() => url,
+            _ => bail!(
+                "no database given: pass --database-url URL or set DATABASE_URL (e.g. postgresql://loader@/game?host=/run/postgresql)"
+            ),
+        },
+    };
+    let options = LoadOptions {
+        public_key: keys::read_public_key(&args.public_key)?,
+        game: match &args.game {
+            Some(g) => Some(Game::resolve(g)?),
+            None => None,
+        },
+        allow_test: args.allow_test,
+    };
+    let blocks = find_blocks(&args.paths)?;
+    if blocks.is_empty() {
+        bail!("no block file (block-NNNNN.csv) found in the paths given");
+    }
+    let mut client = connect(&url)?;
+    let (mut loaded, mut skipped) = (0usize, 0usize);
+    for (done, csv) in blocks.iter().enumerate() {
+        if !args.quiet {
+            eprintln!("loading {} ...", csv.display());
+        }
+        let outcome = load_block(&mut client, csv, &options).map_err(|e| match done {
+            0 => anyhow::Error::new(e),
+            _ => anyhow::anyhow!(
+                "{e}\n({done} of {} block(s) done before this one: {loaded} loaded, {skipped} already there; they stay loaded, and running the same command again skips them)",
+                blocks.len()
+            ),
+        })?;
+        match outcome {
+            Outcome::Loaded(l) => {
+                loaded += 1;
+                if !l.migrated.is_empty() {
+                    println!(
+                        "schema  created or migrated to version {}",
+                        l.migrated.last().copied().unwrap_or_default()
+                    );
+                }
+                let rate = l.tickets as f64 / l.total.as_secs_f64().max(1e-9);
+                println!(
+                    "LOADED  {} ({} tickets in {:.2} s, {} tickets/s; verify {:.2} s during COPY {:.2} s, index and attach {:.2} s, read-back and commit {:.2} s)",
+                    csv.display(),
+                    grouped(l.tickets),
+                    l.total.as_secs_f64(),
+                    grouped(rate as u64),
+                    l.verify.as_secs_f64(),
+                    l.copy.as_secs_f64(),
+                    l.attach.as_secs_f64(),
+                    l.check.as_secs_f64()
+                );
+            }
+            Outcome::Skipped { manifest_sha256 } => {
+                skipped += 1;
+                println!(
+                    "SKIPPED {} (already loaded with the same manifest, SHA-256 {manifest_sha256})",
+                    csv.display()
+                );
+            }
+        }
+    }
+    println!(
+        "{} block(s): {loaded} loaded, {skipped} already loaded",
+        blocks.len()
+    );
+    Ok(Exit::Ok)
+}

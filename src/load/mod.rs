@@ -1,0 +1,513 @@
+//! Pre-loading verified blocks into a game server's PostgreSQL database.
+//!
+//! Each block is loaded in one transaction, so it is in the database whole or not at all: the
+//! schema is created or migrated ([`schema`]), the emission and block rows are written, the
+//! tickets are streamed with `COPY (FORMAT binary)` into a fresh table that is then indexed in
+//! one sort and attached as the block's partition of `tickets`, and the counts per prize, the
+//! total and the number of tickets are read back and compared with the manifest before the
+//! commit. The block is verified in full ([`crate::verify`], against the key the operator
+//! trusts) on another thread while the COPY runs; the transaction commits only if it passed.
+//! The COPY hashes the bytes it sends, so the file loaded is the file verified.
+//!
+//! A block already loaded with the same manifest is skipped; the same block number with
+//! another manifest is refused. A process killed at any moment leaves an uncommitted
+//! transaction, which the server rolls back: running the same command again finishes the job.
+
+mod copy;
+mod error;
+pub mod schema;
+
+pub use error::{chain, explain, LoadError};
+
+use crate::block::manifest::Manifest;
+use crate::block::{self, keys};
+use crate::emission::record::EmissionKind;
+use crate::game::Game;
+use crate::money::{cents, parse_canonical};
+use crate::verify::{verify_block, VerifyOptions};
+use ed25519_dalek::VerifyingKey;
+use postgres::{Client, Config, NoTls};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+/// How to load.
+#[derive(Clone)]
+pub struct LoadOptions {
+    /// The key every manifest must be signed with (the one the operator trusts; the emission's
+    /// own `emission.pub.pem` proves nothing about origin).
+    pub public_key: VerifyingKey,
+    /// The game definition, for games that are not built in.
+    pub game: Option<Game>,
+    /// Load test emissions (into a test database).
+    pub allow_test: bool,
+}
+
+/// What happened to one block.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Loaded and committed.
+    Loaded(Loaded),
+    /// Already in the database with the same manifest.
+    Skipped {
+        /// SHA-256 of the manifest, lowercase hex.
+        manifest_sha256: String,
+    },
+}
+
+/// A block loaded, with where the time went.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// Tickets loaded.
+    pub tickets: u64,
+    /// Schema versions applied in this block's transaction.
+    pub migrated: Vec<i32>,
+    /// Verification (on its own thread, during the COPY).
+    pub verify: Duration,
+    /// Streaming the tickets into the server.
+    pub copy: Duration,
+    /// Indexing the new partition and attaching it.
+    pub attach: Duration,
+    /// Reading the counts back and committing.
+    pub check: Duration,
+    /// From the first statement to the commit.
+    pub total: Duration,
+}
+
+/// Connects to `url` (a libpq URL or key=value string), without TLS: use a Unix socket, the
+/// loopback address or a tunnel (README).
+pub fn connect(url: &str) -> Result<Client, LoadError> {
+    let config = Config::from_str(url).map_err(|e| LoadError::Url(e.to_string()))?;
+    let target = describe(&config);
+    config.connect(NoTls).map_err(|e| LoadError::Connect {
+        target,
+        reason: error::chain(&e),
+    })
+}
+
+/// `user@host:port/dbname`, never the password.
+pub fn describe(config: &Config) -> String {
+    use postgres::config::Host;
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            Host::Tcp(name) => name.clone(),
+            Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let ports: Vec<String> = config.get_ports().iter().map(u16::to_string).collect();
+    format!(
+        "{}@{}:{}/{}",
+        config.get_user().unwrap_or("(default user)"),
+        if hosts.is_empty() {
+            "(default host)".into()
+        } else {
+            hosts.join(",")
+        },
+        if ports.is_empty() {
+            "5432".into()
+        } else {
+            ports.join(",")
+        },
+        config.get_dbname().unwrap_or("(default database)")
+    )
+}
+
+/// The files of one block, read and checked before the database is touched.
+struct Block {
+    csv: PathBuf,
+    manifest: Manifest,
+    manifest_bytes: Vec<u8>,
+    manifest_sha256: String,
+    signature: Vec<u8>,
+    game: Game,
+    stake_cents: i64,
+    /// Each prize of the manifest: canonical text → cents.
+    prizes: Vec<(String, i64)>,
+    total_cents: i64,
+}
+
+/// Loads the block whose CSV is `csv`.
+pub fn load_block(
+    client: &mut Client,
+    csv: &Path,
+    options: &LoadOptions,
+) -> Result<Outcome, LoadError> {
+    let block = read_block(csv, options)?;
+    let start = Instant::now();
+    let db = |doing: &'static str| {
+        move |error| LoadError::Database {
+            csv: csv.to_path_buf(),
+            doing,
+            error,
+        }
+    };
+    let m = &block.manifest;
+    let emission_name = format!("{}/{}/e{:04}", m.game, m.stake, m.emission);
+    let mut tx = client
+        .transaction()
+        .map_err(db("starting the block's transaction"))?;
+    let migrated = schema::ensure(&mut tx, csv)?;
+    // One loader at a time per block; loaders of other blocks go on.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[&format!(
+            "emission-factory block {emission_name}/{}",
+            m.block
+        )],
+    )
+    .map_err(db("waiting for the block's lock"))?;
+
+    let kind = m.kind().as_str();
+    tx.execute(
+        "INSERT INTO database_kind (kind) VALUES ($1) ON CONFLICT DO NOTHING",
+        &[&kind],
+    )
+    .map_err(db("recording the database's kind"))?;
+    let database_kind: String = tx
+        .query_one("SELECT kind FROM database_kind", &[])
+        .map_err(db("reading the database's kind"))?
+        .get(0);
+    if database_kind != kind {
+        return Err(LoadError::KindMismatch {
+            csv: csv.to_path_buf(),
+            block: kind.to_string(),
+            database: database_kind,
+        });
+    }
+
+    let emission = i32::try_from(m.emission).unwrap_or(i32::MAX);
+    tx.execute(
+        "INSERT INTO emissions (game, game_name, stake_cents, emission, kind, public_key_sha256, seed_sha256)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (game, stake_cents, emission) DO NOTHING",
+        &[&m.game, &m.game_name, &block.stake_cents, &emission, &kind, &m.public_key_sha256, &m.seed_sha256],
+    )
+    .map_err(db("recording the emission"))?;
+    let row = tx
+        .query_one(
+            "SELECT emission_id, public_key_sha256, seed_sha256 FROM emissions
+             WHERE game = $1 AND stake_cents = $2 AND emission = $3",
+            &[&m.game, &block.stake_cents, &emission],
+        )
+        .map_err(db("reading the emission"))?;
+    let emission_id: i64 = row.get(0);
+    for (what, loaded, given) in [
+        (
+            "public_key_sha256",
+            row.get::<_, String>(1),
+            &m.public_key_sha256,
+        ),
+        ("seed_sha256", row.get::<_, String>(2), &m.seed_sha256),
+    ] {
+        if &loaded != given {
+            return Err(LoadError::EmissionConflict {
+                csv: csv.to_path_buf(),
+                emission: emission_name,
+                what,
+                loaded,
+                given: given.clone(),
+            });
+        }
+    }
+
+    let number = i32::try_from(m.block).unwrap_or(i32::MAX);
+    if let Some(row) = tx
+        .query_opt(
+            "SELECT manifest_sha256 FROM blocks WHERE emission_id = $1 AND block = $2",
+            &[&emission_id, &number],
+        )
+        .map_err(db("looking for the block"))?
+    {
+        let loaded: String = row.get(0);
+        return if loaded == block.manifest_sha256 {
+            Ok(Outcome::Skipped {
+                manifest_sha256: loaded,
+            })
+        } else {
+            Err(LoadError::ManifestConflict {
+                csv: csv.to_path_buf(),
+                emission: emission_name,
+                block: m.block,
+                loaded,
+                given: block.manifest_sha256.clone(),
+            })
+        };
+    }
+
+    let tickets = i64::try_from(m.tickets).unwrap_or(i64::MAX);
+    let winners = i64::try_from(m.winners).unwrap_or(i64::MAX);
+    let manifest_text = std::str::from_utf8(&block.manifest_bytes).unwrap_or_default();
+    let block_id: i64 = tx
+        .query_one(
+            "INSERT INTO blocks (emission_id, block, tickets, winners, total_prizes_cents, manifest,
+                                 manifest_sha256, signature, csv_sha256, tickets_root)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING block_id",
+            &[
+                &emission_id,
+                &number,
+                &tickets,
+                &winners,
+                &block.total_cents,
+                &manifest_text,
+                &block.manifest_sha256,
+                &block.signature,
+                &m.csv.sha256,
+                &m.tickets_root,
+            ],
+        )
+        .map_err(db("recording the block"))?
+        .get(0);
+    for (prize, count) in m.prizes.iter().zip(&block.prizes) {
+        let n = i64::try_from(prize.count).unwrap_or(i64::MAX);
+        tx.execute(
+            "INSERT INTO block_prizes (block_id, prize_cents, count) VALUES ($1, $2, $3)",
+            &[&block_id, &count.1, &n],
+        )
+        .map_err(db("recording the block's prizes"))?;
+    }
+    let table = format!("tickets_{block_id}");
+    tx.batch_execute(&format!(
+        "CREATE TABLE {table} (LIKE tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
+    ))
+    .map_err(db("creating the block's partition"))?;
+
+    // Verify on another thread while this one streams the COPY.
+    let verify_options = VerifyOptions {
+        public_key: Some(options.public_key),
+        game: Some(block.game.clone()),
+        ..VerifyOptions::default()
+    };
+    let (report, verify_time, sent, copy_time) = std::thread::scope(|scope| {
+        let verifier = scope.spawn(|| {
+            let t = Instant::now();
+            let report = verify_block(csv, &verify_options, &indicatif::ProgressBar::hidden());
+            (report, t.elapsed())
+        });
+        let t = Instant::now();
+        let sent = copy::stream(&mut tx, &table, csv, block_id, &block.prizes);
+        let copy_time = t.elapsed();
+        let (report, verify_time) = match verifier.join() {
+            Ok(r) => r,
+            Err(_) => {
+                let mut report = crate::verify::BlockReport::default();
+                report
+                    .problems
+                    .push("the verification thread stopped unexpectedly".into());
+                (report, Duration::ZERO)
+            }
+        };
+        (report, verify_time, sent, copy_time)
+    });
+    crate::interrupt::check()?;
+    if !report.ok() {
+        return Err(LoadError::Verification {
+            csv: csv.to_path_buf(),
+            problems: report.problems,
+            unlisted: report.unlisted,
+        });
+    }
+    let sent = match sent {
+        Ok(sent) => sent,
+        Err(copy::CopyError::Db(error)) => {
+            return Err(LoadError::Database {
+                csv: csv.to_path_buf(),
+                doing: "streaming the tickets (COPY)",
+                error,
+            })
+        }
+        Err(copy::CopyError::Io(source)) => {
+            return Err(LoadError::Io {
+                path: csv.to_path_buf(),
+                source,
+            })
+        }
+        Err(copy::CopyError::Interrupted(i)) => return Err(i.into()),
+        Err(copy::CopyError::Line(what)) => {
+            return Err(LoadError::Verification {
+                csv: csv.to_path_buf(),
+                problems: vec![format!("{what} (the file changed while it was loaded?)")],
+                unlisted: 0,
+            })
+        }
+    };
+    if hex::encode(sent.sha256) != m.csv.sha256 || sent.rows != m.tickets {
+        return Err(LoadError::Verification {
+            csv: csv.to_path_buf(),
+            problems: vec![format!(
+                "the file sent to the server ({} tickets, SHA-256 {}) is not the one verified: it changed while it was loaded; load it again once it is stable",
+                sent.rows,
+                hex::encode(sent.sha256)
+            )],
+            unlisted: 0,
+        });
+    }
+
+    let t = Instant::now();
+    tx.batch_execute(&format!(
+        "ALTER TABLE tickets ATTACH PARTITION {table} FOR VALUES IN ({block_id})"
+    ))
+    .map_err(db("indexing and attaching the block's partition"))?;
+    let attach = t.elapsed();
+
+    let t = Instant::now();
+    read_back(&mut tx, &block, block_id)?;
+    tx.commit().map_err(db("committing the block"))?;
+    Ok(Outcome::Loaded(Loaded {
+        tickets: sent.rows,
+        migrated,
+        verify: verify_time,
+        copy: copy_time,
+        attach,
+        check: t.elapsed(),
+        total: start.elapsed(),
+    }))
+}
+
+/// Reads the block's files and checks what can be checked without the tickets: the manifest,
+/// its signature with the trusted key, the emission's kind.
+fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
+    let bad = |problem: String| LoadError::Verification {
+        csv: csv.to_path_buf(),
+        problems: vec![problem],
+        unlisted: 0,
+    };
+    let number = crate::verify::block_number(csv).ok_or_else(|| {
+        bad(format!(
+            "{}: not a block file (block files are named block-NNNNN.csv)",
+            csv.display()
+        ))
+    })?;
+    let dir = csv.parent().unwrap_or(Path::new("."));
+    let read = |path: PathBuf| {
+        std::fs::read(&path).map_err(|source| LoadError::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+    let manifest_path = dir.join(block::manifest_name(number));
+    let manifest_bytes = read(manifest_path.clone())?;
+    let signature = read(dir.join(block::signature_name(number)))?;
+    if let Err(m) = keys::check(&options.public_key, &manifest_bytes, &signature) {
+        return Err(bad(format!(
+            "{}: {m}: the block was not signed with the key given (--public-key), or the manifest was changed",
+            dir.join(block::signature_name(number)).display()
+        )));
+    }
+    let manifest = Manifest::from_bytes(&manifest_bytes).map_err(|e| {
+        bad(format!(
+            "{}: not a valid manifest: {e}",
+            manifest_path.display()
+        ))
+    })?;
+    if manifest.kind() == EmissionKind::Test && !options.allow_test {
+        return Err(LoadError::TestEmission {
+            csv: csv.to_path_buf(),
+        });
+    }
+    let game = match &options.game {
+        Some(g) => g.clone(),
+        None => Game::builtin(&manifest.game).map_err(|e| {
+            bad(format!(
+                "{}: {e}; give --game with its definition",
+                manifest_path.display()
+            ))
+        })?,
+    };
+    let to_cents = |text: &str| {
+        parse_canonical(text)
+            .and_then(cents)
+            .and_then(|c| i64::try_from(c).ok())
+            .ok_or_else(|| {
+                bad(format!(
+                    "{}: '{text}' is not a canonical amount in whole cents",
+                    manifest_path.display()
+                ))
+            })
+    };
+    let stake_cents = to_cents(&manifest.stake)?;
+    let prizes = manifest
+        .prizes
+        .iter()
+        .map(|p| Ok((p.amount.clone(), to_cents(&p.amount)?)))
+        .collect::<Result<Vec<_>, LoadError>>()?;
+    let total_cents = to_cents(&manifest.total_prizes)?;
+    let manifest_sha256 = hex::encode(Sha256::digest(&manifest_bytes));
+    Ok(Block {
+        csv: csv.to_path_buf(),
+        manifest,
+        manifest_bytes,
+        manifest_sha256,
+        signature,
+        game,
+        stake_cents,
+        prizes,
+        total_cents,
+    })
+}
+
+/// Reads back from the database the counts per prize, the total and the number of tickets of
+/// the block, and compares them with the manifest.
+fn read_back(
+    tx: &mut postgres::Transaction<'_>,
+    block: &Block,
+    block_id: i64,
+) -> Result<(), LoadError> {
+    let rows = tx
+        .query(
+            "SELECT prize_cents, count(*), sum(prize_cents)::bigint FROM tickets
+             WHERE block_id = $1 GROUP BY prize_cents",
+            &[&block_id],
+        )
+        .map_err(|error| LoadError::Database {
+            csv: block.csv.clone(),
+            doing: "reading the loaded block back",
+            error,
+        })?;
+    let mut found: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut total: i64 = 0;
+    let mut tickets: i64 = 0;
+    for row in &rows {
+        found.insert(row.get(0), row.get(1));
+        total = total.saturating_add(row.get::<_, i64>(2));
+        tickets = tickets.saturating_add(row.get::<_, i64>(1));
+    }
+    let expected: BTreeMap<i64, i64> = block
+        .manifest
+        .prizes
+        .iter()
+        .zip(&block.prizes)
+        .filter(|(p, _)| p.count > 0)
+        .map(|(p, (_, c))| (*c, i64::try_from(p.count).unwrap_or(i64::MAX)))
+        .collect();
+    let mismatch = |expected: String, found: String| LoadError::ReadBack {
+        csv: block.csv.clone(),
+        expected,
+        found,
+    };
+    let show = |m: &BTreeMap<i64, i64>| {
+        m.iter()
+            .rev()
+            .map(|(c, n)| format!("{n} × {c} cents"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if found != expected {
+        return Err(mismatch(show(&expected), show(&found)));
+    }
+    if total != block.total_cents {
+        return Err(mismatch(
+            format!("a total of {} cents", block.total_cents),
+            format!("{total} cents"),
+        ));
+    }
+    if u64::try_from(tickets).ok() != Some(block.manifest.tickets) {
+        return Err(mismatch(
+            format!("{} tickets", block.manifest.tickets),
+            format!("{tickets}"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,750 @@
+//! `load` against a real PostgreSQL server (never a mock): `.ci/run` starts a throw-away
+//! cluster (tests/pg/start.sh) and exports DATABASE_URL. Each test makes its own database with
+//! a random name and drops it at the end, so the tests run in parallel.
+
+mod common;
+
+use common::{data, fixed_test_key, text, Workdir, SEED};
+use emission_factory::block::keys;
+use postgres::{Client, NoTls};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ANOTHER_SEED: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+
+/// A database of its own for one test, dropped at the end.
+struct TestDb {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl TestDb {
+    /// `None` (and a line saying so) when no server is configured; in CI that is a failure.
+    fn new() -> Option<TestDb> {
+        let Ok(admin_url) = std::env::var("DATABASE_URL") else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "DATABASE_URL is not set in CI: .ci/run must start the cluster"
+            );
+            println!("SKIPPED: DATABASE_URL is not set (.ci/run starts a cluster)");
+            return None;
+        };
+        let mut random = [0u8; 6];
+        getrandom::fill(&mut random).expect("random bytes");
+        let name = format!("ef_test_{}", hex::encode(random));
+        let mut admin = Client::connect(&admin_url, NoTls).expect("connect to DATABASE_URL");
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create the test database");
+        let url = with_database(&admin_url, &name);
+        Some(TestDb {
+            admin_url,
+            name,
+            url,
+        })
+    }
+
+    fn client(&self) -> Client {
+        Client::connect(&self.url, NoTls).expect("connect to the test database")
+    }
+
+    /// The tables of the schema that exist.
+    fn tables(&self) -> Vec<String> {
+        self.client()
+            .query(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+                &[],
+            )
+            .expect("list tables")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    }
+
+    /// (block number, tickets in the database) of every block loaded.
+    fn blocks(&self) -> Vec<(i32, i64)> {
+        self.client()
+            .query(
+                "SELECT b.block, (SELECT count(*) FROM tickets t WHERE t.block_id = b.block_id)
+                 FROM blocks b ORDER BY b.block",
+                &[],
+            )
+            .expect("list blocks")
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect()
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = Client::connect(&self.admin_url, NoTls) {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// `url` with its database replaced by `name`, for both forms libpq reads.
+fn with_database(url: &str, name: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path_query) = match rest.find('/') {
+                Some(i) => (&rest[..i], &rest[i..]),
+                None => (rest, ""),
+            };
+            let query = path_query.find('?').map(|i| &path_query[i..]).unwrap_or("");
+            format!("{scheme}://{authority}/{name}{query}")
+        }
+        None => format!("{url} dbname={name}"),
+    }
+}
+
+/// `url` with a query parameter added (URL form) or a key=value (the other form).
+fn with_param(url: &str, key: &str, value_url: &str, value_kv: &str) -> String {
+    if url.contains("://") {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{sep}{key}={value_url}")
+    } else {
+        format!("{url} {key}='{value_kv}'")
+    }
+}
+
+/// `url` with its user replaced by `role`.
+fn with_user(url: &str, role: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find('/').unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            format!("{scheme}://{role}@{host}{tail}")
+        }
+        None => format!("{url} user={role}"),
+    }
+}
+
+/// Emits `blocks` blocks of the mini game with `seed` into `out`, signed with the fixed test key.
+fn emit_mini(w: &Workdir, seed: &str, out: &str, blocks: &str) -> std::path::PathBuf {
+    fixed_test_key(w);
+    w.ok(&[
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "--blocks",
+        blocks,
+        "--seed",
+        seed,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--out",
+        out,
+        "-q",
+    ]);
+    w.path(&format!("{out}/mini-ruche/2/e0001"))
+}
+
+fn load_args<'a>(db: &'a TestDb, extra: &[&'a str]) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "load".into(),
+        "--database-url".into(),
+        db.url.clone(),
+        "--public-key".into(),
+        "keys/public-key.pem".into(),
+        "--game".into(),
+        data("mini-ruche.toml"),
+        "-q".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn load(w: &Workdir, db: &TestDb, extra: &[&str], code: i32) -> String {
+    let args = load_args(db, extra);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    text(&w.run_expect(&args, code))
+}
+
+/// Rewrites a block's manifest with `edit` and signs it again with the fixed test key.
+fn resign(folder: &Path, block: &str, edit: impl Fn(String) -> String) {
+    let path = folder.join(format!("{block}.manifest.json"));
+    let manifest = edit(std::fs::read_to_string(&path).expect("manifest"));
+    std::fs::write(&path, &manifest).expect("write manifest");
+    let key = keys::read_signing_key(&folder.join("../../../../keys/signing-key.pem"))
+        .expect("the test signing key");
+    std::fs::write(
+        folder.join(format!("{block}.manifest.json.sig")),
+        keys::sign(&key, manifest.as_bytes()),
+    )
+    .expect("write signature");
+}
+
+/// The manifest's prize counts, in cents → count, and its SHA-256.
+fn manifest_counts(folder: &Path, block: &str) -> Vec<(i64, i64)> {
+    let m: serde_json::Value = serde_json::from_slice(&common::read(
+        &folder.join(format!("{block}.manifest.json")),
+    ))
+    .expect("manifest JSON");
+    let mut out: Vec<(i64, i64)> = m["prizes"]
+        .as_array()
+        .expect("prizes")
+        .iter()
+        .map(|p| {
+            let amount: rust_decimal::Decimal = p["amount"]
+                .as_str()
+                .expect("amount")
+                .parse()
+                .expect("decimal");
+            let cents: i64 = (amount * rust_decimal::Decimal::ONE_HUNDRED)
+                .to_string()
+                .parse()
+                .expect("whole cents");
+            (cents, p["count"].as_i64().expect("count"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Per prize tier of block `block` in the database: (cents, tickets).
+fn database_counts(db: &TestDb, block: i32) -> Vec<(i64, i64)> {
+    db.client()
+        .query(
+            "SELECT t.prize_cents, count(*) FROM tickets t JOIN blocks b USING (block_id)
+             WHERE b.block = $1 GROUP BY 1 ORDER BY 1",
+            &[&block],
+        )
+        .expect("counts")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+#[test]
+fn loads_verified_blocks_once_and_skips_them_after() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "2");
+
+    // A test emission needs --allow-test; the refusal leaves even an empty database empty.
+    let out = load(&w, &db, &["em"], 2);
+    assert!(
+        out.contains("TEST emission") && out.contains("--allow-test"),
+        "{out}"
+    );
+    assert!(db.tables().is_empty(), "{:?}", db.tables());
+
+    let out = load(&w, &db, &["--allow-test", "em"], 0);
+    assert!(
+        out.contains("schema  created or migrated to version 1"),
+        "{out}"
+    );
+    assert_eq!(out.matches("LOADED").count(), 2, "{out}");
+    assert_eq!(db.blocks(), vec![(1, 2000), (2, 2000)]);
+    for (n, block) in [(1, "block-00001"), (2, "block-00002")] {
+        let expected: Vec<(i64, i64)> = manifest_counts(&folder, block)
+            .into_iter()
+            .filter(|&(_, count)| count > 0)
+            .collect();
+        assert_eq!(database_counts(&db, n), expected);
+    }
+    // What the database holds is what the files say, byte for byte.
+    let mut c = db.client();
+    let row = c
+        .query_one(
+            "SELECT b.manifest, b.manifest_sha256, b.signature, e.kind
+             FROM blocks b JOIN emissions e USING (emission_id) WHERE b.block = 1",
+            &[],
+        )
+        .expect("block row");
+    let manifest: String = row.get(0);
+    assert_eq!(
+        manifest.as_bytes(),
+        common::read(&folder.join("block-00001.manifest.json"))
+    );
+    assert_eq!(
+        row.get::<_, String>(1),
+        common::sha256_file(&folder.join("block-00001.manifest.json"))
+    );
+    assert_eq!(
+        row.get::<_, Vec<u8>>(2),
+        common::read(&folder.join("block-00001.manifest.json.sig"))
+    );
+    assert_eq!(row.get::<_, String>(3), "test");
+    let csv = std::fs::read_to_string(folder.join("block-00001.csv")).expect("csv");
+    let line_42 = csv.lines().nth(43).expect("ticket 42");
+    let row = c
+        .query_one(
+            "SELECT serial || ',' || (prize_cents / 100)::text || ',' || layout || ',' || encode(sha256, 'hex')
+             FROM tickets t JOIN blocks b USING (block_id) WHERE b.block = 1 AND t.idx = 42",
+            &[],
+        )
+        .expect("ticket 42");
+    // (The mini game's prizes are whole euros, so cents / 100 prints them canonically.)
+    assert_eq!(row.get::<_, String>(0), line_42);
+
+    // Again: both skipped, nothing added.
+    let out = load(&w, &db, &["--allow-test", "em"], 0);
+    assert_eq!(out.matches("SKIPPED").count(), 2, "{out}");
+    assert!(out.contains("0 loaded, 2 already loaded"), "{out}");
+    assert_eq!(db.blocks(), vec![(1, 2000), (2, 2000)]);
+}
+
+#[test]
+fn the_same_block_number_with_another_manifest_is_refused_naming_both() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let first = emit_mini(&w, SEED, "a", "1");
+    let second = emit_mini(&w, SEED, "b", "1");
+    load(&w, &db, &["--allow-test", "a"], 0);
+    // Same block, same key and seed, a manifest that differs in its bytes only.
+    resign(&second, "block-00001", |m| m.replacen("{\n", "{ \n", 1));
+    let loaded = common::sha256_file(&first.join("block-00001.manifest.json"));
+    let given = common::sha256_file(&second.join("block-00001.manifest.json"));
+    assert_ne!(loaded, given);
+    let out = load(&w, &db, &["--allow-test", "b"], 2);
+    assert!(
+        out.contains("already loaded with another manifest")
+            && out.contains(&loaded)
+            && out.contains(&given),
+        "{out}"
+    );
+    assert_eq!(db.blocks(), vec![(1, 2000)]);
+    // Another seed for the same emission is refused too.
+    emit_mini(&w, ANOTHER_SEED, "c", "2");
+    let out = load(
+        &w,
+        &db,
+        &["--allow-test", "c/mini-ruche/2/e0001/block-00002.csv"],
+        2,
+    );
+    assert!(out.contains("seed_sha256"), "{out}");
+    assert_eq!(db.blocks(), vec![(1, 2000)]);
+}
+
+#[test]
+fn a_database_holds_test_or_production_emissions_never_both() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    emit_mini(&w, SEED, "test", "1");
+    // A production block of another emission: made here by relabelling and re-signing a test
+    // block (a real one comes from custody shares; the loader sees only the signed manifest).
+    fixed_test_key(&w);
+    w.ok(&[
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "--emission",
+        "2",
+        "--seed",
+        ANOTHER_SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--out",
+        "prod",
+        "-q",
+    ]);
+    let prod = w.path("prod/mini-ruche/2/e0002");
+    resign(&prod, "block-00001", |m| {
+        m.replace(
+            "\"emission_kind\": \"test\"",
+            "\"emission_kind\": \"production\"",
+        )
+    });
+    let out = load(&w, &db, &["prod"], 0);
+    assert!(out.contains("LOADED"), "{out}");
+    let out = load(&w, &db, &["--allow-test", "test"], 2);
+    assert!(
+        out.contains("a test emission") && out.contains("holds production emissions"),
+        "{out}"
+    );
+    assert_eq!(db.blocks(), vec![(1, 2000)]);
+    let kinds: Vec<String> = db
+        .client()
+        .query("SELECT DISTINCT kind FROM emissions", &[])
+        .expect("kinds")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(kinds, vec!["production".to_string()]);
+
+    // And the other way round, in a fresh database.
+    let db2 = TestDb::new().expect("a second database");
+    load(&w, &db2, &["--allow-test", "test"], 0);
+    let out = load(&w, &db2, &["prod"], 2);
+    assert!(out.contains("holds test emissions"), "{out}");
+    assert_eq!(db2.blocks(), vec![(1, 2000)]);
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_leaves_the_database_as_it_was() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "3");
+
+    // A tampered block, into an empty database: refused, and not even the schema is left.
+    let csv = folder.join("block-00002.csv");
+    let original = std::fs::read_to_string(&csv).expect("csv");
+    let mut lines: Vec<String> = original.lines().map(String::from).collect();
+    let loser = lines
+        .iter()
+        .position(|l| l.split(',').nth(1) == Some("0"))
+        .expect("a losing ticket");
+    lines[loser] = lines[loser].replacen(",0,", ",2000,", 1);
+    std::fs::write(&csv, lines.join("\n") + "\n").expect("tamper");
+    let out = load(&w, &db, &["--allow-test", csv.to_str().expect("path")], 2);
+    assert!(
+        out.contains("did not verify") && out.contains("the database is as it was"),
+        "{out}"
+    );
+    assert!(db.tables().is_empty(), "{:?}", db.tables());
+    std::fs::write(&csv, &original).expect("restore");
+
+    load(
+        &w,
+        &db,
+        &["--allow-test", "em/mini-ruche/2/e0001/block-00001.csv"],
+        0,
+    );
+    let before = db.blocks();
+    assert_eq!(before, vec![(1, 2000)]);
+
+    // A wrong key.
+    w.ok(&["keygen", "--out", "other-keys"]);
+    let mut args = load_args(&db, &["--allow-test", "em"]);
+    args[4] = "other-keys/public-key.pem".into();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = text(&w.run_expect(&args, 2));
+    assert!(out.contains("not signed with the key given"), "{out}");
+    assert_eq!(db.blocks(), before);
+
+    // An unreachable server.
+    let out = text(&w.run_expect(
+        &[
+            "load",
+            "--database-url",
+            "postgresql://nobody@/nowhere?host=/nonexistent-socket-dir&port=1",
+            "--public-key",
+            "keys/public-key.pem",
+            "--allow-test",
+            "em",
+        ],
+        2,
+    ));
+    assert!(
+        out.contains("cannot connect to the database") && out.contains("nobody@"),
+        "{out}"
+    );
+
+    // A role without privileges.
+    let role = format!("{}_nopriv", db.name);
+    let mut admin = db.client();
+    admin
+        .batch_execute(&format!("CREATE ROLE {role} LOGIN"))
+        .expect("create role");
+    let mut args = load_args(&db, &["--allow-test", "em"]);
+    args[2] = with_user(&db.url, &role);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = text(&w.run_expect(&args, 2));
+    assert!(
+        out.contains("permission denied") && out.contains("lacks a privilege"),
+        "{out}"
+    );
+    assert_eq!(db.blocks(), before);
+
+    // statement_timeout: another session holds a lock the load needs, past the timeout.
+    let mut locker = db.client();
+    let mut tx = locker.transaction().expect("begin");
+    tx.batch_execute("LOCK TABLE blocks IN ACCESS EXCLUSIVE MODE")
+        .expect("lock");
+    let mut args = load_args(&db, &["--allow-test", "em"]);
+    args[2] = with_param(
+        &db.url,
+        "options",
+        "-c%20statement_timeout%3D300",
+        "-c statement_timeout=300",
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = text(&w.run_expect(&args, 2));
+    assert!(
+        out.contains("statement timeout") && out.contains("statement_timeout"),
+        "{out}"
+    );
+    tx.rollback().expect("rollback");
+    assert_eq!(db.blocks(), before);
+    admin
+        .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role}"))
+        .expect("drop role");
+
+    // After all that, the same command finishes the job.
+    let out = load(&w, &db, &["--allow-test", "em"], 0);
+    assert!(out.contains("1 already loaded"), "{out}");
+    assert_eq!(db.blocks(), vec![(1, 2000), (2, 2000), (3, 2000)]);
+}
+
+#[test]
+fn eight_concurrent_sellers_sell_every_ticket_exactly_once_in_block_order() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "2");
+    load(&w, &db, &["--allow-test", "em"], 0);
+    let mut c = db.client();
+    let emission: i64 = c
+        .query_one("SELECT emission_id FROM emissions", &[])
+        .expect("emission")
+        .get(0);
+
+    // One seller: block 1 in index order.
+    for expected in 0..10 {
+        let row = c
+            .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+            .expect("a sale");
+        assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, expected));
+    }
+    check_reconciliation(&db, &folder, 10);
+
+    // Eight sellers, each on its own connection, until the emission is sold out.
+    let start = Instant::now();
+    let sellers: Vec<_> = (0..8)
+        .map(|_| {
+            let url = db.url.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&url, NoTls).expect("seller connection");
+                let mut sold = Vec::new();
+                while let Some(row) = c
+                    .query_opt("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+                    .expect("a sale")
+                {
+                    sold.push((row.get::<_, i32>(0), row.get::<_, i32>(1)));
+                }
+                sold
+            })
+        })
+        .collect();
+    let results: Vec<Vec<(i32, i32)>> = sellers
+        .into_iter()
+        .map(|s| s.join().expect("seller thread"))
+        .collect();
+    let elapsed = start.elapsed();
+    let per_seller: Vec<usize> = results.iter().map(Vec::len).collect();
+    let all: Vec<(i32, i32)> = results.iter().flatten().copied().collect();
+    let unique: BTreeSet<(i32, i32)> = all.iter().copied().collect();
+    println!(
+        "8 sellers sold {} tickets in {:.2} s ({:.0} sales/s); per seller {:?}; duplicates {}",
+        all.len(),
+        elapsed.as_secs_f64(),
+        all.len() as f64 / elapsed.as_secs_f64(),
+        per_seller,
+        all.len() - unique.len()
+    );
+    assert_eq!(all.len(), unique.len(), "a ticket was sold twice");
+    let expected: BTreeSet<(i32, i32)> = (1..=2)
+        .flat_map(|b| (0..2000).map(move |i| (b, i)))
+        .filter(|&(b, i)| !(b == 1 && i < 10))
+        .collect();
+    assert_eq!(unique, expected, "every ticket sold once, none skipped");
+    // Each seller saw the emission in block order, then index order.
+    for sold in &results {
+        assert!(
+            sold.windows(2).all(|p| p[0] < p[1]),
+            "a seller went backwards"
+        );
+    }
+    let unsold: i64 = c
+        .query_one("SELECT count(*) FROM tickets WHERE sold_at IS NULL", &[])
+        .expect("unsold")
+        .get(0);
+    assert_eq!(unsold, 0);
+    assert!(c
+        .query_opt("SELECT * FROM sell_next_ticket($1)", &[&emission])
+        .expect("sold out")
+        .is_none());
+    check_reconciliation(&db, &folder, 4000);
+}
+
+/// The reconciliation views add up to the manifests when `sold` tickets have been sold.
+fn check_reconciliation(db: &TestDb, folder: &Path, sold: i64) {
+    let mut c = db.client();
+    let mut total_prizes = 0i64;
+    for (n, block) in [(1, "block-00001"), (2, "block-00002")] {
+        let counts = manifest_counts(folder, block);
+        let tiers = c
+            .query(
+                "SELECT prize_cents, manifest_count, sold + unsold, paid_cents + remaining_cents
+                 FROM block_tier_reconciliation WHERE block = $1 ORDER BY 1",
+                &[&n],
+            )
+            .expect("tiers");
+        let found: Vec<(i64, i64)> = tiers.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(found, counts);
+        for r in &tiers {
+            assert_eq!(r.get::<_, i64>(1), r.get::<_, i64>(2));
+            assert_eq!(r.get::<_, i64>(0) * r.get::<_, i64>(1), r.get::<_, i64>(3));
+        }
+        let row = c
+            .query_one(
+                "SELECT tickets, sold + unsold, total_prizes_cents, paid_cents + remaining_cents,
+                        top_prize_cents
+                 FROM block_reconciliation WHERE block = $1",
+                &[&n],
+            )
+            .expect("block");
+        assert_eq!(row.get::<_, i64>(0), 2000);
+        assert_eq!(row.get::<_, i64>(1), 2000);
+        assert_eq!(row.get::<_, i64>(2), row.get::<_, i64>(3));
+        assert_eq!(row.get::<_, i64>(4), 200_000);
+        total_prizes += row.get::<_, i64>(2);
+    }
+    let row = c
+        .query_one(
+            "SELECT blocks, tickets, sold, unsold, total_prizes_cents, paid_cents, remaining_cents,
+                    top_prizes_remaining, payout_so_far::float8
+             FROM emission_reconciliation",
+            &[],
+        )
+        .expect("emission");
+    assert_eq!(row.get::<_, i64>(0), 2);
+    assert_eq!(row.get::<_, i64>(1), 4000);
+    assert_eq!(row.get::<_, i64>(2), sold);
+    assert_eq!(row.get::<_, i64>(3), 4000 - sold);
+    assert_eq!(row.get::<_, i64>(4), total_prizes);
+    assert_eq!(row.get::<_, i64>(5) + row.get::<_, i64>(6), total_prizes);
+    let paid: i64 = c
+        .query_one(
+            "SELECT coalesce(sum(prize_cents), 0)::bigint FROM tickets WHERE sold_at IS NOT NULL",
+            &[],
+        )
+        .expect("paid")
+        .get(0);
+    assert_eq!(row.get::<_, i64>(5), paid);
+    if sold == 4000 {
+        assert_eq!(row.get::<_, i64>(7), 0, "no top prize left");
+        // Sold out: the payout is the game's, 4 900 € of prizes per 4 000 € of sales.
+        let payout: f64 = row.get(8);
+        assert!(
+            (payout - 2.0 * 490_000.0 / (4000.0 * 200.0)).abs() < 1e-9,
+            "{payout}"
+        );
+    }
+    let top_unsold: i64 = c
+        .query_one(
+            "SELECT count(*) FROM tickets WHERE sold_at IS NULL AND prize_cents = 200000",
+            &[],
+        )
+        .expect("top prizes unsold")
+        .get(0);
+    assert_eq!(row.get::<_, i64>(7), top_unsold);
+}
+
+#[test]
+fn a_load_killed_during_its_copy_leaves_no_partial_block_and_a_rerun_finishes() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    fixed_test_key(&w);
+    w.ok(&[
+        "emit",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--out",
+        "em",
+        "-q",
+    ]);
+    let folder = w.path("em/ruche-or/2/e0001");
+    let args = [
+        "load",
+        "--database-url",
+        &db.url,
+        "--public-key",
+        "keys/public-key.pem",
+        "--allow-test",
+        "-q",
+        "em",
+    ];
+    let mut child = w
+        .command(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start load");
+    // Wait until the server is receiving the COPY.
+    let mut watcher = Client::connect(&db.admin_url, NoTls).expect("watcher");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let copying = loop {
+        let n: i64 = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = $1 AND query LIKE 'COPY tickets_%' AND state = 'active'",
+                &[&db.name],
+            )
+            .expect("pg_stat_activity")
+            .get(0);
+        if n > 0 || Instant::now() > deadline {
+            break n > 0;
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            panic!("load ended ({status}) before it was seen copying");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(copying, "never saw the COPY in pg_stat_activity");
+    std::thread::sleep(Duration::from_millis(300));
+    let rows_so_far: i64 = watcher
+        .query_one(
+            "SELECT coalesce(max(tuples_processed), 0) FROM pg_stat_progress_copy WHERE datid =
+               (SELECT oid FROM pg_database WHERE datname = $1)",
+            &[&db.name],
+        )
+        .expect("copy progress")
+        .get(0);
+    let kill = Command::new("kill")
+        .args(["-9", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let status = child.wait().expect("reap");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+    println!("killed load with SIGKILL while the COPY had sent {rows_so_far} of 900000 rows");
+    // The server notices the lost client and rolls back; until then the block is invisible.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let n: i64 = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'COPY%'",
+                &[&db.name],
+            )
+            .expect("pg_stat_activity")
+            .get(0);
+        if n == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the killed COPY never ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(db.tables().is_empty(), "{:?}", db.tables());
+
+    let out = text(&w.ok(&args));
+    assert!(out.contains("LOADED"), "{out}");
+    assert_eq!(db.blocks(), vec![(1, 900_000)]);
+    let expected: Vec<(i64, i64)> = manifest_counts(&folder, "block-00001")
+        .into_iter()
+        .filter(|&(_, count)| count > 0)
+        .collect();
+    assert_eq!(database_counts(&db, 1), expected);
+}
