@@ -8,25 +8,14 @@ pub mod log;
 pub mod record;
 pub mod seal;
 
-use anyhow::{bail, Context, Result};
-use std::io::Read;
+use anyhow::{anyhow, Result};
 use std::path::Path;
 
-/// Reads a whole file that must not be larger than `max` bytes (refused before it is read).
+/// Reads a whole file of an emission folder that must not be larger than `max` bytes (refused
+/// before it is read), naming it in errors.
 pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > max {
-        bail!(
-            "{} is larger than the {max} bytes such a file can hold: not one of ours",
-            path.display()
-        );
-    }
-    Ok(bytes)
+    crate::untrusted::read_at_most(path, max, "an emission file")
+        .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))
 }
 
 pub use crate::untrusted::shown;

@@ -8,7 +8,7 @@
 //! against it, the log's chain, and the seal against the blocks on disk.
 
 use crate::block::keys;
-use crate::block::manifest::Manifest;
+use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
 use crate::emission::log::{self, Chain};
 use crate::emission::record::{self, Record, RECORD_FILE};
 use crate::emission::{read_bounded, shown};
@@ -27,8 +27,6 @@ pub const SEAL_FILE: &str = "emission.seal.json";
 pub const SEAL_SIG_FILE: &str = "emission.seal.json.sig";
 /// The seal's format number.
 pub const SEAL_FORMAT: u32 = 1;
-/// Largest manifest read here (they are about 1 KiB).
-pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 /// Largest seal read (99 999 blocks of about 200 bytes).
 const MAX_SEAL_BYTES: u64 = 64 << 20;
 
