@@ -144,7 +144,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         }
         let kind = match report.kind {
             Some(EmissionKind::Test) => {
-                " (TEST emission: its seed was given in clear; not for sale)"
+                " (TEST emission: its seed was given or kept in clear; not for sale)"
             }
             Some(EmissionKind::Production) => " (production emission)",
             None => "",
