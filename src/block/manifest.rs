@@ -97,10 +97,7 @@ pub struct Manifest {
 impl Manifest {
     /// The exact bytes written to disk (and signed).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = serde_json::to_vec_pretty(self)
-            .expect("a manifest of strings and numbers always serializes");
-        bytes.push(b'\n');
-        bytes
+        crate::emission::json_bytes(self)
     }
 
     /// The emission's kind; a format 1 manifest (made before kinds existed) counts as a test.

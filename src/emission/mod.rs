@@ -8,7 +8,10 @@ pub mod log;
 pub mod record;
 pub mod seal;
 
+use crate::block::files::write_atomic;
+use crate::block::keys;
 use anyhow::{anyhow, Result};
+use ed25519_dalek::{SigningKey, VerifyingKey};
 use std::path::Path;
 
 /// Reads a whole file of an emission folder that must not be larger than `max` bytes (refused
@@ -19,3 +22,27 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
 }
 
 pub use crate::untrusted::shown;
+
+/// The exact bytes of a signed JSON file (manifest, record, seal): pretty JSON, fields in
+/// declaration order, and a final line end, so the same value always gives the same bytes.
+pub fn json_bytes<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .expect("a value of strings, numbers and lists always serializes");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Writes `bytes` to `path` and their raw Ed25519 signature to `sig_path`, the signature
+/// first, so that a file on disk always has its signature.
+pub fn write_signed(path: &Path, sig_path: &Path, bytes: &[u8], key: &SigningKey) -> Result<()> {
+    write_atomic(sig_path, &keys::sign(key, bytes), 0o644)?;
+    write_atomic(path, bytes, 0o644)
+}
+
+/// Reads `path` (at most `max` bytes) and checks its signature in `sig_path` against `key`.
+pub fn read_signed(path: &Path, sig_path: &Path, max: u64, key: &VerifyingKey) -> Result<Vec<u8>> {
+    let bytes = read_bounded(path, max)?;
+    let sig = read_bounded(sig_path, 64)?;
+    keys::check(key, &bytes, &sig).map_err(|m| anyhow!("{}: {m}", sig_path.display()))?;
+    Ok(bytes)
+}

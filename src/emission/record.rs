@@ -3,10 +3,8 @@
 //! later run (a resume, another block range, another machine) checks it and refuses to go on
 //! when its seed, key, game definition or generator differs.
 
-use crate::block::files::write_atomic;
-use crate::block::keys;
-use crate::emission::read_bounded;
-use anyhow::{anyhow, bail, Context, Result};
+use crate::emission::{read_signed, write_signed};
+use anyhow::{bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -135,10 +133,7 @@ pub struct Record {
 impl Record {
     /// The exact bytes written (and signed): pretty JSON and a final line end.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = serde_json::to_vec_pretty(self)
-            .expect("a record of strings and numbers always serializes");
-        bytes.push(b'\n');
-        bytes
+        crate::emission::json_bytes(self)
     }
 
     /// Checks that a run described by `wanted` may join this emission: same game, definition,
@@ -224,10 +219,7 @@ pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>
     if !path.exists() {
         return Ok(None);
     }
-    let bytes = read_bounded(&path, MAX_RECORD_BYTES)?;
-    let sig_path = folder.join(RECORD_SIG_FILE);
-    let sig = read_bounded(&sig_path, 64)?;
-    keys::check(key, &bytes, &sig).map_err(|m| anyhow!("{}: {m}", sig_path.display()))?;
+    let bytes = read_signed(&path, &folder.join(RECORD_SIG_FILE), MAX_RECORD_BYTES, key)?;
     let record: Record = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not a valid emission record", path.display()))?;
     if record.format != RECORD_FORMAT {
@@ -240,22 +232,15 @@ pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>
     Ok(Some((record, bytes)))
 }
 
-/// Parses a record without checking its signature (the caller does).
-pub fn parse(bytes: &[u8], path: &Path) -> Result<Record> {
-    serde_json::from_slice(bytes)
-        .with_context(|| format!("{} is not a valid emission record", path.display()))
-}
-
 /// Writes the record of `folder` and its signature (the signature first, the record last, so a
 /// record on disk always has its signature). Called under the emission lock.
 pub fn write(folder: &Path, record: &Record, key: &SigningKey) -> Result<()> {
-    let bytes = record.to_bytes();
-    write_atomic(
+    write_signed(
+        &folder.join(RECORD_FILE),
         &folder.join(RECORD_SIG_FILE),
-        &keys::sign(key, &bytes),
-        0o644,
-    )?;
-    write_atomic(&folder.join(RECORD_FILE), &bytes, 0o644)
+        &record.to_bytes(),
+        key,
+    )
 }
 
 /// The current time, UTC, RFC 3339 to the second.

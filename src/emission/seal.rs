@@ -7,11 +7,10 @@
 //! [`check_folder`] is what `verify` runs on an emission folder: the record, every manifest
 //! against it, the log's chain, and the seal against the blocks on disk.
 
-use crate::block::keys;
 use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
 use crate::emission::log::{self, Chain};
 use crate::emission::record::{self, Record, RECORD_FILE};
-use crate::emission::{read_bounded, shown};
+use crate::emission::{read_bounded, read_signed, shown, write_signed};
 use crate::money::{canonical, parse_canonical};
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
@@ -89,10 +88,7 @@ pub struct Seal {
 impl Seal {
     /// The exact bytes written (and signed).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes =
-            serde_json::to_vec_pretty(self).expect("a seal of strings and numbers serializes");
-        bytes.push(b'\n');
-        bytes
+        crate::emission::json_bytes(self)
     }
 }
 
@@ -292,22 +288,14 @@ pub fn seal(
         );
     }
     let bytes = seal.to_bytes();
-    crate::block::files::write_atomic(
-        &folder.join(SEAL_SIG_FILE),
-        &keys::sign(key, &bytes),
-        0o644,
-    )?;
-    crate::block::files::write_atomic(&path, &bytes, 0o644)?;
+    write_signed(&path, &folder.join(SEAL_SIG_FILE), &bytes, key)?;
     Ok(Some(seal))
 }
 
 /// Reads the seal of `folder` and checks its signature.
 pub fn read_seal(folder: &Path, key: &VerifyingKey) -> Result<Seal> {
     let path = folder.join(SEAL_FILE);
-    let bytes = read_bounded(&path, MAX_SEAL_BYTES)?;
-    let sig_path = folder.join(SEAL_SIG_FILE);
-    let sig = read_bounded(&sig_path, 64)?;
-    keys::check(key, &bytes, &sig).map_err(|m| anyhow!("{}: {m}", sig_path.display()))?;
+    let bytes = read_signed(&path, &folder.join(SEAL_SIG_FILE), MAX_SEAL_BYTES, key)?;
     let seal: Seal = serde_json::from_slice(&bytes)
         .map_err(|e| anyhow!("{}: not a valid seal: {e}", path.display()))?;
     if seal.format != SEAL_FORMAT {
