@@ -1,39 +1,87 @@
 #!/usr/bin/env bash
-# End-to-end speed of emit and verify against `cat` copying the same output, one block per
-# game, median of RUNS runs. Usage: benches/end_to_end.sh [RUNS] (default 3).
-# Prints, per game: emit and verify wall time and peak memory, cat time, and emit/cat ratio.
+# End-to-end speed of emit and verify against `cat` copying the same bytes, one block per game.
+#
+# Usage: benches/end_to_end.sh [ROUNDS] [GAME...]   (default 5 rounds, every built-in game)
+#   BIN=path/to/emission-factory  measures that binary instead of building this tree's.
+#   SCALING=0                     skips the --threads 1 runs (the scaling column shows "-").
+#
+# A round runs, once each: emit --threads 2, cat of the block, verify --threads 2, and (unless
+# SCALING=0) emit and verify with --threads 1. Printed per game, medians of the rounds:
+#   emit_s, verify_s, cat_s       wall time in seconds
+#   emit/cat, verify/cat          wall-time ratios to cat
+#   emit_us, verify_us            CPU µs per ticket: `perf stat -e task-clock` (all threads) ÷ tickets
+#   emit_x2, verify_x2            wall time with --threads 1 ÷ wall time with --threads 2
+#   emit_MB, verify_MB            peak resident memory (GNU time's %M)
+# CPU time (task-clock) is the figure to compare on a shared machine; wall ratios need a quiet
+# one (the load average is printed first). Needs perf (Debian: apt-get install linux-perf).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-3}
-cargo build --release --quiet
-bin=$PWD/target/release/emission-factory
+rounds=${1:-5}
+shift || true
+games=("$@")
+[ ${#games[@]} -gt 0 ] || games=(ruche-or maxi-ruche-or annee-chance)
+scaling=${SCALING:-1}
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet
+  BIN=$PWD/target/release/emission-factory
+fi
+bin=$(realpath "$BIN")
+command -v perf >/dev/null || { echo "perf is missing: apt-get install -y linux-perf" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 "$bin" keygen --out keys >/dev/null
 seed=$(printf 'cd%.0s' $(seq 32))
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-measure() { # prints "seconds KB" of a command
-  /usr/bin/time -f '%e %M' -o "$work/t" "$@" >/dev/null 2>&1
-  cat "$work/t"
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+# Runs a command, appends "wall_s peak_KB cpu_ms" to the file $1.
+measure() {
+  local out=$1
+  shift
+  perf stat -x, -e task-clock -o "$work/p" -- /usr/bin/time -f '%e %M' -o "$work/t" "$@" >/dev/null 2>"$work/err" \
+    || { cat "$work/err" >&2; exit 2; }
+  local cpu
+  cpu=$(awk -F, '$3 ~ /^task-clock/ {print $1}' "$work/p")
+  echo "$(cat "$work/t") $cpu" >>"$out"
 }
-printf '%-16s %9s %9s %10s %8s %9s %9s %10s %8s\n' game tickets emit_s tickets/s emit_MB cat_s ratio verify_s ver_MB
-for spec in "ruche-or 2 900000" "maxi-ruche-or 3 7500000" "annee-chance 3 2000000"; do
-  set -- $spec
-  game=$1 price=$2 tickets=$3
+col() { cut -d' ' -f"$2" "$1" | median; }
+echo "$(nproc) cores; load average: $(cut -d' ' -f1-3 /proc/loadavg); $rounds rounds; $(basename "$bin") $("$bin" --version | cut -d' ' -f2)"
+printf '%-14s %8s %7s %7s %6s %8s %10s %8s %10s %8s %9s %8s %9s\n' \
+  game tickets emit_s verify_s cat_s emit/cat verify/cat emit_us verify_us emit_x2 verify_x2 emit_MB verify_MB
+for game in "${games[@]}"; do
+  case $game in
+    ruche-or) price=2 ;;
+    maxi-ruche-or) price=3 ;;
+    annee-chance) price=3 ;;
+    *) echo "unknown game $game" >&2; exit 2 ;;
+  esac
   csv=emissions/$game/$price/e0001/block-00001.csv
-  : >"$work/emit" ; : >"$work/cat" ; : >"$work/verify"
-  for _ in $(seq "$runs"); do
-    measure "$bin" emit --game "$game" --price "$price" --seed "$seed" \
-      --signing-key keys/signing-key.pem --force --quiet >>"$work/emit"
-    measure sh -c "cat $csv > copy.csv" >>"$work/cat"
+  rm -f "$work"/{emit,cat,verify,emit1,verify1}
+  emit=("$bin" emit --game "$game" --price "$price" --seed "$seed"
+    --signing-key keys/signing-key.pem --force --quiet --threads)
+  verify=("$bin" verify --quiet --public-key keys/public-key.pem "$csv" --threads)
+  for _ in $(seq "$rounds"); do
+    measure "$work/emit" "${emit[@]}" 2
+    measure "$work/cat" sh -c "cat $csv > copy.csv"
     rm -f copy.csv
-    measure "$bin" verify --quiet --public-key keys/public-key.pem "$csv" >>"$work/verify"
+    measure "$work/verify" "${verify[@]}" 2
+    if [ "$scaling" = 1 ]; then
+      measure "$work/emit1" "${emit[@]}" 1
+      measure "$work/verify1" "${verify[@]}" 1
+    fi
   done
-  e=$(cut -d' ' -f1 "$work/emit" | median); em=$(cut -d' ' -f2 "$work/emit" | median)
-  c=$(cut -d' ' -f1 "$work/cat" | median)
-  v=$(cut -d' ' -f1 "$work/verify" | median); vm=$(cut -d' ' -f2 "$work/verify" | median)
-  awk -v g="$game" -v n="$tickets" -v e="$e" -v em="$em" -v c="$c" -v v="$v" -v vm="$vm" 'BEGIN {
-    printf "%-16s %9d %9.2f %10.0f %8.1f %9.2f %9.1f %10.2f %8.1f\n", g, n, e, n / e, em / 1024, c, e / c, v, vm / 1024 }'
+  tickets=$(grep -c '' "$csv")
+  tickets=$((tickets - 1))
+  e=$(col "$work/emit" 1) em=$(col "$work/emit" 2) ec=$(col "$work/emit" 3)
+  v=$(col "$work/verify" 1) vm=$(col "$work/verify" 2) vc=$(col "$work/verify" 3)
+  c=$(col "$work/cat" 1)
+  e1=nan v1=nan
+  if [ "$scaling" = 1 ]; then e1=$(col "$work/emit1" 1) v1=$(col "$work/verify1" 1); fi
+  awk -v g="$game" -v n="$tickets" -v e="$e" -v em="$em" -v ec="$ec" -v v="$v" -v vm="$vm" \
+    -v vc="$vc" -v c="$c" -v e1="$e1" -v v1="$v1" 'BEGIN {
+      cc = (c > 0.005) ? c : 0.005  # time prints hundredths: no ratio to zero
+      x2e = (e1 == "nan") ? "-" : sprintf("%.2f", e1 / e)
+      x2v = (v1 == "nan") ? "-" : sprintf("%.2f", v1 / v)
+      printf "%-14s %8d %7.2f %7.2f %6.2f %8.1f %10.1f %8.2f %10.2f %8s %9s %8.1f %9.1f\n",
+        g, n, e, v, c, e / cc, v / cc, ec * 1000 / n, vc * 1000 / n, x2e, x2v, em / 1024, vm / 1024 }'
   rm -rf emissions/"$game"
 done

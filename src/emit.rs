@@ -4,6 +4,12 @@
 //! next batch is being made (`rayon::join`), so a block streams through a few megabytes of
 //! memory whatever its size. Every ticket's randomness comes from the block key and its index,
 //! never from scheduling, so the files are byte-identical with any number of threads.
+//!
+//! What only one thread can do is kept small: a chunk is 2^11 tickets, so each chunk's maker
+//! also builds the Merkle tree of its tickets (a perfect subtree of the block's), and the writer
+//! only writes, hashes the file and appends the chunk's subtree. Chunk buffers go back to a
+//! pool once written, so a block reuses the same few megabytes instead of faulting in fresh
+//! pages for every chunk.
 
 use crate::block::files::{self, create_dir, remove_stale_temps, stage, write_atomic, Staged};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
@@ -17,16 +23,17 @@ use crate::interrupt;
 use crate::mechanic::{self, Decoder, Synthesizer};
 use crate::money::canonical;
 use crate::plan::{seed_commitment, BlockKey, Seed};
+use crate::progress::{NoProgress, Progress};
 use anyhow::{bail, Context, Result};
 use ed25519_dalek::SigningKey;
-use indicatif::ProgressBar;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Tickets per rayon task.
+/// Tickets per rayon task: a power of two, so that each full chunk is a perfect subtree of the
+/// block's Merkle tree.
 const CHUNK: usize = 2048;
 /// Chunks made in parallel while the previous batch is written.
 const CHUNKS_PER_BATCH: usize = 32;
@@ -116,9 +123,38 @@ pub struct EmitSummary {
 /// One chunk of finished tickets, in order.
 struct Chunk {
     text: Vec<u8>,
-    hashes: Vec<[u8; 32]>,
+    /// Tickets in the chunk.
+    tickets: u64,
+    /// The Merkle tree of the chunk's tickets.
+    merkle: MerkleRoot,
     /// Tickets per prize tier.
     counts: Vec<u64>,
+}
+
+/// Text buffers of written chunks, for the next chunks to fill: at most two batches of chunks
+/// are alive at once, so the pool settles at that many buffers.
+#[derive(Default)]
+struct BufferPool(std::sync::Mutex<Vec<Vec<u8>>>);
+
+impl BufferPool {
+    /// An empty buffer of at least `capacity` bytes, reused if one is free.
+    fn take(&self, capacity: usize) -> Vec<u8> {
+        let spare = match self.0.lock() {
+            Ok(mut spares) => spares.pop(),
+            Err(_) => None,
+        };
+        let mut buffer = spare.unwrap_or_default();
+        buffer.clear();
+        buffer.reserve(capacity);
+        buffer
+    }
+
+    /// Gives a buffer back.
+    fn give(&self, buffer: Vec<u8>) {
+        if let Ok(mut spares) = self.0.lock() {
+            spares.push(buffer);
+        }
+    }
 }
 
 /// What a block's writer needs, fixed for the run.
@@ -129,9 +165,10 @@ struct BlockMaker<'a> {
     tier_text: Vec<String>,
     synthesizer: Box<dyn Synthesizer>,
     decoder: Box<dyn Decoder>,
+    buffers: BufferPool,
 }
 
-/// Emits the blocks of `config`; `progress` counts tickets (its length is set here), and
+/// Emits the blocks of `config`; `progress` counts tickets (its total is set here), and
 /// `on_event` is told about each block as it is finished or kept, and about waits for locks.
 ///
 /// Several runs may work on one emission at once (on one machine or on a shared file system):
@@ -140,7 +177,7 @@ struct BlockMaker<'a> {
 /// block another run is making waits for it, then checks and keeps it.
 pub fn emit(
     config: &EmitConfig,
-    progress: &ProgressBar,
+    progress: &dyn Progress,
     mut on_event: impl FnMut(Event),
 ) -> Result<EmitSummary> {
     let game = &config.game;
@@ -165,8 +202,9 @@ pub fn emit(
             .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
         decoder: mechanic::decoder(game, stake)
             .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
+        buffers: BufferPool::default(),
     };
-    progress.set_length(u64::from(config.blocks) * game.block_size);
+    progress.set_total(u64::from(config.blocks) * game.block_size);
     let mut summary = EmitSummary {
         folder: folder.clone(),
         written: 0,
@@ -201,7 +239,7 @@ pub fn emit(
                     report.problems.join("\n")
                 );
             }
-            progress.inc(game.block_size);
+            progress.add(game.block_size);
             summary.kept += 1;
             summary.kept_blocks.push(number);
             on_event(Event::Block {
@@ -387,7 +425,7 @@ fn replay(config: &EmitConfig, csv: &Path) -> Result<crate::verify::BlockReport>
             forms: false,
             seed: Some(config.seed),
         },
-        &ProgressBar::hidden(),
+        &NoProgress,
     );
     interrupt::check()?;
     Ok(report)
@@ -440,8 +478,9 @@ impl BlockMaker<'_> {
     fn chunk(&self, key: &BlockKey, order: &[u8], prefix: &str, start: usize) -> Result<Chunk> {
         let end = (start + CHUNK).min(order.len());
         let mut chunk = Chunk {
-            text: Vec::with_capacity((end - start) * 256),
-            hashes: Vec::with_capacity(end - start),
+            text: self.buffers.take((end - start) * 256),
+            tickets: (end - start) as u64,
+            merkle: MerkleRoot::new(),
             counts: vec![0; self.tiers.len()],
         };
         let mut layout = String::with_capacity(256);
@@ -486,7 +525,7 @@ impl BlockMaker<'_> {
             chunk.text.push(b',');
             chunk.text.extend_from_slice(&hex_hash);
             chunk.text.push(b'\n');
-            chunk.hashes.push(hash);
+            chunk.merkle.push(&hash);
             chunk.counts[tier as usize] += 1;
         }
         Ok(chunk)
@@ -498,7 +537,7 @@ impl BlockMaker<'_> {
         config: &EmitConfig,
         number: u32,
         paths: &BlockPaths,
-        progress: &ProgressBar,
+        progress: &dyn Progress,
     ) -> Result<()> {
         let key = BlockKey::derive(
             &config.seed,
@@ -574,7 +613,7 @@ impl BlockMaker<'_> {
         order: &[u8],
         prefix: &str,
         csv: &mut Staged,
-        progress: &ProgressBar,
+        progress: &dyn Progress,
     ) -> Result<Written> {
         let tmp = csv.temp_path().to_path_buf();
         let mut out = Output {
@@ -585,6 +624,7 @@ impl BlockMaker<'_> {
             merkle: MerkleRoot::new(),
             counts: vec![0; self.tiers.len()],
             tmp: &tmp,
+            buffers: &self.buffers,
         };
         out.write(format!("{CSV_HEADER}\n").as_bytes())?;
         let starts: Vec<usize> = (0..order.len()).step_by(CHUNK).collect();
@@ -629,6 +669,7 @@ struct Output<'a> {
     merkle: MerkleRoot,
     counts: Vec<u64>,
     tmp: &'a Path,
+    buffers: &'a BufferPool,
 }
 
 impl Output<'_> {
@@ -641,16 +682,18 @@ impl Output<'_> {
         Ok(())
     }
 
-    fn chunks(&mut self, chunks: Vec<Chunk>, progress: &ProgressBar) -> Result<()> {
+    fn chunks(&mut self, chunks: Vec<Chunk>, progress: &dyn Progress) -> Result<()> {
         for chunk in chunks {
             self.write(&chunk.text)?;
-            for hash in &chunk.hashes {
-                self.merkle.push(hash);
+            // Chunks start at multiples of CHUNK, a power of two: always on a boundary.
+            if !self.merkle.append(&chunk.merkle) {
+                bail!("internal error: a chunk of tickets is not on a Merkle subtree boundary");
             }
             for (total, n) in self.counts.iter_mut().zip(&chunk.counts) {
                 *total += n;
             }
-            progress.inc(chunk.hashes.len() as u64);
+            progress.add(chunk.tickets);
+            self.buffers.give(chunk.text);
         }
         Ok(())
     }

@@ -6,9 +6,11 @@
 //! of FORMAT.md: a CSV of tickets, a manifest and its Ed25519 signature ([`block`]). [`verify`]
 //! checks any block afterwards, trusting only the decoders and the game definitions. Whatever
 //! comes from a file is read with a bound and echoed escaped and short ([`untrusted`]).
+//!
+//! The command line is the binary's (`src/main.rs` and `src/cmd/`): the engine knows no
+//! terminal, and tells its caller how far it got through [`progress::Progress`].
 
 pub mod block;
-pub mod cmd;
 pub mod custody;
 pub mod emission;
 pub mod emit;
@@ -18,5 +20,6 @@ pub mod load;
 pub mod mechanic;
 pub mod money;
 pub mod plan;
+pub mod progress;
 pub mod untrusted;
 pub mod verify;

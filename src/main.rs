@@ -1,8 +1,11 @@
 //! `emission-factory`: parse the command line, run it, map the outcome to an exit status
-//! (0 success, 1 verification failed, 2 error).
+//! (0 success, 1 verification failed, 2 error). The command line lives here, in [`cmd`], not in
+//! the library: the engine knows no terminal.
+
+mod cmd;
 
 use clap::Parser;
-use emission_factory::cmd::{output, run, Cli, Exit};
+use cmd::{output, run, Cli, Exit};
 use emission_factory::interrupt;
 use std::io::Write;
 use std::process::ExitCode;

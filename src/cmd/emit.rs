@@ -2,17 +2,19 @@
 
 use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
-use crate::block;
-use crate::block::files::{self, create_dir, Exposure};
-use crate::block::keys;
-use crate::emission::lock::LockFile;
-use crate::emission::log::{self as audit, Entry};
-use crate::emission::record::{Custody, EmissionKind};
-use crate::emit::{block_range, emit, seal_if_complete, BlockOutcome, EmitConfig, Event};
-use crate::game::Game;
-use crate::money::canonical;
-use crate::plan::{fresh_seed, Seed};
 use anyhow::{anyhow, bail, Context, Result};
+use emission_factory::block;
+use emission_factory::block::files::{self, create_dir, Exposure};
+use emission_factory::block::keys;
+use emission_factory::emission::lock::LockFile;
+use emission_factory::emission::log::{self as audit, Entry};
+use emission_factory::emission::record::{Custody, EmissionKind};
+use emission_factory::emit::{
+    block_range, emit, seal_if_complete, BlockOutcome, EmitConfig, Event,
+};
+use emission_factory::game::Game;
+use emission_factory::money::canonical;
+use emission_factory::plan::{fresh_seed, Seed};
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -64,9 +66,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let custody = match args.share.is_empty() {
         true => None,
         false => {
-            let emission_id = crate::custody::emission_id(&game.id, &stake, args.emission);
+            let emission_id =
+                emission_factory::custody::emission_id(&game.id, &stake, args.emission);
             let (secret, info) =
-                crate::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
+                emission_factory::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
             Some((*secret.expose(), Custody::from_info(&info)))
         }
     };

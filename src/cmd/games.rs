@@ -1,9 +1,9 @@
 //! `games`: the built-in games and what they pay.
 
 use super::{grouped, Exit};
-use crate::game::{Game, BUILTIN};
-use crate::money::canonical;
 use anyhow::Result;
+use emission_factory::game::{Game, BUILTIN};
+use emission_factory::money::canonical;
 use rust_decimal::Decimal;
 
 pub(super) fn run() -> Result<Exit> {

@@ -1,9 +1,9 @@
 //! `keygen`: an Ed25519 key pair in the PEM forms OpenSSL reads.
 
 use super::{Exit, KeygenArgs};
-use crate::block::files;
-use crate::block::keys;
 use anyhow::{bail, Context, Result};
+use emission_factory::block::files;
+use emission_factory::block::keys;
 use std::path::Path;
 
 pub(super) fn run(args: KeygenArgs) -> Result<Exit> {

@@ -1,11 +1,11 @@
 //! `load`: loads blocks into PostgreSQL, one transaction per block, and reports each.
 
 use super::{grouped, Exit, LoadArgs};
-use crate::block::keys;
-use crate::game::Game;
-use crate::load::{connect, load_block, LoadOptions, Outcome};
-use crate::verify::find_blocks;
 use anyhow::{bail, Result};
+use emission_factory::block::keys;
+use emission_factory::game::Game;
+use emission_factory::load::{connect, load_block, LoadOptions, Outcome};
+use emission_factory::verify::find_blocks;
 
 pub(super) fn run(args: LoadArgs) -> Result<Exit> {
     let url = match args.database_url.clone() {

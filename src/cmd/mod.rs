@@ -28,6 +28,7 @@ mod seed;
 mod verify;
 
 use clap::{Parser, Subcommand};
+use emission_factory::progress::Progress;
 use std::path::PathBuf;
 
 /// How the program ends.
@@ -346,9 +347,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
 /// The stake for `--price`: any decimal spelling of a stake (2, 2.0, 2.00), or the only stake
 /// of a single-stake game.
 fn stake<'g>(
-    game: &'g crate::game::Game,
+    game: &'g emission_factory::game::Game,
     price: Option<&str>,
-) -> anyhow::Result<&'g crate::game::Stake> {
+) -> anyhow::Result<&'g emission_factory::game::Stake> {
     let price = match price {
         Some(p) => p
             .trim()
@@ -376,12 +377,33 @@ fn pool(threads: Option<u16>) -> anyhow::Result<rayon::ThreadPool> {
         .map_err(|e| anyhow::anyhow!("cannot start worker threads: {e}"))
 }
 
+/// The terminal's progress bar, as the engine's [`Progress`]: the engine knows no terminal.
+pub struct Bar(indicatif::ProgressBar);
+
+impl Progress for Bar {
+    fn set_total(&self, total: u64) {
+        self.0.set_length(total);
+    }
+
+    fn add(&self, n: u64) {
+        self.0.inc(n);
+    }
+}
+
+impl std::ops::Deref for Bar {
+    type Target = indicatif::ProgressBar;
+
+    fn deref(&self) -> &indicatif::ProgressBar {
+        &self.0
+    }
+}
+
 /// The progress bar on stderr, hidden when stderr is not a terminal or `quiet` is set. With a
 /// length it shows a bar and the time left; without one, a count of tickets and the rate.
-fn progress_bar(quiet: bool, message: &str, length: Option<u64>) -> indicatif::ProgressBar {
+fn progress_bar(quiet: bool, message: &str, length: Option<u64>) -> Bar {
     use std::io::IsTerminal;
     if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
+        return Bar(indicatif::ProgressBar::hidden());
     }
     let template = match length {
         Some(_) => {
@@ -416,7 +438,7 @@ fn progress_bar(quiet: bool, message: &str, length: Option<u64>) -> indicatif::P
             ),
     );
     bar.set_message(message.to_string());
-    bar
+    Bar(bar)
 }
 
 /// Groups digits by three with thin spaces: 7 500 000.

@@ -2,20 +2,24 @@
 //! the signed emission seal and a line of the audit log.
 
 use super::{pool, Exit, SealArgs};
-use crate::block::{self, keys};
-use crate::emission::lock::LockFile;
-use crate::emission::log::{append_locked, Entry};
-use crate::emission::seal::{self, SEAL_FILE};
-use crate::game::Game;
-use crate::money::parse_canonical;
-use crate::verify::{verify_block, VerifyOptions};
 use anyhow::{anyhow, bail, Result};
+use emission_factory::block::{self, keys};
+use emission_factory::emission::lock::LockFile;
+use emission_factory::emission::log::{append_locked, Entry};
+use emission_factory::emission::seal::{self, SEAL_FILE};
+use emission_factory::game::Game;
+use emission_factory::money::parse_canonical;
+use emission_factory::progress::NoProgress;
+use emission_factory::verify::{verify_block, VerifyOptions};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub(super) fn run(args: SealArgs) -> Result<Exit> {
     let folder = &args.folder;
-    if !folder.join(crate::emission::record::RECORD_FILE).exists() {
+    if !folder
+        .join(emission_factory::emission::record::RECORD_FILE)
+        .exists()
+    {
         bail!(
             "{} is not an emission folder with a record (emission.json); give <out>/<game>/<stake>/e<emission>",
             folder.display()
@@ -68,9 +72,8 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     let mut failed = Vec::new();
     for &number in present.iter().filter(|&&b| b <= planned) {
         let csv = folder.join(block::csv_name(number));
-        let report =
-            pool.install(|| verify_block(&csv, &options, &indicatif::ProgressBar::hidden()));
-        crate::interrupt::check()?;
+        let report = pool.install(|| verify_block(&csv, &options, &NoProgress));
+        emission_factory::interrupt::check()?;
         if report.ok() {
             good.insert(number);
         } else {

@@ -3,13 +3,13 @@
 //! It prints file names, public keys and digests, never the seed or a share.
 
 use super::{Exit, SeedArgs};
-use crate::custody::{
+use anyhow::{anyhow, bail, Result};
+use emission_factory::custody::{
     emission_id, parse_recipient, read_recipients_file, rebuild_seed, write_share_set, Recipient,
     SecretSeed, ShareSetInfo,
 };
-use crate::emission::log::Entry;
-use crate::game::Game;
-use anyhow::{anyhow, bail, Result};
+use emission_factory::emission::log::Entry;
+use emission_factory::game::Game;
 use std::path::PathBuf;
 
 /// What to do, validated.
@@ -39,15 +39,16 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let stake = super::stake(&game, args.price.as_deref())?;
     let emission = emission_id(&game.id, stake, args.emission);
-    let folder = crate::block::emission_dir(&args.emissions, &game, stake, args.emission);
+    let folder =
+        emission_factory::block::emission_dir(&args.emissions, &game, stake, args.emission);
     let outcome = act(task(args), &emission);
     // Every run on an emission leaves a line in its audit log (no seed, share or key in it).
-    crate::block::files::create_dir(&folder, 0o755)?;
+    emission_factory::block::files::create_dir(&folder, 0o755)?;
     let mut entry = Entry::for_this_run("seed");
     if let Err(e) = &outcome {
         entry.result = format!("error: {e:#}").chars().take(1000).collect();
     }
-    crate::emission::log::append(&folder, entry)?;
+    emission_factory::emission::log::append(&folder, entry)?;
     outcome
 }
 
@@ -197,7 +198,7 @@ fn print_set(info: &ShareSetInfo, what: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::money::canonical;
+    use emission_factory::money::canonical;
 
     #[test]
     fn the_emission_id_uses_the_canonical_stake() {

@@ -3,14 +3,14 @@
 use super::emit::{given_seed, read_seed_file};
 use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
-use crate::block::keys;
-use crate::emission::record::{EmissionKind, RECORD_FILE};
-use crate::emission::seal::check_folder;
-use crate::game::Game;
-use crate::money::canonical;
-use crate::untrusted::shown_path;
-use crate::verify::{find_blocks, verify_block, VerifyOptions};
 use anyhow::{bail, Result};
+use emission_factory::block::keys;
+use emission_factory::emission::record::{EmissionKind, RECORD_FILE};
+use emission_factory::emission::seal::check_folder;
+use emission_factory::game::Game;
+use emission_factory::money::canonical;
+use emission_factory::untrusted::shown_path;
+use emission_factory::verify::{find_blocks, verify_block, VerifyOptions};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -58,7 +58,8 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     "--share: give the blocks of one emission, in their folder <game>/<stake>/e<emission>"
                 )
             })?;
-        let (secret, _) = crate::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
+        let (secret, _) =
+            emission_factory::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
         options.seed = Some(*secret.expose());
     }
     // Emission folders: those holding the blocks found, and those named that hold a record.
@@ -84,7 +85,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         bar.set_message(format!("verify {}", shown_path(csv)));
         bar.set_position(0);
         let report = pool.install(|| verify_block(csv, &options, &bar));
-        crate::interrupt::check()?;
+        emission_factory::interrupt::check()?;
         bar.suspend(|| -> Result<(), StdoutError> {
             for w in &report.warnings {
                 // The same warning for every block of a folder: say it once.
@@ -129,14 +130,17 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     for folder in &emissions {
         let key = match options.public_key {
             Some(key) => key,
-            None => match keys::read_public_key(&folder.join(crate::block::PUBLIC_KEY_FILE)) {
-                Ok(key) => key,
-                Err(e) => {
-                    emissions_failed += 1;
-                    outln!("FAILED  emission {}\n  - {e:#}", folder.display())?;
-                    continue;
+            None => {
+                match keys::read_public_key(&folder.join(emission_factory::block::PUBLIC_KEY_FILE))
+                {
+                    Ok(key) => key,
+                    Err(e) => {
+                        emissions_failed += 1;
+                        outln!("FAILED  emission {}\n  - {e:#}", folder.display())?;
+                        continue;
+                    }
                 }
-            },
+            }
         };
         let report = check_folder(folder, &key);
         for note in &report.notes {

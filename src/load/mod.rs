@@ -283,8 +283,7 @@ pub fn load_block(
     let (report, verify_time, sent, copy_time) = std::thread::scope(|scope| {
         let verifier = scope.spawn(|| {
             let t = Instant::now();
-            let hidden = indicatif::ProgressBar::hidden();
-            let report = verify_block(csv, &verify_options, &hidden);
+            let report = verify_block(csv, &verify_options, &crate::progress::NoProgress);
             (report, t.elapsed())
         });
         let t = Instant::now();

@@ -1,0 +1,704 @@
+//! The ticket lines of a block: the checks of one line ([`TicketCheck`]), and the scan of a
+//! whole file as a pipeline.
+//!
+//! A reader thread reads the file, hashes it and cuts it into pieces of 2^10 ticket lines;
+//! rayon workers check whole pieces in parallel (each line, its hash, the piece's Merkle
+//! subtree, its prize counts); this thread folds the pieces in order as they are checked. So
+//! what only one thread can do (reading, the file's SHA-256, finding line ends, appending a
+//! subtree per piece) runs beside the checks instead of between them. Piece buffers go back to
+//! the reader once checked: memory stays a few megabytes whatever the block size.
+
+use super::replay::Replay;
+use super::BlockReport;
+use crate::block::merkle::MerkleRoot;
+use crate::block::{self, CSV_HEADER};
+use crate::game::{Game, Stake};
+use crate::mechanic::{self, Decoder};
+use crate::money::canonical;
+use crate::progress::Progress;
+use crate::untrusted::shown;
+use rayon::prelude::*;
+use rust_decimal::Decimal;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+
+/// Ticket lines per piece: a power of two, so that a full piece is a perfect subtree of the
+/// block's Merkle tree.
+const PIECE_TICKETS: u64 = 1024;
+/// Pieces checked in parallel at a time; as many more may wait, read ahead.
+const PIECES_PER_BATCH: usize = 32;
+/// Bytes read at a time.
+const READ_SIZE: usize = 1 << 20;
+
+/// The checks `verify` runs on every ticket line of one block, usable one line at a time (by
+/// a fuzzer, or a tool that reads tickets its own way): the length of the line, the four
+/// fields, the serial, the prize column, the ticket's SHA-256, and the layout, which must be
+/// valid and win exactly the prize column. Nothing is allocated on a valid line.
+pub struct TicketCheck {
+    /// `<game>-<stake cents>-<emission:04>-<block:05>-`: the serial without its index.
+    prefix: String,
+    /// Tickets in a block of the game.
+    block_size: u64,
+    /// The stake's prize tiers, highest first, then zero.
+    pub(super) tiers: Vec<Decimal>,
+    /// The tiers as written in the prize column.
+    pub(super) tier_text: Vec<String>,
+    decoder: Box<dyn Decoder>,
+    /// The longest ticket line the game allows, line end excluded.
+    max_line: usize,
+}
+
+/// What one ticket line showed.
+pub(super) struct Inspection<'l> {
+    /// The prize tier of the prize column, if it is one.
+    pub(super) tier: Option<usize>,
+    /// SHA-256 of `serial,prize,layout` (of the whole line if it has not four fields; zero if
+    /// it is too long to be a ticket line).
+    pub(super) hash: [u8; 32],
+    /// Every rule the line breaks (empty on a valid line: no allocation).
+    pub(super) problems: Vec<String>,
+    /// With forms: how the layout shows its prize.
+    pub(super) form: Option<String>,
+    /// The layout field, when the line has four fields.
+    pub(super) layout: Option<&'l [u8]>,
+}
+
+/// Length of the hex SHA-256 that ends a ticket line.
+const HASH_HEX: usize = 64;
+/// Digits of the ticket index that end a serial.
+const INDEX_DIGITS: usize = 7;
+
+impl TicketCheck {
+    /// The checks for the tickets of block `block` of emission `emission` of this game and
+    /// stake; fails only if the game's mechanic cannot read this stake.
+    pub fn new(game: &Game, stake: &Stake, emission: u32, block: u32) -> Result<Self, String> {
+        let decoder =
+            mechanic::decoder(game, stake).map_err(|m| format!("game {}: {m}", game.id))?;
+        let prefix = block::serial_prefix(&game.id, stake, emission, block);
+        let tiers = stake.tiers();
+        let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
+        let longest_prize = tier_text.iter().map(String::len).max().unwrap_or(1);
+        // serial "," prize "," layout "," sha256
+        let max_line = prefix.len()
+            + INDEX_DIGITS
+            + 1
+            + longest_prize
+            + 1
+            + decoder.max_layout_len()
+            + 1
+            + HASH_HEX;
+        Ok(TicketCheck {
+            prefix,
+            block_size: game.block_size,
+            tiers,
+            tier_text,
+            decoder,
+            max_line,
+        })
+    }
+
+    /// The longest ticket line of this game and stake, in bytes, line end excluded: serial,
+    /// the longest prize, the longest layout the mechanic accepts, and the hash.
+    pub fn max_line(&self) -> usize {
+        self.max_line
+    }
+
+    /// The largest CSV a block of `block_size` tickets can be: the header and every ticket
+    /// line at its longest, with their line ends.
+    pub fn max_block_bytes(&self, block_size: u64) -> u64 {
+        let line = self.max_line as u64 + 1;
+        (CSV_HEADER.len() as u64 + 1).saturating_add(block_size.saturating_mul(line))
+    }
+
+    /// Checks one ticket line (without its line end) of the ticket at `index` in the block
+    /// (from 0; the line is line `index + 2` of the file). The error names the line, the
+    /// serial expected there, and every rule the line breaks.
+    pub fn check(&self, line: &[u8], index: u64) -> Result<(), String> {
+        let seen = self.inspect(line, index, false);
+        if seen.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "line {} ({}): {}",
+                index.saturating_add(2),
+                self.serial(index),
+                seen.problems.join("; ")
+            ))
+        }
+    }
+
+    /// The serial of the ticket at `index`.
+    pub(super) fn serial(&self, index: u64) -> String {
+        let digits = block::index_digits(index);
+        format!("{}{}", self.prefix, String::from_utf8_lossy(&digits))
+    }
+
+    /// Runs every check on one line; with `forms`, also names the form of a valid layout.
+    pub(super) fn inspect<'l>(&self, line: &'l [u8], index: u64, forms: bool) -> Inspection<'l> {
+        let mut out = Inspection {
+            tier: None,
+            hash: [0; 32],
+            problems: Vec::new(),
+            form: None,
+            layout: None,
+        };
+        if line.len() > self.max_line {
+            // Not read further: no field of it can be right.
+            out.problems.push(format!(
+                "{} bytes, longer than the longest ticket line of this game ({} bytes)",
+                line.len(),
+                self.max_line
+            ));
+            return out;
+        }
+        if index >= self.block_size {
+            out.problems.push(format!(
+                "a block of this game holds {} tickets: this line is one too many",
+                self.block_size
+            ));
+        }
+        let mut fields: [&[u8]; 4] = [&[]; 4];
+        let mut count = 0;
+        let mut start = 0;
+        for comma in memchr::memchr_iter(b',', line).chain([line.len()]) {
+            if count < 4 {
+                fields[count] = &line[start..comma];
+            }
+            count += 1;
+            start = comma + 1;
+        }
+        if count != 4 {
+            out.problems.push(format!(
+                "{count} fields, a ticket line has 4 (serial,prize,layout,sha256)"
+            ));
+            out.hash = Sha256::digest(line).into();
+            return out;
+        }
+        let hashed = &line[..line.len() - fields[3].len() - 1];
+        out.hash = Sha256::digest(hashed).into();
+        let serial = fields[0];
+        let prefix = self.prefix.as_bytes();
+        let digits = block::index_digits(index);
+        if serial.len() != prefix.len() + INDEX_DIGITS
+            || !serial.starts_with(prefix)
+            || serial[prefix.len()..] != digits[..]
+        {
+            out.problems.push(format!(
+                "serial {} where {} was expected: a ticket is missing, added or out of order, or the serial was changed",
+                shown(serial),
+                self.serial(index)
+            ));
+        }
+        let tier = self
+            .tier_text
+            .iter()
+            .position(|t| t.as_bytes() == fields[1]);
+        match tier {
+            Some(t) => out.tier = Some(t),
+            None => out.problems.push(format!(
+                "prize {} is not a prize of this stake",
+                shown(fields[1])
+            )),
+        }
+        let mut hex_hash = [0u8; HASH_HEX];
+        hex::encode_to_slice(out.hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
+        if fields[3] != hex_hash {
+            out.problems.push(format!(
+                "sha256 {} is not the SHA-256 of serial,prize,layout ({})",
+                shown(fields[3]),
+                hex::encode(out.hash)
+            ));
+        }
+        out.layout = Some(fields[2]);
+        match std::str::from_utf8(fields[2]) {
+            Err(_) => out.problems.push("the layout is not UTF-8".into()),
+            Ok(layout) => match self.decoder.decode(layout) {
+                Err(e) => out.problems.push(format!("invalid layout: {e}")),
+                Ok(won) => {
+                    if let Some(t) = tier {
+                        if won != self.tiers[t] {
+                            // The prize column is one of the tiers here: safe to show as is.
+                            out.problems.push(format!(
+                                "the layout wins {} € but the prize column says {} €",
+                                canonical(won),
+                                self.tier_text[t]
+                            ));
+                        } else if forms {
+                            out.form = self.decoder.form(layout).ok();
+                        }
+                    }
+                }
+            },
+        }
+        out
+    }
+}
+
+/// Reads the ticket lines of a block file, with the checks of [`TicketCheck`] and, with the
+/// seed, the replay.
+pub(super) struct LineChecker<'a> {
+    /// The CSV file, for messages.
+    pub(super) name: &'a str,
+    pub(super) tickets: &'a TicketCheck,
+    pub(super) forms: bool,
+    pub(super) replay: Option<&'a Replay>,
+}
+
+/// What reading the CSV measured.
+pub(super) struct Scan {
+    /// False if reading stopped at a line far longer than any ticket line.
+    pub(super) complete: bool,
+    pub(super) bytes: u64,
+    pub(super) sha256: [u8; 32],
+    pub(super) root: [u8; 32],
+    pub(super) counts: Vec<u64>,
+}
+
+/// Whole lines of the file, as the reader cut them.
+struct Piece {
+    /// The lines, each ending with a line end (one is added to an unterminated last line).
+    text: Vec<u8>,
+    /// The number of its first line in the file (the header is line 1).
+    first_line: u64,
+    /// Its last line is the file's last and had no line end.
+    unterminated: bool,
+}
+
+/// What the reader saw of the whole file.
+struct ReadEnd {
+    bytes: u64,
+    sha256: [u8; 32],
+    /// Lines read (an unterminated last one included).
+    lines: u64,
+    /// Why reading stopped before the end of the file, if it did.
+    stopped: Option<String>,
+}
+
+/// A problem found in a piece, in file order.
+enum Problem {
+    /// About the file (header, line end): always listed.
+    File(String),
+    /// About one ticket line: listed up to the report's limit, then counted.
+    Line(String),
+}
+
+/// The verdict on one piece.
+struct Checked {
+    tickets: u64,
+    merkle: MerkleRoot,
+    counts: Vec<u64>,
+    problems: Vec<Problem>,
+    forms: BTreeMap<(Decimal, String), u64>,
+}
+
+impl LineChecker<'_> {
+    /// Reads the CSV and checks every line (see the module's notes on the pipeline). Reads at
+    /// most `expected` + 1 bytes (the manifest's size, and one more to see that the file
+    /// grew), and stops at a line that runs past twice the longest ticket line.
+    pub(super) fn scan(
+        &self,
+        csv: &std::path::Path,
+        expected: u64,
+        report: &mut BlockReport,
+        progress: &dyn Progress,
+    ) -> std::io::Result<Scan> {
+        let file = std::fs::File::open(csv)?.take(expected.saturating_add(1));
+        let mut merkle = MerkleRoot::new();
+        let mut counts = vec![0; self.tickets.tiers.len()];
+        let max_line = self.tickets.max_line();
+        let end = std::thread::scope(|scope| {
+            let (pieces, from_reader) = sync_channel(PIECES_PER_BATCH);
+            let (spares, to_reader) = channel();
+            let reader = scope.spawn(move || read_pieces(file, max_line, pieces, to_reader));
+            let mut batch: Vec<Piece> = Vec::with_capacity(PIECES_PER_BATCH);
+            loop {
+                batch.extend(from_reader.iter().take(PIECES_PER_BATCH));
+                if batch.is_empty() {
+                    break;
+                }
+                let checked: Vec<Checked> =
+                    batch.par_iter().map(|piece| self.piece(piece)).collect();
+                for (piece, checked) in batch.drain(..).zip(checked) {
+                    self.fold(checked, &mut merkle, &mut counts, report, progress);
+                    // The reader may have finished: then the buffer is simply dropped.
+                    let _ = spares.send(piece.text);
+                }
+            }
+            drop(spares);
+            reader.join().unwrap_or_else(|_| {
+                Err(std::io::Error::other(
+                    "the thread reading the file stopped unexpectedly",
+                ))
+            })
+        })?;
+        if let Some(problem) = end.stopped {
+            report.problem(format!("{} {problem}", self.name));
+            return Ok(Scan {
+                complete: false,
+                bytes: end.bytes,
+                sha256: [0; 32],
+                root: [0; 32],
+                counts,
+            });
+        }
+        if end.lines == 0 {
+            report.problem(format!("{}: the file is empty", self.name));
+        }
+        Ok(Scan {
+            complete: true,
+            bytes: end.bytes,
+            sha256: end.sha256,
+            root: merkle.root(),
+            counts,
+        })
+    }
+
+    /// Adds a checked piece to the block's totals, in file order.
+    fn fold(
+        &self,
+        checked: Checked,
+        merkle: &mut MerkleRoot,
+        counts: &mut [u64],
+        report: &mut BlockReport,
+        progress: &dyn Progress,
+    ) {
+        if !merkle.append(&checked.merkle) {
+            // Pieces hold 2^10 ticket lines, the last one fewer: always on a boundary.
+            report.problem(format!(
+                "{}: internal error: a piece of the file is not on a Merkle subtree boundary",
+                self.name
+            ));
+        }
+        report.tickets += checked.tickets;
+        for (total, n) in counts.iter_mut().zip(&checked.counts) {
+            *total += n;
+        }
+        for (key, n) in checked.forms {
+            *report.forms.entry(key).or_insert(0) += n;
+        }
+        for problem in checked.problems {
+            match problem {
+                Problem::File(text) => report.problem(text),
+                Problem::Line(text) => report.line_problem(text),
+            }
+        }
+        progress.add(checked.tickets);
+    }
+
+    /// Checks the lines of one piece.
+    fn piece(&self, piece: &Piece) -> Checked {
+        let mut out = Checked {
+            tickets: 0,
+            merkle: MerkleRoot::new(),
+            counts: vec![0; self.tickets.tiers.len()],
+            problems: Vec::new(),
+            forms: BTreeMap::new(),
+        };
+        let mut line_no = piece.first_line;
+        let mut start = 0;
+        let text = &piece.text;
+        for end in memchr::memchr_iter(b'\n', text) {
+            let line = &text[start..end];
+            start = end + 1;
+            if piece.unterminated && start == text.len() {
+                out.problems.push(Problem::File(format!(
+                    "{} line {line_no}: the file does not end with a line end (truncated?)",
+                    self.name
+                )));
+            }
+            if line_no == 1 {
+                if line != CSV_HEADER.as_bytes() {
+                    out.problems.push(Problem::File(format!(
+                        "{} line 1: the header is {}, it must be '{CSV_HEADER}'",
+                        self.name,
+                        shown(line)
+                    )));
+                }
+            } else {
+                self.line(line, line_no - 2, &mut out);
+            }
+            line_no += 1;
+        }
+        out
+    }
+
+    /// Checks one ticket line; `index` is the ticket's index in the block.
+    fn line(&self, line: &[u8], index: u64, out: &mut Checked) {
+        let mut seen = self.tickets.inspect(line, index, self.forms);
+        if let (Some(replay), Some(layout)) = (self.replay, seen.layout) {
+            replay.check(self.tickets, index, seen.tier, layout, &mut seen.problems);
+        }
+        out.merkle.push(&seen.hash);
+        out.tickets += 1;
+        if let Some(tier) = seen.tier {
+            out.counts[tier] += 1;
+            if let Some(form) = seen.form {
+                *out.forms
+                    .entry((self.tickets.tiers[tier], form))
+                    .or_insert(0) += 1;
+            }
+        }
+        if !seen.problems.is_empty() {
+            out.problems.push(Problem::Line(format!(
+                "{} line {} ({}): {}",
+                self.name,
+                index.saturating_add(2),
+                self.tickets.serial(index),
+                seen.problems.join("; ")
+            )));
+        }
+    }
+}
+
+/// The reader thread: reads `file`, hashes it, and sends it on as pieces of whole lines
+/// (the header and the first [`PIECE_TICKETS`] ticket lines, then [`PIECE_TICKETS`] lines
+/// each), taking its buffers back from `spares`. Stops at a line longer than twice `max_line`
+/// (its bytes are not kept; the lines before it are sent), or when a signal asks the program
+/// to stop (an error then: an interrupted scan proves nothing).
+fn read_pieces(
+    mut file: impl Read,
+    max_line: usize,
+    pieces: SyncSender<Piece>,
+    spares: Receiver<Vec<u8>>,
+) -> std::io::Result<ReadEnd> {
+    let stop = max_line.saturating_mul(2);
+    let mut sha = Sha256::new();
+    let mut bytes: u64 = 0;
+    let mut buf = vec![0u8; READ_SIZE];
+    let new_piece = |first_line: u64| {
+        let mut text = spares.try_recv().unwrap_or_default();
+        text.clear();
+        Piece {
+            text,
+            first_line,
+            unterminated: false,
+        }
+    };
+    // A closed channel means the checking side is gone: nothing more to do.
+    let send = |piece: Piece| {
+        pieces
+            .send(piece)
+            .map_err(|_| std::io::Error::other("the checking side stopped"))
+    };
+    let mut piece = new_piece(1);
+    let mut lines: u64 = 0; // whole lines read
+    let mut in_piece: u64 = 0; // ticket lines in `piece`
+    let mut line_len: usize = 0; // bytes of the line being read, in the reads before this one
+    let mut line_at: usize = 0; // where that line starts in `piece.text`
+    loop {
+        if crate::interrupt::requested().is_some() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "stopped by a signal",
+            ));
+        }
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        let read = &buf[..n];
+        sha.update(read);
+        bytes += n as u64;
+        let mut from = 0; // what `piece` has not taken of this read starts here
+        let mut line_start = 0;
+        let mut too_long = false;
+        for end in memchr::memchr_iter(b'\n', read) {
+            if line_len + (end - line_start) > stop {
+                too_long = true;
+                break;
+            }
+            line_len = 0;
+            line_start = end + 1;
+            lines += 1;
+            line_at = piece.text.len() + (line_start - from);
+            if lines == 1 {
+                continue; // the header rides with the first piece
+            }
+            in_piece += 1;
+            if in_piece == PIECE_TICKETS {
+                piece.text.extend_from_slice(&read[from..line_start]);
+                from = line_start;
+                send(std::mem::replace(&mut piece, new_piece(lines + 1)))?;
+                in_piece = 0;
+                line_at = 0;
+            }
+        }
+        if !too_long {
+            line_len += n - line_start;
+            too_long = line_len > stop;
+        }
+        piece.text.extend_from_slice(&read[from..]);
+        if too_long {
+            piece.text.truncate(line_at);
+            if !piece.text.is_empty() {
+                send(piece)?;
+            }
+            return Ok(ReadEnd {
+                bytes,
+                sha256: [0; 32],
+                lines,
+                stopped: Some(format!(
+                    "line {}: longer than the longest line of this game ({max_line} bytes); the rest of the file is not read",
+                    lines + 1
+                )),
+            });
+        }
+    }
+    if line_len > 0 {
+        piece.text.push(b'\n');
+        piece.unterminated = true;
+        lines += 1;
+    }
+    if !piece.text.is_empty() {
+        send(piece)?;
+    }
+    Ok(ReadEnd {
+        bytes,
+        sha256: sha.finalize().into(),
+        lines,
+        stopped: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanic::LayoutRng;
+    use rand::SeedableRng;
+
+    /// Block 7 of emission 3 of La ruche d'or at 2 €.
+    fn setup() -> (Game, Stake, TicketCheck) {
+        let game = Game::builtin("ruche-or").unwrap();
+        let stake = game.stake(Decimal::from(2)).unwrap().clone();
+        let check = TicketCheck::new(&game, &stake, 3, 7).unwrap();
+        (game, stake, check)
+    }
+
+    /// A ticket line as emit writes it (line end excluded).
+    fn line(serial: &str, prize: &str, layout: &str) -> Vec<u8> {
+        let body = format!("{serial},{prize},{layout}");
+        let hash = hex::encode(Sha256::digest(body.as_bytes()));
+        format!("{body},{hash}").into_bytes()
+    }
+
+    fn synthesized(game: &Game, stake: &Stake, prize: Decimal, seed: u64) -> String {
+        let synth = mechanic::synthesizer(game, stake).unwrap();
+        let mut layout = String::new();
+        synth
+            .synthesize(prize, &mut LayoutRng::seed_from_u64(seed), &mut layout)
+            .unwrap();
+        layout
+    }
+
+    #[track_caller]
+    fn refused(check: &TicketCheck, line: &[u8], index: u64, needle: &str) {
+        match check.check(line, index) {
+            Ok(()) => panic!("{} should be refused", String::from_utf8_lossy(line)),
+            Err(m) => assert!(m.contains(needle), "{m:?} should mention {needle:?}"),
+        }
+    }
+
+    #[test]
+    fn valid_ticket_lines_pass() {
+        let (game, stake, check) = setup();
+        for (i, tier) in stake.tiers().into_iter().enumerate() {
+            let layout = synthesized(&game, &stake, tier, i as u64);
+            let serial = format!("ruche-or-200-0003-00007-{:07}", 40 + i);
+            let ok = line(&serial, &canonical(tier), &layout);
+            assert_eq!(check.check(&ok, 40 + i as u64), Ok(()));
+        }
+    }
+
+    #[test]
+    fn every_rule_of_a_ticket_line_is_checked() {
+        let (game, stake, check) = setup();
+        let layout = synthesized(&game, &stake, Decimal::from(20), 1);
+        let serial = "ruche-or-200-0003-00007-0000042";
+        // The serial is the index's, in this block of this emission.
+        refused(
+            &check,
+            &line(serial, "20", &layout),
+            41,
+            "line 43 (ruche-or-200-0003-00007-0000041): serial 'ruche-or-200-0003-00007-0000042'",
+        );
+        refused(
+            &check,
+            &line("ruche-or-200-0001-00007-0000042", "20", &layout),
+            42,
+            "serial",
+        );
+        // The prize column is a prize of the stake and the one the layout wins.
+        refused(
+            &check,
+            &line(serial, "21", &layout),
+            42,
+            "prize '21' is not a prize",
+        );
+        refused(
+            &check,
+            &line(serial, "4", &layout),
+            42,
+            "the layout wins 20 € but the prize column says 4 €",
+        );
+        // The hash covers serial,prize,layout as written.
+        let mut tampered = line(serial, "20", &layout);
+        let at = serial.len() + 5;
+        tampered[at] = if tampered[at] == b'P' { b'A' } else { b'P' };
+        refused(
+            &check,
+            &tampered,
+            42,
+            "is not the SHA-256 of serial,prize,layout",
+        );
+        // The layout is valid.
+        refused(&check, &line(serial, "20", "20:PPP"), 42, "invalid layout");
+        refused(
+            &check,
+            &line(serial, "20", &layout)[..100],
+            42,
+            "fields, a ticket line has 4",
+        );
+        // No ticket beyond the block's size.
+        let last = format!("ruche-or-200-0003-00007-{:07}", game.block_size);
+        refused(
+            &check,
+            &line(&last, "20", &layout),
+            game.block_size,
+            "holds 900000 tickets",
+        );
+    }
+
+    #[test]
+    fn a_line_longer_than_the_longest_ticket_line_is_refused_unread() {
+        let (_, _, check) = setup();
+        // The longest prize and the longest layout the mechanic accepts make the longest line.
+        let serial = "ruche-or-200-0003-00007-0000042";
+        let layout =
+            "20000:FFFF/20000:FFFFF/20000:FFFFFF/20000:FFFFFFF/20000:FFFFFF/20000:FFFFF/20000:FFFF";
+        let main = layout.replacen("FFFF", "EEEF", 1);
+        let longest = line(
+            serial,
+            "20000",
+            &format!("{main}|{layout}|{layout}|{layout}"),
+        );
+        assert_eq!(longest.len(), check.max_line());
+        // It is read (and here refused for its prize, not for its length).
+        let said = check.check(&longest, 42).unwrap_err();
+        assert!(!said.contains("longer than"), "{said}");
+        assert!(said.contains("the layout wins 0 €"), "{said}");
+        let mut long = longest.clone();
+        long.push(b'F');
+        refused(
+            &check,
+            &long,
+            42,
+            &format!(
+                "{} bytes, longer than the longest ticket line of this game ({} bytes)",
+                check.max_line() + 1,
+                check.max_line()
+            ),
+        );
+    }
+}

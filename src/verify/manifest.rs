@@ -1,0 +1,241 @@
+//! The manifest and its signature: the Ed25519 signature of the manifest's exact bytes, the
+//! key's fingerprint, the manifest's own fields against the game definition and Article 3, and
+//! the folder the block sits in.
+
+use super::{expected_prizes, BlockReport, Stopped, VerifyOptions};
+use crate::block::manifest::{Manifest, PrizeCount, FORMAT, FORMAT_1};
+use crate::block::{self, keys};
+use crate::game::{Game, Stake};
+use crate::money::{canonical, parse_canonical};
+use crate::untrusted::{read_at_most, shown, shown_path, ReadError};
+use std::path::Path;
+
+/// Checks the signature of the manifest bytes and the key's fingerprint in them.
+pub(super) fn check_signature(
+    report: &mut BlockReport,
+    dir: &Path,
+    number: u32,
+    manifest_bytes: &[u8],
+    manifest: Option<&Manifest>,
+    options: &VerifyOptions,
+) {
+    let signature_path = dir.join(block::signature_name(number));
+    let key = match options.public_key {
+        Some(key) => key,
+        None => {
+            let path = dir.join(block::PUBLIC_KEY_FILE);
+            match keys::read_public_key(&path) {
+                Ok(key) => {
+                    report.warnings.push(format!(
+                        "signatures checked against the emission's own key {}: this proves the files are intact, not who made them; give --public-key with the key you trust",
+                        shown_path(&path)
+                    ));
+                    key
+                }
+                Err(e) => {
+                    report.problem(format!("{}: {e:#}", shown_path(&signature_path)));
+                    return;
+                }
+            }
+        }
+    };
+    match read_at_most(&signature_path, keys::SIGNATURE_BYTES, "a signature") {
+        Ok(sig) => {
+            if let Err(m) = keys::check(&key, manifest_bytes, &sig) {
+                report.problem(format!("{}: {m}", shown_path(&signature_path)));
+            }
+        }
+        Err(e @ ReadError::TooLarge { .. }) => {
+            report.problem(format!("{}: {e}", shown_path(&signature_path)))
+        }
+        Err(e) => report.problem(format!("{}: cannot read: {e}", shown_path(&signature_path))),
+    }
+    if let (Ok(fingerprint), Some(manifest)) = (keys::public_key_sha256(&key), manifest) {
+        if hex::encode(fingerprint) != manifest.public_key_sha256 {
+            report.problem(format!(
+                "{}: public_key_sha256 does not match the public key used to verify",
+                shown_path(&dir.join(block::manifest_name(number)))
+            ));
+        }
+    }
+}
+
+/// Checks the manifest's own fields; returns the game and stake to check the tickets against.
+pub(super) fn check_manifest(
+    report: &mut BlockReport,
+    path: &Path,
+    manifest: &Manifest,
+    number: u32,
+    csv: &Path,
+    options: &VerifyOptions,
+) -> Result<(Game, Stake), Stopped> {
+    let name = shown_path(path);
+    if manifest.format != FORMAT && manifest.format != FORMAT_1 {
+        return Err(report.stop(format!(
+            "{name}: format {} is not one this program reads (it reads formats {FORMAT_1} and {FORMAT})",
+            manifest.format
+        )));
+    }
+    if manifest.format == FORMAT && manifest.emission_kind.is_none() {
+        report.problem(format!(
+            "{name}: format {FORMAT} manifests state emission_kind (test or production)"
+        ));
+    }
+    let game = match &options.game {
+        Some(g) => g.clone(),
+        None => Game::builtin(&manifest.game)
+            .map_err(|e| report.stop(format!("{name}: {e}; give --game with its definition")))?,
+    };
+    if game.id != manifest.game {
+        return Err(report.stop(format!(
+            "{name}: the manifest is for game {}, the definition given is '{}'",
+            shown(&manifest.game),
+            game.id
+        )));
+    }
+    if hex::encode(game.sha256) != manifest.game_definition_sha256 {
+        report.problem(format!(
+            "{name}: game_definition_sha256 {} is not the SHA-256 of the definition checked against ({}, {}); give --game with the definition used",
+            shown(&manifest.game_definition_sha256),
+            game.source,
+            hex::encode(game.sha256)
+        ));
+    }
+    let price = parse_canonical(&manifest.stake).ok_or_else(|| {
+        report.stop(format!(
+            "{name}: stake {} is not a canonical amount",
+            shown(&manifest.stake)
+        ))
+    })?;
+    let stake = game
+        .stake(price)
+        .map_err(|e| report.stop(format!("{name}: {e}")))?
+        .clone();
+    if manifest.block != number {
+        report.problem(format!(
+            "{name}: the manifest is for block {}, the file name says {number}",
+            manifest.block
+        ));
+    }
+    let file = csv.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    if manifest.csv.file != file {
+        report.problem(format!(
+            "{name}: the manifest describes {}, not {}",
+            shown(&manifest.csv.file),
+            shown(file)
+        ));
+    }
+    let expected: Vec<PrizeCount> = expected_prizes(&game, &stake)
+        .iter()
+        .map(|p| PrizeCount {
+            amount: canonical(p.amount),
+            count: p.count,
+        })
+        .collect();
+    if manifest.prizes != expected {
+        report.problem(format!(
+            "{name}: the prize list differs from Article 3 for a {} € block",
+            canonical(stake.price)
+        ));
+    }
+    if manifest.winners != stake.winners {
+        report.problem(format!(
+            "{name}: {} winners, Article 3 says {}",
+            manifest.winners, stake.winners
+        ));
+    }
+    check_place(report, path, manifest, csv);
+    Ok((game, stake))
+}
+
+/// Checks that the block sits where its coordinates say (FORMAT.md, "Folder"):
+/// `<game>/<stake>/e<emission:04>/block-<block:05>.csv`. A validly signed block copied into
+/// another emission's folder must not pass for one of that emission. The folders are named
+/// as the path given names them (symbolic links are not followed: the place is the one the
+/// block is found at).
+fn check_place(report: &mut BlockReport, path: &Path, manifest: &Manifest, csv: &Path) {
+    let name = shown_path(path);
+    let folders = match place(csv) {
+        Ok(folders) => folders,
+        Err(e) => {
+            report.problem(format!(
+                "{name}: cannot tell which folders hold the block ({e})"
+            ));
+            return;
+        }
+    };
+    // Innermost first, as `place` gives them.
+    let expected = [
+        (
+            "emission",
+            manifest.emission.to_string(),
+            format!("e{:04}", manifest.emission),
+        ),
+        ("stake", manifest.stake.clone(), manifest.stake.clone()),
+        ("game", manifest.game.clone(), manifest.game.clone()),
+    ];
+    for ((what, value, folder), found) in expected.iter().zip(folders) {
+        if found.as_deref() != Some(std::ffi::OsStr::new(folder)) {
+            let found = match &found {
+                Some(f) => format!("folder {}", shown(f.as_encoded_bytes())),
+                None => "no folder".to_string(),
+            };
+            report.problem(format!(
+                "{name}: the manifest is for {what} {value} (folder {folder}), but the block is in {found}: a block stays in <game>/<stake>/e<emission>/"
+            ));
+        }
+    }
+}
+
+/// The names of the three folders above `csv`, innermost first (`None` above the root), read
+/// from the path as given made absolute, `..` taken lexically.
+fn place(csv: &Path) -> std::io::Result<[Option<std::ffi::OsString>; 3]> {
+    use std::path::Component;
+    let absolute = std::path::absolute(csv)?;
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for component in absolute.components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    parts.pop(); // the file itself
+    let mut folders = parts.iter().rev().map(|p| Some(p.to_os_string()));
+    Ok([
+        folders.next().flatten(),
+        folders.next().flatten(),
+        folders.next().flatten(),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_place_of_a_block_is_read_from_its_path() {
+        let names = |p: &str| {
+            place(Path::new(p))
+                .unwrap()
+                .map(|n| n.map(|n| n.to_string_lossy().into_owned()))
+        };
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            names("/out/ruche-or/0.5/e0003/block-00001.csv"),
+            [some("e0003"), some("0.5"), some("ruche-or")]
+        );
+        // `..` and `.` are taken as written; a symbolic link is not followed.
+        assert_eq!(
+            names("/out/ruche-or/2/x/../e0001/./block-00001.csv"),
+            [some("e0001"), some("2"), some("ruche-or")]
+        );
+        assert_eq!(names("/e0001/block-00001.csv"), [some("e0001"), None, None]);
+        // A relative path is taken from the current folder.
+        let here = std::env::current_dir().unwrap();
+        let last = here.file_name().map(|n| n.to_string_lossy().into_owned());
+        assert_eq!(names("e0001/block-00001.csv")[1], last);
+    }
+}

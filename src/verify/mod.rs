@@ -1,0 +1,305 @@
+//! Independent verification of a block: everything is recomputed from the files and the game
+//! definition, trusting only the decoders.
+//!
+//! Checked: the CSV header and line format, every serial, every ticket's SHA-256, every layout
+//! (valid under SPEC §3 and decoding to its prize column), the multiset of prizes against
+//! Article 3 for the stake, the total, the CSV's size and SHA-256, the Merkle root, the
+//! manifest's fields, and the Ed25519 signature of the manifest.
+//!
+//! This file runs the checks in order; each concern has its own file: [`manifest`] (the
+//! manifest, its signature, the block's folder), [`lines`] (the ticket lines, and the
+//! pipeline that reads the file), [`replay`] (with the seed: the block as the seed makes it).
+
+mod lines;
+mod manifest;
+mod replay;
+
+pub use lines::TicketCheck;
+
+use crate::block;
+use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
+use crate::game::{Game, Stake};
+use crate::money::canonical;
+use crate::plan::Seed;
+use crate::progress::Progress;
+use crate::untrusted::{read_at_most, shown, shown_path, ReadError};
+use ed25519_dalek::VerifyingKey;
+use lines::LineChecker;
+use replay::Replay;
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Problems listed per block before the rest are only counted.
+const MAX_LISTED: usize = 20;
+
+/// How to verify.
+#[derive(Clone, Default)]
+pub struct VerifyOptions {
+    /// The key the manifests must be signed with; without it, the emission's own
+    /// `emission.pub.pem` is used (integrity, not origin).
+    pub public_key: Option<VerifyingKey>,
+    /// The game definition to check against, instead of the built-in one the manifest names.
+    pub game: Option<Game>,
+    /// Also count the forms each prize takes (slower).
+    pub forms: bool,
+    /// The emission's seed, for an audit: check the manifest's commitment, and that every
+    /// ticket's prize is the one the seed draws and its layout the one the seed makes.
+    pub seed: Option<Seed>,
+}
+
+/// The verdict on one block.
+#[derive(Debug, Clone, Default)]
+pub struct BlockReport {
+    /// The block's CSV file.
+    pub csv: PathBuf,
+    /// What is wrong, each naming the file, and the line and serial where it applies.
+    pub problems: Vec<String>,
+    /// Ticket-line problems found beyond the listed ones.
+    pub unlisted: u64,
+    /// Ticket-line problems listed so far.
+    listed_lines: usize,
+    /// Things to know that are not failures.
+    pub warnings: Vec<String>,
+    /// Ticket lines read.
+    pub tickets: u64,
+    /// With `forms`: (prize, form) → tickets.
+    pub forms: BTreeMap<(Decimal, String), u64>,
+}
+
+impl BlockReport {
+    /// True if nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// A problem with the block as a whole: always listed (there are few).
+    fn problem(&mut self, text: String) {
+        self.problems.push(text);
+    }
+
+    /// A problem that ends the check of the block: listed, and returned to stop with `?`.
+    fn stop(&mut self, text: String) -> Stopped {
+        self.problem(text);
+        Stopped
+    }
+
+    /// A problem on one ticket line: the first [`MAX_LISTED`] are listed, the rest counted.
+    fn line_problem(&mut self, text: String) {
+        if self.listed_lines < MAX_LISTED {
+            self.listed_lines += 1;
+            self.problems.push(text);
+        } else {
+            self.unlisted += 1;
+        }
+    }
+}
+
+/// The block CSV files named by `paths`: files as they are, folders walked for
+/// `block-NNNNN.csv`, in name order.
+pub fn find_blocks(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| anyhow::anyhow!("cannot read folder {}: {e}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, out)?;
+            } else if block_number(&path).is_some() {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, &mut out)?;
+        } else if path.exists() {
+            out.push(path.clone());
+        } else {
+            anyhow::bail!("{} does not exist", path.display());
+        }
+    }
+    Ok(out)
+}
+
+/// The block number in a `block-NNNNN.csv` file name.
+pub fn block_number(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_str()?;
+    let digits = name.strip_prefix("block-")?.strip_suffix(".csv")?;
+    (digits.len() == 5 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// The check of a block ended early; the reason is the report's last problem.
+struct Stopped;
+
+/// Verifies one block, given its CSV file; `progress` counts the ticket lines checked.
+pub fn verify_block(csv: &Path, options: &VerifyOptions, progress: &dyn Progress) -> BlockReport {
+    let mut report = BlockReport {
+        csv: csv.to_path_buf(),
+        ..BlockReport::default()
+    };
+    // Stopped early: what stopped it is in the report already.
+    let _ = check_block(&mut report, csv, options, progress);
+    report
+}
+
+/// The checks of [`verify_block`], in order; every early exit is a `?` on [`BlockReport::stop`].
+fn check_block(
+    report: &mut BlockReport,
+    csv: &Path,
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+) -> Result<(), Stopped> {
+    let name = shown_path(csv);
+    let number = block_number(csv).ok_or_else(|| {
+        report.stop(format!(
+            "{name}: not a block file (block files are named block-NNNNN.csv)"
+        ))
+    })?;
+    let dir = csv.parent().unwrap_or(Path::new("."));
+    let manifest_path = dir.join(block::manifest_name(number));
+    let manifest_bytes =
+        read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest").map_err(|e| match e {
+            e @ ReadError::TooLarge { .. } => {
+                report.stop(format!("{}: {e}", shown_path(&manifest_path)))
+            }
+            e => report.stop(format!(
+                "{}: cannot read the manifest: {e}",
+                shown_path(&manifest_path)
+            )),
+        })?;
+    let parsed = Manifest::from_bytes(&manifest_bytes);
+    manifest::check_signature(
+        report,
+        dir,
+        number,
+        &manifest_bytes,
+        parsed.as_ref().ok(),
+        options,
+    );
+    let manifest = parsed.map_err(|e| {
+        report.stop(format!(
+            "{}: not a valid manifest: {e}",
+            shown_path(&manifest_path)
+        ))
+    })?;
+    let (game, stake) =
+        manifest::check_manifest(report, &manifest_path, &manifest, number, csv, options)?;
+    let tickets = TicketCheck::new(&game, &stake, manifest.emission, manifest.block)
+        .map_err(|m| report.stop(format!("{name}: {m}")))?;
+    let replay = match &options.seed {
+        None => None,
+        Some(seed) => Some(
+            Replay::new(seed, &manifest, &manifest_path, &game, &stake, &name)
+                .map_err(|m| report.stop(m))?,
+        ),
+    };
+    // Sizes first: a file larger than its manifest says, or a manifest that states more than
+    // a block of this game can hold, is refused before a byte of the file is read.
+    let most = tickets.max_block_bytes(game.block_size);
+    if manifest.csv.bytes > most {
+        return Err(report.stop(format!(
+            "{}: the manifest says the CSV holds {} bytes, more than a block of {} can ({most}): the file is not read",
+            shown_path(&manifest_path),
+            manifest.csv.bytes,
+            game.id
+        )));
+    }
+    let size = std::fs::metadata(csv)
+        .map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?
+        .len();
+    if size > manifest.csv.bytes {
+        return Err(report.stop(format!(
+            "{name}: {size} bytes, more than the {} the manifest says: not read",
+            manifest.csv.bytes
+        )));
+    }
+    let checker = LineChecker {
+        name: &name,
+        tickets: &tickets,
+        forms: options.forms,
+        replay: replay.as_ref(),
+    };
+    let scan = checker
+        .scan(csv, manifest.csv.bytes, report, progress)
+        .map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?;
+    if !scan.complete {
+        // A line far longer than any ticket line: the rest of the file was not read.
+        return Err(Stopped);
+    }
+    // The block as a whole.
+    if report.tickets != game.block_size {
+        report.problem(format!(
+            "{name}: {} tickets, a block of {} holds {}",
+            report.tickets, game.id, game.block_size
+        ));
+    }
+    if report.tickets != manifest.tickets {
+        report.problem(format!(
+            "{name}: {} tickets, the manifest says {}",
+            report.tickets, manifest.tickets
+        ));
+    }
+    let expected = expected_prizes(&game, &stake);
+    // Checked: the counts come from the file (bounded by the tickets a block holds, so exact).
+    let mut total = Some(Decimal::ZERO);
+    for (tier, &count) in scan.counts.iter().enumerate() {
+        let amount = tickets.tiers[tier];
+        total = total
+            .zip(amount.checked_mul(Decimal::from(count)))
+            .and_then(|(sum, tier_total)| sum.checked_add(tier_total));
+        if count != expected[tier].count {
+            report.problem(format!(
+                "{name}: {count} tickets win {} €, Article 3 for a {} € block says {}",
+                tickets.tier_text[tier],
+                canonical(stake.price),
+                expected[tier].count
+            ));
+        }
+    }
+    let total_text = total.map_or_else(|| "more than an amount can hold".into(), canonical);
+    if total_text != manifest.total_prizes || total != Some(stake.total) {
+        report.problem(format!(
+            "{name}: the prizes add up to {total_text} €; the manifest says {} € and Article 3 {} €",
+            shown(&manifest.total_prizes),
+            canonical(stake.total)
+        ));
+    }
+    if scan.bytes != manifest.csv.bytes {
+        report.problem(format!(
+            "{name}: {} bytes, the manifest says {}",
+            scan.bytes, manifest.csv.bytes
+        ));
+    }
+    if hex::encode(scan.sha256) != manifest.csv.sha256 {
+        report.problem(format!(
+            "{name}: the file's SHA-256 is {}, the manifest says {}",
+            hex::encode(scan.sha256),
+            shown(&manifest.csv.sha256)
+        ));
+    }
+    if hex::encode(scan.root) != manifest.tickets_root {
+        report.problem(format!(
+            "{name}: the Merkle root of the tickets is {}, the manifest says {}",
+            hex::encode(scan.root),
+            shown(&manifest.tickets_root)
+        ));
+    }
+    Ok(())
+}
+
+/// Article 3 for the stake, with the losers last.
+fn expected_prizes(game: &Game, stake: &Stake) -> Vec<crate::game::Prize> {
+    let mut prizes = stake.prizes.clone();
+    prizes.push(crate::game::Prize {
+        amount: Decimal::ZERO,
+        count: stake.losers(game.block_size),
+    });
+    prizes
+}
