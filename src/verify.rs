@@ -12,7 +12,7 @@ use crate::block::manifest::{
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, CSV_HEADER};
 use crate::game::{Game, Stake};
-use crate::mechanic::{self, Decoder, Synthesizer};
+use crate::mechanic::{Decoder, Synthesizer};
 use crate::money::{canonical, parse_canonical};
 use crate::plan::{seed_commitment, BlockKey, Seed};
 use crate::untrusted::{read_at_most, shown, shown_path, ReadError};
@@ -210,7 +210,7 @@ pub fn verify_block(
                 ));
                 return report;
             }
-            let synthesizer = match mechanic::synthesizer(&game, &stake) {
+            let synthesizer = match stake.synthesizer() {
                 Ok(s) => s,
                 Err(m) => {
                     report.problem(format!("{name}: game {}: {m}", game.id));
@@ -594,8 +594,7 @@ impl TicketCheck {
     /// The checks for the tickets of block `block` of emission `emission` of this game and
     /// stake; fails only if the game's mechanic cannot read this stake.
     pub fn new(game: &Game, stake: &Stake, emission: u32, block: u32) -> Result<Self, String> {
-        let decoder =
-            mechanic::decoder(game, stake).map_err(|m| format!("game {}: {m}", game.id))?;
+        let decoder = stake.decoder();
         let prefix = block::serial_prefix(&game.id, stake, emission, block);
         let tiers = stake.tiers();
         let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
@@ -732,7 +731,7 @@ impl TicketCheck {
         out.layout = Some(fields[2]);
         match std::str::from_utf8(fields[2]) {
             Err(_) => out.problems.push("the layout is not UTF-8".into()),
-            Ok(layout) => match self.decoder.decode(layout) {
+            Ok(layout) => match self.decoder.decode(layout.as_bytes()) {
                 Err(e) => out.problems.push(format!("invalid layout: {e}")),
                 Ok(won) => {
                     if let Some(t) = tier {
@@ -744,7 +743,7 @@ impl TicketCheck {
                                 self.tier_text[t]
                             ));
                         } else if forms {
-                            out.form = self.decoder.form(layout).ok();
+                            out.form = self.decoder.form(layout.as_bytes()).ok();
                         }
                     }
                 }
@@ -961,13 +960,13 @@ impl Replay {
             ));
             return;
         }
-        let mut made = String::with_capacity(layout.len());
+        let mut made = Vec::with_capacity(layout.len());
         let mut rng = self.key.ticket_rng(index);
         match self
             .synthesizer
             .synthesize(tickets.tiers[drawn], &mut rng, &mut made)
         {
-            Ok(()) if made.as_bytes() == layout => {}
+            Ok(()) if made == layout => {}
             Ok(()) => problems.push(format!("the seed makes the layout {}", shown(&made))),
             Err(e) => problems.push(format!("the seed's layout cannot be made: {e}")),
         }
@@ -995,13 +994,13 @@ mod tests {
         format!("{body},{hash}").into_bytes()
     }
 
-    fn synthesized(game: &Game, stake: &Stake, prize: Decimal, seed: u64) -> String {
-        let synth = mechanic::synthesizer(game, stake).unwrap();
-        let mut layout = String::new();
+    fn synthesized(_game: &Game, stake: &Stake, prize: Decimal, seed: u64) -> String {
+        let synth = stake.synthesizer().unwrap();
+        let mut layout = Vec::new();
         synth
             .synthesize(prize, &mut LayoutRng::seed_from_u64(seed), &mut layout)
             .unwrap();
-        layout
+        String::from_utf8(layout).unwrap()
     }
 
     #[track_caller]
