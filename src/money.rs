@@ -116,9 +116,12 @@ fn slot(key: u128, multiplier: u64, shift: u32) -> usize {
     (folded.wrapping_mul(multiplier) >> shift) as usize
 }
 
+/// A perfect hash: the slots, the multiplier, the shift.
+type PerfectHash = (Vec<(u128, u32)>, u64, u32);
+
 /// Slots and multiplier for `keys` such that no two share a slot, or `None` if no multiplier
 /// tried separates them (then lookups scan, still correct).
-fn perfect_hash(keys: &[u128]) -> Option<(Vec<(u128, u32)>, u64, u32)> {
+fn perfect_hash(keys: &[u128]) -> Option<PerfectHash> {
     // At least four slots per key: a multiplier is found in a few tries.
     let mut bits = 2;
     while (1usize << bits) < keys.len().max(1) * 4 {

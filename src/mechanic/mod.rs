@@ -262,14 +262,16 @@ mod tests {
     use proptest::prelude::*;
     use rand::SeedableRng;
 
+    /// A decoder and a layout it reads.
+    type Sample = (Box<dyn Decoder>, Vec<u8>);
+
     /// A synthesized layout of each built-in game and stake, to mutate (built once).
-    fn samples() -> &'static [(Box<dyn Decoder>, Vec<u8>)] {
-        static SAMPLES: std::sync::OnceLock<Vec<(Box<dyn Decoder>, Vec<u8>)>> =
-            std::sync::OnceLock::new();
+    fn samples() -> &'static [Sample] {
+        static SAMPLES: std::sync::OnceLock<Vec<Sample>> = std::sync::OnceLock::new();
         SAMPLES.get_or_init(build_samples)
     }
 
-    fn build_samples() -> Vec<(Box<dyn Decoder>, Vec<u8>)> {
+    fn build_samples() -> Vec<Sample> {
         let mut out = Vec::new();
         for (id, _) in BUILTIN {
             let game = Game::builtin(id).unwrap();
