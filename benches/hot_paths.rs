@@ -6,7 +6,6 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use emission_factory::block::merkle::MerkleRoot;
 use emission_factory::game::Game;
-use emission_factory::mechanic;
 use emission_factory::plan::BlockKey;
 
 fn synthesize_and_decode(c: &mut Criterion) {
@@ -15,14 +14,14 @@ fn synthesize_and_decode(c: &mut Criterion) {
     for (id, stake_index) in [("ruche-or", 2), ("maxi-ruche-or", 0), ("annee-chance", 0)] {
         let game = Game::builtin(id).expect("built-in game");
         let stake = &game.stakes[stake_index];
-        let synth = mechanic::synthesizer(&game, stake).expect("synthesizer");
-        let decoder = mechanic::decoder(&game, stake).expect("decoder");
+        let synth = stake.synthesizer().expect("synthesizer");
+        let decoder = stake.decoder();
         // Prizes in block proportions: mostly losers.
         let key = BlockKey::derive(&[1; 32], id, stake, 1, 1);
         let order = key.prize_order(stake, game.block_size);
         let tiers = stake.tiers();
         let mut i = 0usize;
-        let mut layout = String::with_capacity(256);
+        let mut layout = Vec::with_capacity(256);
         group.bench_function(format!("{id}/synthesize+decode"), |b| {
             b.iter(|| {
                 let prize = tiers[order[i % order.len()] as usize];
@@ -33,6 +32,41 @@ fn synthesize_and_decode(c: &mut Criterion) {
                     .expect("synthesize");
                 assert_eq!(decoder.decode(&layout).expect("decode"), prize);
                 i += 1;
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Decode alone, on layouts synthesized beforehand in block proportions (mostly losers): what
+/// `verify` pays per ticket for the referee, and half of what emit pays per layout.
+fn decode(c: &mut Criterion) {
+    let mut group = c.benchmark_group("decode");
+    group.throughput(Throughput::Elements(1));
+    for (id, stake_index) in [("ruche-or", 2), ("maxi-ruche-or", 0), ("annee-chance", 0)] {
+        let game = Game::builtin(id).expect("built-in game");
+        let stake = &game.stakes[stake_index];
+        let synth = stake.synthesizer().expect("synthesizer");
+        let decoder = stake.decoder();
+        let key = BlockKey::derive(&[1; 32], id, stake, 1, 1);
+        let order = key.prize_order(stake, game.block_size);
+        let tiers = stake.tiers();
+        let layouts: Vec<_> = (0..4096usize)
+            .map(|i| {
+                let mut layout = Vec::new();
+                let mut rng = key.ticket_rng(i as u64);
+                synth
+                    .synthesize(tiers[order[i] as usize], &mut rng, &mut layout)
+                    .expect("synthesize");
+                layout
+            })
+            .collect();
+        let mut i = 0usize;
+        group.bench_function(format!("{id}/decode"), |b| {
+            b.iter(|| {
+                let prize = decoder.decode(&layouts[i % layouts.len()]).expect("decode");
+                i += 1;
+                prize
             })
         });
     }
@@ -63,5 +97,5 @@ fn plan_and_merkle(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, synthesize_and_decode, plan_and_merkle);
+criterion_group!(benches, synthesize_and_decode, decode, plan_and_merkle);
 criterion_main!(benches);

@@ -20,7 +20,7 @@ use crate::emission::record::{self, Custody, EmissionKind, Record};
 use crate::emission::seal;
 use crate::game::{Game, Stake};
 use crate::interrupt;
-use crate::mechanic::{self, Decoder, Synthesizer};
+use crate::mechanic::{Decoder, Synthesizer};
 use crate::money::canonical;
 use crate::plan::{seed_commitment, BlockKey, Seed};
 use crate::progress::{NoProgress, Progress};
@@ -198,11 +198,11 @@ pub fn emit(
         stake,
         tiers: stake.tiers(),
         tier_text: stake.tiers().into_iter().map(canonical).collect(),
-        synthesizer: mechanic::synthesizer(game, stake)
-            .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
-        decoder: mechanic::decoder(game, stake)
+        synthesizer: stake
+            .synthesizer()
             .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
         buffers: BufferPool::default(),
+        decoder: stake.decoder(),
     };
     progress.set_total(u64::from(config.blocks) * game.block_size);
     let mut summary = EmitSummary {
@@ -483,33 +483,14 @@ impl BlockMaker<'_> {
             merkle: MerkleRoot::new(),
             counts: vec![0; self.tiers.len()],
         };
-        let mut layout = String::with_capacity(256);
         for (index, &tier) in order.iter().enumerate().take(end).skip(start) {
             let prize = self.tiers[tier as usize];
-            layout.clear();
             let mut rng = key.ticket_rng(index as u64);
             let serial = || {
                 let mut s = prefix.as_bytes().to_vec();
                 block::push_index(&mut s, index as u64);
                 String::from_utf8_lossy(&s).into_owned()
             };
-            self.synthesizer
-                .synthesize(prize, &mut rng, &mut layout)
-                .with_context(|| format!("ticket {}: cannot synthesize a layout", serial()))?;
-            // The decoder is the referee: a ticket that does not read back is never written.
-            match self.decoder.decode(&layout) {
-                Ok(read) if read == prize => {}
-                Ok(read) => bail!(
-                    "ticket {}: the synthesized layout decodes to {} € but its prize is {} € ({layout}); no file was written for this block",
-                    serial(),
-                    canonical(read),
-                    canonical(prize)
-                ),
-                Err(e) => bail!(
-                    "ticket {}: the synthesized layout is invalid: {e} ({layout}); no file was written for this block",
-                    serial()
-                ),
-            }
             let line_start = chunk.text.len();
             chunk.text.extend_from_slice(prefix.as_bytes());
             block::push_index(&mut chunk.text, index as u64);
@@ -518,7 +499,28 @@ impl BlockMaker<'_> {
                 .text
                 .extend_from_slice(self.tier_text[tier as usize].as_bytes());
             chunk.text.push(b',');
-            chunk.text.extend_from_slice(layout.as_bytes());
+            // The layout is written straight into the chunk, then read back from it.
+            let layout_start = chunk.text.len();
+            self.synthesizer
+                .synthesize(prize, &mut rng, &mut chunk.text)
+                .with_context(|| format!("ticket {}: cannot synthesize a layout", serial()))?;
+            let layout = &chunk.text[layout_start..];
+            // The decoder is the referee: a ticket that does not read back is never written.
+            match self.decoder.decode(layout) {
+                Ok(read) if read == prize => {}
+                Ok(read) => bail!(
+                    "ticket {}: the synthesized layout decodes to {} € but its prize is {} € ({}); no file was written for this block",
+                    serial(),
+                    canonical(read),
+                    canonical(prize),
+                    String::from_utf8_lossy(layout)
+                ),
+                Err(e) => bail!(
+                    "ticket {}: the synthesized layout is invalid: {e} ({}); no file was written for this block",
+                    serial(),
+                    String::from_utf8_lossy(layout)
+                ),
+            }
             let hash: [u8; 32] = Sha256::digest(&chunk.text[line_start..]).into();
             let mut hex_hash = [0u8; 64];
             hex::encode_to_slice(hash, &mut hex_hash).expect("64 bytes hold 32 in hex");

@@ -78,34 +78,80 @@ pub fn cents(amount: Decimal) -> Option<u64> {
 }
 
 /// A fixed set of amounts a layout may show, with their canonical text, for fast lookup both
-/// ways. Small (a dozen entries), so a linear scan beats hashing; texts are also kept packed
-/// into integers so that reading an amount back costs one integer compare per entry (decoders
-/// do it for every row of every ticket).
+/// ways. Decoders read an amount back for every row of every ticket, so a text is found in
+/// constant time: it is packed with its length into an integer key, and a multiplicative hash
+/// chosen when the table is built (a perfect hash: no two keys share a slot) gives its one slot.
 #[derive(Debug, Clone, Default)]
 pub struct AmountTable {
     entries: Vec<(Decimal, String)>,
-    /// `pack(text)` of each entry short enough to be packed, in the same order.
-    packed: Vec<Option<u128>>,
+    /// `2^bits` slots: `(key, index in entries + 1)`, `(0, 0)` where empty.
+    slots: Vec<(u128, u32)>,
+    /// The hash multiplier that puts every key in its own slot.
+    multiplier: u64,
+    /// `64 - bits`.
+    shift: u32,
 }
 
-/// Longest text [`pack`] represents exactly.
-const PACKED: usize = 16;
+/// Longest text [`key`] packs; longer ones (amounts of 16 digits and more, which no game
+/// definition may state) are looked up by a scan.
+const PACKED: usize = 15;
 
-/// Packs a text of 1 to 16 bytes, none of them NUL, into an integer, zero-padded: one-to-one on
-/// such texts. `None` for any other text.
+/// The text and its length in one integer: one-to-one on texts of 1 to [`PACKED`] bytes,
+/// whatever the bytes (so `1` and `1\0` differ). Never zero.
 #[inline]
-fn pack(text: &[u8]) -> Option<u128> {
+fn key(text: &[u8]) -> Option<u128> {
     if text.is_empty() || text.len() > PACKED {
         return None;
     }
-    let mut key = 0u128;
-    for (i, &b) in text.iter().enumerate() {
-        if b == 0 {
-            return None;
-        }
-        key |= u128::from(b) << (8 * i);
+    let mut bytes = [0u8; 16];
+    bytes[..text.len()].copy_from_slice(text);
+    bytes[15] = text.len() as u8;
+    Some(u128::from_le_bytes(bytes))
+}
+
+/// The slot of `key` among `2^(64 - shift)`.
+#[inline]
+fn slot(key: u128, multiplier: u64, shift: u32) -> usize {
+    let folded = (key as u64) ^ ((key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (folded.wrapping_mul(multiplier) >> shift) as usize
+}
+
+/// A perfect hash: the slots, the multiplier, the shift.
+type PerfectHash = (Vec<(u128, u32)>, u64, u32);
+
+/// Slots and multiplier for `keys` such that no two share a slot, or `None` if no multiplier
+/// tried separates them (then lookups scan, still correct).
+fn perfect_hash(keys: &[u128]) -> Option<PerfectHash> {
+    // At least four slots per key: a multiplier is found in a few tries.
+    let mut bits = 2;
+    while (1usize << bits) < keys.len().max(1) * 4 {
+        bits += 1;
     }
-    Some(key)
+    for bits in bits..bits + 4 {
+        let shift = 64 - bits;
+        // A fixed sequence of odd multipliers (SplitMix64): the table is the same every run.
+        let mut state = 0u64;
+        for _ in 0..256 {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            let multiplier = (z ^ (z >> 31)) | 1;
+            let mut slots = vec![(0u128, 0u32); 1 << bits];
+            let placed = keys.iter().enumerate().all(|(i, &k)| {
+                let s = &mut slots[slot(k, multiplier, shift)];
+                if s.1 != 0 {
+                    return false;
+                }
+                *s = (k, i as u32 + 1);
+                true
+            });
+            if placed {
+                return Some((slots, multiplier, shift));
+            }
+        }
+    }
+    None
 }
 
 impl AmountTable {
@@ -116,8 +162,21 @@ impl AmountTable {
         values.dedup();
         let entries: Vec<(Decimal, String)> =
             values.into_iter().map(|v| (v, canonical(v))).collect();
-        let packed = entries.iter().map(|(_, t)| pack(t.as_bytes())).collect();
-        AmountTable { entries, packed }
+        let keys: Vec<u128> = entries
+            .iter()
+            .filter_map(|(_, t)| key(t.as_bytes()))
+            .collect();
+        // Keys are in entry order only if every text packs; otherwise index by text.
+        let hashed = (keys.len() == entries.len() && entries.len() < u32::MAX as usize)
+            .then(|| perfect_hash(&keys))
+            .flatten();
+        let (slots, multiplier, shift) = hashed.unwrap_or((Vec::new(), 0, 0));
+        AmountTable {
+            entries,
+            slots,
+            multiplier,
+            shift,
+        }
     }
 
     /// The amounts, ascending.
@@ -164,14 +223,30 @@ impl AmountTable {
         self.lookup_bytes(text.as_bytes())
     }
 
-    /// [`lookup`](Self::lookup) on bytes.
+    /// [`lookup`](Self::lookup) on bytes, in constant time.
     #[inline]
     pub fn lookup_bytes(&self, text: &[u8]) -> Option<Decimal> {
-        let index = match pack(text) {
-            Some(key) => self.packed.iter().position(|&k| k == Some(key)),
-            None => self.entries.iter().position(|(_, t)| t.as_bytes() == text),
-        };
-        index.map(|i| self.entries[i].0)
+        match key(text) {
+            Some(k) if !self.slots.is_empty() => {
+                let (found, index) = self.slots[slot(k, self.multiplier, self.shift)];
+                if found == k {
+                    // `index` is 1 + an index of `entries` wherever `found` is not 0.
+                    self.entries.get(index as usize - 1).map(|(v, _)| *v)
+                } else {
+                    None
+                }
+            }
+            _ => self.scan(text),
+        }
+    }
+
+    /// Lookup by comparing texts: for texts too long to pack, and tables without a hash.
+    #[cold]
+    fn scan(&self, text: &[u8]) -> Option<Decimal> {
+        self.entries
+            .iter()
+            .find(|(_, t)| t.as_bytes() == text)
+            .map(|(v, _)| *v)
     }
 }
 
@@ -256,5 +331,22 @@ mod tests {
         assert_eq!(t.lookup_bytes(b""), None);
         assert_eq!(t.lookup("12345678901234567"), Some(d("12345678901234567")));
         assert_eq!(t.lookup("1234567890123456"), None);
+    }
+
+    #[test]
+    fn every_amount_of_a_big_table_is_found_and_nothing_else() {
+        // Every whole and half euro up to 500, and texts one byte off each of them.
+        let amounts: Vec<Decimal> = (1..=1000).map(|n| Decimal::new(n * 5, 1)).collect();
+        let t = AmountTable::new(amounts.iter().copied());
+        assert!(!t.slots.is_empty(), "a perfect hash is found");
+        for &a in &amounts {
+            let text = canonical(a);
+            assert_eq!(t.lookup(&text), Some(a), "{text}");
+            for wrong in [format!("{text}\0"), format!("0{text}"), format!("{text}.")] {
+                assert_eq!(t.lookup(&wrong), None, "{wrong}");
+            }
+        }
+        assert_eq!(t.lookup("0"), None);
+        assert_eq!(t.lookup("500.5"), None);
     }
 }

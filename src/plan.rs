@@ -151,10 +151,10 @@ mod tests {
                 .iter()
                 .map(|&t| canonical(tiers[t as usize]))
                 .collect();
-            let synthesizer = crate::mechanic::synthesizer(&game, stake).unwrap();
+            let synthesizer = stake.synthesizer().unwrap();
             let mut layouts = Vec::new();
             for i in 0..3u64 {
-                let mut out = String::new();
+                let mut out = Vec::new();
                 synthesizer
                     .synthesize(
                         tiers[order[i as usize] as usize],
@@ -162,7 +162,7 @@ mod tests {
                         &mut out,
                     )
                     .unwrap();
-                layouts.push(out);
+                layouts.push(String::from_utf8(out).unwrap());
             }
             found.push(format!(
                 "{id} {price}: prize key {}, layout key {}\nfirst prizes {}\n{}",

@@ -559,18 +559,19 @@ fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("games/maxi-ruche-or.toml"),
     )
     .unwrap();
+    // Each message names the file, the line of the misspelt key, and the valid keys.
     let cases: Vec<(String, &str)> = vec![
         (
             variant(&w, "honney.toml", &[("honey = [", "honney = [\"1\"]\nhoney = [")]),
-            "honney.toml, stakes[price=2].layout: unknown layout parameter 'honney': the ruche mechanic reads row_amounts, honey",
+            "honney.toml is malformed: line 21, column 1: unknown field `honney`, expected `row_amounts` or `honey`",
         ),
         (
             variant(&w, "row.toml", &[("row_amounts = [", "row_amount = [\"2\"]\nrow_amounts = [")]),
-            "row.toml, stakes[price=2].layout: unknown layout parameter 'row_amount': the ruche mechanic reads row_amounts, honey",
+            "row.toml is malformed: line 20, column 1: unknown field `row_amount`, expected `row_amounts` or `honey`",
         ),
         (
             variant(&w, "pots.toml", &[("{ pots = 4, amount = \"2\" }", "{ pots = 4, amount = \"2\", amuont = \"3\" }")]),
-            "pots.toml, stakes[price=2].layout: honey[0]: unknown key 'amuont': an entry is { pots = N, amount = \"X\" }",
+            "pots.toml is malformed: line 22, column 29: unknown field `amuont`, expected `pots` or `amount`",
         ),
         (
             {
@@ -578,7 +579,7 @@ fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
                 std::fs::write(&path, maxi.replacen("bonus = [", "bee_amount = [\"2\"]\nbonus = [", 1)).unwrap();
                 path.display().to_string()
             },
-            "maxi.toml, stakes[price=3].layout: unknown layout parameter 'bee_amount': the maxi-ruche mechanic reads row_amounts, bee_amounts, bonus",
+            "maxi.toml is malformed: line 31, column 1: unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`",
         ),
         (
             {
@@ -586,7 +587,7 @@ fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
                 std::fs::write(&path, maxi.replacen("{ bees = 4, amount = \"3\" }", "{ bees = 4, amount = \"3\", bee = 5 }", 1)).unwrap();
                 path.display().to_string()
             },
-            "bonus.toml, stakes[price=3].layout: bonus[0]: unknown key 'bee': an entry is { bees = N, amount = \"X\" }",
+            "bonus.toml is malformed: line 32, column 29: unknown field `bee`, expected `bees` or `amount`",
         ),
     ];
     for (file, needle) in cases {

@@ -10,6 +10,7 @@ mod builtin;
 
 pub use builtin::BUILTIN;
 
+use crate::mechanic::{Decoder, Mechanic, SettingsError, Synthesizer};
 use crate::money::{canonical, cents, parse_amount, parse_canonical};
 use crate::untrusted::{read_at_most, shown, tamed};
 
@@ -88,9 +89,9 @@ pub struct Stake {
     pub total: Decimal,
     /// The prize table, highest amount first; losers are not listed.
     pub prizes: Vec<Prize>,
-    /// Mechanic parameters for this stake: the game-wide `[layout]` table overlaid by this
-    /// stake's own `[stakes.layout]`.
-    pub layout: toml::Table,
+    /// The mechanic with its checked parameters for this stake: the game-wide `[layout]`
+    /// table overlaid by this stake's own `[stakes.layout]`.
+    pub mechanic: Mechanic,
 }
 
 /// A loaded, validated game definition.
@@ -100,7 +101,8 @@ pub struct Game {
     pub id: String,
     /// Display name, e.g. `La ruche d'or`.
     pub name: String,
-    /// Which mechanic decodes and synthesizes its layouts (`ruche`, `maxi-ruche`, `calendar`).
+    /// Which mechanic decodes and synthesizes its layouts (one of [`crate::mechanic::NAMES`]);
+    /// each stake holds its parameters.
     pub mechanic: String,
     /// Tickets per block.
     pub block_size: u64,
@@ -122,8 +124,10 @@ struct RawGame {
     #[serde(default)]
     #[allow(dead_code)]
     rules: Option<String>,
+    /// Read by the mechanic's own settings type ([`Mechanic::read_stakes`]).
     #[serde(default)]
-    layout: toml::Table,
+    #[allow(dead_code)]
+    layout: serde::de::IgnoredAny,
     stakes: Vec<RawStake>,
 }
 
@@ -134,8 +138,10 @@ struct RawStake {
     winners: u64,
     total: String,
     prizes: Vec<RawPrize>,
+    /// Read by the mechanic's own settings type ([`Mechanic::read_stakes`]).
     #[serde(default)]
-    layout: toml::Table,
+    #[allow(dead_code)]
+    layout: serde::de::IgnoredAny,
 }
 
 #[derive(Deserialize)]
@@ -184,7 +190,7 @@ impl Game {
 
     /// Parses and validates a definition; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<Game, GameError> {
-        let raw: RawGame = toml::from_str(text).map_err(|e| GameError::Syntax {
+        let syntax = |e: toml::de::Error| GameError::Syntax {
             file: source.to_string(),
             message: match e.span() {
                 Some(span) => {
@@ -198,7 +204,8 @@ impl Game {
                 }
                 None => tamed(&e.message().trim_end().replace('\n', "; ")),
             },
-        })?;
+        };
+        let raw: RawGame = toml::from_str(text).map_err(syntax)?;
         let invalid = |entry: String, message: String| GameError::Invalid {
             file: if source == "built-in" {
                 format!("built-in {}", raw.id)
@@ -234,6 +241,14 @@ impl Game {
         if raw.stakes.is_empty() {
             return Err(invalid("stakes".into(), "no stake is defined".into()));
         }
+        // The mechanic reads its own settings, typed: a misspelt key is refused with its line.
+        let mut mechanics = match Mechanic::read_stakes(&raw.mechanic, text) {
+            Ok(m) => m.into_iter(),
+            Err(SettingsError::Syntax(e)) => return Err(syntax(e)),
+            Err(e @ SettingsError::Unknown(_)) => {
+                return Err(invalid("mechanic".into(), e.to_string()))
+            }
+        };
         let mut stakes = Vec::with_capacity(raw.stakes.len());
         let mut seen = BTreeSet::new();
         for (si, rs) in raw.stakes.iter().enumerate() {
@@ -350,21 +365,24 @@ impl Game {
                 ));
             }
             prizes.sort_by_key(|p| std::cmp::Reverse(p.amount));
-            let mut layout = raw.layout.clone();
-            for (k, v) in &rs.layout {
-                layout.insert(k.clone(), v.clone());
-            }
+            // One settings entry per [[stakes]] entry, read from the same text.
+            let mechanic = mechanics
+                .next()
+                .ok_or_else(|| invalid(format!("{where_}.layout"), "not read".into()))?
+                .map_err(|message| invalid(format!("{where_}.layout"), message))?;
             stakes.push(Stake {
                 price,
                 cents: price_cents,
                 winners,
                 total,
                 prizes,
-                layout,
+                mechanic,
             });
         }
         stakes.sort_by_key(|s| s.price);
-        let game = Game {
+        // Whether every prize can be shown is the synthesizer's business: `emit` builds it
+        // ([`Stake::synthesizer`]); loading, and `verify`, need only the decoders.
+        Ok(Game {
             id: raw.id.clone(),
             name: raw.name.clone(),
             mechanic: raw.mechanic.clone(),
@@ -372,17 +390,7 @@ impl Game {
             source: source.to_string(),
             sha256: Sha256::digest(text.as_bytes()).into(),
             stakes,
-        };
-        // The mechanic checks its own parameters and that every prize can be shown.
-        for stake in &game.stakes {
-            crate::mechanic::check(&game, stake).map_err(|message| {
-                invalid(
-                    format!("stakes[price={}].layout", canonical(stake.price)),
-                    message,
-                )
-            })?;
-        }
-        Ok(game)
+        })
     }
 
     /// The stake of this price, or an error listing the stakes the game has.
@@ -408,6 +416,20 @@ impl Game {
 }
 
 impl Stake {
+    /// The referee of this stake's layouts.
+    pub fn decoder(&self) -> Box<dyn Decoder> {
+        self.mechanic.decoder()
+    }
+
+    /// The synthesizer of this stake's layouts; fails, naming the setting to change, if a
+    /// prize of the table cannot be shown.
+    pub fn synthesizer(&self) -> Result<Box<dyn Synthesizer>, String> {
+        let prizes: Vec<Decimal> = self.prizes.iter().map(|p| p.amount).collect();
+        self.mechanic
+            .synthesizer(&prizes)
+            .map_err(|message| format!("stakes[price={}].layout: {message}", canonical(self.price)))
+    }
+
     /// Every amount a ticket of this stake may win, highest first, then `0`.
     pub fn tiers(&self) -> Vec<Decimal> {
         let mut t: Vec<Decimal> = self.prizes.iter().map(|p| p.amount).collect();

@@ -82,12 +82,8 @@ fn wrong_definitions_name_the_file_and_the_entry() {
         (MINI.replace("{ count = 1,", "{ count = 0,"), "count must be at least 1"),
         (MINI.replace("price = \"2\"", "price = \"0\""), "stakes[0].price: '0' is not a positive canonical amount"),
         (MINI.replace("mechanic = \"ruche\"", "mechanic = \"bingo\""), "unknown mechanic 'bingo'"),
-        (
-            MINI.replace("row_amounts = [\"2\", \"6\"]", "row_amounts = [\"6\"]")
-                .replace("pots = 4, amount = \"2\"", "pots = 4, amount = \"5\""),
-            "stakes[price=2].layout: the prize 2 € cannot be made",
-        ),
-        (MINI.replace("row_amounts = [\"2\", \"6\"]", "row_amounts = [2, 6]"), "must be a string"),
+        (MINI.replace("row_amounts = [\"2\", \"6\"]", "row_amounts = [2, 6]"), "defs/mini.toml is malformed: line 12, column 16: invalid type: integer `2`, expected a string"),
+        (MINI.replace("pots = 4", "pots = 40"), "stakes[price=2].layout: honey: pots = 40 is impossible in a hive of 37 cells"),
         (MINI.replace("id = \"mini\"", "id = \"Mini Game\""), "defs/mini.toml, id:"),
         (MINI.replace("name = \"Mini\"", "name = \"Mini\"\ncolour = \"red\""), "unknown field `colour`"),
         (format!("{MINI}\n[[stakes]]\nprice = \"2\"\nwinners = 0\ntotal = \"0\"\nprizes = []\n"), "this stake is defined twice"),
@@ -112,4 +108,59 @@ fn unknown_games_and_stakes_say_what_exists() {
     let g = Game::builtin("ruche-or").unwrap();
     let e = g.stake(Decimal::from(5)).unwrap_err().to_string();
     assert!(e.contains("0.5, 1, 2, 3"), "{e}");
+}
+
+#[test]
+fn a_prize_the_layouts_cannot_show_is_refused_by_the_synthesizer_not_the_loader() {
+    let text = MINI
+        .replace("row_amounts = [\"2\", \"6\"]", "row_amounts = [\"6\"]")
+        .replace("pots = 4, amount = \"2\"", "pots = 4, amount = \"5\"");
+    // Loading (and so verify) needs only the decoders.
+    let game = Game::parse(&text, "defs/mini.toml").unwrap();
+    let e = game.stakes[0].synthesizer().err().unwrap();
+    assert!(
+        e.contains("stakes[price=2].layout: the prize 2 € cannot be made"),
+        "{e}"
+    );
+}
+
+/// The line (from 1) where `needle` first occurs in `text`.
+fn line_of(text: &str, needle: &str) -> usize {
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle} not in the text"));
+    text[..at].matches('\n').count() + 1
+}
+
+#[test]
+fn a_misspelt_setting_is_refused_naming_the_file_the_line_and_the_valid_keys() {
+    let cases = [
+        // (built-in game, key as written, misspelt, valid keys as listed by the message)
+        ("ruche-or", "row_amounts = [", "row_amount = [", "unknown field `row_amount`, expected `row_amounts` or `honey`"),
+        ("ruche-or", "honey = [", "honney = [", "unknown field `honney`, expected `row_amounts` or `honey`"),
+        ("ruche-or", "{ pots = 4, amount", "{ pots = 4, amuont", "unknown field `amuont`, expected `pots` or `amount`"),
+        ("maxi-ruche-or", "bee_amounts = [", "bee_amount = [", "unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`"),
+        ("maxi-ruche-or", "{ bees = 4, amount", "{ bee = 4, amount", "unknown field `bee`, expected `bees` or `amount`"),
+        ("annee-chance", "max_winning_months = ", "max_winning_month = ", "unknown field `max_winning_month`, expected one of `symbols`, `month_amounts`, `clover_amounts`, `max_winning_months`"),
+        ("annee-chance", "clover_amounts = [", "clover_amount = [", "unknown field `clover_amount`, expected one of `symbols`, `month_amounts`, `clover_amounts`, `max_winning_months`"),
+        ("annee-chance", "{ letter = \"A\", picture", "{ letter = \"A\", pictur", "unknown field `pictur`, expected `letter` or `picture`"),
+    ];
+    for (id, key, misspelt, valid) in cases {
+        let text = BUILTIN.iter().find(|(i, _)| *i == id).unwrap().1;
+        let copy = text.replacen(key, misspelt, 1);
+        assert_ne!(copy, text, "{id}: {key} not found");
+        let line = line_of(&copy, misspelt);
+        let e = error_in(&copy, "defs/copy.toml");
+        assert!(
+            e.starts_with(&format!(
+                "game definition defs/copy.toml is malformed: line {line}, column "
+            )),
+            "{id}, {misspelt}: {e}"
+        );
+        assert!(e.contains(valid), "{id}, {misspelt}: {e}");
+    }
+}
+
+fn error_in(text: &str, file: &str) -> String {
+    Game::parse(text, file).unwrap_err().to_string()
 }

@@ -1,23 +1,178 @@
 //! Game mechanics: how a layout shows a prize, and how a prize is read back from a layout.
 //!
-//! Every mechanic has two independent halves behind two small traits:
-//! - a [`Decoder`], written from the published rules, which is the referee: `verify` and the
-//!   tests trust it, and every synthesized ticket is decoded before it is written;
-//! - a [`Synthesizer`], which draws a natural-looking layout for a given prize.
+//! Every mechanic is a folder made to one template:
+//! - `mod.rs`: what the mechanic is, and its trait impls ([`Params`], [`Decoder`],
+//!   [`Synthesizer`]), which only delegate;
+//! - `params.rs`: its settings as a game definition writes them (a serde struct that refuses
+//!   unknown keys) and their checked form, the only thing the two halves share;
+//! - `decode.rs`: the referee, written from the published rules: `verify` and the tests trust
+//!   it, and every synthesized ticket is decoded before it is written;
+//! - `synth.rs`: draws a natural-looking layout for a given prize;
+//! - `tests.rs`: the decoder on hand-written layouts, the synthesizer checked by the decoder.
 //!
-//! They share only the game's data (the amounts a layout may show, the honey or bonus tables),
-//! read from the `layout` tables of the game definition by each mechanic's `params` module.
-//! The pipeline (plan → synthesize → decode → hash → write → sign) knows nothing else.
+//! The two hive games share their geometry and row reading ([`hive`]); every decoder reads
+//! with one [`Cursor`]. The registry below is the one place that lists the mechanics: the
+//! [`Mechanic`] enum and the functions that build the two halves from it. `mechanic` knows
+//! nothing of `game`: it is given the `layout` tables and the prize amounts as plain data.
 
 pub mod calendar;
+pub(crate) mod cursor;
 pub(crate) mod draw;
+pub mod hive;
 pub mod maxi_ruche;
 pub mod ruche;
 pub(crate) mod util;
 
-use crate::game::{Game, Stake};
+pub(crate) use cursor::Cursor;
+
 use rust_decimal::Decimal;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use thiserror::Error;
+
+/// The registry: one line per mechanic, `Variant(its checked parameters)`. It makes the
+/// [`Mechanic`] enum, the list of names, and the dispatch from a name to a mechanic's settings
+/// and from a [`Mechanic`] to its decoder and synthesizer.
+macro_rules! registry {
+    ($($variant:ident($params:ty)),+ $(,)?) => {
+        /// The mechanic of one stake, with its checked layout parameters.
+        #[derive(Debug, Clone)]
+        pub enum Mechanic {
+            $(
+                #[doc = concat!("`", stringify!($params), "`")]
+                $variant($params),
+            )+
+        }
+
+        /// The mechanics' names, as `mechanic = "..."` writes them in a game definition.
+        pub const NAMES: &[&str] = &[$(<$params as Params>::NAME),+];
+
+        impl Mechanic {
+            /// Reads the `layout` settings of every stake of a game definition (`[layout]`
+            /// overlaid by each `[stakes.layout]`) for the mechanic called `name`, in the order
+            /// of the file's `[[stakes]]`. A misspelt key or a value of the wrong type fails the
+            /// whole file ([`SettingsError::Syntax`], with its place); an impossible value fails
+            /// its stake only (the inner `Err`, naming the key).
+            pub fn read_stakes(
+                name: &str,
+                definition: &str,
+            ) -> Result<Vec<Result<Mechanic, String>>, SettingsError> {
+                $(
+                    if name == <$params as Params>::NAME {
+                        return Ok(read_stakes::<$params>(definition)?
+                            .into_iter()
+                            .map(|p| p.map(Mechanic::$variant))
+                            .collect());
+                    }
+                )+
+                Err(SettingsError::Unknown(name.to_string()))
+            }
+
+            /// The mechanic's name in a game definition.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Mechanic::$variant(_) => <$params as Params>::NAME,)+
+                }
+            }
+
+            /// The referee of this stake's layouts.
+            pub fn decoder(&self) -> Box<dyn Decoder> {
+                match self {
+                    $(Mechanic::$variant(p) => Box::new(p.decoder()),)+
+                }
+            }
+
+            /// The synthesizer for this stake, whose prize table lists `prizes` (losers
+            /// excluded); fails, naming the setting, if a prize cannot be shown.
+            pub fn synthesizer(&self, prizes: &[Decimal]) -> Result<Box<dyn Synthesizer>, String> {
+                match self {
+                    $(Mechanic::$variant(p) => Ok(Box::new(p.synthesizer(prizes)?)),)+
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Ruche(ruche::RucheParams),
+    MaxiRuche(maxi_ruche::MaxiParams),
+    Calendar(calendar::CalendarParams),
+}
+
+/// What a mechanic's folder provides to the registry.
+pub trait Params: Sized + Clone + std::fmt::Debug + Send + Sync + 'static {
+    /// The name a game definition gives it: `mechanic = "ruche"`.
+    const NAME: &'static str;
+    /// One `layout` table as written, every key optional so that a stake's
+    /// `[stakes.layout]` can override the game's `[layout]` key by key. It must refuse unknown
+    /// keys (`#[serde(deny_unknown_fields)]`): a misspelt setting is never ignored.
+    type Settings: DeserializeOwned + Default + Clone;
+    /// The referee.
+    type Decoder: Decoder + 'static;
+    /// The layout maker.
+    type Synthesizer: Synthesizer + 'static;
+
+    /// The game's settings with the stake's on top.
+    fn overlay(game: &Self::Settings, stake: Self::Settings) -> Self::Settings;
+    /// Checks the settings of one stake; the message names the key at fault and the fix.
+    fn check(settings: Self::Settings) -> Result<Self, String>;
+    /// The decoder for these parameters.
+    fn decoder(&self) -> Self::Decoder;
+    /// The synthesizer for these parameters and the stake's prize amounts (losers excluded);
+    /// the message names a prize that cannot be shown and the setting to change.
+    fn synthesizer(&self, prizes: &[Decimal]) -> Result<Self::Synthesizer, String>;
+}
+
+/// Why the layout settings of a definition cannot be read.
+#[derive(Debug, Error)]
+pub enum SettingsError {
+    /// `mechanic = "..."` names no mechanic.
+    #[error("unknown mechanic {}: the mechanics are {}", crate::untrusted::shown(.0), NAMES.join(", "))]
+    Unknown(String),
+    /// A `layout` table has an unknown key or a value of the wrong type; the TOML error holds
+    /// the place and says which keys are valid.
+    #[error("{0}")]
+    Syntax(toml::de::Error),
+}
+
+/// The `layout` tables of a definition, read as `P`'s settings (the game's overlaid by each
+/// stake's), in the order of its `[[stakes]]`; every other key is left to the game's reader.
+fn stake_settings<P: Params>(definition: &str) -> Result<Vec<P::Settings>, toml::de::Error> {
+    #[derive(Deserialize)]
+    struct Definition<S> {
+        #[serde(default)]
+        layout: Option<S>,
+        #[serde(default)]
+        stakes: Vec<StakeLayout<S>>,
+    }
+    #[derive(Deserialize)]
+    struct StakeLayout<S> {
+        #[serde(default)]
+        layout: Option<S>,
+    }
+    let doc: Definition<P::Settings> = toml::from_str(definition)?;
+    let game = doc.layout.unwrap_or_default();
+    Ok(doc
+        .stakes
+        .into_iter()
+        .map(|s| P::overlay(&game, s.layout.unwrap_or_default()))
+        .collect())
+}
+
+/// Checks the settings of every stake of a definition.
+fn read_stakes<P: Params>(definition: &str) -> Result<Vec<Result<P, String>>, SettingsError> {
+    let settings = stake_settings::<P>(definition).map_err(SettingsError::Syntax)?;
+    Ok(settings.into_iter().map(P::check).collect())
+}
+
+/// The settings of stake `index` (in the file's order) of a definition, for tests that edit
+/// them before checking.
+#[cfg(test)]
+pub(crate) fn settings_of<P: Params>(definition: &str, index: usize) -> P::Settings {
+    stake_settings::<P>(definition)
+        .expect("the test definition reads")
+        .swap_remove(index)
+}
 
 /// The fast generator that fills in the cosmetic parts of a layout. It never decides who wins:
 /// the prize is given to the synthesizer, drawn beforehand by the ChaCha20 shuffle.
@@ -69,15 +224,16 @@ impl SynthesisError {
     }
 }
 
-/// Reads a layout under the game's rules.
+/// Reads a layout under the game's rules. A layout is bytes: it comes from a file nobody
+/// vouches for, and every valid one is ASCII.
 pub trait Decoder: Send + Sync {
     /// The prize this layout wins, or the rule it breaks.
-    fn decode(&self, layout: &str) -> Result<Decimal, LayoutError>;
+    fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError>;
 
     /// A short description of the way the layout shows its prize, for reports: e.g.
     /// `row`, `2 rows`, `honey + EXTRA`, `bonus 8 bees`, `loss`. Layouts of the same form
     /// share the same text.
-    fn form(&self, layout: &str) -> Result<String, LayoutError>;
+    fn form(&self, layout: &[u8]) -> Result<String, LayoutError>;
 
     /// The length in bytes of the longest layout this decoder can accept, from the grammar and
     /// the longest amounts the stake allows: `verify` refuses a longer ticket line without
@@ -87,45 +243,14 @@ pub trait Decoder: Send + Sync {
 
 /// Draws layouts for prizes.
 pub trait Synthesizer: Send + Sync {
-    /// Appends to `out` a layout that decodes to exactly `prize` (which may be zero).
+    /// Appends to `out` a layout (ASCII) that decodes to exactly `prize` (which may be zero):
+    /// straight into the chunk of ticket lines being made.
     fn synthesize(
         &self,
         prize: Decimal,
         rng: &mut LayoutRng,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError>;
-}
-
-/// Checks a stake's layout parameters and that every prize of its table can be synthesized.
-/// Returns a message naming the parameter at fault.
-pub fn check(game: &Game, stake: &Stake) -> Result<(), String> {
-    synthesizer(game, stake)
-        .map(|_| ())
-        .and(decoder(game, stake).map(|_| ()))
-}
-
-/// The decoder of the game's mechanic for this stake.
-pub fn decoder(game: &Game, stake: &Stake) -> Result<Box<dyn Decoder>, String> {
-    match game.mechanic.as_str() {
-        "ruche" => Ok(Box::new(ruche::RucheDecoder::new(stake)?)),
-        "maxi-ruche" => Ok(Box::new(maxi_ruche::MaxiDecoder::new(stake)?)),
-        "calendar" => Ok(Box::new(calendar::CalendarDecoder::new(stake)?)),
-        other => Err(unknown(other)),
-    }
-}
-
-/// The synthesizer of the game's mechanic for this stake.
-pub fn synthesizer(game: &Game, stake: &Stake) -> Result<Box<dyn Synthesizer>, String> {
-    match game.mechanic.as_str() {
-        "ruche" => Ok(Box::new(ruche::RucheSynthesizer::new(stake)?)),
-        "maxi-ruche" => Ok(Box::new(maxi_ruche::MaxiSynthesizer::new(stake)?)),
-        "calendar" => Ok(Box::new(calendar::CalendarSynthesizer::new(stake)?)),
-        other => Err(unknown(other)),
-    }
-}
-
-fn unknown(name: &str) -> String {
-    format!("unknown mechanic '{name}': the mechanics are ruche, maxi-ruche, calendar")
 }
 
 #[cfg(test)]
@@ -137,25 +262,27 @@ mod tests {
     use proptest::prelude::*;
     use rand::SeedableRng;
 
+    /// A decoder and a layout it reads.
+    type Sample = (Box<dyn Decoder>, Vec<u8>);
+
     /// A synthesized layout of each built-in game and stake, to mutate (built once).
-    fn samples() -> &'static [(Box<dyn Decoder>, String)] {
-        static SAMPLES: std::sync::OnceLock<Vec<(Box<dyn Decoder>, String)>> =
-            std::sync::OnceLock::new();
+    fn samples() -> &'static [Sample] {
+        static SAMPLES: std::sync::OnceLock<Vec<Sample>> = std::sync::OnceLock::new();
         SAMPLES.get_or_init(build_samples)
     }
 
-    fn build_samples() -> Vec<(Box<dyn Decoder>, String)> {
+    fn build_samples() -> Vec<Sample> {
         let mut out = Vec::new();
         for (id, _) in BUILTIN {
             let game = Game::builtin(id).unwrap();
             for stake in &game.stakes {
-                let synth = synthesizer(&game, stake).unwrap();
-                let mut layout = String::new();
+                let synth = stake.synthesizer().unwrap();
+                let mut layout = Vec::new();
                 let mut rng = LayoutRng::seed_from_u64(1);
                 synth
                     .synthesize(stake.prizes[0].amount, &mut rng, &mut layout)
                     .unwrap();
-                out.push((decoder(&game, stake).unwrap(), layout));
+                out.push((stake.decoder(), layout));
             }
         }
         out
@@ -173,7 +300,7 @@ mod tests {
         ) {
             let samples = samples();
             let (decoder, layout) = &samples[which % samples.len()];
-            let mut bytes = layout.clone().into_bytes();
+            let mut bytes = layout.clone();
             let i = at.index(bytes.len());
             match mode {
                 0 => bytes[i] = byte,
@@ -181,14 +308,13 @@ mod tests {
                 2 => { bytes.remove(i); }
                 _ => bytes.truncate(cut.index(bytes.len())),
             }
-            let text = String::from_utf8_lossy(&bytes);
-            let decoded = decoder.decode(&text);
-            let form = decoder.form(&text);
+            let decoded = decoder.decode(&bytes);
+            let form = decoder.form(&bytes);
             prop_assert_eq!(decoded.is_ok(), form.is_ok());
             // What decodes is never longer than the bound verify reads lines with.
             prop_assert!(layout.len() <= decoder.max_layout_len());
             if decoded.is_ok() {
-                prop_assert!(text.len() <= decoder.max_layout_len());
+                prop_assert!(bytes.len() <= decoder.max_layout_len());
             }
         }
 
@@ -196,8 +322,54 @@ mod tests {
         fn decoders_never_panic_on_arbitrary_text(which in 0usize..6, text in ".{0,300}") {
             let samples = samples();
             let (decoder, _) = &samples[which % samples.len()];
-            let _ = decoder.decode(&text);
-            let _ = decoder.form(&text);
+            let _ = decoder.decode(text.as_bytes());
+            let _ = decoder.form(text.as_bytes());
+        }
+    }
+}
+
+/// Test helpers: the decoders and synthesizers on text, as tests write layouts.
+#[cfg(test)]
+pub(crate) mod text {
+    use super::{Decoder, LayoutError, LayoutRng, SynthesisError, Synthesizer};
+    use rust_decimal::Decimal;
+
+    /// [`Decoder`] on anything that is bytes (`&str`, `&String`, `&[u8]`...).
+    pub(crate) trait DecodeText {
+        fn decode_text(&self, layout: impl AsRef<[u8]>) -> Result<Decimal, LayoutError>;
+        fn form_text(&self, layout: impl AsRef<[u8]>) -> Result<String, LayoutError>;
+    }
+
+    impl<D: Decoder + ?Sized> DecodeText for D {
+        fn decode_text(&self, layout: impl AsRef<[u8]>) -> Result<Decimal, LayoutError> {
+            self.decode(layout.as_ref())
+        }
+        fn form_text(&self, layout: impl AsRef<[u8]>) -> Result<String, LayoutError> {
+            self.form(layout.as_ref())
+        }
+    }
+
+    /// [`Synthesizer`] appending to a `String`.
+    pub(crate) trait SynthesizeText {
+        fn synthesize_text(
+            &self,
+            prize: Decimal,
+            rng: &mut LayoutRng,
+            out: &mut String,
+        ) -> Result<(), SynthesisError>;
+    }
+
+    impl<S: Synthesizer + ?Sized> SynthesizeText for S {
+        fn synthesize_text(
+            &self,
+            prize: Decimal,
+            rng: &mut LayoutRng,
+            out: &mut String,
+        ) -> Result<(), SynthesisError> {
+            let mut bytes = Vec::new();
+            self.synthesize(prize, rng, &mut bytes)?;
+            out.push_str(std::str::from_utf8(&bytes).expect("layouts are ASCII"));
+            Ok(())
         }
     }
 }

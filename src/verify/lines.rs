@@ -13,7 +13,7 @@ use super::BlockReport;
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, CSV_HEADER};
 use crate::game::{Game, Stake};
-use crate::mechanic::{self, Decoder};
+use crate::mechanic::Decoder;
 use crate::money::canonical;
 use crate::progress::Progress;
 use crate::untrusted::shown;
@@ -74,8 +74,7 @@ impl TicketCheck {
     /// The checks for the tickets of block `block` of emission `emission` of this game and
     /// stake; fails only if the game's mechanic cannot read this stake.
     pub fn new(game: &Game, stake: &Stake, emission: u32, block: u32) -> Result<Self, String> {
-        let decoder =
-            mechanic::decoder(game, stake).map_err(|m| format!("game {}: {m}", game.id))?;
+        let decoder = stake.decoder();
         let prefix = block::serial_prefix(&game.id, stake, emission, block);
         let tiers = stake.tiers();
         let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
@@ -214,7 +213,7 @@ impl TicketCheck {
         out.layout = Some(fields[2]);
         match std::str::from_utf8(fields[2]) {
             Err(_) => out.problems.push("the layout is not UTF-8".into()),
-            Ok(layout) => match self.decoder.decode(layout) {
+            Ok(layout) => match self.decoder.decode(layout.as_bytes()) {
                 Err(e) => out.problems.push(format!("invalid layout: {e}")),
                 Ok(won) => {
                     if let Some(t) = tier {
@@ -226,7 +225,7 @@ impl TicketCheck {
                                 self.tier_text[t]
                             ));
                         } else if forms {
-                            out.form = self.decoder.form(layout).ok();
+                            out.form = self.decoder.form(layout.as_bytes()).ok();
                         }
                     }
                 }
@@ -583,13 +582,13 @@ mod tests {
         format!("{body},{hash}").into_bytes()
     }
 
-    fn synthesized(game: &Game, stake: &Stake, prize: Decimal, seed: u64) -> String {
-        let synth = mechanic::synthesizer(game, stake).unwrap();
-        let mut layout = String::new();
+    fn synthesized(_game: &Game, stake: &Stake, prize: Decimal, seed: u64) -> String {
+        let synth = stake.synthesizer().unwrap();
+        let mut layout = Vec::new();
         synth
             .synthesize(prize, &mut LayoutRng::seed_from_u64(seed), &mut layout)
             .unwrap();
-        layout
+        String::from_utf8(layout).unwrap()
     }
 
     #[track_caller]

@@ -5,7 +5,7 @@
 use super::lines::TicketCheck;
 use crate::block::manifest::{Manifest, GENERATOR_VERSION};
 use crate::game::{Game, Stake};
-use crate::mechanic::{self, Synthesizer};
+use crate::mechanic::Synthesizer;
 use crate::plan::{seed_commitment, BlockKey, Seed};
 use crate::untrusted::{shown, shown_path};
 use std::path::Path;
@@ -44,7 +44,8 @@ impl Replay {
                 crate::block::manifest::generator()
             ));
         }
-        let synthesizer = mechanic::synthesizer(game, stake)
+        let synthesizer = stake
+            .synthesizer()
             .map_err(|m| format!("{name}: game {}: {m}", game.id))?;
         let key = BlockKey::derive(seed, &game.id, stake, manifest.emission, manifest.block);
         Ok(Replay {
@@ -75,13 +76,13 @@ impl Replay {
             ));
             return;
         }
-        let mut made = String::with_capacity(layout.len());
+        let mut made = Vec::with_capacity(layout.len());
         let mut rng = self.key.ticket_rng(index);
         match self
             .synthesizer
             .synthesize(tickets.tiers[drawn], &mut rng, &mut made)
         {
-            Ok(()) if made.as_bytes() == layout => {}
+            Ok(()) if made == layout => {}
             Ok(()) => problems.push(format!("the seed makes the layout {}", shown(&made))),
             Err(e) => problems.push(format!("the seed's layout cannot be made: {e}")),
         }

@@ -5,8 +5,7 @@
 //! ticket and again in `verify`, so a valid layout is read in one pass without allocating.
 
 use super::params::{CalendarParams, CLOVER_MAX, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
-use crate::game::Stake;
-use crate::mechanic::{add_wins, Decoder, LayoutError};
+use crate::mechanic::{add_wins, Cursor, LayoutError};
 use crate::money::{parse_canonical, AmountTable};
 use crate::untrusted::shown;
 use rust_decimal::Decimal;
@@ -31,13 +30,8 @@ struct Reading {
 }
 
 impl CalendarDecoder {
-    /// Builds the decoder for a stake; the message names the layout parameter at fault.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        Ok(Self::from_params(CalendarParams::from_stake(stake)?))
-    }
-
     /// The decoder for checked parameters.
-    pub(super) fn from_params(params: CalendarParams) -> Self {
+    pub(super) fn from_params(params: &CalendarParams) -> Self {
         let symbols = params
             .letters
             .iter()
@@ -45,8 +39,8 @@ impl CalendarDecoder {
         CalendarDecoder {
             symbols,
             symbol_list: params.letter_list(),
-            month_amounts: params.month_amounts,
-            clover_amounts: params.clover_amounts,
+            month_amounts: params.month_amounts.clone(),
+            clover_amounts: params.clover_amounts.clone(),
         }
     }
 
@@ -55,18 +49,15 @@ impl CalendarDecoder {
     }
 
     /// Reads the whole layout, or names the first rule it breaks.
-    fn read(&self, layout: &str) -> Result<Reading, LayoutError> {
-        let mut cur = Cursor {
-            text: layout,
-            at: 0,
-        };
+    fn read(&self, layout: &[u8]) -> Result<Reading, LayoutError> {
+        let mut cur = Cursor::new(layout);
         let mut prize = Decimal::ZERO;
         let mut winning_months = 0;
         for month in 1..=MONTHS {
             let first = self.symbol(&mut cur, month, 1)?;
             let second = self.symbol(&mut cur, month, 2)?;
             match cur.peek() {
-                Some(b':') => cur.at += 1,
+                Some(b':') => cur.pos += 1,
                 Some(b) if self.is_symbol(b) => {
                     return Err(err(format!(
                         "month {month} shows more than two symbols: a month shows exactly two, then ':' and its amount"
@@ -77,7 +68,7 @@ impl CalendarDecoder {
             let amount = amount(&mut cur, &self.month_amounts, Place::Month(month))?;
             // Delimiter: '/' between months, '|' before the clover.
             match (cur.peek(), month < MONTHS) {
-                (Some(b'/'), true) | (Some(b'|'), false) => cur.at += 1,
+                (Some(b'/'), true) | (Some(b'|'), false) => cur.pos += 1,
                 (Some(b'|'), true) => {
                     return Err(err(format!(
                         "the layout shows {month} months before '|': it must show exactly {MONTHS} (January to December)"
@@ -107,8 +98,8 @@ impl CalendarDecoder {
             *number = clover_number(&mut cur, i + 1)?;
             let last = i + 1 == CLOVER_NUMBERS;
             match cur.peek() {
-                Some(b'-') if !last => cur.at += 1,
-                Some(b':') if last => cur.at += 1,
+                Some(b'-') if !last => cur.pos += 1,
+                Some(b':') if last => cur.pos += 1,
                 Some(b':') => {
                     return Err(err(format!(
                         "the clover shows {} numbers: it must show exactly {CLOVER_NUMBERS}",
@@ -160,7 +151,7 @@ impl CalendarDecoder {
     fn symbol(&self, cur: &mut Cursor, month: usize, nth: usize) -> Result<u8, LayoutError> {
         match cur.peek() {
             Some(b) if self.is_symbol(b) => {
-                cur.at += 1;
+                cur.pos += 1;
                 Ok(b)
             }
             _ => Err(self.symbol_error(cur, month, nth)),
@@ -188,14 +179,15 @@ impl CalendarDecoder {
     }
 }
 
-impl Decoder for CalendarDecoder {
-    fn decode(&self, layout: &str) -> Result<Decimal, LayoutError> {
+impl CalendarDecoder {
+    /// The prize a layout wins.
+    pub(super) fn prize(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
         self.read(layout).map(|r| r.prize)
     }
 
     /// Twelve months `sym sym ":" amount` joined by `/`, then `|` and the clover
     /// `n "-" n "-" n ":" amount` with two-digit numbers, every amount the longest allowed.
-    fn max_layout_len(&self) -> usize {
+    pub(super) fn max_layout_len(&self) -> usize {
         let month = 2 + 1 + self.month_amounts.max_text_len();
         let number = CLOVER_MAX.to_string().len();
         let clover =
@@ -203,7 +195,8 @@ impl Decoder for CalendarDecoder {
         MONTHS * month + (MONTHS - 1) + 1 + clover
     }
 
-    fn form(&self, layout: &str) -> Result<String, LayoutError> {
+    /// How a layout shows its prize: `1 month`, `2 months + clover`, `clover`, `loss`.
+    pub(super) fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
         let r = self.read(layout)?;
         let months = match r.winning_months {
             0 => None,
@@ -216,40 +209,6 @@ impl Decoder for CalendarDecoder {
             (Some(m), false) => m,
             (Some(m), true) => format!("{m} + clover"),
         })
-    }
-}
-
-/// A position in the layout. It only ever steps over ASCII bytes, so it always sits on a
-/// character boundary and slicing at it cannot fail.
-struct Cursor<'a> {
-    text: &'a str,
-    at: usize,
-}
-
-impl Cursor<'_> {
-    #[inline]
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
-    }
-
-    /// The character at the cursor, quoted and escaped for messages (`end` if none).
-    fn rest_char(&self) -> String {
-        match self.text.get(self.at..).and_then(|s| s.chars().next()) {
-            Some(c) => shown(c.encode_utf8(&mut [0; 4])),
-            None => "end".to_string(),
-        }
-    }
-
-    /// An error for an unexpected character where `expected` should be.
-    fn unexpected(&self, expected: &str) -> LayoutError {
-        match self.text.get(self.at..).and_then(|s| s.chars().next()) {
-            Some(c) => err(format!(
-                "unexpected {} at character {}: expected {expected}",
-                shown(c.encode_utf8(&mut [0; 4])),
-                self.at + 1
-            )),
-            None => err(format!("the layout ends early: expected {expected}")),
-        }
     }
 }
 
@@ -288,9 +247,17 @@ impl std::fmt::Display for Place {
 /// part of an amount.
 #[inline]
 fn amount(cur: &mut Cursor, table: &AmountTable, what: Place) -> Result<Decimal, LayoutError> {
-    let start = cur.at;
+    // Fast path: the text up to the next delimiter ('/' between months, '|' before the
+    // clover) or the end is an amount of the table. Table texts are digits and '.', so this is
+    // exactly the digit run below when it is an amount; any other case takes the scan.
+    let text = cur.before2(b'/', b'|');
+    if let Some(value) = table.lookup_bytes(text) {
+        cur.pos += text.len();
+        return Ok(value);
+    }
+    let start = cur.pos;
     // A local index keeps the scan in registers.
-    let all = cur.text.as_bytes();
+    let all = cur.text();
     let mut at = start;
     while let Some(&b) = all.get(at) {
         if !(b.is_ascii_digit() || b == b'.') {
@@ -298,7 +265,7 @@ fn amount(cur: &mut Cursor, table: &AmountTable, what: Place) -> Result<Decimal,
         }
         at += 1;
     }
-    cur.at = at;
+    cur.pos = at;
     let bytes = all.get(start..at).unwrap_or(&[]);
     match table.lookup_bytes(bytes) {
         Some(value) => Ok(value),
@@ -311,7 +278,7 @@ fn amount(cur: &mut Cursor, table: &AmountTable, what: Place) -> Result<Decimal,
 #[inline(never)]
 fn amount_error(cur: &Cursor, start: usize, what: Place) -> LayoutError {
     let key = what.key();
-    let text = cur.text.get(start..cur.at).unwrap_or("");
+    let text = std::str::from_utf8(cur.text().get(start..cur.pos).unwrap_or(&[])).unwrap_or("");
     err(if text.is_empty() {
         match cur.peek() {
             None => format!("{what} has no amount: the layout ends after ':'"),
@@ -330,14 +297,14 @@ fn amount_error(cur: &Cursor, start: usize, what: Place) -> LayoutError {
 
 /// Reads clover number `nth`: plain decimal from 1 to 13, no leading zero.
 fn clover_number(cur: &mut Cursor, nth: usize) -> Result<u8, LayoutError> {
-    let start = cur.at;
+    let start = cur.pos;
     let mut value: u32 = 0;
     while let Some(b) = cur.peek().filter(u8::is_ascii_digit) {
         // Saturate: a long digit run is refused below, it must not overflow first.
         value = (value * 10 + u32::from(b - b'0')).min(1000);
-        cur.at += 1;
+        cur.pos += 1;
     }
-    let digits = cur.at - start;
+    let digits = cur.pos - start;
     if digits == 0 {
         return Err(match cur.peek() {
             None => err(format!(
@@ -346,7 +313,7 @@ fn clover_number(cur: &mut Cursor, nth: usize) -> Result<u8, LayoutError> {
             Some(_) => cur.unexpected(&format!("clover number {nth} (1 to {CLOVER_MAX})")),
         });
     }
-    let text = cur.text.get(start..cur.at).unwrap_or("");
+    let text = std::str::from_utf8(cur.text().get(start..cur.pos).unwrap_or(&[])).unwrap_or("");
     if digits > 1 && text.starts_with('0') {
         return Err(err(format!(
             "clover number {nth} {} has a leading zero: write numbers in plain decimal",

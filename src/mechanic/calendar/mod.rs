@@ -13,9 +13,60 @@
 mod decode;
 mod params;
 mod synth;
-
-pub use decode::CalendarDecoder;
-pub use synth::CalendarSynthesizer;
-
 #[cfg(test)]
 mod tests;
+
+pub use decode::CalendarDecoder;
+pub use params::{CalendarParams, CalendarSettings, SymbolEntry};
+pub use synth::CalendarSynthesizer;
+
+use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
+use rust_decimal::Decimal;
+
+impl Params for CalendarParams {
+    const NAME: &'static str = "calendar";
+    type Settings = CalendarSettings;
+    type Decoder = CalendarDecoder;
+    type Synthesizer = CalendarSynthesizer;
+
+    fn overlay(game: &CalendarSettings, stake: CalendarSettings) -> CalendarSettings {
+        game.overlay(stake)
+    }
+
+    fn check(settings: CalendarSettings) -> Result<Self, String> {
+        CalendarParams::check(settings)
+    }
+
+    fn decoder(&self) -> CalendarDecoder {
+        CalendarDecoder::from_params(self)
+    }
+
+    fn synthesizer(&self, prizes: &[Decimal]) -> Result<CalendarSynthesizer, String> {
+        CalendarSynthesizer::new(self, prizes)
+    }
+}
+
+impl Decoder for CalendarDecoder {
+    fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
+        self.prize(layout)
+    }
+
+    fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
+        CalendarDecoder::form(self, layout)
+    }
+
+    fn max_layout_len(&self) -> usize {
+        CalendarDecoder::max_layout_len(self)
+    }
+}
+
+impl Synthesizer for CalendarSynthesizer {
+    fn synthesize(
+        &self,
+        prize: Decimal,
+        rng: &mut LayoutRng,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SynthesisError> {
+        CalendarSynthesizer::synthesize(self, prize, rng, out)
+    }
+}

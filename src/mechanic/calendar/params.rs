@@ -4,10 +4,10 @@
 //! This is the only thing the two halves of the mechanic have in common, so that the decoder
 //! stays an independent referee of what the synthesizer writes.
 
-use crate::game::Stake;
-use crate::mechanic::util::{amount_list, known_keys};
+use crate::mechanic::util::amount_list;
 use crate::money::AmountTable;
 use crate::untrusted::shown;
+use serde::Deserialize;
 
 /// Months on a ticket, January to December.
 pub const MONTHS: usize = 12;
@@ -22,13 +22,44 @@ pub const DEFAULT_MAX_WINNING_MONTHS: usize = 4;
 /// Upper bound for `max_winning_months`: keeps the precomputed decompositions small.
 pub const MAX_WINNING_MONTHS: usize = 6;
 
-/// The keys of the `layout` table this mechanic reads; anything else is a typo.
-const KEYS: [&str; 4] = [
-    "symbols",
-    "month_amounts",
-    "clover_amounts",
-    "max_winning_months",
-];
+/// One `layout` table of a `calendar` game, as written; a stake's overrides the game's key by
+/// key.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarSettings {
+    /// The pictures behind the symbol letters of a month (4.3.1), in the order of the picture
+    /// list.
+    pub symbols: Option<Vec<SymbolEntry>>,
+    /// Amounts a month may show (4.3.1), as canonical strings.
+    pub month_amounts: Option<Vec<String>>,
+    /// Amounts the bonus clover may show (4.4.1), as canonical strings.
+    pub clover_amounts: Option<Vec<String>>,
+    /// Most winning months the synthesizer uses to show one prize (1 to
+    /// [`MAX_WINNING_MONTHS`], default [`DEFAULT_MAX_WINNING_MONTHS`]).
+    pub max_winning_months: Option<i64>,
+}
+
+/// `{ letter = "A", picture = "..." }`: what a symbol letter depicts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolEntry {
+    /// One uppercase letter A to Z.
+    pub letter: Option<String>,
+    /// What it depicts, for people reading a layout.
+    pub picture: Option<String>,
+}
+
+impl CalendarSettings {
+    /// These settings with `stake`'s on top.
+    pub fn overlay(&self, stake: CalendarSettings) -> CalendarSettings {
+        CalendarSettings {
+            symbols: stake.symbols.or_else(|| self.symbols.clone()),
+            month_amounts: stake.month_amounts.or_else(|| self.month_amounts.clone()),
+            clover_amounts: stake.clover_amounts.or_else(|| self.clover_amounts.clone()),
+            max_winning_months: stake.max_winning_months.or(self.max_winning_months),
+        }
+    }
+}
 
 /// The checked layout parameters of one stake.
 #[derive(Debug, Clone)]
@@ -46,13 +77,11 @@ pub struct CalendarParams {
 }
 
 impl CalendarParams {
-    /// Reads and checks the parameters; the message names the parameter at fault.
-    pub fn from_stake(stake: &Stake) -> Result<Self, String> {
-        let table = &stake.layout;
-        known_keys(table, &KEYS, "calendar")?;
-        let letters = symbols(table)?;
-        let month_amounts = amount_list(table, "month_amounts")?;
-        let clover_amounts = amount_list(table, "clover_amounts")?;
+    /// Checks the settings; the message names the key at fault.
+    pub fn check(settings: CalendarSettings) -> Result<Self, String> {
+        let letters = symbols(settings.symbols.as_deref())?;
+        let month_amounts = amount_list("month_amounts", settings.month_amounts.as_deref())?;
+        let clover_amounts = amount_list("clover_amounts", settings.clover_amounts.as_deref())?;
         // Layout synthesis stores amount indices in bytes.
         for (key, list) in [
             ("month_amounts", &month_amounts),
@@ -62,16 +91,14 @@ impl CalendarParams {
                 return Err(format!("'{key}' lists {} amounts: at most 255", list.len()));
             }
         }
-        let max_winning_months = match table.get("max_winning_months") {
+        let max_winning_months = match settings.max_winning_months {
             None => DEFAULT_MAX_WINNING_MONTHS,
-            Some(v) => v
-                .as_integer()
-                .and_then(|n| usize::try_from(n).ok())
+            Some(n) => usize::try_from(n)
+                .ok()
                 .filter(|n| (1..=MAX_WINNING_MONTHS).contains(n))
                 .ok_or_else(|| {
                     format!(
-                        "max_winning_months = {} must be a whole number from 1 to {MAX_WINNING_MONTHS}",
-                        shown(v.to_string())
+                        "max_winning_months = {n} must be a whole number from 1 to {MAX_WINNING_MONTHS}"
                     )
                 })?,
         };
@@ -93,28 +120,15 @@ impl CalendarParams {
     }
 }
 
-/// Reads `symbols = [{ letter = "A", picture = "..." }, ...]`.
-fn symbols(table: &toml::Table) -> Result<Vec<u8>, String> {
+/// Checks `symbols = [{ letter = "A", picture = "..." }, ...]`.
+fn symbols(items: Option<&[SymbolEntry]>) -> Result<Vec<u8>, String> {
     const SHAPE: &str = "list the symbols as { letter = \"A\", picture = \"...\" }";
-    let items = table
-        .get("symbols")
-        .ok_or_else(|| format!("'symbols' is missing: {SHAPE}"))?
-        .as_array()
-        .ok_or_else(|| format!("'symbols' must be an array: {SHAPE}"))?;
+    let items = items.ok_or_else(|| format!("'symbols' is missing: {SHAPE}"))?;
     let mut letters: Vec<u8> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let t = item
-            .as_table()
-            .ok_or_else(|| format!("symbols[{i}]: {SHAPE}"))?;
-        if let Some(key) = t.keys().find(|k| *k != "letter" && *k != "picture") {
-            return Err(format!(
-                "symbols[{i}]: unknown key {} ({SHAPE})",
-                shown(key)
-            ));
-        }
-        let letter = t
-            .get("letter")
-            .and_then(|v| v.as_str())
+        let letter = item
+            .letter
+            .as_deref()
             .ok_or_else(|| format!("symbols[{i}].letter is missing ({SHAPE})"))?;
         let byte = match letter.as_bytes() {
             [b] if b.is_ascii_uppercase() => *b,
@@ -128,7 +142,7 @@ fn symbols(table: &toml::Table) -> Result<Vec<u8>, String> {
         if letters.contains(&byte) {
             return Err(format!("symbols[{i}]: letter {letter} is listed twice"));
         }
-        let picture = t.get("picture").and_then(|v| v.as_str()).unwrap_or("");
+        let picture = item.picture.as_deref().unwrap_or("");
         if picture.trim().is_empty() {
             return Err(format!(
                 "symbols[{i}].picture is missing: say what letter {letter} depicts"

@@ -16,8 +16,7 @@
 use super::params::{
     CalendarParams, CLOVER_MAX, CLOVER_NUMBERS, CLOVER_WIN, MAX_WINNING_MONTHS, MONTHS,
 };
-use crate::game::Stake;
-use crate::mechanic::{LayoutRng, SynthesisError, Synthesizer};
+use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::{canonical, AmountTable};
 use rand::Rng;
 use rust_decimal::Decimal;
@@ -78,23 +77,22 @@ pub struct CalendarSynthesizer {
 impl CalendarSynthesizer {
     /// Builds the synthesizer for a stake. Fails, naming the parameters, if a prize of the
     /// stake's table cannot be shown with the allowed amounts.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        let params = CalendarParams::from_stake(stake)?;
-        let mut plans = Vec::with_capacity(stake.prizes.len());
-        for prize in &stake.prizes {
-            let plan = plan(prize.amount, &params).ok_or_else(|| {
+    pub(super) fn new(params: &CalendarParams, prizes: &[Decimal]) -> Result<Self, String> {
+        let mut plans = Vec::with_capacity(prizes.len());
+        for &prize in prizes {
+            let plan = plan(prize, params).ok_or_else(|| {
                 format!(
                     "prize {} € cannot be shown: no sum of at most {} amounts of month_amounts plus at most one of clover_amounts makes it (add amounts, or raise max_winning_months)",
-                    canonical(prize.amount),
+                    canonical(prize),
                     params.max_winning_months
                 )
             })?;
             plans.push(plan);
         }
         Ok(CalendarSynthesizer {
-            letters: params.letters,
-            month_amounts: params.month_amounts,
-            clover_amounts: params.clover_amounts,
+            letters: params.letters.clone(),
+            month_amounts: params.month_amounts.clone(),
+            clover_amounts: params.clover_amounts.clone(),
             plans,
         })
     }
@@ -141,7 +139,7 @@ impl CalendarSynthesizer {
     }
 
     /// Appends two different symbols: neighbours in the picture list with a fixed chance.
-    fn push_losing_pair(&self, rng: &mut LayoutRng, out: &mut String) {
+    fn push_losing_pair(&self, rng: &mut LayoutRng, out: &mut Vec<u8>) {
         let n = self.letters.len();
         let (a, b) = if rng.random_range(0..16) < NEIGHBOURS_IN_16 {
             let i = rng.random_range(0..n - 1);
@@ -156,17 +154,18 @@ impl CalendarSynthesizer {
             let b = (a + 1 + rng.random_range(0..n - 1)) % n;
             (a, b)
         };
-        out.push(char::from(self.letters[a]));
-        out.push(char::from(self.letters[b]));
+        out.push(self.letters[a]);
+        out.push(self.letters[b]);
     }
 }
 
-impl Synthesizer for CalendarSynthesizer {
-    fn synthesize(
+impl CalendarSynthesizer {
+    /// Appends a layout for `prize` to `out`.
+    pub(super) fn synthesize(
         &self,
         prize: Decimal,
         rng: &mut LayoutRng,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError> {
         let way = self.choose(prize, rng)?;
         // Winning months at random positions: slot m holds the month-amount index + 1, 0 if the
@@ -183,10 +182,10 @@ impl Synthesizer for CalendarSynthesizer {
         }
         for (m, &slot) in winning.iter().enumerate() {
             if m > 0 {
-                out.push('/');
+                out.push(b'/');
             }
             let amount = if slot > 0 {
-                let s = char::from(self.letters[rng.random_range(0..self.letters.len())]);
+                let s = self.letters[rng.random_range(0..self.letters.len())];
                 out.push(s);
                 out.push(s);
                 usize::from(slot - 1)
@@ -194,10 +193,10 @@ impl Synthesizer for CalendarSynthesizer {
                 self.push_losing_pair(rng, out);
                 rng.random_range(0..self.month_amounts.len())
             };
-            out.push(':');
-            out.push_str(self.month_amounts.get(amount).1);
+            out.push(b':');
+            out.extend_from_slice(self.month_amounts.get(amount).1.as_bytes());
         }
-        out.push('|');
+        out.push(b'|');
         let mut numbers = [0u8; CLOVER_NUMBERS];
         let amount = match way.clover {
             Some(amount) => {
@@ -222,15 +221,15 @@ impl Synthesizer for CalendarSynthesizer {
         }
         for (i, &n) in numbers.iter().enumerate() {
             if i > 0 {
-                out.push('-');
+                out.push(b'-');
             }
             if n >= 10 {
-                out.push(char::from(b'0' + n / 10));
+                out.push(b'0' + n / 10);
             }
-            out.push(char::from(b'0' + n % 10));
+            out.push(b'0' + n % 10);
         }
-        out.push(':');
-        out.push_str(self.clover_amounts.get(amount).1);
+        out.push(b':');
+        out.extend_from_slice(self.clover_amounts.get(amount).1.as_bytes());
         Ok(())
     }
 }

@@ -5,12 +5,9 @@
 //! and it allocates nothing on the success path because it runs on every ticket twice (when a
 //! block is made and when it is verified).
 
-use super::params::{
-    multiplier_index, MaxiParams, BONUS_CELLS, MAX_BONUS_BEES, MAX_OTHER, MULTIPLIERS, ROWS,
-    ROW_LEN, WINNING_P,
-};
-use crate::game::Stake;
-use crate::mechanic::{add_wins, multiply_win, Decoder, LayoutError};
+use super::params::{multiplier_index, MaxiParams, BONUS_CELLS, MAX_BONUS_BEES, MULTIPLIERS};
+use crate::mechanic::hive::{count_cells, row_wins, RowFault, NOT_A_CELL, ROWS, ROW_LENGTHS};
+use crate::mechanic::{add_wins, multiply_win, Cursor, LayoutError};
 use crate::money::AmountTable;
 use crate::untrusted::shown;
 use rust_decimal::Decimal;
@@ -23,33 +20,28 @@ pub struct MaxiDecoder {
 }
 
 impl MaxiDecoder {
-    /// Builds the decoder for a stake; the message names the layout parameter at fault.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        Ok(Self::from_params(MaxiParams::from_stake(stake)?))
-    }
-
     /// The decoder for checked parameters.
     pub(super) fn from_params(params: MaxiParams) -> Self {
         MaxiDecoder { params }
     }
-}
 
-impl Decoder for MaxiDecoder {
-    fn decode(&self, layout: &str) -> Result<Decimal, LayoutError> {
+    /// The prize a layout wins.
+    pub(super) fn prize(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
         self.outcome(layout).map(|o| o.prize)
     }
 
-    fn form(&self, layout: &str) -> Result<String, LayoutError> {
+    /// How a layout shows its prize.
+    pub(super) fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
         self.outcome(layout).map(|o| o.form())
     }
 
     /// Two hives (the main one with an `E`, then its EXTRA hive) showing the longest bee and
     /// row amounts, then a bonus stage: `hive "|" hive "+" bonus`.
-    fn max_layout_len(&self) -> usize {
+    pub(super) fn max_layout_len(&self) -> usize {
         let row_amount = self.params.rows.max_text_len();
         let hive = self.params.bees.max_text_len()
             + 1
-            + ROW_LEN
+            + ROW_LENGTHS
                 .iter()
                 .map(|len| row_amount + 1 + len)
                 .sum::<usize>()
@@ -58,8 +50,7 @@ impl Decoder for MaxiDecoder {
     }
 }
 
-/// Cell classes, indices into a row's counts.
-const NOT_A_CELL: u8 = 0;
+/// Cell classes, indices into a row's counts (0 is [`NOT_A_CELL`]).
 const P: u8 = 1;
 const A: u8 = 2;
 const B: u8 = 3;
@@ -88,9 +79,8 @@ const CELL_CLASS: [u8; 256] = {
 
 /// True if the byte at `pos` is a hive cell.
 #[inline]
-fn is_cell(text: &str, pos: usize) -> bool {
-    text.as_bytes()
-        .get(pos)
+fn is_cell(text: &[u8], pos: usize) -> bool {
+    text.get(pos)
         .is_some_and(|&b| CELL_CLASS[usize::from(b)] != NOT_A_CELL)
 }
 
@@ -185,79 +175,69 @@ impl Outcome {
     }
 }
 
-/// A read position in the layout.
-struct Cursor<'a> {
-    text: &'a str,
-    pos: usize,
+/// Reads a canonical amount of `table` followed by `sep`, and skips both.
+#[inline]
+fn amount(
+    c: &mut Cursor<'_>,
+    table: &AmountTable,
+    sep: u8,
+    what: &dyn Fn() -> String,
+    allowed: &str,
+) -> Result<Decimal, LayoutError> {
+    // Fast path: the text up to the separator is an amount of the table. Table texts are
+    // digits and '.', so this is exactly "an amount of the table, then `sep`".
+    if let Some(text) = c.before(sep) {
+        if let Some(amount) = table.lookup_bytes(text) {
+            c.pos += text.len() + 1;
+            return Ok(amount);
+        }
+    }
+    Err(amount_error(c, table, sep, what, allowed))
 }
 
-impl Cursor<'_> {
-    #[inline]
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.pos).copied()
+/// Why the amount at the cursor is refused. Cold: kept out of the scanning code.
+#[cold]
+#[inline(never)]
+fn amount_error(
+    c: &mut Cursor<'_>,
+    table: &AmountTable,
+    sep: u8,
+    what: &dyn Fn() -> String,
+    allowed: &str,
+) -> LayoutError {
+    let start = c.pos;
+    while let Some(b'0'..=b'9' | b'.') = c.peek() {
+        c.pos += 1;
     }
-
-    /// What stands at the cursor, for messages: `'x' at byte 12` or `the end of the layout`.
-    fn found(&self) -> String {
-        match self
-            .text
-            .get(self.pos..)
-            .and_then(|rest| rest.chars().next())
-        {
-            Some(c) => format!("{c:?} at byte {}", self.pos),
-            None => "the end of the layout".into(),
-        }
+    let text = &c.text()[start..c.pos];
+    if text.is_empty() {
+        return LayoutError::new(format!(
+            "{}: the amount is missing (found {})",
+            what(),
+            c.found()
+        ));
     }
-
-    /// Reads a canonical amount of `table` followed by `sep`, and skips both.
-    fn amount(
-        &mut self,
-        table: &AmountTable,
-        sep: u8,
-        what: &dyn Fn() -> String,
-        allowed: &str,
-    ) -> Result<Decimal, LayoutError> {
-        let start = self.pos;
-        while let Some(b'0'..=b'9' | b'.') = self.peek() {
-            self.pos += 1;
-        }
-        // Only ASCII was skipped, so both ends are character boundaries.
-        let text = self.text.get(start..self.pos).unwrap_or("");
-        if text.is_empty() {
-            return Err(LayoutError::new(format!(
-                "{}: the amount is missing (found {})",
-                what(),
-                self.found()
-            )));
-        }
-        if self.peek() != Some(sep) {
-            return Err(LayoutError::new(format!(
-                "{}: expected '{}' after the amount {}, found {}",
-                what(),
-                char::from(sep),
-                shown(text),
-                self.found()
-            )));
-        }
-        let amount = table.lookup(text).ok_or_else(|| {
-            LayoutError::new(format!(
-                "{}: amount {} is not one of the {allowed} written canonically",
-                what(),
-                shown(text)
-            ))
-        })?;
-        self.pos += 1;
-        Ok(amount)
+    if c.peek() != Some(sep) {
+        return LayoutError::new(format!(
+            "{}: expected '{}' after the amount {}, found {}",
+            what(),
+            char::from(sep),
+            shown(text),
+            c.found()
+        ));
     }
+    debug_assert!(table.lookup_bytes(text).is_none());
+    LayoutError::new(format!(
+        "{}: amount {} is not one of the {allowed} written canonically",
+        what(),
+        shown(text)
+    ))
 }
 
 impl MaxiDecoder {
     /// Reads the whole layout; every rule of SPEC §3 is checked here.
-    fn outcome(&self, layout: &str) -> Result<Outcome, LayoutError> {
-        let mut c = Cursor {
-            text: layout,
-            pos: 0,
-        };
+    fn outcome(&self, layout: &[u8]) -> Result<Outcome, LayoutError> {
+        let mut c = Cursor::new(layout);
         let main = self.hive(&mut c, Which::Main)?;
         let extra = if c.peek() == Some(b'|') {
             if !main.has_e {
@@ -326,7 +306,8 @@ impl MaxiDecoder {
 
     /// Reads `amount "#" row ("/" row){6}`.
     fn hive(&self, c: &mut Cursor<'_>, which: Which) -> Result<HiveWins, LayoutError> {
-        let bee_amount = c.amount(
+        let bee_amount = amount(
+            c,
             &self.params.bees,
             b'#',
             &|| format!("{which}, bee amount at the top"),
@@ -335,7 +316,7 @@ impl MaxiDecoder {
         let mut wins = HiveWins::default();
         let mut bees = 0usize;
         let mut es = 0usize;
-        for (r, &len) in ROW_LEN.iter().enumerate() {
+        for (r, &len) in ROW_LENGTHS.iter().enumerate() {
             let row = r + 1;
             if r > 0 {
                 if c.peek() != Some(b'/') {
@@ -346,7 +327,8 @@ impl MaxiDecoder {
                 }
                 c.pos += 1;
             }
-            let amount = c.amount(
+            let amount = amount(
+                c,
                 &self.params.rows,
                 b':',
                 &|| format!("{which}, row {row}"),
@@ -354,45 +336,37 @@ impl MaxiDecoder {
             )?;
             // The row is exactly `len` cells: classify them with a table (no branch per cell),
             // then make sure the next byte is not one more cell.
-            let bytes = c.text.as_bytes();
+            let bytes = c.text();
             let end = c.pos + len;
-            let mut counts = [0usize; CLASSES];
-            let mut mult_cell = 0u8;
-            for &cell in bytes.get(c.pos..end).unwrap_or(&[]) {
-                let class = CELL_CLASS[usize::from(cell)];
-                counts[usize::from(class)] += 1;
-                if class == MULT {
-                    mult_cell = cell;
-                }
-            }
-            if end > bytes.len() || counts[usize::from(NOT_A_CELL)] > 0 || is_cell(c.text, end) {
+            let cells = bytes.get(c.pos..end).unwrap_or(&[]);
+            let counts: [u8; CLASSES] = count_cells(cells, &CELL_CLASS);
+            if end > bytes.len() || counts[usize::from(NOT_A_CELL)] > 0 || is_cell(bytes, end) {
                 return Err(self.bad_row(c, which, row, len));
             }
+            let count = |class: u8| usize::from(counts[usize::from(class)]);
+            let mults = count(MULT);
+            let mult = if mults == 0 {
+                None
+            } else {
+                cells.iter().find_map(|&cell| multiplier_index(cell))
+            };
             c.pos = end;
-            let p = counts[usize::from(P)];
-            let a = counts[usize::from(A)];
-            let b = counts[usize::from(B)];
-            let mults = counts[usize::from(MULT)];
-            es += counts[usize::from(E)];
-            bees += counts[usize::from(Q)];
-            let mult = multiplier_index(mult_cell);
-            if p > WINNING_P {
-                return Err(LayoutError::new(format!(
+            es += count(E);
+            bees += count(Q);
+            let winning = row_wins(count(P), count(A), count(B)).map_err(|fault| match fault {
+                RowFault::TooManyP(p) => LayoutError::new(format!(
                     "{which}, row {row}: {p} P; a row holds at most three P"
-                )));
-            }
-            if a > MAX_OTHER || b > MAX_OTHER {
-                let (count, sym) = if a > MAX_OTHER { (a, 'A') } else { (b, 'B') };
-                return Err(LayoutError::new(format!(
+                )),
+                RowFault::TooManyOthers(count, sym) => LayoutError::new(format!(
                     "{which}, row {row}: {count} {sym}; a row holds at most two A and two B (three would show that the choice matters)"
-                )));
-            }
+                )),
+            })?;
             if mults > 1 {
                 return Err(LayoutError::new(format!(
                     "{which}, row {row}: {mults} multipliers; a row holds at most one multiplier"
                 )));
             }
-            if p == WINNING_P {
+            if winning {
                 match mult {
                     Some(i) => {
                         wins.mult_rows[i] += 1;
@@ -432,13 +406,11 @@ impl MaxiDecoder {
     fn bad_row(&self, c: &Cursor<'_>, which: Which, row: usize, len: usize) -> LayoutError {
         let start = c.pos;
         let mut end = start;
-        while is_cell(c.text, end) {
+        while is_cell(c.text(), end) {
             end += 1;
         }
-        let stop = Cursor {
-            text: c.text,
-            pos: end,
-        };
+        let mut stop = *c;
+        stop.pos = end;
         let hint = match stop.peek() {
             Some(b'/' | b'|' | b'+') | None => String::new(),
             Some(_) => format!(

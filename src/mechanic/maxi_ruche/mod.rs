@@ -3,15 +3,66 @@
 //! (SPEC §2.2, §3; layout grammar `maxi-ruche-or` in FORMAT.md).
 //!
 //! [`MaxiDecoder`] is the referee, written from the rules; [`MaxiSynthesizer`] draws layouts.
-//! They are independent and share only the stake's data read by [`params`].
+//! They are independent and share only the stake's data checked by [`params`].
 
 pub mod params;
 
 mod decode;
 mod synth;
-
-pub use decode::MaxiDecoder;
-pub use synth::MaxiSynthesizer;
-
 #[cfg(test)]
 mod tests;
+
+pub use decode::MaxiDecoder;
+pub use params::{BonusEntry, MaxiParams, MaxiSettings};
+pub use synth::MaxiSynthesizer;
+
+use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
+use rust_decimal::Decimal;
+
+impl Params for MaxiParams {
+    const NAME: &'static str = "maxi-ruche";
+    type Settings = MaxiSettings;
+    type Decoder = MaxiDecoder;
+    type Synthesizer = MaxiSynthesizer;
+
+    fn overlay(game: &MaxiSettings, stake: MaxiSettings) -> MaxiSettings {
+        game.overlay(stake)
+    }
+
+    fn check(settings: MaxiSettings) -> Result<Self, String> {
+        MaxiParams::check(settings)
+    }
+
+    fn decoder(&self) -> MaxiDecoder {
+        MaxiDecoder::from_params(self.clone())
+    }
+
+    fn synthesizer(&self, prizes: &[Decimal]) -> Result<MaxiSynthesizer, String> {
+        MaxiSynthesizer::new(self.clone(), prizes)
+    }
+}
+
+impl Decoder for MaxiDecoder {
+    fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
+        self.prize(layout)
+    }
+
+    fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
+        MaxiDecoder::form(self, layout)
+    }
+
+    fn max_layout_len(&self) -> usize {
+        MaxiDecoder::max_layout_len(self)
+    }
+}
+
+impl Synthesizer for MaxiSynthesizer {
+    fn synthesize(
+        &self,
+        prize: Decimal,
+        rng: &mut LayoutRng,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SynthesisError> {
+        MaxiSynthesizer::synthesize(self, prize, rng, out)
+    }
+}

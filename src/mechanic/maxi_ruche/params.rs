@@ -1,31 +1,17 @@
-//! The data the Maxi decoder and synthesizer share: the shape of a hive, the cells, and the
-//! amounts and bonus table read from the stake's `layout` table. Nothing here decides a prize.
+//! The settings of Maxi Ruche d'or as a game definition writes them, and their checked form
+//! with the cells of the game: the only thing the decoder and the synthesizer share. The hive
+//! itself is [`crate::mechanic::hive`]. Nothing here decides a prize.
 
-use crate::game::Stake;
-use crate::mechanic::util::{amount_list, count_table, known_keys};
+use crate::mechanic::util::{amount_list, count_table};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
-
-/// Number of rows in a hive.
-pub const ROWS: usize = 7;
-
-/// Cells per row, top to bottom (SPEC §2.2).
-pub const ROW_LEN: [usize; ROWS] = [4, 5, 6, 7, 6, 5, 4];
-
-/// The longest row.
-pub const MAX_ROW_LEN: usize = 7;
+use serde::Deserialize;
 
 /// Cells in the bonus stage.
 pub const BONUS_CELLS: usize = 12;
 
 /// Most bees the bonus stage may show (SPEC §3).
 pub const MAX_BONUS_BEES: usize = 8;
-
-/// A row wins when it holds exactly this many `P`; it may never hold more.
-pub const WINNING_P: usize = 3;
-
-/// Most `A` (and most `B`) in a row: three would show the player that the choice mattered.
-pub const MAX_OTHER: usize = 2;
 
 /// Multiplier cells and their factors, in increasing order (`X` is ×10, rules 4.6).
 pub const MULTIPLIERS: [(u8, u32); 6] = [
@@ -47,8 +33,39 @@ pub fn multiplier_index(cell: u8) -> Option<usize> {
     }
 }
 
-/// The keys of the `layout` table this mechanic reads; anything else is a typo.
-const KEYS: [&str; 3] = ["row_amounts", "bee_amounts", "bonus"];
+/// One `layout` table of a `maxi-ruche` game, as written; a stake's overrides the game's key
+/// by key.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaxiSettings {
+    /// Amounts a row of a hive may show (4.2, 4.5), as canonical strings.
+    pub row_amounts: Option<Vec<String>>,
+    /// Amounts a hive may show at its top, paid by a bee in that hive (4.7).
+    pub bee_amounts: Option<Vec<String>>,
+    /// The bonus-stage table (4.9).
+    pub bonus: Option<Vec<BonusEntry>>,
+}
+
+/// `{ bees = N, amount = "X" }`: `N` bees in the bonus stage win `X`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BonusEntry {
+    /// Bees found in the bonus stage.
+    pub bees: u32,
+    /// What they win, as a canonical string.
+    pub amount: String,
+}
+
+impl MaxiSettings {
+    /// These settings with `stake`'s on top.
+    pub fn overlay(&self, stake: MaxiSettings) -> MaxiSettings {
+        MaxiSettings {
+            row_amounts: stake.row_amounts.or_else(|| self.row_amounts.clone()),
+            bee_amounts: stake.bee_amounts.or_else(|| self.bee_amounts.clone()),
+            bonus: stake.bonus.or_else(|| self.bonus.clone()),
+        }
+    }
+}
 
 /// The amounts a Maxi layout may show and the bonus table, for one stake.
 #[derive(Debug, Clone)]
@@ -64,12 +81,10 @@ pub struct MaxiParams {
 }
 
 impl MaxiParams {
-    /// Reads `row_amounts`, `bee_amounts` and `bonus` from the stake's layout table, and
-    /// nothing else; the message names the parameter at fault.
-    pub fn from_stake(stake: &Stake) -> Result<Self, String> {
-        known_keys(&stake.layout, &KEYS, "maxi-ruche")?;
-        let rows = amount_list(&stake.layout, "row_amounts")?;
-        let bees = amount_list(&stake.layout, "bee_amounts")?;
+    /// Checks `row_amounts`, `bee_amounts` and `bonus`; the message names the key at fault.
+    pub fn check(settings: MaxiSettings) -> Result<Self, String> {
+        let rows = amount_list("row_amounts", settings.row_amounts.as_deref())?;
+        let bees = amount_list("bee_amounts", settings.bee_amounts.as_deref())?;
         // Synthesizer plans store amount indices in a byte.
         for (name, table) in [("row_amounts", &rows), ("bee_amounts", &bees)] {
             if table.len() > usize::from(u8::MAX) {
@@ -82,10 +97,14 @@ impl MaxiParams {
         let mut bonus = [Decimal::ZERO; MAX_BONUS_BEES + 1];
         let mut bonus_min = MAX_BONUS_BEES + 1;
         let mut bonus_max = 0;
-        for (i, (n, amount)) in count_table(&stake.layout, "bonus", "bees")?
-            .into_iter()
-            .enumerate()
-        {
+        let table = count_table(
+            "bonus",
+            "bees",
+            settings
+                .bonus
+                .map(|b| b.into_iter().map(|e| (e.bees, e.amount))),
+        )?;
+        for (i, (n, amount)) in table.into_iter().enumerate() {
             let n = n as usize;
             if n == 0 || n > MAX_BONUS_BEES {
                 return Err(format!(

@@ -11,12 +11,10 @@
 //! bee, the `P` count and multipliers of non-winning rows, the filler. So the cells a player
 //! reveals first never give the result away.
 
-use super::params::{
-    MaxiParams, BONUS_CELLS, MAX_OTHER, MAX_ROW_LEN, MULTIPLIERS, ROWS, ROW_LEN, WINNING_P,
-};
-use crate::game::Stake;
+use super::params::{MaxiParams, BONUS_CELLS, MULTIPLIERS};
 use crate::mechanic::draw::{fill_others, weighted};
-use crate::mechanic::{LayoutRng, SynthesisError, Synthesizer};
+use crate::mechanic::hive::{MAX_OTHER, MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
+use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::canonical;
 use rand::seq::SliceRandom;
 use rand::RngCore;
@@ -101,11 +99,10 @@ struct HiveSpec {
 impl MaxiSynthesizer {
     /// Builds the synthesizer and plans every prize of the stake's table; the message names the
     /// parameter that makes a prize impossible to show.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        let params = MaxiParams::from_stake(stake)?;
+    pub(super) fn new(params: MaxiParams, prizes: &[Decimal]) -> Result<Self, String> {
         let comps = components(&params);
-        let mut plans = Vec::with_capacity(stake.prizes.len());
-        for prize in stake.prizes.iter().map(|p| p.amount) {
+        let mut plans = Vec::with_capacity(prizes.len());
+        for &prize in prizes {
             let bonus_bees = (1..params.bonus.len()).find(|&n| params.bonus[n] == prize);
             let shapes = decompositions(&comps, prize);
             let plan = Plan {
@@ -234,12 +231,13 @@ fn chance(rng: &mut LayoutRng, per_mille: u32) -> bool {
     below(rng, 1000) < per_mille as usize
 }
 
-impl Synthesizer for MaxiSynthesizer {
-    fn synthesize(
+impl MaxiSynthesizer {
+    /// Appends a layout for `prize` to `out`.
+    pub(super) fn synthesize(
         &self,
         prize: Decimal,
         rng: &mut LayoutRng,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError> {
         // Drawn first and alike for every prize: the E must not hint at the result.
         let has_extra = chance(rng, EXTRA_PER_MILLE);
@@ -264,7 +262,7 @@ impl Synthesizer for MaxiSynthesizer {
         }
         self.write_hive(&main, rng, out);
         if has_extra {
-            out.push('|');
+            out.push(b'|');
             self.write_hive(&extra, rng, out);
         }
         if let Some(bees) = bonus {
@@ -386,7 +384,7 @@ fn place(
 
 impl MaxiSynthesizer {
     /// Writes one hive: winning rows as specified, everything else from the common distribution.
-    fn write_hive(&self, spec: &HiveSpec, rng: &mut LayoutRng, out: &mut String) {
+    fn write_hive(&self, spec: &HiveSpec, rng: &mut LayoutRng, out: &mut Vec<u8>) {
         let mut cells = [[b'F'; MAX_ROW_LEN]; ROWS];
         let mut filled = [0usize; ROWS];
         let mut amounts = [0usize; ROWS];
@@ -396,8 +394,8 @@ impl MaxiSynthesizer {
             let mult = match spec.rows[r] {
                 Some((amount, mult)) => {
                     amounts[r] = usize::from(amount);
-                    row[..WINNING_P].fill(b'P');
-                    k = WINNING_P;
+                    row[..ROW_WIN].fill(b'P');
+                    k = ROW_WIN;
                     usize::from(mult)
                 }
                 None => {
@@ -421,10 +419,10 @@ impl MaxiSynthesizer {
         // Bee and E go to a free cell drawn uniformly over the hive.
         let specials = [spec.bee.map(|_| b'Q'), spec.has_e.then_some(b'E')];
         for special in specials.into_iter().flatten() {
-            let free: usize = (0..ROWS).map(|r| ROW_LEN[r] - filled[r]).sum();
+            let free: usize = (0..ROWS).map(|r| ROW_LENGTHS[r] - filled[r]).sum();
             let mut x = below(rng, free);
             for r in 0..ROWS {
-                let f = ROW_LEN[r] - filled[r];
+                let f = ROW_LENGTHS[r] - filled[r];
                 if x < f {
                     cells[r][filled[r]] = special;
                     filled[r] += 1;
@@ -437,36 +435,28 @@ impl MaxiSynthesizer {
             Some(amount) => usize::from(amount),
             None => below(rng, self.params.bees.len()),
         };
-        out.push_str(self.params.bees.get(top).1);
-        out.push('#');
+        out.extend_from_slice(self.params.bees.get(top).1.as_bytes());
+        out.push(b'#');
         for r in 0..ROWS {
-            let len = ROW_LEN[r];
+            let len = ROW_LENGTHS[r];
             let row = &mut cells[r][..len];
             fill_others(rng, &mut row[filled[r]..], MAX_OTHER);
             row.shuffle(rng);
             if r > 0 {
-                out.push('/');
+                out.push(b'/');
             }
-            out.push_str(self.params.rows.get(amounts[r]).1);
-            out.push(':');
-            push_cells(out, row);
+            out.extend_from_slice(self.params.rows.get(amounts[r]).1.as_bytes());
+            out.push(b':');
+            out.extend_from_slice(row);
         }
     }
 }
 
 /// Writes `+` and the 12 bonus cells with `bees` bees at random places.
-fn write_bonus(bees: usize, rng: &mut LayoutRng, out: &mut String) {
+fn write_bonus(bees: usize, rng: &mut LayoutRng, out: &mut Vec<u8>) {
     let mut cells = [b'.'; BONUS_CELLS];
     cells[..bees].fill(b'Q');
     cells.shuffle(rng);
-    out.push('+');
-    push_cells(out, &cells);
-}
-
-/// Appends ASCII cells in one copy.
-#[inline]
-fn push_cells(out: &mut String, cells: &[u8]) {
-    // Cells are ASCII bytes from this file's constants, so this never fails; the decoder would
-    // refuse the ticket anyway.
-    out.push_str(std::str::from_utf8(cells).unwrap_or("?"));
+    out.push(b'+');
+    out.extend_from_slice(&cells);
 }

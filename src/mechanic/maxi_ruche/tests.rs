@@ -1,9 +1,10 @@
 //! Decoder unit tests on hand-written layouts (every rule of SPEC §3), round-trip properties of
 //! the synthesizer, and checks of the variety a player expects.
 
-use super::{MaxiDecoder, MaxiSynthesizer};
+use super::{BonusEntry, MaxiDecoder, MaxiParams, MaxiSettings, MaxiSynthesizer};
 use crate::game::{Game, Stake};
-use crate::mechanic::{Decoder, LayoutRng, Synthesizer};
+use crate::mechanic::text::{DecodeText, SynthesizeText};
+use crate::mechanic::{LayoutRng, Mechanic, Params};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rust_decimal::Decimal;
@@ -16,10 +17,34 @@ fn built() -> &'static (Stake, MaxiDecoder, MaxiSynthesizer) {
     static BUILT: OnceLock<(Stake, MaxiDecoder, MaxiSynthesizer)> = OnceLock::new();
     BUILT.get_or_init(|| {
         let stake = Game::builtin("maxi-ruche-or").unwrap().stakes[0].clone();
-        let dec = MaxiDecoder::new(&stake).unwrap();
-        let synth = MaxiSynthesizer::new(&stake).unwrap();
+        let dec = params_of(&stake).decoder();
+        let synth = synthesizer_of(&stake).unwrap();
         (stake, dec, synth)
     })
+}
+
+/// The checked parameters of a built-in stake.
+fn params_of(stake: &Stake) -> MaxiParams {
+    match &stake.mechanic {
+        Mechanic::MaxiRuche(p) => p.clone(),
+        other => panic!("not a maxi-ruche stake: {other:?}"),
+    }
+}
+
+/// The synthesizer of a built-in stake.
+fn synthesizer_of(stake: &Stake) -> Result<MaxiSynthesizer, String> {
+    let prizes: Vec<Decimal> = stake.prizes.iter().map(|p| p.amount).collect();
+    params_of(stake).synthesizer(&prizes)
+}
+
+/// The settings of the built-in stake, to edit.
+fn settings() -> MaxiSettings {
+    let text = crate::game::BUILTIN
+        .iter()
+        .find(|(id, _)| *id == "maxi-ruche-or")
+        .unwrap()
+        .1;
+    crate::mechanic::settings_of::<MaxiParams>(text, 0)
 }
 
 fn stake() -> Stake {
@@ -62,17 +87,17 @@ const NO_BEES: &str = "+............";
 
 fn ok(layout: &str) -> Decimal {
     decoder()
-        .decode(layout)
+        .decode_text(layout)
         .unwrap_or_else(|e| panic!("{layout} should be valid: {e}"))
 }
 
 fn form(layout: &str) -> String {
-    decoder().form(layout).unwrap()
+    decoder().form_text(layout).unwrap()
 }
 
 /// Asserts the layout is refused with a message containing `needle`.
 fn refused(layout: &str, needle: &str) {
-    match decoder().decode(layout) {
+    match decoder().decode_text(layout) {
         Ok(p) => panic!("{layout} should be refused ({needle}) but decodes to {p}"),
         Err(e) => assert!(
             e.0.contains(needle),
@@ -390,40 +415,37 @@ fn refuses_trailing_garbage() {
 
 #[test]
 fn form_is_an_error_on_invalid_layouts() {
-    assert!(decoder().form("2#").is_err());
+    assert!(decoder().form_text("2#").is_err());
 }
 
 // ---- construction ----
 
 #[test]
 fn new_names_the_parameter_that_makes_a_prize_impossible() {
-    let mut s = stake();
-    s.layout.insert(
-        "row_amounts".into(),
-        toml::Value::Array(vec!["1000000".into()]),
-    );
-    s.layout.insert(
-        "bee_amounts".into(),
-        toml::Value::Array(vec!["5000".into()]),
-    );
-    let err = MaxiSynthesizer::new(&s).unwrap_err();
+    let mut s = settings();
+    s.row_amounts = Some(vec!["1000000".into()]);
+    s.bee_amounts = Some(vec!["5000".into()]);
+    let prizes: Vec<Decimal> = stake().prizes.iter().map(|p| p.amount).collect();
+    let err = MaxiParams::check(s)
+        .unwrap()
+        .synthesizer(&prizes)
+        .unwrap_err();
     assert!(
         err.contains("prize 100000 €") && err.contains("row_amounts"),
         "{err}"
     );
 
-    let mut s = stake();
-    s.layout.insert(
-        "row_amounts".into(),
-        toml::Value::Array(vec!["1.50".into()]),
-    );
-    let err = MaxiDecoder::new(&s).unwrap_err();
+    let mut s = settings();
+    s.row_amounts = Some(vec!["1.50".into()]);
+    let err = MaxiParams::check(s).unwrap_err();
     assert!(err.contains("row_amounts[0]"), "{err}");
 
-    let mut s = stake();
-    let bonus: toml::Table = toml::from_str("bonus = [{ bees = 9, amount = \"50\" }]").unwrap();
-    s.layout.extend(bonus);
-    let err = MaxiDecoder::new(&s).unwrap_err();
+    let mut s = settings();
+    s.bonus = Some(vec![BonusEntry {
+        bees: 9,
+        amount: "50".into(),
+    }]);
+    let err = MaxiParams::check(s).unwrap_err();
     assert!(err.contains("bonus[0].bees = 9"), "{err}");
 }
 
@@ -436,7 +458,7 @@ fn tiers() -> Vec<Decimal> {
 fn synth(s: &MaxiSynthesizer, prize: Decimal, seed: u64) -> String {
     let mut rng = LayoutRng::seed_from_u64(seed);
     let mut out = String::new();
-    s.synthesize(prize, &mut rng, &mut out).unwrap();
+    s.synthesize_text(prize, &mut rng, &mut out).unwrap();
     out
 }
 
@@ -448,7 +470,7 @@ proptest! {
         let tiers = built().0.tiers();
         let prize = tiers[tier % tiers.len()];
         let layout = synth(synthesizer(), prize, seed);
-        let decoded = decoder().decode(&layout);
+        let decoded = decoder().decode_text(&layout);
         prop_assert_eq!(decoded, Ok(prize), "{}", layout);
     }
 }
@@ -457,7 +479,9 @@ proptest! {
 fn prizes_outside_the_table_are_refused() {
     let s = synthesizer();
     let mut rng = LayoutRng::seed_from_u64(1);
-    assert!(s.synthesize(d("7"), &mut rng, &mut String::new()).is_err());
+    assert!(s
+        .synthesize_text(d("7"), &mut rng, &mut String::new())
+        .is_err());
 }
 
 #[test]
@@ -476,8 +500,8 @@ fn forms(prize: Decimal, n: u64) -> (BTreeMap<String, u64>, Vec<String>) {
     let mut layouts = Vec::with_capacity(n as usize);
     for seed in 0..n {
         let l = synth(s, prize, seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 7);
-        assert_eq!(dec.decode(&l), Ok(prize), "{l}");
-        *forms.entry(dec.form(&l).unwrap()).or_insert(0) += 1;
+        assert_eq!(dec.decode_text(&l), Ok(prize), "{l}");
+        *forms.entry(dec.form_text(&l).unwrap()).or_insert(0) += 1;
         layouts.push(l);
     }
     (forms, layouts)
@@ -597,7 +621,7 @@ fn hive_tops_without_a_bee_are_alike_on_winners_and_losers() {
 #[ignore]
 fn speed() {
     let stake = stake();
-    let s = MaxiSynthesizer::new(&stake).unwrap();
+    let s = synthesizer_of(&stake).unwrap();
     let dec = decoder();
     // The block's prize mix, cycled.
     let mut mix: Vec<Decimal> = Vec::new();
@@ -635,7 +659,7 @@ fn speed() {
             let prize = mix[i as usize % mix.len()];
             let mut rng = LayoutRng::seed_from_u64(i);
             out.clear();
-            s.synthesize(prize, &mut rng, &mut out).unwrap();
+            s.synthesize_text(prize, &mut rng, &mut out).unwrap();
             total += Decimal::from(out.len());
         }
         best.0 = best.0.min(per(t));
@@ -645,14 +669,14 @@ fn speed() {
             .map(|i| {
                 let mut rng = LayoutRng::seed_from_u64(i);
                 let mut l = String::new();
-                s.synthesize(mix[i as usize % mix.len()], &mut rng, &mut l)
+                s.synthesize_text(mix[i as usize % mix.len()], &mut rng, &mut l)
                     .unwrap();
                 l
             })
             .collect();
         let t = start();
         for i in 0..n as usize {
-            total += dec.decode(&layouts[i % layouts.len()]).unwrap();
+            total += dec.decode_text(&layouts[i % layouts.len()]).unwrap();
         }
         best.1 = best.1.min(per(t));
     }
@@ -666,7 +690,7 @@ fn speed() {
 
 #[test]
 fn the_longest_valid_layout_is_exactly_max_layout_len() {
-    let params = super::params::MaxiParams::from_stake(&stake()).unwrap();
+    let params = params_of(&stake());
     let longest = |t: &crate::money::AmountTable| {
         (0..t.len())
             .map(|i| t.get(i).1.to_string())
@@ -690,7 +714,7 @@ fn the_longest_valid_layout_is_exactly_max_layout_len() {
 #[test]
 fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
     // Parameters built in code, without the loader's bound on amounts.
-    let mut params = super::params::MaxiParams::from_stake(&stake()).unwrap();
+    let mut params = params_of(&stake());
     params.rows = crate::money::AmountTable::new([Decimal::MAX]);
     params.bees = crate::money::AmountTable::new([Decimal::MAX]);
     let dec = MaxiDecoder::from_params(params);
@@ -707,7 +731,7 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
         hive("PPXP", "FFFFF"), // one row times 10
         hive("PPPA", "QFFFF"), // a row and the bee
     ] {
-        let err = dec.decode(&layout).unwrap_err();
+        let err = dec.decode_text(&layout).unwrap_err();
         assert!(
             err.0.contains("more than an amount can hold"),
             "{layout}: {err}"
@@ -717,30 +741,19 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
 
 #[test]
 fn a_misspelt_setting_is_refused_naming_the_valid_ones() {
-    let mut extra = stake();
-    extra
-        .layout
-        .insert("bee_amount".into(), toml::Value::from(1));
-    let e = MaxiDecoder::new(&extra).unwrap_err();
-    assert_eq!(
-        e,
-        "unknown layout parameter 'bee_amount': the maxi-ruche mechanic reads row_amounts, bee_amounts, bonus"
+    // The file, the line and the valid keys: see game::tests for whole definitions.
+    let e = toml::from_str::<MaxiSettings>("bee_amount = 1").unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`"
+        ),
+        "{e}"
     );
-    assert!(MaxiSynthesizer::new(&extra).is_err());
-    let mut entry = stake();
-    let bonus = entry
-        .layout
-        .get_mut("bonus")
-        .unwrap()
-        .as_array_mut()
-        .unwrap();
-    bonus[0]
-        .as_table_mut()
-        .unwrap()
-        .insert("bee".into(), toml::Value::from(5));
-    let e = MaxiDecoder::new(&entry).unwrap_err();
-    assert_eq!(
-        e,
-        "bonus[0]: unknown key 'bee': an entry is { bees = N, amount = \"X\" }"
+    let e = toml::from_str::<MaxiSettings>("bonus = [{ bees = 4, bee = 5, amount = \"3\" }]")
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unknown field `bee`, expected `bees` or `amount`"),
+        "{e}"
     );
 }

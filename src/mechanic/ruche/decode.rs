@@ -1,7 +1,11 @@
 //! The La ruche d'or decoder, written from the rules (Articles 4.4 to 4.7, SPEC 2.1 and 3).
 //! It does not use the synthesizer: it is the referee of every ticket.
 
-use super::params::{RucheParams, MAX_EXTRA, MAX_OTHER, ROW_LENGTHS, ROW_WIN};
+use super::params::{RucheParams, MAX_EXTRA};
+use crate::mechanic::cursor::split;
+use crate::mechanic::hive::{
+    count_cells, row_wins, RowFault, MAX_OTHER, NOT_A_CELL, ROW_LENGTHS, ROW_WIN,
+};
 use crate::mechanic::{add_wins, LayoutError};
 use crate::untrusted::shown;
 use rust_decimal::Decimal;
@@ -35,8 +39,8 @@ pub struct Outcome {
 }
 
 /// Decodes a whole layout: the main hive, then one EXTRA hive per `E` in it.
-pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError> {
-    let mut hives = layout.as_bytes().split(|&b| b == b'|');
+pub fn decode(params: &RucheParams, layout: &[u8]) -> Result<Outcome, LayoutError> {
+    let mut hives = split(layout, b'|');
     let main_text = hives.next().unwrap_or_default();
     let main = decode_hive(params, main_text, "main hive")?;
     if main.extras as usize > MAX_EXTRA {
@@ -55,7 +59,7 @@ pub fn decode(params: &RucheParams, layout: &str) -> Result<Outcome, LayoutError
         if n >= main.extras as usize {
             return Err(LayoutError::new(format!(
                 "{} EXTRA hives follow the main hive but it holds {} EXTRA symbol(s): one EXTRA hive per E",
-                layout.split('|').count() - 1,
+                split(layout, b'|').count() - 1,
                 main.extras
             )));
         }
@@ -92,8 +96,7 @@ pub fn max_layout_len(params: &RucheParams) -> usize {
     (1 + MAX_EXTRA) * hive + MAX_EXTRA
 }
 
-/// Kinds of cell, indexes into a row's counts.
-const NOT_A_CELL: usize = 0;
+/// Kinds of cell, indexes into a row's counts (0 is [`NOT_A_CELL`]).
 const P: usize = 1;
 const A: usize = 2;
 const B: usize = 3;
@@ -104,7 +107,7 @@ const KINDS: usize = 7;
 
 /// The kind of every byte.
 const CELL_KIND: [u8; 256] = {
-    let mut t = [NOT_A_CELL as u8; 256];
+    let mut t = [NOT_A_CELL; 256];
     t[b'P' as usize] = P as u8;
     t[b'A' as usize] = A as u8;
     t[b'B' as usize] = B as u8;
@@ -118,7 +121,7 @@ const EXTRA_NAMES: [&str; MAX_EXTRA] = ["EXTRA hive 1", "EXTRA hive 2", "EXTRA h
 
 fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutcome, LayoutError> {
     let mut hive = HiveOutcome::default();
-    let mut rows = text.split(|&b| b == b'/');
+    let mut rows = split(text, b'/');
     for (r, &len) in ROW_LENGTHS.iter().enumerate() {
         let row = rows.next().ok_or_else(|| {
             LayoutError::new(format!(
@@ -126,7 +129,7 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
                 ROW_LENGTHS.len()
             ))
         })?;
-        let colon = row.iter().position(|&b| b == b':').ok_or_else(|| {
+        let colon = memchr::memchr(b':', row).ok_or_else(|| {
             LayoutError::new(format!(
                 "{name}, row {}: expected amount:cells, got {}",
                 r + 1,
@@ -148,12 +151,8 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
                 String::from_utf8_lossy(cells).chars().count()
             )));
         }
-        // Count the cells by kind with a table: random cells defeat branch prediction.
-        let mut count = [0u8; KINDS];
-        for &c in cells {
-            count[usize::from(CELL_KIND[usize::from(c)])] += 1;
-        }
-        if count[NOT_A_CELL] > 0 {
+        let count: [u8; KINDS] = count_cells(cells, &CELL_KIND);
+        if count[usize::from(NOT_A_CELL)] > 0 {
             return Err(LayoutError::new(format!(
                 "{name}, row {}: {} is not a cell (cells are P A B H E F)",
                 r + 1,
@@ -167,20 +166,18 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         );
         hive.pots += count[H];
         hive.extras += count[E];
-        if p > ROW_WIN {
-            return Err(LayoutError::new(format!(
+        let wins = row_wins(p, a, b).map_err(|fault| match fault {
+            RowFault::TooManyP(p) => LayoutError::new(format!(
                 "{name}, row {}: {p} P, a row holds at most {ROW_WIN}",
                 r + 1
-            )));
-        }
-        if a > MAX_OTHER || b > MAX_OTHER {
-            return Err(LayoutError::new(format!(
+            )),
+            RowFault::TooManyOthers(..) => LayoutError::new(format!(
                 "{name}, row {}: {} identical non-chosen symbols, a row holds at most {MAX_OTHER} A and {MAX_OTHER} B",
                 r + 1,
                 a.max(b)
-            )));
-        }
-        if p == ROW_WIN {
+            )),
+        })?;
+        if wins {
             hive.winning_rows += 1;
             hive.rows_win = add_wins(hive.rows_win, amount)?;
         }

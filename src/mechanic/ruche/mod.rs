@@ -9,11 +9,37 @@ mod synth;
 mod tests;
 
 pub use decode::{HiveOutcome, Outcome};
-pub use params::RucheParams;
+pub use params::{HoneyEntry, RucheParams, RucheSettings, MAX_EXTRA};
 
-use super::{Decoder, LayoutError, LayoutRng, SynthesisError, Synthesizer};
-use crate::game::Stake;
+use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
+
+impl Params for RucheParams {
+    const NAME: &'static str = "ruche";
+    type Settings = RucheSettings;
+    type Decoder = RucheDecoder;
+    type Synthesizer = RucheSynthesizer;
+
+    fn overlay(game: &RucheSettings, stake: RucheSettings) -> RucheSettings {
+        game.overlay(stake)
+    }
+
+    fn check(settings: RucheSettings) -> Result<Self, String> {
+        RucheParams::check(settings)
+    }
+
+    fn decoder(&self) -> RucheDecoder {
+        RucheDecoder {
+            params: self.clone(),
+        }
+    }
+
+    fn synthesizer(&self, prizes: &[Decimal]) -> Result<RucheSynthesizer, String> {
+        Ok(RucheSynthesizer {
+            synth: synth::Synth::new(self.clone(), prizes)?,
+        })
+    }
+}
 
 /// Reads La ruche d'or layouts of one stake.
 #[derive(Debug, Clone)]
@@ -22,25 +48,18 @@ pub struct RucheDecoder {
 }
 
 impl RucheDecoder {
-    /// The decoder for a stake, from its layout parameters.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        Ok(RucheDecoder {
-            params: RucheParams::from_stake(stake)?,
-        })
-    }
-
     /// The full outcome of a layout: what every hive wins.
-    pub fn outcome(&self, layout: &str) -> Result<Outcome, LayoutError> {
+    pub fn outcome(&self, layout: &[u8]) -> Result<Outcome, LayoutError> {
         decode::decode(&self.params, layout)
     }
 }
 
 impl Decoder for RucheDecoder {
-    fn decode(&self, layout: &str) -> Result<Decimal, LayoutError> {
+    fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
         Ok(self.outcome(layout)?.prize)
     }
 
-    fn form(&self, layout: &str) -> Result<String, LayoutError> {
+    fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
         Ok(decode::form(&self.outcome(layout)?))
     }
 
@@ -55,23 +74,12 @@ pub struct RucheSynthesizer {
     synth: synth::Synth,
 }
 
-impl RucheSynthesizer {
-    /// The synthesizer for a stake; fails if a prize of its table cannot be shown.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        let params = RucheParams::from_stake(stake)?;
-        let prizes: Vec<Decimal> = stake.prizes.iter().map(|p| p.amount).collect();
-        Ok(RucheSynthesizer {
-            synth: synth::Synth::new(params, &prizes)?,
-        })
-    }
-}
-
 impl Synthesizer for RucheSynthesizer {
     fn synthesize(
         &self,
         prize: Decimal,
         rng: &mut LayoutRng,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError> {
         self.synth.synthesize(prize, rng, out)
     }

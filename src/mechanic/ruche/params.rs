@@ -1,23 +1,36 @@
-//! The data La ruche d'or layouts are made of, read from the game definition.
+//! The settings of La ruche d'or as a game definition writes them, and their checked form:
+//! the only thing the decoder and the synthesizer share.
 
-use crate::game::Stake;
-use crate::mechanic::util::{amount_list, count_table, known_keys};
+use crate::mechanic::hive::CELLS;
+use crate::mechanic::util::{amount_list, count_table};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
+use serde::Deserialize;
 
-/// Cells per row of a hive, top to bottom (Article 4.1: 7 rows, 37 cells).
-pub const ROW_LENGTHS: [usize; 7] = [4, 5, 6, 7, 6, 5, 4];
-/// Number of `P` that make a winning row (4.4).
-pub const ROW_WIN: usize = 3;
-/// Most `A` (or `B`) a row may hold: three would show that the player's choice mattered.
-pub const MAX_OTHER: usize = 2;
 /// Most `E` in the main hive (SPEC 2.1), hence most EXTRA hives.
 pub const MAX_EXTRA: usize = 3;
 
-/// The keys of the `layout` table this mechanic reads; anything else is a typo.
-const KEYS: [&str; 2] = ["row_amounts", "honey"];
+/// One `layout` table of a `ruche` game, as written; a stake's overrides the game's key by key.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RucheSettings {
+    /// Amounts a row may show (4.4), as canonical strings.
+    pub row_amounts: Option<Vec<String>>,
+    /// The honey table (4.5).
+    pub honey: Option<Vec<HoneyEntry>>,
+}
 
-/// The layout parameters of one stake.
+/// `{ pots = N, amount = "X" }`: `N` honey pots in one hive win `X`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HoneyEntry {
+    /// Honey pots in one hive.
+    pub pots: u32,
+    /// What they win, as a canonical string.
+    pub amount: String,
+}
+
+/// The checked layout parameters of one stake.
 #[derive(Debug, Clone)]
 pub struct RucheParams {
     /// Amounts a row may show.
@@ -28,18 +41,32 @@ pub struct RucheParams {
     pub max_honey: usize,
 }
 
+impl RucheSettings {
+    /// These settings with `stake`'s on top.
+    pub fn overlay(&self, stake: RucheSettings) -> RucheSettings {
+        RucheSettings {
+            row_amounts: stake.row_amounts.or_else(|| self.row_amounts.clone()),
+            honey: stake.honey.or_else(|| self.honey.clone()),
+        }
+    }
+}
+
 impl RucheParams {
-    /// Reads `row_amounts` and `honey` from the stake's layout table, and nothing else.
-    pub fn from_stake(stake: &Stake) -> Result<Self, String> {
-        known_keys(&stake.layout, &KEYS, "ruche")?;
-        let rows = amount_list(&stake.layout, "row_amounts")?;
-        let table = count_table(&stake.layout, "honey", "pots")?;
-        let cells: usize = ROW_LENGTHS.iter().sum();
+    /// Checks `row_amounts` and `honey`; the message names the key at fault.
+    pub fn check(settings: RucheSettings) -> Result<Self, String> {
+        let rows = amount_list("row_amounts", settings.row_amounts.as_deref())?;
+        let table = count_table(
+            "honey",
+            "pots",
+            settings
+                .honey
+                .map(|h| h.into_iter().map(|e| (e.pots, e.amount))),
+        )?;
         let mut max_honey = 0;
         for &(pots, amount) in &table {
-            if pots == 0 || pots as usize > cells {
+            if pots == 0 || pots as usize > CELLS {
                 return Err(format!(
-                    "honey: pots = {pots} is impossible in a hive of {cells} cells"
+                    "honey: pots = {pots} is impossible in a hive of {CELLS} cells"
                 ));
             }
             if amount.is_zero() {

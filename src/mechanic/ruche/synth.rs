@@ -8,8 +8,9 @@
 //! up to three honey pots, EXTRA symbols), so no part outside the winning cells hints at the
 //! result.
 
-use super::params::{RucheParams, MAX_EXTRA, MAX_OTHER, ROW_LENGTHS, ROW_WIN};
+use super::params::{RucheParams, MAX_EXTRA};
 use crate::mechanic::draw::{fill_others, weighted};
+use crate::mechanic::hive::{MAX_OTHER, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::canonical;
 use rand::seq::SliceRandom;
@@ -85,7 +86,7 @@ impl Synth {
         &self,
         prize: Decimal,
         rng: &mut LayoutRng,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError> {
         // Components assigned to hives: rows (amount index) and honey pots per hive.
         let mut extras = weighted(rng, &EXTRA_WEIGHTS);
@@ -142,7 +143,7 @@ impl Synth {
         }
         for h in 0..=extras {
             if h > 0 {
-                out.push('|');
+                out.push(b'|');
             }
             let e = if h == 0 { extras } else { 0 };
             self.hive(rng, &rows[h], pots[h], e, out);
@@ -158,7 +159,7 @@ impl Synth {
         winning: &[Option<usize>; 7],
         pots: Option<usize>,
         e: usize,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) {
         let loose_limit = self.params.min_winning_pots().saturating_sub(1);
         let h = pots.unwrap_or_else(|| weighted(rng, &LOOSE_POTS_WEIGHTS).min(loose_limit));
@@ -184,14 +185,14 @@ impl Synth {
         }
         for (r, &len) in ROW_LENGTHS.iter().enumerate() {
             if r > 0 {
-                out.push('/');
+                out.push(b'/');
             }
             let amount = match winning[r] {
                 Some(i) => i,
                 None => rng.random_range(0..self.params.rows.len()),
             };
-            out.push_str(self.params.rows.get(amount).1);
-            out.push(':');
+            out.extend_from_slice(self.params.rows.get(amount).1.as_bytes());
+            out.push(b':');
             let mut cells = [b'F'; 7];
             let mut n = 0;
             for _ in 0..special[r][0] {
@@ -213,9 +214,7 @@ impl Synth {
             }
             fill_others(rng, &mut cells[n..len], MAX_OTHER);
             cells[..len].shuffle(rng);
-            for &c in &cells[..len] {
-                out.push(c as char);
-            }
+            out.extend_from_slice(&cells[..len]);
         }
     }
 }

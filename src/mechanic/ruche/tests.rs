@@ -1,6 +1,7 @@
 use super::*;
-use crate::game::Game;
-use crate::mechanic::Decoder;
+use crate::game::{Game, Stake};
+use crate::mechanic::text::{DecodeText, SynthesizeText};
+use crate::mechanic::{Mechanic, Params};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,8 +16,21 @@ fn stake(price: &str) -> Stake {
     game.stake(d(price)).unwrap().clone()
 }
 
+/// The checked parameters of a built-in stake.
+fn params_of(stake: &Stake) -> RucheParams {
+    match &stake.mechanic {
+        Mechanic::Ruche(p) => p.clone(),
+        other => panic!("not a ruche stake: {other:?}"),
+    }
+}
+
 fn decoder(price: &str) -> RucheDecoder {
-    RucheDecoder::new(&stake(price)).unwrap()
+    params_of(&stake(price)).decoder()
+}
+
+fn synthesizer_of(stake: &Stake) -> RucheSynthesizer {
+    let prizes: Vec<Decimal> = stake.prizes.iter().map(|p| p.amount).collect();
+    params_of(stake).synthesizer(&prizes).unwrap()
 }
 
 /// A losing hive at 0.5 €: no row has three P, two honey pots.
@@ -31,31 +45,31 @@ fn with_row(hive: &str, row: usize, text: &str) -> String {
 #[test]
 fn a_losing_hive_wins_nothing() {
     let dec = decoder("0.5");
-    assert_eq!(dec.decode(LOSING), Ok(Decimal::ZERO));
-    assert_eq!(dec.form(LOSING).unwrap(), "loss");
+    assert_eq!(dec.decode_text(LOSING), Ok(Decimal::ZERO));
+    assert_eq!(dec.form_text(LOSING).unwrap(), "loss");
 }
 
 #[test]
 fn three_p_in_a_row_win_its_amount_and_rows_add_up() {
     let dec = decoder("0.5");
     let one = with_row(LOSING, 1, "10:APBPP");
-    assert_eq!(dec.decode(&one), Ok(d("10")));
+    assert_eq!(dec.decode_text(&one), Ok(d("10")));
     let two = with_row(&one, 6, "7.5:PPPA");
-    assert_eq!(dec.decode(&two), Ok(d("17.5")));
-    assert_eq!(dec.form(&two).unwrap(), "2 rows");
+    assert_eq!(dec.decode_text(&two), Ok(d("17.5")));
+    assert_eq!(dec.form_text(&two).unwrap(), "2 rows");
 }
 
 #[test]
 fn honey_pots_follow_the_table_of_the_stake() {
     // 4 pots at 0.5 € win 0.5; at 2 € the same cells win 2.
     let four = "5:PAHB/10:ABPAH/2.5:BPAHPA/1:PPABHBA/25:ABABPF/0.5:PAPBF/7.5:ABFP";
-    assert_eq!(decoder("0.5").decode(four), Ok(d("0.5")));
+    assert_eq!(decoder("0.5").decode_text(four), Ok(d("0.5")));
     let four_2 = "20:PAHB/40:ABPAH/10:BPAHPA/4:PPABHBA/100:ABABPF/2:PAPBF/30:ABFP";
-    assert_eq!(decoder("2").decode(four_2), Ok(d("2")));
+    assert_eq!(decoder("2").decode_text(four_2), Ok(d("2")));
     // 10 pots at 0.5 € win 500.
     let ten = "5:HHHB/10:ABHAH/2.5:BHAHPA/1:PPAHHBA/25:ABABPF/0.5:PAPBH/7.5:ABFP";
-    assert_eq!(decoder("0.5").decode(ten), Ok(d("500")));
-    assert_eq!(decoder("0.5").form(ten).unwrap(), "honey");
+    assert_eq!(decoder("0.5").decode_text(ten), Ok(d("500")));
+    assert_eq!(decoder("0.5").form_text(ten).unwrap(), "honey");
 }
 
 #[test]
@@ -64,15 +78,15 @@ fn extra_hives_add_their_wins() {
     let main = with_row(LOSING, 0, "5:PAEB");
     let extra = with_row(LOSING, 3, "1:PPABPBA");
     let layout = format!("{main}|{extra}");
-    assert_eq!(dec.decode(&layout), Ok(d("1")));
-    assert_eq!(dec.form(&layout).unwrap(), "EXTRA: row");
+    assert_eq!(dec.decode_text(&layout), Ok(d("1")));
+    assert_eq!(dec.form_text(&layout).unwrap(), "EXTRA: row");
     let losing_extra = format!("{main}|{LOSING}");
-    assert_eq!(dec.decode(&losing_extra), Ok(Decimal::ZERO));
-    assert_eq!(dec.form(&losing_extra).unwrap(), "loss, EXTRA");
+    assert_eq!(dec.decode_text(&losing_extra), Ok(Decimal::ZERO));
+    assert_eq!(dec.form_text(&losing_extra).unwrap(), "loss, EXTRA");
 }
 
 fn rejects(layout: &str, needle: &str) {
-    let err = decoder("0.5").decode(layout).unwrap_err();
+    let err = decoder("0.5").decode_text(layout).unwrap_err();
     assert!(
         err.0.contains(needle),
         "error '{err}' should mention '{needle}' for {layout}"
@@ -133,12 +147,12 @@ proptest! {
         let stake = &game.stakes[stake_i];
         let tiers = stake.tiers();
         let prize = tiers[tier % tiers.len()];
-        let syn = RucheSynthesizer::new(stake).unwrap();
-        let dec = RucheDecoder::new(stake).unwrap();
+        let syn = synthesizer_of(stake);
+        let dec = params_of(stake).decoder();
         let mut r = rng(seed);
         let mut out = String::new();
-        syn.synthesize(prize, &mut r, &mut out).unwrap();
-        prop_assert_eq!(dec.decode(&out), Ok(prize), "layout {}", out);
+        syn.synthesize_text(prize, &mut r, &mut out).unwrap();
+        prop_assert_eq!(dec.decode_text(&out), Ok(prize), "layout {}", out);
     }
 }
 
@@ -146,8 +160,8 @@ proptest! {
 fn every_prize_shows_in_several_forms_and_losers_show_near_misses() {
     let game = Game::builtin("ruche-or").unwrap();
     for stake in &game.stakes {
-        let syn = RucheSynthesizer::new(stake).unwrap();
-        let dec = RucheDecoder::new(stake).unwrap();
+        let syn = synthesizer_of(stake);
+        let dec = params_of(stake).decoder();
         let mut r = rng(7);
         for prize in stake.tiers() {
             let mut forms = BTreeSet::new();
@@ -156,10 +170,10 @@ fn every_prize_shows_in_several_forms_and_losers_show_near_misses() {
             let mut losing_extra = 0;
             for _ in 0..3000 {
                 let mut out = String::new();
-                syn.synthesize(prize, &mut r, &mut out).unwrap();
-                let o = dec.outcome(&out).unwrap();
+                syn.synthesize_text(prize, &mut r, &mut out).unwrap();
+                let o = dec.outcome(out.as_bytes()).unwrap();
                 assert_eq!(o.prize, prize);
-                forms.insert(dec.form(&out).unwrap());
+                forms.insert(dec.form_text(&out).unwrap());
                 near_rows += out
                     .split('|')
                     .next()
@@ -189,16 +203,16 @@ fn every_prize_shows_in_several_forms_and_losers_show_near_misses() {
 fn non_winning_parts_look_the_same_on_winners_and_losers() {
     // The share of near-miss rows and of EXTRA symbols must not tell winners from losers.
     let st = stake("2");
-    let syn = RucheSynthesizer::new(&st).unwrap();
-    let dec = RucheDecoder::new(&st).unwrap();
+    let syn = synthesizer_of(&st);
+    let dec = params_of(&st).decoder();
     let mut r = rng(11);
     let mut stats: BTreeMap<bool, (usize, usize, usize)> = BTreeMap::new();
     for i in 0..40_000 {
         let prize = if i % 2 == 0 { Decimal::ZERO } else { d("4") };
         let mut out = String::new();
-        syn.synthesize(prize, &mut r, &mut out).unwrap();
+        syn.synthesize_text(prize, &mut r, &mut out).unwrap();
         let main = out.split('|').next().unwrap();
-        let o = dec.outcome(&out).unwrap();
+        let o = dec.outcome(out.as_bytes()).unwrap();
         let e = stats.entry(prize.is_zero()).or_default();
         e.0 += main
             .split('/')
@@ -217,7 +231,7 @@ fn non_winning_parts_look_the_same_on_winners_and_losers() {
 
 /// The longest row amount the stake allows.
 fn longest_row_amount(price: &str) -> String {
-    let params = RucheParams::from_stake(&stake(price)).unwrap();
+    let params = params_of(&stake(price));
     (0..params.rows.len())
         .map(|i| params.rows.get(i).1.to_string())
         .max_by_key(String::len)
@@ -239,7 +253,7 @@ fn the_longest_valid_layout_is_exactly_max_layout_len() {
         // Three E in the main hive open three EXTRA hives: the most a layout can show.
         let plain = hive("FFFF");
         let layout = format!("{}|{plain}|{plain}|{plain}", hive("EEEF"));
-        assert_eq!(dec.decode(&layout), Ok(Decimal::ZERO), "{layout}");
+        assert_eq!(dec.decode_text(&layout), Ok(Decimal::ZERO), "{layout}");
         assert_eq!(layout.len(), dec.max_layout_len(), "{price}: {layout}");
     }
 }
@@ -258,7 +272,7 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
     ]
     .map(|cells| format!("{max}:{cells}"));
     let two_rows = rows.join("/");
-    let err = super::decode::decode(&params, &two_rows).unwrap_err();
+    let err = super::decode::decode(&params, two_rows.as_bytes()).unwrap_err();
     assert!(err.0.contains("more than an amount can hold"), "{err}");
     // One row and four honey pots.
     let honey = [
@@ -266,38 +280,84 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
     ]
     .map(|cells| format!("{max}:{cells}"))
     .join("/");
-    assert!(super::decode::decode(&params, &honey).is_err());
+    assert!(super::decode::decode(&params, honey.as_bytes()).is_err());
 }
 
 #[test]
 fn a_misspelt_setting_is_refused_naming_the_valid_ones() {
-    let mut misspelt = stake("2");
-    let rows = misspelt.layout.remove("row_amounts").unwrap();
-    misspelt.layout.insert("row_amount".into(), rows);
-    let e = RucheDecoder::new(&misspelt).unwrap_err();
-    assert_eq!(
-        e,
-        "unknown layout parameter 'row_amount': the ruche mechanic reads row_amounts, honey"
+    // The file, the line and the valid keys: see game::tests for whole definitions.
+    let e = toml::from_str::<RucheSettings>("row_amount = [\"1\"]").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unknown field `row_amount`, expected `row_amounts` or `honey`"),
+        "{e}"
     );
-    let mut extra = stake("2");
-    extra.layout.insert("honney".into(), toml::Value::from(1));
-    let e = RucheSynthesizer::new(&extra).unwrap_err();
-    assert!(e.contains("unknown layout parameter 'honney'"), "{e}");
-    // A misspelt key inside a honey entry.
-    let mut entry = stake("2");
-    let honey = entry
-        .layout
-        .get_mut("honey")
-        .unwrap()
-        .as_array_mut()
+    let e = toml::from_str::<RucheSettings>("honey = [{ pots = 4, amuont = \"3\" }]").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unknown field `amuont`, expected `pots` or `amount`"),
+        "{e}"
+    );
+}
+
+/// The settings of the built-in stake at `price`, to edit.
+fn settings(price: &str) -> RucheSettings {
+    let game = Game::builtin("ruche-or").unwrap();
+    let index = game
+        .stakes
+        .iter()
+        .position(|s| s.price == d(price))
         .unwrap();
-    honey[2]
-        .as_table_mut()
+    // Built-in stakes are listed in ascending price in the file too.
+    let text = crate::game::BUILTIN
+        .iter()
+        .find(|(id, _)| *id == "ruche-or")
         .unwrap()
-        .insert("amuont".into(), toml::Value::from("3"));
-    let e = RucheDecoder::new(&entry).unwrap_err();
-    assert_eq!(
-        e,
-        "honey[2]: unknown key 'amuont': an entry is { pots = N, amount = \"X\" }"
+        .1;
+    crate::mechanic::settings_of::<RucheParams>(text, index)
+}
+
+#[test]
+fn impossible_settings_are_refused_naming_the_key() {
+    let refused = |edit: &dyn Fn(&mut RucheSettings), needle: &str| {
+        let mut s = settings("2");
+        edit(&mut s);
+        let e = RucheParams::check(s).unwrap_err();
+        assert!(e.contains(needle), "{e} should mention {needle}");
+    };
+    refused(&|s| s.row_amounts = None, "'row_amounts' is missing");
+    refused(&|s| s.row_amounts = Some(vec![]), "'row_amounts' is empty");
+    refused(
+        &|s| s.row_amounts = Some(vec!["1.50".into()]),
+        "row_amounts[0]: '1.50' is not a positive canonical amount",
     );
+    refused(&|s| s.honey = None, "'honey' is missing");
+    refused(&|s| s.honey = Some(vec![]), "honey: the table is empty");
+    let entry = |pots: u32, amount: &str| HoneyEntry {
+        pots,
+        amount: amount.into(),
+    };
+    refused(
+        &|s| s.honey = Some(vec![entry(38, "1")]),
+        "honey: pots = 38 is impossible in a hive of 37 cells",
+    );
+    refused(
+        &|s| s.honey = Some(vec![entry(0, "1")]),
+        "honey: pots = 0 is impossible",
+    );
+    refused(
+        &|s| s.honey = Some(vec![entry(4, "1"), entry(4, "2")]),
+        "honey[1]: pots = 4 is listed twice",
+    );
+    refused(
+        &|s| s.honey = Some(vec![entry(4, "0")]),
+        "honey[0].amount: '0' is not a positive canonical amount",
+    );
+    // A prize the row amounts and honey table cannot make: the synthesizer says which.
+    let mut s = settings("2");
+    s.row_amounts = Some(vec!["1000".into()]);
+    s.honey = Some(vec![entry(4, "1000")]);
+    let params = RucheParams::check(s).unwrap();
+    let e = params.synthesizer(&[d("2")]).unwrap_err();
+    assert!(e.contains("the prize 2 € cannot be made"), "{e}");
 }

@@ -1,0 +1,80 @@
+//! The hive both hive games are played on (La ruche d'or, SPEC 2.1; Maxi Ruche d'or, SPEC
+//! 2.2): its shape, and the reading of a row's cells that both decoders share.
+//!
+//! A row is `amount ":" cells`; it wins when it holds exactly [`ROW_WIN`] `P`, may not hold
+//! more, and holds at most [`MAX_OTHER`] `A` and `B` each (three would show the player that
+//! the choice mattered). What else a cell may be differs per game: each decoder gives its own
+//! class table to [`count_cells`].
+
+/// Rows of a hive.
+pub const ROWS: usize = 7;
+/// Cells per row, top to bottom (Article 4.1: 7 rows, 37 cells).
+pub const ROW_LENGTHS: [usize; ROWS] = [4, 5, 6, 7, 6, 5, 4];
+/// The longest row.
+pub const MAX_ROW_LEN: usize = 7;
+/// Cells of a hive.
+pub const CELLS: usize = 37;
+/// Number of `P` that make a winning row; a row never holds more.
+pub const ROW_WIN: usize = 3;
+/// Most `A` (or `B`) a row may hold: three would show that the player's choice mattered.
+pub const MAX_OTHER: usize = 2;
+
+/// Class 0 of every class table: a byte that is not a cell of the game.
+pub const NOT_A_CELL: u8 = 0;
+
+/// Counts the cells of a row by class, with one table look-up per cell: random cells defeat
+/// branch prediction. `counts[NOT_A_CELL]` counts the bytes that are not cells.
+#[inline]
+pub fn count_cells<const N: usize>(cells: &[u8], class: &[u8; 256]) -> [u8; N] {
+    let mut counts = [0u8; N];
+    for &c in cells {
+        // Class tables are constants holding classes below N; a row is a few bytes (the
+        // callers give at most MAX_ROW_LEN), so a count cannot wrap.
+        counts[usize::from(class[usize::from(c)])] += 1;
+    }
+    counts
+}
+
+/// A row that breaks the `P`/`A`/`B` rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFault {
+    /// More than [`ROW_WIN`] `P`.
+    TooManyP(usize),
+    /// More than [`MAX_OTHER`] of the symbol (`'A'` or `'B'`).
+    TooManyOthers(usize, char),
+}
+
+/// Whether a row with `p` `P`, `a` `A` and `b` `B` wins, or the rule it breaks.
+#[inline]
+pub fn row_wins(p: usize, a: usize, b: usize) -> Result<bool, RowFault> {
+    if p > ROW_WIN {
+        return Err(RowFault::TooManyP(p));
+    }
+    if a > MAX_OTHER {
+        return Err(RowFault::TooManyOthers(a, 'A'));
+    }
+    if b > MAX_OTHER {
+        return Err(RowFault::TooManyOthers(b, 'B'));
+    }
+    Ok(p == ROW_WIN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hive_has_37_cells_in_7_rows() {
+        assert_eq!(ROW_LENGTHS.iter().sum::<usize>(), CELLS);
+        assert_eq!(ROW_LENGTHS.iter().max(), Some(&MAX_ROW_LEN));
+    }
+
+    #[test]
+    fn the_row_rule() {
+        assert_eq!(row_wins(3, 2, 2), Ok(true));
+        assert_eq!(row_wins(2, 2, 2), Ok(false));
+        assert_eq!(row_wins(4, 0, 0), Err(RowFault::TooManyP(4)));
+        assert_eq!(row_wins(0, 3, 0), Err(RowFault::TooManyOthers(3, 'A')));
+        assert_eq!(row_wins(0, 0, 3), Err(RowFault::TooManyOthers(3, 'B')));
+    }
+}
