@@ -182,6 +182,10 @@ pub fn emit(
 ) -> Result<EmitSummary> {
     let game = &config.game;
     let stake = game.stake(config.price)?;
+    // Before anything is written: a prize the layouts cannot show is a definition error.
+    let synthesizer = stake
+        .synthesizer()
+        .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
     let blocks = block_range(config.first_block, config.blocks)?;
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
     create_dir(&folder, 0o755)?;
@@ -198,9 +202,7 @@ pub fn emit(
         stake,
         tiers: stake.tiers(),
         tier_text: stake.tiers().into_iter().map(canonical).collect(),
-        synthesizer: stake
-            .synthesizer()
-            .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?,
+        synthesizer,
         buffers: BufferPool::default(),
         decoder: stake.decoder(),
     };

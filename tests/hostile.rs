@@ -652,3 +652,57 @@ fn every_cause_is_said_once() {
         }
     }
 }
+
+// ---- a prize the layouts cannot show: refused by emit before anything is written ----
+
+#[test]
+fn a_prize_no_layout_can_show_loads_but_emit_refuses_it_naming_the_stake() {
+    let w = Workdir::new();
+    let mut edits: Vec<(String, String)> = vec![(
+        "row_amounts = [\"2\", \"4\", \"6\", \"10\", \"20\", \"30\", \"40\", \"100\", \"2000\", \"20000\"]".into(),
+        "row_amounts = [\"20000\"]".into(),
+    )];
+    for (pots, amount) in [
+        (4, 2),
+        (5, 4),
+        (6, 6),
+        (7, 20),
+        (8, 30),
+        (9, 100),
+        (10, 2000),
+    ] {
+        edits.push((
+            format!("{{ pots = {pots}, amount = \"{amount}\" }}"),
+            format!("{{ pots = {pots}, amount = \"20000\" }}"),
+        ));
+    }
+    let edits: Vec<(&str, &str)> = edits
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let file = variant(&w, "unshowable.toml", &edits);
+    // The definition loads (verify needs only the decoders)...
+    let out = w.run(&["verify", "--game", &file, "nowhere"]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!text.contains("cannot be made"), "{text}");
+    // ...but emit refuses it, naming the stake and the prize.
+    w.ok(&["keygen", "--out", "keys"]);
+    let out = w.run(&[
+        "emit",
+        "--game",
+        &file,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--out",
+        "unshowable",
+    ]);
+    said(
+        &out,
+        2,
+        "stakes[price=2].layout: the prize 2000 € cannot be made",
+    );
+    // Not yet: something before the synthesizer is built still makes
+    // `unshowable/mini-ruche` (see the hand-over note of issue 9, part 1).
+}
