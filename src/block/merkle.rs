@@ -14,7 +14,18 @@ pub struct MerkleRoot {
     stack: Vec<(u64, [u8; 32])>,
 }
 
-fn node(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
+/// The RFC 6962 hash of a leaf whose data is `data`: SHA-256(0x00 ‖ data). A ticket's leaf
+/// data is its 32 hash bytes.
+pub fn leaf_hash(data: &[u8]) -> [u8; 32] {
+    Sha256::new()
+        .chain_update([0u8])
+        .chain_update(data)
+        .finalize()
+        .into()
+}
+
+/// The RFC 6962 hash of an inner node: SHA-256(0x01 ‖ left ‖ right).
+pub fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
     Sha256::new()
         .chain_update([1u8])
         .chain_update(left)
@@ -36,18 +47,13 @@ impl MerkleRoot {
 
     /// Appends a leaf whose data is `data` (the RFC's `MTH({d(0)}) = SHA-256(0x00 ‖ d(0))`).
     pub fn push_data(&mut self, data: &[u8]) {
-        let leaf: [u8; 32] = Sha256::new()
-            .chain_update([0u8])
-            .chain_update(data)
-            .finalize()
-            .into();
-        let mut item = (1u64, leaf);
+        let mut item = (1u64, leaf_hash(data));
         while let Some(&(size, hash)) = self.stack.last() {
             if size != item.0 {
                 break;
             }
             self.stack.pop();
-            item = (size * 2, node(&hash, &item.1));
+            item = (size * 2, node_hash(&hash, &item.1));
         }
         self.stack.push(item);
     }
@@ -57,7 +63,7 @@ impl MerkleRoot {
         let mut iter = self.stack.iter().rev();
         match iter.next() {
             None => Sha256::digest([]).into(),
-            Some(&(_, last)) => iter.fold(last, |acc, (_, left)| node(left, &acc)),
+            Some(&(_, last)) => iter.fold(last, |acc, (_, left)| node_hash(left, &acc)),
         }
     }
 }
@@ -70,17 +76,13 @@ mod tests {
     fn reference(leaves: &[[u8; 32]]) -> [u8; 32] {
         match leaves.len() {
             0 => Sha256::digest([]).into(),
-            1 => Sha256::new()
-                .chain_update([0u8])
-                .chain_update(leaves[0])
-                .finalize()
-                .into(),
+            1 => leaf_hash(&leaves[0]),
             n => {
                 let mut k = 1;
                 while k * 2 < n {
                     k *= 2;
                 }
-                node(&reference(&leaves[..k]), &reference(&leaves[k..]))
+                node_hash(&reference(&leaves[..k]), &reference(&leaves[k..]))
             }
         }
     }
@@ -101,11 +103,11 @@ mod tests {
     fn split_point_is_the_largest_power_of_two_below_n() {
         // Checks the test's own reference: n = 5 splits 4 + 1, n = 8 splits 4 + 4.
         let l: Vec<[u8; 32]> = (0u8..8).map(|i| [i; 32]).collect();
-        let r5 = node(&reference(&l[..4]), &reference(&l[4..5]));
+        let r5 = node_hash(&reference(&l[..4]), &reference(&l[4..5]));
         assert_eq!(reference(&l[..5]), r5);
-        let r8 = node(&reference(&l[..4]), &reference(&l[4..8]));
+        let r8 = node_hash(&reference(&l[..4]), &reference(&l[4..8]));
         assert_eq!(reference(&l[..8]), r8);
-        let r3 = node(&reference(&l[..2]), &reference(&l[2..3]));
+        let r3 = node_hash(&reference(&l[..2]), &reference(&l[2..3]));
         assert_eq!(reference(&l[..3]), r3);
     }
 
