@@ -98,12 +98,18 @@ pub enum Command {
         after_help = "Examples:\n  emission-factory games\n  emission-factory games | grep ruche-or"
     )]
     Games,
-    /// Prove that one ticket belongs to a signed block: its line, index, audit path to the
-    /// manifest's tickets_root, the manifest and its signature, as JSON on standard output.
-    /// The block is verified first; a block that does not verify gets no proof.
+    /// Prove that one ticket belongs to a signed block (JSON on standard output).
+    ///
+    /// The proof holds the ticket's line, its index, its RFC 6962 audit path to the manifest's
+    /// tickets_root, the manifest and its signature; `verify-proof` checks it without the
+    /// block. The block is verified first: a block that does not verify gets no proof.
     Prove(prove::ProveArgs),
-    /// Check a ticket proof without the block: the signature under the key given, the line
-    /// against the manifest and the game's decoder, and the audit path to the root.
+    /// Check a ticket proof without the block.
+    ///
+    /// Checked: the manifest's signature under the key given (as `verify` checks it), the
+    /// manifest's game, definition and stake, the line against the manifest (serial, index,
+    /// prize, hash) and the game's decoder, and the audit path folded to tickets_root.
+    /// Exit status 1 if anything fails.
     VerifyProof(prove::VerifyProofArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
