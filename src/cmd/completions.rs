@@ -4,7 +4,7 @@
 use super::{Cli, Exit};
 use anyhow::{Context, Result};
 use clap::CommandFactory;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `completions` arguments.
 #[derive(Debug, clap::Args)]
@@ -49,18 +49,95 @@ pub(super) fn run_man(args: ManArgs) -> Result<Exit> {
         Some(dir) => {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot make folder {}", dir.display()))?;
-            clap_mangen::generate_to(command, &dir)
+            // As clap_mangen::generate_to: one page per command, `help` left out.
+            let mut command = command.disable_help_subcommand(true);
+            command.build();
+            write_pages(&command, &dir)
                 .with_context(|| format!("cannot write the pages into {}", dir.display()))?;
             errln!("manual pages written to {}", dir.display());
         }
         None => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(command)
-                .render(&mut page)
-                .context("cannot render the manual page")?;
+            let page = page(&command).context("cannot render the manual page")?;
             let text = String::from_utf8_lossy(&page);
             outln!("{}", text.trim_end_matches('\n'))?;
         }
     }
     Ok(Exit::Ok)
+}
+
+/// Writes the page of `command` and of each of its subcommands into `dir`.
+fn write_pages(command: &clap::Command, dir: &Path) -> std::io::Result<()> {
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        write_pages(sub, dir)?;
+    }
+    let name = clap_mangen::Man::new(command.clone()).get_filename();
+    std::fs::write(dir.join(name), page(command)?)
+}
+
+/// One manual page: clap_mangen's sections, with the examples of `--help` as an EXAMPLES
+/// section set line by line (clap_mangen fills them as a paragraph, which breaks the command
+/// lines).
+fn page(command: &clap::Command) -> std::io::Result<Vec<u8>> {
+    let examples = command.get_after_help().map(|t| t.to_string());
+    let man = clap_mangen::Man::new(command.clone());
+    let mut out = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    if command.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut out)?;
+    }
+    if command.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut out)?;
+    }
+    if let Some(text) = examples {
+        let mut roff = roff::Roff::new();
+        roff.control("SH", ["EXAMPLES"]).control("nf", []);
+        for line in text.lines().filter(|l| l.trim() != "Examples:") {
+            roff.text([roff::roman(line)]);
+        }
+        roff.control("fi", []);
+        roff.to_writer(&mut out)?;
+    }
+    if command.get_version().is_some() {
+        man.render_version_section(&mut out)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command, at every level, gives examples in its --help; and clap's own checks of
+    /// the definition hold.
+    #[test]
+    fn every_command_has_examples() {
+        fn walk(command: &clap::Command, path: &str) {
+            let help = command
+                .get_after_long_help()
+                .or(command.get_after_help())
+                .map(|t| t.to_string())
+                .unwrap_or_default();
+            assert!(help.starts_with("Examples:\n"), "{path} has no examples");
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()));
+            }
+        }
+        let mut command = Cli::command().disable_help_subcommand(true);
+        command.build();
+        command.clone().debug_assert();
+        walk(&command, NAME);
+    }
+
+    #[test]
+    fn examples_are_set_line_by_line_in_the_pages() {
+        let page = String::from_utf8(page(&Cli::command()).unwrap()).unwrap();
+        let at = page
+            .find(".SH EXAMPLES\n.nf\n")
+            .expect("an EXAMPLES section");
+        assert!(page[at..].contains(".fi\n"), "{page}");
+        assert!(!page.contains(".SH EXTRA"), "{page}");
+    }
 }

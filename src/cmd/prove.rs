@@ -65,6 +65,9 @@ pub(super) fn run(args: ProveArgs) -> Result<Exit> {
         game: args.game.as_deref().map(Game::resolve).transpose()?,
         ..VerifyOptions::default()
     };
+    if args.public_key.is_none() {
+        errln!("warning: the block's signature is checked against the emission's own emission.pub.pem: this proves the files are intact, not who made them; give --public-key with the key you trust");
+    }
     let made =
         super::pool(args.threads)?.install(|| proof::make(&args.block, &args.ticket, &options))?;
     let bytes = made.to_bytes();
