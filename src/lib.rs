@@ -5,7 +5,8 @@
 //! game's [`mechanic`], decodes every layout again before writing it, and writes the block files
 //! of FORMAT.md: a CSV of tickets, a manifest and its Ed25519 signature ([`block`]). [`verify`]
 //! checks any block afterwards, trusting only the decoders and the game definitions. Whatever
-//! comes from a file is read with a bound and echoed escaped and short ([`untrusted`]).
+//! comes from a file is read with a bound and echoed escaped and short ([`untrusted`]). A
+//! [`proof`] shows that one ticket belongs to a signed block, without the block.
 //!
 //! The command line is the binary's (`src/main.rs` and `src/cmd/`): the engine knows no
 //! terminal, and tells its caller how far it got through [`progress::Progress`].
@@ -21,5 +22,6 @@ pub mod mechanic;
 pub mod money;
 pub mod plan;
 pub mod progress;
+pub mod proof;
 pub mod untrusted;
 pub mod verify;

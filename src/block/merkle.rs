@@ -188,17 +188,13 @@ mod tests {
     fn reference(leaves: &[[u8; 32]]) -> [u8; 32] {
         match leaves.len() {
             0 => Sha256::digest([]).into(),
-            1 => Sha256::new()
-                .chain_update([0u8])
-                .chain_update(leaves[0])
-                .finalize()
-                .into(),
+            1 => leaf_hash(&leaves[0]),
             n => {
                 let mut k = 1;
                 while k * 2 < n {
                     k *= 2;
                 }
-                node(&reference(&leaves[..k]), &reference(&leaves[k..]))
+                node_hash(&reference(&leaves[..k]), &reference(&leaves[k..]))
             }
         }
     }
@@ -247,11 +243,11 @@ mod tests {
     fn split_point_is_the_largest_power_of_two_below_n() {
         // Checks the test's own reference: n = 5 splits 4 + 1, n = 8 splits 4 + 4.
         let l: Vec<[u8; 32]> = (0u8..8).map(|i| [i; 32]).collect();
-        let r5 = node(&reference(&l[..4]), &reference(&l[4..5]));
+        let r5 = node_hash(&reference(&l[..4]), &reference(&l[4..5]));
         assert_eq!(reference(&l[..5]), r5);
-        let r8 = node(&reference(&l[..4]), &reference(&l[4..8]));
+        let r8 = node_hash(&reference(&l[..4]), &reference(&l[4..8]));
         assert_eq!(reference(&l[..8]), r8);
-        let r3 = node(&reference(&l[..2]), &reference(&l[2..3]));
+        let r3 = node_hash(&reference(&l[..2]), &reference(&l[2..3]));
         assert_eq!(reference(&l[..3]), r3);
     }
 

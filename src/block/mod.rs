@@ -1,10 +1,11 @@
 //! The block files of FORMAT.md: where they live, how a ticket line is written, the manifest,
-//! the Merkle root and the signature.
+//! the Merkle root, a ticket's audit path to it, and the signature.
 
 pub mod files;
 pub mod keys;
 pub mod manifest;
 pub mod merkle;
+pub mod proof;
 
 use crate::game::{Game, Stake};
 use crate::money::canonical;

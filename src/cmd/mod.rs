@@ -18,11 +18,13 @@ macro_rules! errln {
     };
 }
 
+mod completions;
 mod emit;
 mod games;
 mod keygen;
 mod load;
 pub mod output;
+mod prove;
 mod seal;
 mod seed;
 mod verify;
@@ -53,7 +55,18 @@ impl From<Exit> for std::process::ExitCode {
 /// Exit status: 0 success (or standard output closed by its reader), 1 a block failed
 /// verification, 2 error (bad input, unreadable file, disk full, standard output full...).
 #[derive(Debug, Parser)]
-#[command(name = "emission-factory", version, about, long_about)]
+#[command(
+    name = "emission-factory",
+    version,
+    about,
+    long_about,
+    after_help = "Examples:
+  emission-factory games
+  emission-factory keygen --out keys
+  emission-factory emit --game ruche-or --price 2 --blocks 10 --signing-key keys/signing-key.pem
+  emission-factory verify --public-key keys/public-key.pem emissions/ruche-or/2/e0001
+  emission-factory COMMAND --help     (examples for each command)"
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -82,11 +95,37 @@ pub enum Command {
     /// of whom can rebuild it (or reshare an existing seed, or check a set of shares).
     Seed(SeedArgs),
     /// List the built-in games: stakes, block size, winners, payout ratio, odds.
+    #[command(
+        after_help = "Examples:\n  emission-factory games\n  emission-factory games | grep ruche-or"
+    )]
     Games,
+    /// Prove that one ticket belongs to a signed block (JSON on standard output).
+    ///
+    /// The proof holds the ticket's line, its index, its RFC 6962 audit path to the manifest's
+    /// tickets_root, the manifest and its signature; `verify-proof` checks it without the
+    /// block. The block is verified first: a block that does not verify gets no proof.
+    Prove(prove::ProveArgs),
+    /// Check a ticket proof without the block.
+    ///
+    /// Checked: the manifest's signature under the key given (as `verify` checks it), the
+    /// manifest's game, definition and stake, the line against the manifest (serial, index,
+    /// prize, hash) and the game's decoder, and the audit path folded to tickets_root.
+    /// Exit status 1 if anything fails.
+    VerifyProof(prove::VerifyProofArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Write the manual pages (roff), made from this command line's definition.
+    Man(completions::ManArgs),
 }
 
 /// `emit` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  emission-factory emit --game ruche-or --price 2 --blocks 10 --signing-key keys/signing-key.pem
+  emission-factory emit --game maxi-ruche-or --first-block 11 --blocks 10 --emission-blocks 40 \\
+      --share alice.share-1-of-3.age --share bob.share-2-of-3.age --identity my-identity.txt \\
+      --signing-key keys/signing-key.pem
+  emission-factory emit --game tests/data/mini-ruche.toml --price 2 --seed-file - < test.seed")]
 pub struct EmitArgs {
     /// Game: a built-in id (ruche-or, maxi-ruche-or, annee-chance) or the path of a game
     /// definition (.toml).
@@ -163,6 +202,10 @@ pub struct EmitArgs {
 
 /// `verify` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  emission-factory verify --public-key keys/public-key.pem emissions/ruche-or/2/e0001
+  emission-factory verify --forms emissions/ruche-or/2/e0001/block-00007.csv
+  emission-factory verify --seed-file - emissions/annee-chance/3/e0002 < audit.seed")]
 pub struct VerifyArgs {
     /// Block CSV files, or folders to search for block-NNNNN.csv files.
     #[arg(required = true, value_name = "PATH")]
@@ -216,7 +259,7 @@ pub struct VerifyArgs {
 /// `seal` arguments.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  emission-factory seal --signing-key keys/signing-key.pem emissions/ruche-or/2/e0003"
+    after_help = "Examples:\n  emission-factory seal --signing-key keys/signing-key.pem emissions/ruche-or/2/e0003"
 )]
 pub struct SealArgs {
     /// The emission folder (<out>/<game>/<stake>/e<emission>).
@@ -240,7 +283,7 @@ pub struct SealArgs {
 /// `load` arguments.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  DATABASE_URL=postgresql://loader@/game?host=/run/postgresql \\\n    emission-factory load --public-key keys/public-key.pem emissions/ruche-or/2/e0003"
+    after_help = "Examples:\n  DATABASE_URL=postgresql://loader@/game?host=/run/postgresql \\\n    emission-factory load --public-key keys/public-key.pem emissions/ruche-or/2/e0003"
 )]
 pub struct LoadArgs {
     /// Block CSV files, or folders to search for block-NNNNN.csv files (loaded in name order).
@@ -271,6 +314,9 @@ pub struct LoadArgs {
 
 /// `keygen` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  emission-factory keygen --out keys
+  openssl pkey -pubin -in keys/public-key.pem -text     (the public key, read by OpenSSL)")]
 pub struct KeygenArgs {
     /// Folder to write signing-key.pem (private, mode 0600) and public-key.pem into. It is
     /// made with mode 0700; an existing one is refused if group or others may write to it.
@@ -283,6 +329,12 @@ pub struct KeygenArgs {
 
 /// `seed` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  emission-factory seed --game ruche-or --price 2 --emission 3 --shares-needed 2 \\
+      --recipients-file custodians.txt --out shares
+  emission-factory seed --game ruche-or --price 2 --emission 3 --check \\
+      --share shares/ruche-or-2-e0003.share-1-of-3.age --identity alice.txt \\
+      --share shares/ruche-or-2-e0003.share-2-of-3.age --identity bob.txt")]
 pub struct SeedArgs {
     /// Game: a built-in id (ruche-or, maxi-ruche-or, annee-chance) or the path of a game
     /// definition (.toml).
@@ -341,6 +393,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Keygen(args) => keygen::run(args),
         Command::Seed(args) => seed::run(args),
         Command::Games => games::run(),
+        Command::Prove(args) => prove::run(args),
+        Command::VerifyProof(args) => prove::run_verify(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => completions::run_man(args),
     }
 }
 

@@ -8,6 +8,7 @@ use crate::block::{self, keys};
 use crate::game::{Game, Stake};
 use crate::money::{canonical, parse_canonical};
 use crate::untrusted::{read_at_most, shown, shown_path, ReadError};
+use ed25519_dalek::VerifyingKey;
 use std::path::Path;
 
 /// Checks the signature of the manifest bytes and the key's fingerprint in them.
@@ -39,24 +40,63 @@ pub(super) fn check_signature(
             }
         }
     };
-    match read_at_most(&signature_path, keys::SIGNATURE_BYTES, "a signature") {
-        Ok(sig) => {
-            if let Err(m) = keys::check(&key, manifest_bytes, &sig) {
-                report.problem(format!("{}: {m}", shown_path(&signature_path)));
-            }
-        }
+    let signature = match read_at_most(&signature_path, keys::SIGNATURE_BYTES, "a signature") {
+        Ok(sig) => Some(sig),
         Err(e @ ReadError::TooLarge { .. }) => {
-            report.problem(format!("{}: {e}", shown_path(&signature_path)))
+            report.problem(format!("{}: {e}", shown_path(&signature_path)));
+            None
         }
-        Err(e) => report.problem(format!("{}: cannot read: {e}", shown_path(&signature_path))),
+        Err(e) => {
+            report.problem(format!("{}: cannot read: {e}", shown_path(&signature_path)));
+            None
+        }
+    };
+    let checked = check_signed(&key, manifest_bytes, signature.as_deref(), manifest);
+    if let (Some(_), Err(m)) = (&signature, checked.signature) {
+        report.problem(format!("{}: {m}", shown_path(&signature_path)));
     }
-    if let (Ok(fingerprint), Some(manifest)) = (keys::public_key_sha256(&key), manifest) {
-        if hex::encode(fingerprint) != manifest.public_key_sha256 {
-            report.problem(format!(
-                "{}: public_key_sha256 does not match the public key used to verify",
-                shown_path(&dir.join(block::manifest_name(number)))
-            ));
+    if let Err(m) = checked.fingerprint {
+        report.problem(format!(
+            "{}: {m}",
+            shown_path(&dir.join(block::manifest_name(number)))
+        ));
+    }
+}
+
+/// The verdict of [`check_signed`]: on the signature, and on the key the manifest names.
+#[derive(Debug)]
+pub struct SignatureCheck {
+    /// The signature is the key's signature of the manifest's exact bytes.
+    pub signature: Result<(), String>,
+    /// The manifest's `public_key_sha256` names that key.
+    pub fingerprint: Result<(), String>,
+}
+
+/// The signature check of a block, as `verify` makes it and as a ticket proof repeats it:
+/// `signature` (when it could be read) is the raw Ed25519 signature of `manifest_bytes` by
+/// `key`, and the manifest (when it parses) names that key in `public_key_sha256`.
+pub fn check_signed(
+    key: &VerifyingKey,
+    manifest_bytes: &[u8],
+    signature: Option<&[u8]>,
+    manifest: Option<&Manifest>,
+) -> SignatureCheck {
+    let signature = match signature {
+        Some(sig) => keys::check(key, manifest_bytes, sig),
+        None => Err("no signature".into()),
+    };
+    let fingerprint = match (keys::public_key_sha256(key), manifest) {
+        (Ok(fingerprint), Some(manifest))
+            if hex::encode(fingerprint) != manifest.public_key_sha256 =>
+        {
+            Err("public_key_sha256 does not match the public key used to verify".into())
         }
+        (Err(e), _) => Err(format!("{e:#}")),
+        _ => Ok(()),
+    };
+    SignatureCheck {
+        signature,
+        fingerprint,
     }
 }
 

@@ -15,6 +15,7 @@ mod manifest;
 mod replay;
 
 pub use lines::TicketCheck;
+pub use manifest::{check_signed, SignatureCheck};
 
 use crate::block;
 use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};

@@ -1,0 +1,143 @@
+//! `completions` and `man`: shell completions and manual pages, generated from the command
+//! line's own definition (clap_complete, clap_mangen), so they never drift from it.
+
+use super::{Cli, Exit};
+use anyhow::{Context, Result};
+use clap::CommandFactory;
+use std::path::{Path, PathBuf};
+
+/// `completions` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  emission-factory completions bash > /etc/bash_completion.d/emission-factory
+  emission-factory completions zsh > ~/.zfunc/_emission-factory
+  emission-factory completions fish > ~/.config/fish/completions/emission-factory.fish")]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// `man` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  emission-factory man | man -l -
+  emission-factory man --out /usr/local/share/man/man1")]
+pub struct ManArgs {
+    /// Folder to write the pages into: emission-factory.1 and one emission-factory-<command>.1
+    /// per command. Without it, the main page goes to standard output.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// The program's name, as installed and as the completions and pages call it.
+const NAME: &str = "emission-factory";
+
+pub(super) fn run(args: CompletionsArgs) -> Result<Exit> {
+    let mut script = Vec::new();
+    // Into memory first: clap_complete panics on a write error, and a closed or full standard
+    // output must end as any other output does (quietly, or with status 2).
+    clap_complete::generate(args.shell, &mut Cli::command(), NAME, &mut script);
+    let text = String::from_utf8_lossy(&script);
+    outln!("{}", text.trim_end_matches('\n'))?;
+    Ok(Exit::Ok)
+}
+
+pub(super) fn run_man(args: ManArgs) -> Result<Exit> {
+    let command = Cli::command();
+    match args.out {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot make folder {}", dir.display()))?;
+            // As clap_mangen::generate_to: one page per command, `help` left out.
+            let mut command = command.disable_help_subcommand(true);
+            command.build();
+            write_pages(&command, &dir)
+                .with_context(|| format!("cannot write the pages into {}", dir.display()))?;
+            errln!("manual pages written to {}", dir.display());
+        }
+        None => {
+            let page = page(&command).context("cannot render the manual page")?;
+            let text = String::from_utf8_lossy(&page);
+            outln!("{}", text.trim_end_matches('\n'))?;
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+/// Writes the page of `command` and of each of its subcommands into `dir`.
+fn write_pages(command: &clap::Command, dir: &Path) -> std::io::Result<()> {
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        write_pages(sub, dir)?;
+    }
+    let name = clap_mangen::Man::new(command.clone()).get_filename();
+    std::fs::write(dir.join(name), page(command)?)
+}
+
+/// One manual page: clap_mangen's sections, with the examples of `--help` as an EXAMPLES
+/// section set line by line (clap_mangen fills them as a paragraph, which breaks the command
+/// lines).
+fn page(command: &clap::Command) -> std::io::Result<Vec<u8>> {
+    let examples = command.get_after_help().map(|t| t.to_string());
+    let man = clap_mangen::Man::new(command.clone());
+    let mut out = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    if command.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut out)?;
+    }
+    if command.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut out)?;
+    }
+    if let Some(text) = examples {
+        let mut roff = roff::Roff::new();
+        roff.control("SH", ["EXAMPLES"]).control("nf", []);
+        for line in text.lines().filter(|l| l.trim() != "Examples:") {
+            roff.text([roff::roman(line)]);
+        }
+        roff.control("fi", []);
+        roff.to_writer(&mut out)?;
+    }
+    if command.get_version().is_some() {
+        man.render_version_section(&mut out)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command, at every level, gives examples in its --help; and clap's own checks of
+    /// the definition hold.
+    #[test]
+    fn every_command_has_examples() {
+        fn walk(command: &clap::Command, path: &str) {
+            let help = command
+                .get_after_long_help()
+                .or(command.get_after_help())
+                .map(|t| t.to_string())
+                .unwrap_or_default();
+            assert!(help.starts_with("Examples:\n"), "{path} has no examples");
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()));
+            }
+        }
+        let mut command = Cli::command().disable_help_subcommand(true);
+        command.build();
+        command.clone().debug_assert();
+        walk(&command, NAME);
+    }
+
+    #[test]
+    fn examples_are_set_line_by_line_in_the_pages() {
+        let page = String::from_utf8(page(&Cli::command()).unwrap()).unwrap();
+        let at = page
+            .find(".SH EXAMPLES\n.nf\n")
+            .expect("an EXAMPLES section");
+        assert!(page[at..].contains(".fi\n"), "{page}");
+        assert!(!page.contains(".SH EXTRA"), "{page}");
+    }
+}

@@ -1,0 +1,122 @@
+//! `prove` and `verify-proof`: a ticket's inclusion proof, made from a block that verifies,
+//! and checked without the block (see [`emission_factory::proof`]).
+
+use super::Exit;
+use anyhow::{anyhow, Result};
+use emission_factory::block::keys;
+use emission_factory::game::Game;
+use emission_factory::proof::{self, Ticket, MAX_PROOF_BYTES};
+use emission_factory::untrusted::{read_at_most, shown_path, ReadError};
+use emission_factory::verify::VerifyOptions;
+use std::path::PathBuf;
+
+/// `prove` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  emission-factory prove emissions/ruche-or/2/e0001/block-00007.csv --ticket 41 \\
+      --public-key keys/public-key.pem > proof.json
+  emission-factory prove emissions/ruche-or/2/e0001/block-00007.csv \\
+      --ticket ruche-or-200-0001-00007-0000041 > proof.json")]
+pub struct ProveArgs {
+    /// The block's CSV file (its manifest and signature beside it).
+    #[arg(value_name = "BLOCK")]
+    pub block: PathBuf,
+    /// The ticket: its index in the block (from 0) or its serial.
+    #[arg(long, value_name = "N|SERIAL", value_parser = proof::parse_ticket)]
+    pub ticket: Ticket,
+    /// The public key (SPKI PEM) the block must be signed with. Without it the emission's own
+    /// emission.pub.pem is used, which proves integrity but not origin.
+    #[arg(long, value_name = "PEM")]
+    pub public_key: Option<PathBuf>,
+    /// The game definition (id or .toml path), if it is not the built-in one the manifest
+    /// names.
+    #[arg(long, value_name = "ID|FILE")]
+    pub game: Option<String>,
+    /// Worker threads for verifying the block (default: one per core).
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+}
+
+/// `verify-proof` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  emission-factory verify-proof proof.json --public-key keys/public-key.pem
+  emission-factory verify-proof proof.json --public-key lottery.pem --game my-game.toml")]
+pub struct VerifyProofArgs {
+    /// The proof file, as `prove` writes it.
+    #[arg(value_name = "PROOF")]
+    pub proof: PathBuf,
+    /// The public key (SPKI PEM) you trust to have signed the block: the lottery's, not one
+    /// that came with the proof.
+    #[arg(long, value_name = "PEM")]
+    pub public_key: PathBuf,
+    /// The game definition (id or .toml path), if it is not the built-in one the manifest
+    /// names; its SHA-256 must be the manifest's.
+    #[arg(long, value_name = "ID|FILE")]
+    pub game: Option<String>,
+}
+
+pub(super) fn run(args: ProveArgs) -> Result<Exit> {
+    let options = VerifyOptions {
+        public_key: match &args.public_key {
+            Some(path) => Some(keys::read_public_key(path)?),
+            None => None,
+        },
+        game: args.game.as_deref().map(Game::resolve).transpose()?,
+        ..VerifyOptions::default()
+    };
+    if args.public_key.is_none() {
+        errln!("warning: the block's signature is checked against the emission's own emission.pub.pem: this proves the files are intact, not who made them; give --public-key with the key you trust");
+    }
+    let made =
+        super::pool(args.threads)?.install(|| proof::make(&args.block, &args.ticket, &options))?;
+    let bytes = made.to_bytes();
+    let text = String::from_utf8_lossy(&bytes);
+    outln!("{}", text.trim_end_matches('\n'))?;
+    errln!(
+        "proof of ticket {} of {} written",
+        made.index,
+        shown_path(&args.block)
+    );
+    Ok(Exit::Ok)
+}
+
+pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
+    let key = keys::read_public_key(&args.public_key)?;
+    let game = args.game.as_deref().map(Game::resolve).transpose()?;
+    let name = shown_path(&args.proof);
+    let bytes = match read_at_most(&args.proof, MAX_PROOF_BYTES, "a ticket proof") {
+        Ok(bytes) => bytes,
+        Err(e @ ReadError::TooLarge { .. }) => {
+            outln!("FAILED  {name}\n  - {e}")?;
+            return Ok(Exit::Failed);
+        }
+        Err(e) => return Err(anyhow!("cannot read {name}: {e}")),
+    };
+    match proof::check(&bytes, &key, game.as_ref()) {
+        Ok(p) => {
+            outln!(
+                "OK      {name}: ticket {} (index {}) wins {} €, in block {} of emission {} of {} ({}) at {} €, signed by the key given",
+                p.serial,
+                p.index,
+                p.prize,
+                p.block,
+                p.emission,
+                p.game_name,
+                p.game,
+                p.stake
+            )?;
+            if p.kind == emission_factory::emission::record::EmissionKind::Test {
+                outln!("        TEST emission: its seed was given or kept in clear; not for sale")?;
+            }
+            Ok(Exit::Ok)
+        }
+        Err(problems) => {
+            outln!("FAILED  {name}")?;
+            for p in problems {
+                outln!("  - {p}")?;
+            }
+            Ok(Exit::Failed)
+        }
+    }
+}

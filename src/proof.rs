@@ -1,0 +1,505 @@
+//! Ticket proofs (FORMAT.md, "Ticket proof"): evidence, checkable without the block, that one
+//! ticket line is the ticket at its index in a block signed by the emission's key.
+//!
+//! A proof holds the ticket's line, its index, its RFC 6962 audit path to the manifest's
+//! `tickets_root`, the manifest's exact bytes and their signature. [`check`] repeats what
+//! `verify` checks of that one ticket: the signature (with `verify`'s own code), the manifest's
+//! game, definition and stake, the line against the manifest (serial, index, prize, hash, and
+//! the layout decoded by the game's decoder to the prize the line states), and the path folded
+//! to the root. A game server hands a proof to a player who disputes a ticket.
+//!
+//! [`make`] issues a proof only for a block that verifies whole, from the very bytes the
+//! manifest describes, and checks the proof before handing it out.
+
+use crate::block::manifest::{Manifest, FORMAT as MANIFEST_FORMAT, FORMAT_1, MAX_MANIFEST_BYTES};
+use crate::block::merkle::leaf_hash;
+use crate::block::proof::{root_from_path, PathBuilder, MAX_PATH_LEN};
+use crate::block::{self, keys};
+use crate::emission::record::EmissionKind;
+use crate::game::{Game, Stake};
+use crate::money::parse_canonical;
+use crate::untrusted::{read_at_most, shown, shown_path, tamed};
+use crate::verify::{block_number, check_signed, verify_block, TicketCheck, VerifyOptions};
+use anyhow::{anyhow, bail, Context, Result};
+use ed25519_dalek::VerifyingKey;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+/// The format named in every proof; raised on any change of its fields or their meaning.
+pub const FORMAT: &str = "emission-factory-ticket-proof/1";
+
+/// The most a proof file may hold: a manifest of at most 1 MiB, escaped in a JSON string
+/// (pretty JSON escapes its quotes and line ends, so about 1.2 times its size), a ticket line
+/// and at most 64 hashes. A larger file is refused unread.
+pub const MAX_PROOF_BYTES: u64 = 3 << 20;
+
+/// A ticket proof, as written (pretty JSON, fields in this order, a final line end).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TicketProof {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The ticket's line in the block's CSV, without its line end.
+    pub line: String,
+    /// The ticket's index in the block, from 0 (the line is line `index + 2` of the CSV).
+    pub index: u64,
+    /// The RFC 6962 audit path of the ticket's leaf, from its sibling up, lowercase hex.
+    pub audit_path: Vec<String>,
+    /// The manifest's exact bytes (the signed ones), as a string.
+    pub manifest: String,
+    /// The raw 64-byte Ed25519 signature of the manifest's bytes, lowercase hex.
+    pub signature: String,
+}
+
+impl TicketProof {
+    /// The exact bytes of a proof file.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        crate::emission::json_bytes(self)
+    }
+}
+
+/// Which ticket of a block: its index (from 0) or its serial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ticket {
+    /// The index in the block, from 0.
+    Index(u64),
+    /// The serial, `<game>-<stake cents>-<emission:04>-<block:05>-<index:07>`.
+    Serial(String),
+}
+
+/// Reads `--ticket`: digits only are an index, anything else a serial.
+pub fn parse_ticket(text: &str) -> Result<Ticket, String> {
+    if text.is_empty() {
+        Err("give a ticket index (from 0) or a serial".into())
+    } else if text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse().map(Ticket::Index).map_err(|_| {
+            format!("{text} is not a ticket index (a block holds at most 9 999 999 tickets)")
+        })
+    } else {
+        Ok(Ticket::Serial(text.to_string()))
+    }
+}
+
+/// What a proof that checks establishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proven {
+    /// The ticket's serial.
+    pub serial: String,
+    /// Its prize, canonical euros (`0` for a loser).
+    pub prize: String,
+    /// Its index in the block.
+    pub index: u64,
+    /// The game's id.
+    pub game: String,
+    /// The game's display name.
+    pub game_name: String,
+    /// The stake, canonical euros.
+    pub stake: String,
+    /// The emission's number.
+    pub emission: u32,
+    /// The block's number.
+    pub block: u32,
+    /// Tickets in the block.
+    pub tickets: u64,
+    /// Test or production emission.
+    pub kind: EmissionKind,
+}
+
+/// Checks a proof file's bytes against the trusted `key`, with the built-in definition of the
+/// game the manifest names, or `game` when given (its SHA-256 must be the manifest's). Returns
+/// what it proves, or every problem found (each naming the field at fault).
+pub fn check(bytes: &[u8], key: &VerifyingKey, game: Option<&Game>) -> Result<Proven, Vec<String>> {
+    let one = |m: String| vec![m];
+    if bytes.len() as u64 > MAX_PROOF_BYTES {
+        return Err(one(format!(
+            "{} bytes, more than the {MAX_PROOF_BYTES} bytes a ticket proof may hold: not read",
+            bytes.len()
+        )));
+    }
+    let proof: TicketProof = serde_json::from_slice(bytes)
+        .map_err(|e| one(format!("not a ticket proof: {}", tamed(&e.to_string()))))?;
+    if proof.format != FORMAT {
+        return Err(one(format!(
+            "format {} is not one this program reads ({FORMAT})",
+            shown(&proof.format)
+        )));
+    }
+    let mut problems = Vec::new();
+
+    // The manifest and its signature: the same check as `verify`.
+    let manifest_bytes = proof.manifest.as_bytes();
+    if manifest_bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(one(format!(
+            "manifest: {} bytes, more than the {MAX_MANIFEST_BYTES} bytes a manifest may hold",
+            manifest_bytes.len()
+        )));
+    }
+    let parsed = Manifest::from_bytes(manifest_bytes);
+    let signature = hex_bytes::<64>(&proof.signature);
+    if signature.is_none() {
+        problems.push(format!(
+            "signature: {} is not 128 lowercase hex digits (the 64 bytes of an Ed25519 signature)",
+            shown(&proof.signature)
+        ));
+    }
+    let signed = check_signed(
+        key,
+        manifest_bytes,
+        signature.as_ref().map(|s| &s[..]),
+        parsed.as_ref().ok(),
+    );
+    if let (Some(_), Err(m)) = (&signature, signed.signature) {
+        problems.push(format!("signature: {m}"));
+    }
+    if let Err(m) = signed.fingerprint {
+        problems.push(format!("manifest: {m}"));
+    }
+    let manifest = match parsed {
+        Ok(m) => m,
+        Err(e) => {
+            problems.push(format!("manifest: not a valid manifest: {e}"));
+            return Err(problems);
+        }
+    };
+    let (game, stake) = match manifest_game(&manifest, game) {
+        Ok(gs) => gs,
+        Err(m) => {
+            problems.push(format!("manifest: {m}"));
+            return Err(problems);
+        }
+    };
+
+    // The line: the ticket at this index of this block, valid, hashed and decoded.
+    if proof.index >= manifest.tickets {
+        problems.push(format!(
+            "index: {} is not a ticket of a block of {} tickets (indexes go from 0)",
+            proof.index, manifest.tickets
+        ));
+    }
+    match TicketCheck::new(&game, &stake, manifest.emission, manifest.block) {
+        Ok(tickets) => {
+            if let Err(m) = tickets.check(proof.line.as_bytes(), proof.index) {
+                problems.push(format!("line: {m}"));
+            }
+        }
+        Err(m) => problems.push(format!("manifest: {m}")),
+    }
+
+    // The path from the line's leaf to the signed root.
+    let root = hex_bytes::<32>(&manifest.tickets_root);
+    if root.is_none() {
+        problems.push(format!(
+            "manifest: tickets_root {} is not 64 lowercase hex digits",
+            shown(&manifest.tickets_root)
+        ));
+    }
+    let path = audit_path(&proof.audit_path);
+    if let Err(m) = &path {
+        problems.push(format!("audit_path: {m}"));
+    }
+    if let (Some(root), Ok(path)) = (root, path) {
+        let leaf = leaf_hash(&ticket_hash(proof.line.as_bytes()));
+        match root_from_path(proof.index, manifest.tickets, &leaf, &path) {
+            Ok(found) if found == root => {}
+            Ok(found) => problems.push(format!(
+                "audit_path: the line, its index and the path lead to the root {}, not to the manifest's tickets_root {}: the line, the index or the path was changed",
+                hex::encode(found),
+                manifest.tickets_root
+            )),
+            Err(e) => problems.push(format!("audit_path: {e}")),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let (serial, rest) = proof.line.split_once(',').unwrap_or_default();
+    let prize = rest.split(',').next().unwrap_or_default();
+    Ok(Proven {
+        serial: serial.to_string(),
+        prize: prize.to_string(),
+        index: proof.index,
+        game: manifest.game.clone(),
+        game_name: manifest.game_name.clone(),
+        stake: manifest.stake.clone(),
+        emission: manifest.emission,
+        block: manifest.block,
+        tickets: manifest.tickets,
+        kind: manifest.kind(),
+    })
+}
+
+/// Makes the proof of one ticket of the block whose CSV is `csv`. The block is verified whole
+/// first (signature, every ticket, the root: `options` as for `verify`), and a block that does
+/// not verify gets no proof; the path is made from the same bytes (their SHA-256 must be the
+/// manifest's), and the proof is checked before it is returned.
+pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<TicketProof> {
+    let name = shown_path(csv);
+    let number = block_number(csv).ok_or_else(|| {
+        anyhow!("{name}: not a block file (block files are named block-NNNNN.csv)")
+    })?;
+    let dir = csv.parent().unwrap_or(Path::new("."));
+    let report = verify_block(csv, options, &crate::progress::NoProgress);
+    crate::interrupt::check()?;
+    if !report.ok() {
+        let mut text =
+            format!("{name} does not verify, and a proof of a broken block is never issued:");
+        for p in &report.problems {
+            text.push_str(&format!("\n  - {p}"));
+        }
+        if report.unlisted > 0 {
+            text.push_str(&format!("\n  - ... and {} more problems", report.unlisted));
+        }
+        bail!(text);
+    }
+    let manifest_path = dir.join(block::manifest_name(number));
+    let manifest_bytes = read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest")
+        .with_context(|| format!("cannot read {}", shown_path(&manifest_path)))?;
+    let manifest = Manifest::from_bytes(&manifest_bytes)
+        .with_context(|| format!("{}: not a valid manifest", shown_path(&manifest_path)))?;
+    let signature_path = dir.join(block::signature_name(number));
+    let signature = read_at_most(&signature_path, keys::SIGNATURE_BYTES, "a signature")
+        .with_context(|| format!("cannot read {}", shown_path(&signature_path)))?;
+    let (game, stake) = manifest_game(&manifest, options.game.as_ref())
+        .map_err(|m| anyhow!("{}: {m}", shown_path(&manifest_path)))?;
+    let index = match ticket {
+        Ticket::Index(i) if *i < manifest.tickets => *i,
+        Ticket::Index(i) => bail!(
+            "--ticket {i}: block {} holds {} tickets, numbered from 0 to {}",
+            manifest.block,
+            manifest.tickets,
+            manifest.tickets.saturating_sub(1)
+        ),
+        Ticket::Serial(serial) => {
+            let prefix = block::serial_prefix(&game.id, &stake, manifest.emission, manifest.block);
+            serial
+                .strip_prefix(&prefix)
+                .filter(|d| d.len() == 7 && d.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|d| d.parse::<u64>().ok())
+                .filter(|&i| i < manifest.tickets)
+                .ok_or_else(|| {
+                    anyhow!(
+                        "--ticket {}: not a serial of this block; its serials are {prefix}0000000 to {prefix}{:07}",
+                        shown(serial),
+                        manifest.tickets.saturating_sub(1)
+                    )
+                })?
+        }
+    };
+    let tickets = TicketCheck::new(&game, &stake, manifest.emission, manifest.block)
+        .map_err(|m| anyhow!("{name}: {m}"))?;
+    let (line, leaf_path) = read_path(csv, &manifest, index, tickets.max_line())?;
+    let proof = TicketProof {
+        format: FORMAT.to_string(),
+        line,
+        index,
+        audit_path: leaf_path.iter().map(hex::encode).collect(),
+        manifest: String::from_utf8(manifest_bytes)
+            .map_err(|_| anyhow!("{}: not UTF-8", shown_path(&manifest_path)))?,
+        signature: hex::encode(signature),
+    };
+    // The proof must stand on its own, under the key the block was verified with.
+    let key = match options.public_key {
+        Some(key) => key,
+        None => keys::read_public_key(&dir.join(block::PUBLIC_KEY_FILE))?,
+    };
+    if let Err(problems) = check(&proof.to_bytes(), &key, options.game.as_ref()) {
+        bail!(
+            "{name}: the proof made does not check (was the block changed while it was read?):\n  - {}",
+            problems.join("\n  - ")
+        );
+    }
+    Ok(proof)
+}
+
+/// Reads the block's CSV again: the line at `index`, and its audit path. The bytes read must be
+/// those the manifest describes (size and SHA-256), so the path is the signed root's.
+fn read_path(
+    csv: &Path,
+    manifest: &Manifest,
+    index: u64,
+    max_line: usize,
+) -> Result<(String, Vec<[u8; 32]>)> {
+    let name = shown_path(csv);
+    let file = std::fs::File::open(csv).with_context(|| format!("cannot read {name}"))?;
+    let mut reader =
+        std::io::BufReader::with_capacity(1 << 20, file.take(manifest.csv.bytes.saturating_add(1)));
+    let mut builder = PathBuilder::new(index, manifest.tickets)?;
+    let mut sha = Sha256::new();
+    let mut bytes = 0u64;
+    let mut line = Vec::with_capacity(max_line + 2);
+    let mut found = None;
+    let mut i: Option<u64> = None; // None on the header
+    loop {
+        line.clear();
+        // A line is read only up to the longest a ticket line can be (and its line end).
+        let n = (&mut reader)
+            .take(max_line as u64 + 2)
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("cannot read {name}"))?;
+        if n == 0 {
+            break;
+        }
+        sha.update(&line);
+        bytes += n as u64;
+        let Some(text) = line.strip_suffix(b"\n") else {
+            bail!("{name}: a line is unterminated or too long: the file changed since it was verified");
+        };
+        match i {
+            None => i = Some(0),
+            Some(at) => {
+                builder.push(&ticket_hash(text));
+                if at == index {
+                    found = Some(
+                        String::from_utf8(text.to_vec())
+                            .map_err(|_| anyhow!("{name}: the ticket's line is not UTF-8"))?,
+                    );
+                }
+                i = Some(at + 1);
+            }
+        }
+    }
+    if bytes != manifest.csv.bytes || hex::encode(sha.finalize()) != manifest.csv.sha256 {
+        bail!("{name}: the file is not the one its manifest describes (it changed since it was verified); no proof is issued");
+    }
+    let (_, path) = builder.finish().map_err(|e| anyhow!("{name}: {e}"))?;
+    let line = found.ok_or_else(|| anyhow!("{name}: no ticket at index {index}"))?;
+    Ok((line, path))
+}
+
+/// The game and stake a manifest names: its built-in definition, or `given` (whose id and
+/// SHA-256 must be the manifest's: a proof decoded by another definition proves nothing).
+fn manifest_game(manifest: &Manifest, given: Option<&Game>) -> Result<(Game, Stake), String> {
+    if manifest.format != MANIFEST_FORMAT && manifest.format != FORMAT_1 {
+        return Err(format!(
+            "format {} is not one this program reads (it reads formats {FORMAT_1} and {MANIFEST_FORMAT})",
+            manifest.format
+        ));
+    }
+    let game = match given {
+        Some(g) => g.clone(),
+        None => Game::builtin(&manifest.game)
+            .map_err(|e| format!("{e}; give --game with its definition"))?,
+    };
+    if game.id != manifest.game {
+        return Err(format!(
+            "the manifest is for game {}, the definition given is '{}'",
+            shown(&manifest.game),
+            game.id
+        ));
+    }
+    if hex::encode(game.sha256) != manifest.game_definition_sha256 {
+        return Err(format!(
+            "game_definition_sha256 {} is not the SHA-256 of the definition checked against ({}, {}); give --game with the definition used",
+            shown(&manifest.game_definition_sha256),
+            game.source,
+            hex::encode(game.sha256)
+        ));
+    }
+    let stake = parse_canonical(&manifest.stake)
+        .ok_or_else(|| format!("stake {} is not a canonical amount", shown(&manifest.stake)))
+        .and_then(|p| game.stake(p).map_err(|e| e.to_string()))?
+        .clone();
+    if manifest.tickets != game.block_size {
+        return Err(format!(
+            "the manifest says {} tickets, a block of {} holds {}",
+            manifest.tickets, game.id, game.block_size
+        ));
+    }
+    Ok((game, stake))
+}
+
+/// The ticket's hash as the Merkle tree takes it: SHA-256 of `serial,prize,layout`, the line
+/// without its last field (of the whole line if it has no comma; such a line fails its check).
+fn ticket_hash(line: &[u8]) -> [u8; 32] {
+    let hashed = match line.iter().rposition(|&b| b == b',') {
+        Some(at) => &line[..at],
+        None => line,
+    };
+    Sha256::digest(hashed).into()
+}
+
+/// The audit path's hashes: at most [`MAX_PATH_LEN`], each 64 lowercase hex digits.
+fn audit_path(path: &[String]) -> Result<Vec<[u8; 32]>, String> {
+    if path.len() > MAX_PATH_LEN {
+        return Err(format!(
+            "{} hashes, more than the {MAX_PATH_LEN} of the deepest tree",
+            path.len()
+        ));
+    }
+    path.iter()
+        .enumerate()
+        .map(|(i, h)| {
+            hex_bytes::<32>(h).ok_or_else(|| {
+                format!(
+                    "hash {} ({}) is not 64 lowercase hex digits",
+                    i + 1,
+                    shown(h)
+                )
+            })
+        })
+        .collect()
+}
+
+/// `N` bytes written as exactly `2N` lowercase hex digits, as this program writes them.
+fn hex_bytes<const N: usize>(text: &str) -> Option<[u8; N]> {
+    if text.len() != 2 * N || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let mut out = [0u8; N];
+    hex::decode_to_slice(text, &mut out).ok()?;
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tickets_are_indexes_or_serials() {
+        assert_eq!(parse_ticket("42"), Ok(Ticket::Index(42)));
+        assert_eq!(parse_ticket("0"), Ok(Ticket::Index(0)));
+        assert_eq!(
+            parse_ticket("ruche-or-200-0001-00007-0000042"),
+            Ok(Ticket::Serial("ruche-or-200-0001-00007-0000042".into()))
+        );
+        assert!(parse_ticket("").is_err());
+        assert!(parse_ticket("99999999999999999999999").is_err());
+    }
+
+    #[test]
+    fn hex_is_exact_and_lowercase() {
+        assert_eq!(hex_bytes::<2>("0aff"), Some([0x0a, 0xff]));
+        assert_eq!(hex_bytes::<2>("0AFF"), None);
+        assert_eq!(hex_bytes::<2>("0af"), None);
+        assert_eq!(hex_bytes::<2>("0aff00"), None);
+        assert_eq!(hex_bytes::<2>("0a+f"), None);
+    }
+
+    #[test]
+    fn hostile_proofs_are_refused_with_short_messages() {
+        let key = keys::generate().unwrap().verifying_key();
+        let big = vec![b' '; MAX_PROOF_BYTES as usize + 1];
+        let e = check(&big, &key, None).unwrap_err();
+        assert!(e[0].contains("more than the 3145728 bytes"), "{e:?}");
+        let deep = "[".repeat(100_000);
+        assert!(check(deep.as_bytes(), &key, None).is_err());
+        let unknown = br#"{"format":"emission-factory-ticket-proof/1","line":"","index":0,"audit_path":[],"manifest":"","signature":"","extra":1}"#;
+        let e = check(unknown, &key, None).unwrap_err();
+        assert!(e[0].contains("unknown field"), "{e:?}");
+        let format = br#"{"format":"\u001b[2J","line":"","index":0,"audit_path":[],"manifest":"","signature":""}"#;
+        let e = check(format, &key, None).unwrap_err();
+        assert!(e[0].contains("'\\u{1b}[2J'"), "{e:?}");
+        let paths = format!(
+            r#"{{"format":"{FORMAT}","line":"","index":0,"audit_path":[{}],"manifest":"{{}}","signature":""}}"#,
+            vec!["\"00\""; 65].join(",")
+        );
+        let e = check(paths.as_bytes(), &key, None).unwrap_err();
+        assert!(e.iter().any(|m| m.starts_with("signature:")), "{e:?}");
+        assert!(
+            e.iter().any(|m| m.starts_with("manifest: not a valid")),
+            "{e:?}"
+        );
+    }
+}

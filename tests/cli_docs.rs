@@ -1,0 +1,158 @@
+//! The command line documents itself: every command's --help has examples, and the shell
+//! completions and manual pages generated from its definition cover every command.
+
+mod common;
+use common::*;
+
+/// The subcommands, as the top-level --help lists them (without `help`).
+fn subcommands(w: &Workdir) -> Vec<String> {
+    let help = String::from_utf8(w.ok(&["--help"]).stdout).unwrap();
+    let listed: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|name| name != "help")
+        .collect();
+    assert!(listed.len() >= 10, "too few commands found in:\n{help}");
+    listed
+}
+
+/// The "Examples:" section of a help text, if any.
+fn examples(help: &str) -> Option<String> {
+    let at = help.find("\nExamples:\n")?;
+    Some(help[at..].to_string())
+}
+
+#[test]
+fn every_command_help_gives_examples_of_itself() {
+    let w = Workdir::new();
+    let top = String::from_utf8(w.ok(&["--help"]).stdout).unwrap();
+    assert!(
+        examples(&top).is_some_and(|e| e.contains("emission-factory ")),
+        "{top}"
+    );
+    for name in subcommands(&w) {
+        for flag in ["--help", "-h"] {
+            let help = String::from_utf8(w.ok(&[&name, flag]).stdout).unwrap();
+            let Some(section) = examples(&help) else {
+                panic!("`emission-factory {name} {flag}` has no Examples: section:\n{help}");
+            };
+            assert!(
+                section.contains(&format!("emission-factory {name}")),
+                "the examples of {name} do not run {name}:\n{section}"
+            );
+        }
+    }
+}
+
+#[test]
+fn completions_name_every_command_and_option() {
+    let w = Workdir::new();
+    let commands = subcommands(&w);
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = String::from_utf8(w.ok(&["completions", shell]).stdout).unwrap();
+        for name in &commands {
+            assert!(
+                script.contains(name.as_str()),
+                "the {shell} completion does not mention {name}"
+            );
+        }
+        // fish writes `-l public-key`, the others `--public-key`.
+        for option in ["public-key", "ticket", "signing-key", "emission-blocks"] {
+            assert!(
+                script.contains(option),
+                "the {shell} completion lacks {option}"
+            );
+        }
+    }
+    // bash itself reads the script and completes a command from it.
+    let bash = String::from_utf8(w.ok(&["completions", "bash"]).stdout).unwrap();
+    std::fs::write(w.path("ef.bash"), &bash).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(
+            "source ./ef.bash && COMP_WORDS=(emission-factory verify-p) COMP_CWORD=1 \
+             && f=$(complete -p emission-factory | sed 's/.*-F \\([^ ]*\\).*/\\1/') \
+             && $f emission-factory verify-p emission-factory \
+             && printf '%s\\n' \"${COMPREPLY[@]}\"",
+        )
+        .current_dir(w.dir.path())
+        .output()
+        .expect("bash runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "verify-proof",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bad = w.run_expect(&["completions", "cmd.exe"], 2);
+    assert!(text(&bad).contains("possible values"), "{}", text(&bad));
+}
+
+#[test]
+fn manual_pages_cover_every_command_and_render() {
+    let w = Workdir::new();
+    let commands = subcommands(&w);
+    w.ok(&["man", "--out", "man1"]);
+    let mut pages = vec![(
+        "emission-factory".to_string(),
+        w.path("man1/emission-factory.1"),
+    )];
+    for name in &commands {
+        pages.push((
+            format!("emission-factory-{name}"),
+            w.path(&format!("man1/emission-factory-{name}.1")),
+        ));
+    }
+    // The page on standard output is the main page.
+    let stdout = String::from_utf8(w.ok(&["man"]).stdout).unwrap();
+    assert!(stdout.contains(".TH emission-factory 1"), "{stdout}");
+    for name in &commands {
+        let roff_name = format!("emission\\-factory\\-{}(1)", name.replace('-', "\\-"));
+        assert!(stdout.contains(&roff_name), "{roff_name} not in {stdout}");
+    }
+    let groff = std::process::Command::new("groff")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    for (title, page) in &pages {
+        let roff = String::from_utf8(read(page)).unwrap();
+        assert!(
+            roff.contains(&format!(".TH {title} 1")) && roff.contains(".SH NAME"),
+            "{}:\n{roff}",
+            page.display()
+        );
+        if title != "emission-factory" {
+            assert!(roff.contains(".SH EXAMPLES"), "{title} has no examples");
+        }
+        if !groff {
+            eprintln!("groff is not installed: {title} checked as roff text only");
+            continue;
+        }
+        let out = std::process::Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(page)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "groff warns on {}:\n{}",
+            page.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = std::process::Command::new("groff")
+            .args(["-man", "-Tutf8"])
+            .arg(page)
+            .args(["-P", "-c", "-P", "-b", "-P", "-u"])
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            shown.contains("NAME") && shown.contains(title.as_str()),
+            "{shown}"
+        );
+    }
+}
