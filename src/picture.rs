@@ -382,7 +382,7 @@ fn draw_calendar(
     clover: &Clover,
     pictures: &[(char, String)],
 ) -> (f64, f64) {
-    let (page_w, page_h, gap) = (176.0, 132.0, 12.0);
+    let (page_w, page_h, gap) = (176.0, 116.0, 10.0);
     let width = 24.0 * 2.0 + 4.0 * page_w + 3.0 * gap;
     let top = HEADER + 14.0;
     for (m, month) in months.iter().enumerate() {
@@ -402,13 +402,13 @@ fn draw_calendar(
         );
         for (k, &s) in month.symbols.iter().enumerate() {
             let cx = x + page_w / 2.0 + if k == 0 { -38.0 } else { 38.0 };
-            calendar_symbol(out, s, cx, y + 62.0, pictures);
+            calendar_symbol(out, s, cx, y + 56.0, pictures);
         }
         let _ = writeln!(
             out,
             r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="17" font-weight="bold" fill="{}">{} €</text></g>"##,
             x + page_w / 2.0,
-            y + page_h - 12.0,
+            y + page_h - 9.0,
             if wins { "#1b5e20" } else { "#343a40" },
             canonical(month.amount)
         );
@@ -434,8 +434,13 @@ fn draw_calendar(
 
 /// A picture name cut for the legend.
 fn short(text: &str) -> String {
-    let mut s: String = text.chars().take(22).collect();
-    if text.chars().count() > 22 {
+    cut(text, 22)
+}
+
+/// At most `n` characters of `text`, with an ellipsis if cut.
+fn cut(text: &str, n: usize) -> String {
+    let mut s: String = text.chars().take(n).collect();
+    if text.chars().count() > n {
         s.push('…');
     }
     s
@@ -448,20 +453,20 @@ fn calendar_symbol(out: &mut String, s: char, x: f64, y: f64, pictures: &[(char,
         .and_then(|i| SYMBOL_COLOURS.get(i))
         .copied()
         .unwrap_or("#495057");
-    let name = rank.map(|i| short(&pictures[i].1)).unwrap_or_default();
+    let name = rank.map(|i| cut(&pictures[i].1, 15)).unwrap_or_default();
     let _ = writeln!(
         out,
-        r##"<circle cx="{x:.1}" cy="{y:.1}" r="22" fill="{colour}" stroke="#212529" stroke-width="1"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="20" font-weight="bold" fill="#ffffff">{}</text><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="9" fill="#495057">{}</text>"##,
+        r##"<circle cx="{x:.1}" cy="{y:.1}" r="20" fill="{colour}" stroke="#212529" stroke-width="1"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="20" font-weight="bold" fill="#ffffff">{}</text><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="9" fill="#495057">{}</text>"##,
         y + 7.0,
         xml(&s.to_string()),
-        y + 36.0,
+        y + 32.0,
         xml(&name)
     );
 }
 
 /// The four-leaf clover: three numbers and the amount on its leaves; returns the height used.
 fn draw_clover(out: &mut String, clover: &Clover, x: f64, y: f64) -> f64 {
-    let (cx, cy) = (x + 150.0, y + 92.0);
+    let (cx, cy) = (x + 150.0, y + 84.0);
     let _ = writeln!(
         out,
         r##"<g class="clover"><path d="M{cx:.1} {cy:.1} q 10 60 40 80" stroke="#2b8a3e" stroke-width="7" fill="none"/>"##
@@ -494,14 +499,14 @@ fn draw_clover(out: &mut String, clover: &Clover, x: f64, y: f64) -> f64 {
     let _ = writeln!(
         out,
         r##"<circle cx="{cx:.1}" cy="{cy:.1}" r="12" fill="#2b8a3e"/><text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="13" font-weight="bold" fill="#1b5e20">{}</text></g>"##,
-        cy + 120.0,
+        cy + 104.0,
         if clover.wins {
             format!("Bonus: 13 wins {} €", canonical(clover.amount))
         } else {
             "Bonus".to_string()
         }
     );
-    200.0 + 30.0
+    200.0
 }
 
 /// Text for XML character data and attribute values.

@@ -12,7 +12,7 @@ use crate::mechanic::explain::{
     explainer, Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
 };
 use crate::money::canonical;
-use crate::untrusted::{shown, shown_path, tamed};
+use crate::untrusted::{shown, shown_path};
 use crate::verify::{check_manifest_of, TicketCheck, VerifyOptions};
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::{bail, Context, Result};
@@ -381,13 +381,35 @@ fn draw_calendar(
     }
     out.push_str(&line);
     out.push('\n');
-    let legend: Vec<String> = pictures
-        .iter()
-        .map(|(l, p)| format!("{l} {}", tamed(p)))
-        .collect();
-    out.push_str("\n  ");
-    out.push_str(&legend.join(" · "));
+    // What each letter depicts, four to a line.
+    for four in pictures.chunks(4) {
+        let legend: Vec<String> = four
+            .iter()
+            .map(|(l, p)| format!("{l} {}", printable(p)))
+            .collect();
+        out.push_str("\n  ");
+        out.push_str(&legend.join(" · "));
+    }
     out.push('\n');
+}
+
+/// A game definition's text for the terminal: control and invisible formatting characters
+/// escaped (a definition given with --game is a file like any other), at most 40 characters.
+fn printable(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars().take(40) {
+        if c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    if text.chars().count() > 40 {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -469,6 +491,13 @@ mod tests {
             .unwrap();
         assert!(!draw("t", "s", &e, false).contains('\u{1b}'));
         assert!(draw("t", "s", &e, true).contains("\u{1b}["));
+    }
+
+    #[test]
+    fn picture_names_cannot_reach_the_terminal_as_escapes() {
+        assert_eq!(printable("pièce d'or"), "pièce d'or");
+        assert_eq!(printable("a\u{1b}[2Jb\u{202e}"), "a\\u{1b}[2Jb\\u{202e}");
+        assert_eq!(printable(&"x".repeat(50)), format!("{}…", "x".repeat(40)));
     }
 
     #[test]
