@@ -425,7 +425,7 @@ fn draw_calendar(
         let _ = writeln!(
             out,
             r##"<text x="30" y="{ly:.1}" font-size="11.5" fill="#495057">{}</text>"##,
-            xml(&text.join("   "))
+            xml(&text.join(" · "))
         );
         ly += 16.0;
     }
