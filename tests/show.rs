@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Emits block 1 of a test game with the fixed seed and test key; returns its CSV.
 fn emit(w: &Workdir, game: &str, price: &str) -> PathBuf {
@@ -25,7 +25,7 @@ fn emit(w: &Workdir, game: &str, price: &str) -> PathBuf {
     w.path(&format!("emissions/{game}/{price}/e0001/block-00001.csv"))
 }
 
-fn show(w: &Workdir, game: &str, csv: &PathBuf, extra: &[&str], code: i32) -> (String, String) {
+fn show(w: &Workdir, game: &str, csv: &Path, extra: &[&str], code: i32) -> (String, String) {
     let def = data(&format!("{game}.toml"));
     let mut args = vec![
         "show",
@@ -44,7 +44,7 @@ fn show(w: &Workdir, game: &str, csv: &PathBuf, extra: &[&str], code: i32) -> (S
 }
 
 /// The CSV's ticket lines as (serial, prize, layout).
-fn tickets(csv: &PathBuf) -> Vec<(String, String, String)> {
+fn tickets(csv: &Path) -> Vec<(String, String, String)> {
     String::from_utf8(read(csv))
         .unwrap()
         .lines()
