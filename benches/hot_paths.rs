@@ -1,5 +1,6 @@
 //! The hot paths of an emission, per ticket: synthesize + decode for each game, the prize
-//! shuffle of a block, and the Merkle tree.
+//! shuffle of a block, and the Merkle tree; and, for `report`, decode against explain (the
+//! per-ticket explanation) on the same layouts.
 //!
 //! `cargo bench --bench hot_paths`
 
@@ -39,6 +40,49 @@ fn synthesize_and_decode(c: &mut Criterion) {
     group.finish();
 }
 
+/// Decoding against explaining, per ticket, on 4 096 layouts in block proportions.
+fn decode_and_explain(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ticket");
+    group.throughput(Throughput::Elements(1));
+    for (id, stake_index) in [("ruche-or", 2), ("maxi-ruche-or", 0), ("annee-chance", 0)] {
+        let game = Game::builtin(id).expect("built-in game");
+        let stake = &game.stakes[stake_index];
+        let synth = mechanic::synthesizer(&game, stake).expect("synthesizer");
+        let decoder = mechanic::decoder(&game, stake).expect("decoder");
+        let explainer = mechanic::explain::explainer(&game, stake).expect("explainer");
+        let key = BlockKey::derive(&[1; 32], id, stake, 1, 1);
+        let order = key.prize_order(stake, game.block_size);
+        let tiers = stake.tiers();
+        let layouts: Vec<String> = (0..4096u64)
+            .map(|i| {
+                let mut layout = String::new();
+                let prize = tiers[order[i as usize] as usize];
+                synth
+                    .synthesize(prize, &mut key.ticket_rng(i), &mut layout)
+                    .expect("synthesize");
+                layout
+            })
+            .collect();
+        let mut i = 0usize;
+        group.bench_function(format!("{id}/decode"), |b| {
+            b.iter(|| {
+                i += 1;
+                decoder.decode(&layouts[i % layouts.len()]).expect("decode")
+            })
+        });
+        group.bench_function(format!("{id}/explain"), |b| {
+            b.iter(|| {
+                i += 1;
+                explainer
+                    .explain(&layouts[i % layouts.len()])
+                    .expect("explain")
+                    .prize
+            })
+        });
+    }
+    group.finish();
+}
+
 fn plan_and_merkle(c: &mut Criterion) {
     let game = Game::builtin("ruche-or").expect("built-in game");
     let stake = &game.stakes[0];
@@ -63,5 +107,10 @@ fn plan_and_merkle(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, synthesize_and_decode, plan_and_merkle);
+criterion_group!(
+    benches,
+    synthesize_and_decode,
+    decode_and_explain,
+    plan_and_merkle
+);
 criterion_main!(benches);

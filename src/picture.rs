@@ -527,3 +527,27 @@ pub fn xml(text: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_for_xml() {
+        assert_eq!(xml("<b>&\"'\u{1b}é"), "&lt;b&gt;&amp;&quot;&apos;\u{fffd}é");
+    }
+
+    #[test]
+    fn picture_names_of_a_definition_cannot_break_the_picture() {
+        let text = include_str!("../tests/data/mini-annee.toml").replace(
+            "picture = \"coccinelle\"",
+            "picture = \"</text><script>alert(1)</script>\\u001b&amp;\"",
+        );
+        let game = Game::parse(&text, "test").unwrap();
+        let layout = "AB:6/CC:10/AH:2/DE:3/FF:4/GA:5/HB:6/AC:2/BD:3/CE:4/DF:5/EG:6|4-12-13:20";
+        let svg = ticket_svg(&game, &game.stakes[0], layout).unwrap();
+        assert!(!svg.contains("<script"), "{svg}");
+        assert!(!svg.contains('\u{1b}'));
+        assert!(svg.contains("&lt;/text&gt;&lt;script&gt;"), "{svg}");
+    }
+}

@@ -18,6 +18,7 @@
 
 use super::LayoutError;
 use crate::game::{Game, Stake};
+use crate::money::AmountTable;
 use rust_decimal::Decimal;
 
 /// Everything a ticket shows about its prize.
@@ -96,7 +97,7 @@ pub enum Board {
         /// The bonus clover.
         clover: Clover,
         /// What each symbol letter depicts (from the game definition), in its order.
-        pictures: Vec<(char, String)>,
+        pictures: std::sync::Arc<[(char, String)]>,
     },
 }
 
@@ -242,14 +243,14 @@ pub(crate) fn check_total(parts: &[Decimal], prize: Decimal) -> Result<(), Layou
 
 /// The rows of a hive `row ( "/" row )*`, `row := amount ":" cell+`, of a layout the decoder
 /// has accepted (so every row is well formed; anything else is still an error, never a panic).
-pub(crate) fn hive_rows(text: &str) -> Result<Vec<HiveRow>, LayoutError> {
+pub(crate) fn hive_rows(text: &str, amounts: &AmountTable) -> Result<Vec<HiveRow>, LayoutError> {
     text.split('/')
         .map(|row| {
             let (amount, cells) = row
                 .split_once(':')
                 .ok_or_else(|| LayoutError::new("a row without ':' (amount:cells)"))?;
             Ok(HiveRow {
-                amount: parsed_amount(amount)?,
+                amount: parsed_amount(amount, amounts)?,
                 cells: cells.chars().collect(),
                 win: Decimal::ZERO,
                 multiplier: None,
@@ -258,9 +259,10 @@ pub(crate) fn hive_rows(text: &str) -> Result<Vec<HiveRow>, LayoutError> {
         .collect()
 }
 
-/// An amount of a layout the decoder has accepted.
-pub(crate) fn parsed_amount(text: &str) -> Result<Decimal, LayoutError> {
-    crate::money::parse_canonical(text).ok_or_else(|| {
+/// An amount of a layout the decoder has accepted, read from the table it allows (a packed
+/// compare per entry: no parsing or formatting on the per-ticket path).
+pub(crate) fn parsed_amount(text: &str, amounts: &AmountTable) -> Result<Decimal, LayoutError> {
+    amounts.lookup(text).ok_or_else(|| {
         LayoutError::new(format!(
             "{} is not an amount",
             crate::untrusted::shown(text)

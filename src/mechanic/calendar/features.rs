@@ -9,13 +9,16 @@ use crate::mechanic::explain::{
     Month, MONTH_NAMES,
 };
 use crate::mechanic::{Decoder, LayoutError};
+use crate::money::AmountTable;
 
 /// Explains calendar layouts of one stake.
 #[derive(Debug, Clone)]
 pub struct CalendarExplainer {
     decoder: CalendarDecoder,
     /// The symbol letters in the order of the picture list, and what each depicts.
-    pictures: Vec<(char, String)>,
+    pictures: std::sync::Arc<[(char, String)]>,
+    month_amounts: AmountTable,
+    clover_amounts: AmountTable,
 }
 
 impl CalendarExplainer {
@@ -43,6 +46,8 @@ impl CalendarExplainer {
                 .enumerate()
                 .map(|(i, &l)| (char::from(l), pictures.get(i).cloned().unwrap_or_default()))
                 .collect(),
+            month_amounts: params.month_amounts,
+            clover_amounts: params.clover_amounts,
         })
     }
 
@@ -66,7 +71,7 @@ impl Explain for CalendarExplainer {
         let mut months = Vec::with_capacity(MONTHS);
         let mut wins = Vec::new();
         let mut parts = Vec::new();
-        let mut features = Vec::new();
+        let mut features = Vec::with_capacity(32);
         let mut near_months = 0;
         for (m, text) in months_text.split('/').enumerate() {
             let (symbols, amount) = text.split_once(':').ok_or_else(malformed)?;
@@ -76,7 +81,7 @@ impl Explain for CalendarExplainer {
             };
             let month = Month {
                 symbols: [a, b],
-                amount: parsed_amount(amount)?,
+                amount: parsed_amount(amount, &self.month_amounts)?,
             };
             let name = MONTH_NAMES.get(m).ok_or_else(malformed)?;
             if month.wins() {
@@ -104,7 +109,7 @@ impl Explain for CalendarExplainer {
         }
         let clover = Clover {
             numbers,
-            amount: parsed_amount(amount)?,
+            amount: parsed_amount(amount, &self.clover_amounts)?,
             wins: numbers.contains(&CLOVER_WIN),
         };
         let mut near_clover = 0;
@@ -129,7 +134,7 @@ impl Explain for CalendarExplainer {
             board: Board::Calendar {
                 months,
                 clover,
-                pictures: self.pictures.clone(),
+                pictures: std::sync::Arc::clone(&self.pictures),
             },
         })
     }

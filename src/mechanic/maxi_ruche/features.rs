@@ -41,7 +41,7 @@ impl Explain for MaxiExplainer {
         let mut hives = Vec::new();
         let mut wins = Vec::new();
         let mut parts = Vec::new();
-        let mut features = Vec::new();
+        let mut features = Vec::with_capacity(64);
         let (mut near_rows, mut near_mult, mut near_extra) = (0, 0, 0);
         for (h, text) in hives_text.split('|').enumerate() {
             let name = if h == 0 { "main hive" } else { "EXTRA hive" };
@@ -55,8 +55,8 @@ impl Explain for MaxiExplainer {
             let (bee_text, rows_text) = text
                 .split_once('#')
                 .ok_or_else(|| LayoutError::new(format!("{name}: no bee amount")))?;
-            let bee_amount = parsed_amount(bee_text)?;
-            let mut rows = hive_rows(rows_text)?;
+            let bee_amount = parsed_amount(bee_text, &self.params.bees)?;
+            let mut rows = hive_rows(rows_text, &self.params.rows)?;
             let mut hive_win = Decimal::ZERO;
             let mut bee = false;
             let mut extras = 0;

@@ -38,7 +38,7 @@ impl Explain for RucheExplainer {
         let mut hives = Vec::with_capacity(decoded.len());
         let mut wins = Vec::new();
         let mut parts = Vec::new();
-        let mut features = Vec::new();
+        let mut features = Vec::with_capacity(64);
         let (mut near_rows, mut near_honey, mut near_extra) = (0, 0, 0);
         for (h, (text, seen)) in layout.split('|').zip(&decoded).enumerate() {
             let name = if h == 0 {
@@ -53,7 +53,7 @@ impl Explain for RucheExplainer {
                     format!("{name}, {what}")
                 }
             };
-            let mut rows = hive_rows(text)?;
+            let mut rows = hive_rows(text, &self.params.rows)?;
             let mut pots = 0;
             let mut hive_win = Decimal::ZERO;
             for (r, row) in rows.iter_mut().enumerate() {
