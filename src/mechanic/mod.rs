@@ -18,6 +18,7 @@
 pub mod calendar;
 pub(crate) mod cursor;
 pub(crate) mod draw;
+pub mod explain;
 pub mod hive;
 pub mod maxi_ruche;
 pub mod ruche;

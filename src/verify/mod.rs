@@ -150,13 +150,55 @@ pub fn verify_block(csv: &Path, options: &VerifyOptions, progress: &dyn Progress
     report
 }
 
-/// The checks of [`verify_block`], in order; every early exit is a `?` on [`BlockReport::stop`].
-fn check_block(
+/// A block's manifest, checked as [`verify_block`] checks it, without reading its tickets.
+pub struct CheckedManifest {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// The game definition it was checked against.
+    pub game: Game,
+    /// Its stake.
+    pub stake: Stake,
+}
+
+/// The first half of [`verify_block`], for tools that read one ticket (`show`): the manifest
+/// (bounded read), its signature, its fields against the game definition and Article 3, and
+/// the block's place. On failure the report lists the problems; its warnings are kept either
+/// way.
+pub fn check_manifest_of(
+    csv: &Path,
+    options: &VerifyOptions,
+) -> (BlockReport, Option<CheckedManifest>) {
+    let mut report = BlockReport {
+        csv: csv.to_path_buf(),
+        ..BlockReport::default()
+    };
+    match check_head(&mut report, csv, options) {
+        Ok(head) if report.ok() => (
+            report,
+            Some(CheckedManifest {
+                manifest: head.manifest,
+                game: head.game,
+                stake: head.stake,
+            }),
+        ),
+        _ => (report, None),
+    }
+}
+
+/// What the first half of the checks gives the second.
+struct Head {
+    manifest_path: PathBuf,
+    manifest: Manifest,
+    game: Game,
+    stake: Stake,
+}
+
+/// The manifest half of the checks: read it (bounded), its signature, its fields.
+fn check_head(
     report: &mut BlockReport,
     csv: &Path,
     options: &VerifyOptions,
-    progress: &dyn Progress,
-) -> Result<(), Stopped> {
+) -> Result<Head, Stopped> {
     let name = shown_path(csv);
     let number = block_number(csv).ok_or_else(|| {
         report.stop(format!(
@@ -192,6 +234,28 @@ fn check_block(
     })?;
     let (game, stake) =
         manifest::check_manifest(report, &manifest_path, &manifest, number, csv, options)?;
+    Ok(Head {
+        manifest_path,
+        manifest,
+        game,
+        stake,
+    })
+}
+
+/// The checks of [`verify_block`], in order; every early exit is a `?` on [`BlockReport::stop`].
+fn check_block(
+    report: &mut BlockReport,
+    csv: &Path,
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+) -> Result<(), Stopped> {
+    let name = shown_path(csv);
+    let Head {
+        manifest_path,
+        manifest,
+        game,
+        stake,
+    } = check_head(report, csv, options)?;
     let tickets = TicketCheck::new(&game, &stake, manifest.emission, manifest.block)
         .map_err(|m| report.stop(format!("{name}: {m}")))?;
     let replay = match &options.seed {

@@ -1,0 +1,185 @@
+//! `show` on real blocks of small test games of the three mechanics (blocks of 2 000): the
+//! drawing of a ticket found by index and by serial, the SVG picture, colours, and refusal of a
+//! changed line, a bad signature and bad `--ticket` values.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+/// Emits block 1 of a test game with the fixed seed and test key; returns its CSV.
+fn emit(w: &Workdir, game: &str, price: &str) -> PathBuf {
+    fixed_test_key(w);
+    let def = data(&format!("{game}.toml"));
+    w.ok(&[
+        "emit",
+        "--game",
+        &def,
+        "--price",
+        price,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "-q",
+    ]);
+    w.path(&format!("emissions/{game}/{price}/e0001/block-00001.csv"))
+}
+
+fn show(w: &Workdir, game: &str, csv: &Path, extra: &[&str], code: i32) -> (String, String) {
+    let def = data(&format!("{game}.toml"));
+    let mut args = vec![
+        "show",
+        csv.to_str().unwrap(),
+        "--game",
+        &def,
+        "--public-key",
+        "keys/public-key.pem",
+    ];
+    args.extend_from_slice(extra);
+    let out = w.run_expect(&args, code);
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The CSV's ticket lines as (serial, prize, layout).
+fn tickets(csv: &Path) -> Vec<(String, String, String)> {
+    String::from_utf8(read(csv))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[1].to_string(), f[2].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_game_shows_winners_and_losers_as_the_decoder_reads_them() {
+    for (game, price, marker) in [
+        ("mini-ruche", "2", "main hive"),
+        ("mini-maxi", "3", "main hive · bee"),
+        ("mini-annee", "3", "December"),
+    ] {
+        let w = Workdir::new();
+        let csv = emit(&w, game, price);
+        let all = tickets(&csv);
+        let winner = all.iter().position(|t| t.1 != "0").unwrap();
+        let loser = all.iter().position(|t| t.1 == "0").unwrap();
+        for index in [winner, loser, all.len() - 1] {
+            let (serial, prize, _) = &all[index];
+            let (by_index, _) = show(&w, game, &csv, &["--ticket", &index.to_string()], 0);
+            let (by_serial, _) = show(&w, game, &csv, &["--ticket", serial], 0);
+            assert_eq!(by_index, by_serial);
+            assert!(by_index.contains(serial.as_str()), "{by_index}");
+            assert!(by_index.contains(marker), "{by_index}");
+            // The decoding ends with the prize column's amount.
+            assert!(
+                by_index.contains(&format!("total {prize} €")),
+                "{game} {index}: {by_index}"
+            );
+            // Not a terminal: no colour.
+            assert!(!by_index.contains('\u{1b}'), "{by_index}");
+        }
+        // Colours when asked, except with NO_COLOR set and --color auto.
+        let (coloured, _) = show(&w, game, &csv, &["--ticket", "0", "--color", "always"], 0);
+        assert!(coloured.contains("\u{1b}["));
+        let mut cmd = w.command(&[
+            "show",
+            csv.to_str().unwrap(),
+            "--game",
+            &data(&format!("{game}.toml")),
+            "--ticket",
+            "0",
+        ]);
+        let out = cmd.env("NO_COLOR", "1").output().unwrap();
+        assert!(out.status.success());
+        assert!(!String::from_utf8_lossy(&out.stdout).contains('\u{1b}'));
+        // Without --public-key: the emission's own key, with a warning.
+        assert!(String::from_utf8_lossy(&out.stderr).contains("emission's own key"));
+        // The picture.
+        let svg = w.path("ticket.svg");
+        let (_, err) = show(
+            &w,
+            game,
+            &csv,
+            &["--ticket", &winner.to_string(), "--svg", "ticket.svg"],
+            0,
+        );
+        assert!(err.contains("picture written"), "{err}");
+        let text = String::from_utf8(read(&svg)).unwrap();
+        assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+        assert!(text.contains(&all[winner].0));
+    }
+}
+
+#[test]
+fn a_changed_line_or_signature_is_not_drawn() {
+    let w = Workdir::new();
+    let csv = emit(&w, "mini-ruche", "2");
+    let original = read(&csv);
+    let all = tickets(&csv);
+    let loser = all.iter().position(|t| t.1 == "0").unwrap();
+    // The prize column of one ticket raised: its hash and decoding no longer hold.
+    let line = format!("{},0,", all[loser].0);
+    let changed = String::from_utf8(original.clone()).unwrap().replacen(
+        &line,
+        &format!("{},2,", all[loser].0),
+        1,
+    );
+    std::fs::write(&csv, &changed).unwrap();
+    let (out, err) = show(&w, "mini-ruche", &csv, &["--ticket", &loser.to_string()], 1);
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("FAILED") && err.contains("sha256"), "{err}");
+    assert!(err.contains(&format!("line {}", loser + 2)), "{err}");
+    // Another ticket of the same block is still shown: only the ticket's line is read.
+    let other = if loser == 0 { 1 } else { 0 };
+    show(&w, "mini-ruche", &csv, &["--ticket", &other.to_string()], 0);
+    std::fs::write(&csv, &original).unwrap();
+    // A manifest changed after signing.
+    let manifest = csv.with_file_name("block-00001.manifest.json");
+    let bytes = read(&manifest);
+    let text = String::from_utf8(bytes.clone())
+        .unwrap()
+        .replace("\"emission\": 1", "\"emission\": 1 ");
+    std::fs::write(&manifest, text).unwrap();
+    let (_, err) = show(&w, "mini-ruche", &csv, &["--ticket", "0"], 1);
+    assert!(err.contains("signature"), "{err}");
+    std::fs::write(&manifest, bytes).unwrap();
+    // A line longer than any ticket line is refused before it is held.
+    let long = String::from_utf8(original.clone()).unwrap().replacen(
+        "\n",
+        &format!("\n{}", "P".repeat(10_000)),
+        2,
+    );
+    std::fs::write(&csv, long).unwrap();
+    let (_, err) = show(&w, "mini-ruche", &csv, &["--ticket", "5"], 2);
+    assert!(err.contains("longer than the longest line"), "{err}");
+}
+
+#[test]
+fn bad_ticket_values_name_the_option() {
+    let w = Workdir::new();
+    let csv = emit(&w, "mini-ruche", "2");
+    for bad in [
+        "2000",
+        "-1",
+        "mini-ruche-200-0001-00002-0000001",
+        "ruche-or-200-0001-00001-0000001",
+        "x\u{1b}[2J",
+    ] {
+        let (_, err) = show(&w, "mini-ruche", &csv, &["--ticket", bad], 2);
+        assert!(err.contains("--ticket"), "{bad}: {err}");
+        assert!(!err.contains('\u{1b}'), "{bad}: {err}");
+    }
+    let (_, err) = show(
+        &w,
+        "mini-ruche",
+        &w.path("emissions/mini-ruche/2/e0001/block-00009.csv"),
+        &["--ticket", "0"],
+        1,
+    );
+    assert!(err.contains("block-00009.manifest.json"), "{err}");
+}
