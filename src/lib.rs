@@ -18,5 +18,6 @@ pub mod load;
 pub mod mechanic;
 pub mod money;
 pub mod plan;
+pub mod report;
 pub mod untrusted;
 pub mod verify;
