@@ -11,6 +11,7 @@
 
 pub mod calendar;
 pub(crate) mod draw;
+pub mod explain;
 pub mod maxi_ruche;
 pub mod ruche;
 pub(crate) mod util;

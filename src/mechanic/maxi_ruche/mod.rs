@@ -8,6 +8,7 @@
 pub mod params;
 
 mod decode;
+pub mod features;
 mod synth;
 
 pub use decode::MaxiDecoder;

@@ -3,6 +3,7 @@
 //! `decode` is written from the rules and never calls `synth`; both read only `params`.
 
 mod decode;
+pub mod features;
 mod params;
 mod synth;
 #[cfg(test)]

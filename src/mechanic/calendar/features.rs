@@ -1,0 +1,197 @@
+//! Calendar tickets (Année de la chance) explained: the winning months and clover, and what a
+//! player sees besides (docs/SPEC.md §3.1). The decoder reads the prize; this reads the rest.
+
+use super::params::{CalendarParams, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
+use super::CalendarDecoder;
+use crate::game::Stake;
+use crate::mechanic::explain::{
+    cents_code, check_total, euros, parsed_amount, Board, Clover, Explain, Explanation, Feature,
+    Month, MONTH_NAMES,
+};
+use crate::mechanic::{Decoder, LayoutError};
+
+/// Explains calendar layouts of one stake.
+#[derive(Debug, Clone)]
+pub struct CalendarExplainer {
+    decoder: CalendarDecoder,
+    /// The symbol letters in the order of the picture list, and what each depicts.
+    pictures: Vec<(char, String)>,
+}
+
+impl CalendarExplainer {
+    /// The explainer for a stake, from its layout parameters.
+    pub fn new(stake: &Stake) -> Result<Self, String> {
+        let params = CalendarParams::from_stake(stake)?;
+        // `from_stake` checked the list; the pictures are only shown.
+        let pictures = stake
+            .layout
+            .get("symbols")
+            .and_then(|v| v.as_array())
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|t| t.get("picture").and_then(|p| p.as_str()))
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        Ok(CalendarExplainer {
+            decoder: CalendarDecoder::new(stake)?,
+            pictures: params
+                .letters
+                .iter()
+                .enumerate()
+                .map(|(i, &l)| (char::from(l), pictures.get(i).cloned().unwrap_or_default()))
+                .collect(),
+        })
+    }
+
+    /// The position of a symbol in the picture list.
+    fn rank(&self, symbol: char) -> Result<u32, LayoutError> {
+        self.pictures
+            .iter()
+            .position(|&(l, _)| l == symbol)
+            .map(|i| i as u32)
+            .ok_or_else(|| LayoutError::new(format!("{symbol:?} is not a symbol")))
+    }
+}
+
+impl Explain for CalendarExplainer {
+    fn explain(&self, layout: &str) -> Result<Explanation, LayoutError> {
+        // The referee first: what follows reads only layouts it accepts.
+        let prize = self.decoder.decode(layout)?;
+        let form = self.decoder.form(layout)?;
+        let malformed = || LayoutError::new("not months|clover");
+        let (months_text, clover_text) = layout.split_once('|').ok_or_else(malformed)?;
+        let mut months = Vec::with_capacity(MONTHS);
+        let mut wins = Vec::new();
+        let mut parts = Vec::new();
+        let mut features = Vec::new();
+        let mut near_months = 0;
+        for (m, text) in months_text.split('/').enumerate() {
+            let (symbols, amount) = text.split_once(':').ok_or_else(malformed)?;
+            let mut letters = symbols.chars();
+            let (Some(a), Some(b), None) = (letters.next(), letters.next(), letters.next()) else {
+                return Err(malformed());
+            };
+            let month = Month {
+                symbols: [a, b],
+                amount: parsed_amount(amount)?,
+            };
+            let name = MONTH_NAMES.get(m).ok_or_else(malformed)?;
+            if month.wins() {
+                wins.push(format!("{name}: 2 × {a} → {}", euros(month.amount)));
+                parts.push(month.amount);
+            } else {
+                let distance = self.rank(a)?.abs_diff(self.rank(b)?);
+                features.push(Feature::seen("losing_month_distance", distance));
+                features.push(Feature::seen(
+                    "losing_month_amount",
+                    cents_code(month.amount),
+                ));
+                near_months += u32::from(distance == 1);
+            }
+            months.push(month);
+        }
+        let (numbers_text, amount) = clover_text.split_once(':').ok_or_else(malformed)?;
+        let mut numbers = [0u8; CLOVER_NUMBERS];
+        let mut given = numbers_text.split('-');
+        for n in &mut numbers {
+            *n = given
+                .next()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(malformed)?;
+        }
+        let clover = Clover {
+            numbers,
+            amount: parsed_amount(amount)?,
+            wins: numbers.contains(&CLOVER_WIN),
+        };
+        let mut near_clover = 0;
+        if clover.wins {
+            wins.push(format!("clover: {CLOVER_WIN} → {}", euros(clover.amount)));
+            parts.push(clover.amount);
+        } else {
+            for &n in &numbers {
+                features.push(Feature::seen("losing_clover_number", u32::from(n)));
+            }
+            features.push(Feature::seen("clover_amount", cents_code(clover.amount)));
+            near_clover = u32::from(numbers.contains(&(CLOVER_WIN - 1)));
+        }
+        check_total(&parts, prize)?;
+        features.push(Feature::near_miss("near_miss_months", near_months));
+        features.push(Feature::near_miss("near_miss_clover", near_clover));
+        Ok(Explanation {
+            prize,
+            form,
+            wins,
+            features,
+            board: Board::Calendar {
+                months,
+                clover,
+                pictures: self.pictures.clone(),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Game;
+    use rust_decimal::Decimal;
+
+    fn explainer() -> CalendarExplainer {
+        let game = Game::builtin("annee-chance").unwrap();
+        CalendarExplainer::new(&game.stakes[0]).unwrap()
+    }
+
+    fn value(e: &Explanation, name: &str) -> Vec<u32> {
+        e.features
+            .iter()
+            .filter(|f| f.name == name)
+            .map(|f| f.value)
+            .collect()
+    }
+
+    #[test]
+    fn winning_months_and_the_clover_are_explained() {
+        let layout = "AB:6/CC:10/AH:2/DE:3/FF:4/GA:5/HB:6/AC:2/BD:3/CE:4/DF:5/EG:6|4-12-13:20";
+        let e = explainer().explain(layout).unwrap();
+        assert_eq!(e.prize, Decimal::from(34));
+        assert_eq!(e.form, "2 months + clover");
+        assert_eq!(
+            e.wins,
+            [
+                "February: 2 × C → 10 €",
+                "May: 2 × F → 4 €",
+                "clover: 13 → 20 €"
+            ]
+        );
+        // Ten losing months; A-B, D-E are neighbours in the picture list.
+        assert_eq!(
+            value(&e, "losing_month_distance"),
+            [1, 7, 1, 6, 6, 2, 2, 2, 2, 2]
+        );
+        assert_eq!(value(&e, "near_miss_months"), [2]);
+        // A winning clover shows no losing numbers, and its 12 is no near miss.
+        assert_eq!(value(&e, "losing_clover_number"), Vec::<u32>::new());
+        assert_eq!(value(&e, "near_miss_clover"), [0]);
+        let Board::Calendar { pictures, .. } = &e.board else {
+            panic!()
+        };
+        assert_eq!(pictures[2], ('C', "coccinelle".to_string()));
+    }
+
+    #[test]
+    fn a_twelve_on_a_losing_clover_is_a_near_miss() {
+        let layout = "AB:6/CD:10/AH:2/DE:3/FG:4/GA:5/HB:6/AC:2/BD:3/CE:4/DF:5/EG:6|4-12-11:20";
+        let e = explainer().explain(layout).unwrap();
+        assert_eq!(e.prize, Decimal::ZERO);
+        assert_eq!(e.form, "loss");
+        assert_eq!(value(&e, "losing_clover_number"), [4, 12, 11]);
+        assert_eq!(value(&e, "clover_amount"), [2000]);
+        assert_eq!(value(&e, "near_miss_clover"), [1]);
+        assert_eq!(value(&e, "near_miss_months"), [4]);
+    }
+}

@@ -1,0 +1,356 @@
+//! What one ticket shows and why it wins: the per-ticket explanation behind `show` (the
+//! terminal drawing and the SVG picture) and `report` (forms, near-miss rates, the leak check).
+//!
+//! The decoder stays the referee: every [`Explain`] first decodes the layout with its game's
+//! [`Decoder`](super::Decoder), and an explanation's `prize` and `form` are the decoder's own.
+//! The rest (the winning parts, the features, the board to draw) is read from the layout only
+//! once the decoder has accepted it, and the winning parts must add up to the decoder's prize
+//! or the explanation is refused.
+//!
+//! Features (docs/SPEC.md §3.1 lists them per mechanic) come in two kinds:
+//! - *observations* (`outside_wins`): one per part of the ticket a player sees outside its
+//!   winning parts (a non-winning row, a hive that wins no honey, a non-winning month…), so a
+//!   ticket may hold several of one name, or none when no such part is shown; the leak check
+//!   compares the distribution of their values on winners and on losers;
+//! - *near misses* (`near_miss`): exactly one of each name per ticket, whose value is how many
+//!   near misses of that kind the ticket shows (0: none); the report gives the rate of tickets
+//!   with a value above 0 among losers.
+
+use super::LayoutError;
+use crate::game::{Game, Stake};
+use rust_decimal::Decimal;
+
+/// Everything a ticket shows about its prize.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// The prize, as the decoder reads it (always equal to `Decoder::decode`).
+    pub prize: Decimal,
+    /// How the prize is shown, the same text as `Decoder::form` (e.g. `row + honey`).
+    pub form: String,
+    /// One line per winning part, top to bottom: `row 4: 3 × P → 20 €`, `6 honey pots → 6 €`,
+    /// `EXTRA hive 1, row 2: 3 × P × 5 → 50 €`, `March: 2 × C → 10 €`, `clover: 13 → 20 €`.
+    pub wins: Vec<String>,
+    /// What a player sees, for near-miss rates and the leak check (module documentation).
+    pub features: Vec<Feature>,
+    /// The ticket as it is drawn: hives and rows, or months and the clover.
+    pub board: Board,
+}
+
+/// One thing a player sees on a ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Feature {
+    /// Stable snake_case id (docs/SPEC.md §3.1); the report's JSON uses it.
+    pub name: &'static str,
+    /// A count, or a code for categorical features (an amount in cents, a multiplier's factor).
+    pub value: u32,
+    /// An observation of a part seen outside the winning parts: compared, winners vs losers,
+    /// by the leak check.
+    pub outside_wins: bool,
+    /// A near-miss count (one per ticket): the report gives the rate of non-zero values among
+    /// losers.
+    pub near_miss: bool,
+}
+
+impl Feature {
+    /// An observation of a part seen outside the winning parts.
+    pub fn seen(name: &'static str, value: u32) -> Self {
+        Feature {
+            name,
+            value,
+            outside_wins: true,
+            near_miss: false,
+        }
+    }
+
+    /// The number of near misses of one kind on the ticket.
+    pub fn near_miss(name: &'static str, count: u32) -> Self {
+        Feature {
+            name,
+            value: count,
+            outside_wins: false,
+            near_miss: true,
+        }
+    }
+}
+
+/// Explains layouts of one game and stake.
+pub trait Explain: Send + Sync {
+    /// The explanation of a layout, or the rule it breaks (the decoder's message).
+    fn explain(&self, layout: &str) -> Result<Explanation, LayoutError>;
+}
+
+/// The ticket as a player sees it, for drawings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Board {
+    /// La ruche d'or and Maxi Ruche d'or: hives of 7 offset rows, and Maxi's bonus stage.
+    Hives {
+        /// The main hive, then the EXTRA hives in order.
+        hives: Vec<Hive>,
+        /// Maxi's bonus stage, when the ticket has one.
+        bonus: Option<BonusStage>,
+    },
+    /// Année de la chance: twelve months and a clover.
+    Calendar {
+        /// January to December.
+        months: Vec<Month>,
+        /// The bonus clover.
+        clover: Clover,
+        /// What each symbol letter depicts (from the game definition), in its order.
+        pictures: Vec<(char, String)>,
+    },
+}
+
+/// One hive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hive {
+    /// `main hive`, `EXTRA hive`, `EXTRA hive 2`…
+    pub name: String,
+    /// Maxi: the bee amount shown at the top of the hive.
+    pub bee_amount: Option<Decimal>,
+    /// The rows, top to bottom.
+    pub rows: Vec<HiveRow>,
+    /// Honey pots (`H`) in the hive.
+    pub pots: u32,
+    /// What the honey pots win (zero below the table).
+    pub honey_win: Decimal,
+    /// Maxi: the hive holds a bee, which wins `bee_amount`.
+    pub bee_wins: bool,
+}
+
+/// One row of a hive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiveRow {
+    /// The amount the row shows.
+    pub amount: Decimal,
+    /// The cells, left to right, as the layout writes them (`P`, `A`, `H`, `X`…).
+    pub cells: Vec<char>,
+    /// What the row wins (zero unless it holds three `P`).
+    pub win: Decimal,
+    /// Maxi: the factor of the row's multiplier cell, if it has one.
+    pub multiplier: Option<u32>,
+}
+
+impl HiveRow {
+    /// True if the row wins (three `P`).
+    pub fn wins(&self) -> bool {
+        !self.win.is_zero()
+    }
+}
+
+/// Maxi's bonus stage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BonusStage {
+    /// The 12 cells, `Q` (a bee) or `.`.
+    pub cells: Vec<char>,
+    /// Bees shown.
+    pub bees: u32,
+    /// What they win (zero below the table).
+    pub win: Decimal,
+}
+
+/// One month of Année de la chance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Month {
+    /// The two symbols (letters).
+    pub symbols: [char; 2],
+    /// The amount shown.
+    pub amount: Decimal,
+}
+
+impl Month {
+    /// True if the month wins (two identical symbols).
+    pub fn wins(&self) -> bool {
+        self.symbols[0] == self.symbols[1]
+    }
+}
+
+/// The bonus clover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clover {
+    /// The three numbers.
+    pub numbers: [u8; 3],
+    /// The amount shown.
+    pub amount: Decimal,
+    /// True if one number is the winning one (13).
+    pub wins: bool,
+}
+
+/// Month names for explanations and drawings.
+pub const MONTH_NAMES: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// The explainer of the game's mechanic for this stake.
+pub fn explainer(game: &Game, stake: &Stake) -> Result<Box<dyn Explain>, String> {
+    match game.mechanic.as_str() {
+        "ruche" => Ok(Box::new(super::ruche::features::RucheExplainer::new(
+            stake,
+        )?)),
+        "maxi-ruche" => Ok(Box::new(super::maxi_ruche::features::MaxiExplainer::new(
+            stake,
+        )?)),
+        "calendar" => Ok(Box::new(super::calendar::features::CalendarExplainer::new(
+            stake,
+        )?)),
+        other => Err(format!(
+            "unknown mechanic '{other}': the mechanics are ruche, maxi-ruche, calendar"
+        )),
+    }
+}
+
+/// `amount €` as explanations write it.
+pub(crate) fn euros(amount: Decimal) -> String {
+    format!("{} €", crate::money::canonical(amount))
+}
+
+/// An amount as a feature value: whole cents, saturated (amounts a game states are at most
+/// 10^9 €, so only a hostile definition could saturate, and then only its feature codes merge).
+pub(crate) fn cents_code(amount: Decimal) -> u32 {
+    crate::money::cents(amount)
+        .and_then(|c| u32::try_from(c).ok())
+        .unwrap_or(u32::MAX)
+}
+
+/// Checks that the winning parts add up to the decoder's prize: the explanation is read
+/// outside the decoder, so a disagreement is refused rather than shown.
+pub(crate) fn check_total(parts: &[Decimal], prize: Decimal) -> Result<(), LayoutError> {
+    let mut total = Decimal::ZERO;
+    for &p in parts {
+        total = super::add_wins(total, p)?;
+    }
+    if total == prize {
+        Ok(())
+    } else {
+        Err(LayoutError::new(format!(
+            "the winning parts add up to {} but the decoder reads {}: explanation refused",
+            euros(total),
+            euros(prize)
+        )))
+    }
+}
+
+/// The rows of a hive `row ( "/" row )*`, `row := amount ":" cell+`, of a layout the decoder
+/// has accepted (so every row is well formed; anything else is still an error, never a panic).
+pub(crate) fn hive_rows(text: &str) -> Result<Vec<HiveRow>, LayoutError> {
+    text.split('/')
+        .map(|row| {
+            let (amount, cells) = row
+                .split_once(':')
+                .ok_or_else(|| LayoutError::new("a row without ':' (amount:cells)"))?;
+            Ok(HiveRow {
+                amount: parsed_amount(amount)?,
+                cells: cells.chars().collect(),
+                win: Decimal::ZERO,
+                multiplier: None,
+            })
+        })
+        .collect()
+}
+
+/// An amount of a layout the decoder has accepted.
+pub(crate) fn parsed_amount(text: &str) -> Result<Decimal, LayoutError> {
+    crate::money::parse_canonical(text).ok_or_else(|| {
+        LayoutError::new(format!(
+            "{} is not an amount",
+            crate::untrusted::shown(text)
+        ))
+    })
+}
+
+/// How many `P` a row holds.
+pub(crate) fn p_count(row: &HiveRow) -> u32 {
+    row.cells.iter().filter(|&&c| c == 'P').count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    //! The decoder is the referee: on thousands of synthesized layouts of every game and
+    //! stake, the explanation's prize and form are the decoder's.
+
+    use super::*;
+    use crate::game::BUILTIN;
+    use crate::mechanic::{decoder, synthesizer, LayoutRng};
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn explanations_agree_with_the_decoder_on_synthesized_layouts() {
+        for (id, _) in BUILTIN {
+            let game = Game::builtin(id).unwrap();
+            for stake in &game.stakes {
+                let synth = synthesizer(&game, stake).unwrap();
+                let dec = decoder(&game, stake).unwrap();
+                let exp = explainer(&game, stake).unwrap();
+                let mut rng = LayoutRng::seed_from_u64(7);
+                let tiers = stake.tiers();
+                let mut layout = String::new();
+                let mut near_misses = 0u64;
+                for i in 0..3000 {
+                    // Every tier, then losers weighted like a block (most tickets lose).
+                    let prize = if i < tiers.len() * 20 {
+                        tiers[i % tiers.len()]
+                    } else if rng.random_range(0..3) == 0 {
+                        tiers[rng.random_range(0..tiers.len())]
+                    } else {
+                        Decimal::ZERO
+                    };
+                    layout.clear();
+                    synth.synthesize(prize, &mut rng, &mut layout).unwrap();
+                    let e = exp
+                        .explain(&layout)
+                        .unwrap_or_else(|err| panic!("{id} {}: {layout}: {err}", stake.price));
+                    assert_eq!(e.prize, dec.decode(&layout).unwrap(), "{layout}");
+                    assert_eq!(e.prize, prize, "{layout}");
+                    assert_eq!(e.form, dec.form(&layout).unwrap(), "{layout}");
+                    assert_eq!(e.wins.is_empty(), prize.is_zero(), "{layout}: {:?}", e.wins);
+                    // Near-miss features: exactly one of each name per ticket.
+                    let mut names: Vec<_> = e
+                        .features
+                        .iter()
+                        .filter(|f| f.near_miss)
+                        .map(|f| f.name)
+                        .collect();
+                    let n = names.len();
+                    names.dedup();
+                    assert_eq!(names.len(), n, "{:?}", e.features);
+                    near_misses += u64::from(
+                        prize.is_zero() && e.features.iter().any(|f| f.near_miss && f.value > 0),
+                    );
+                    for f in &e.features {
+                        assert!(f.outside_wins != f.near_miss, "{f:?}");
+                        assert!(
+                            f.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                            "{f:?}"
+                        );
+                    }
+                }
+                // The synthesizers draw near misses on losers: the features must see some.
+                assert!(near_misses > 100, "{id} {}: {near_misses}", stake.price);
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_layouts_are_refused_with_the_decoders_message() {
+        for (id, _) in BUILTIN {
+            let game = Game::builtin(id).unwrap();
+            for stake in &game.stakes {
+                let dec = decoder(&game, stake).unwrap();
+                let exp = explainer(&game, stake).unwrap();
+                for bad in ["", "x", "5:PPPP/", "AB:6|1-2-3:3", "|||"] {
+                    assert_eq!(exp.explain(bad).unwrap_err(), dec.decode(bad).unwrap_err());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! La ruche d'or tickets explained: the winning rows and honey of every hive, and what a
+//! player sees besides (docs/SPEC.md §3.1). The decoder reads the prize; this reads the rest.
+
+use super::decode::{self, HiveOutcome};
+use super::params::{RucheParams, ROW_WIN};
+use super::RucheDecoder;
+use crate::game::Stake;
+use crate::mechanic::explain::{
+    cents_code, check_total, euros, hive_rows, p_count, Board, Explain, Explanation, Feature, Hive,
+};
+use crate::mechanic::LayoutError;
+use rust_decimal::Decimal;
+
+/// Explains La ruche d'or layouts of one stake.
+#[derive(Debug, Clone)]
+pub struct RucheExplainer {
+    decoder: RucheDecoder,
+    params: RucheParams,
+}
+
+impl RucheExplainer {
+    /// The explainer for a stake, from its layout parameters.
+    pub fn new(stake: &Stake) -> Result<Self, String> {
+        Ok(RucheExplainer {
+            decoder: RucheDecoder::new(stake)?,
+            params: RucheParams::from_stake(stake)?,
+        })
+    }
+}
+
+impl Explain for RucheExplainer {
+    fn explain(&self, layout: &str) -> Result<Explanation, LayoutError> {
+        let outcome = self.decoder.outcome(layout)?;
+        let decoded: Vec<&HiveOutcome> = std::iter::once(&outcome.main)
+            .chain(&outcome.extra[..outcome.extra_count])
+            .collect();
+        let min_pots = self.params.min_winning_pots() as u32;
+        let mut hives = Vec::with_capacity(decoded.len());
+        let mut wins = Vec::new();
+        let mut parts = Vec::new();
+        let mut features = Vec::new();
+        let (mut near_rows, mut near_honey, mut near_extra) = (0, 0, 0);
+        for (h, (text, seen)) in layout.split('|').zip(&decoded).enumerate() {
+            let name = if h == 0 {
+                "main hive".to_string()
+            } else {
+                format!("EXTRA hive {h}")
+            };
+            let place = |what: String| {
+                if h == 0 {
+                    what
+                } else {
+                    format!("{name}, {what}")
+                }
+            };
+            let mut rows = hive_rows(text)?;
+            let mut pots = 0;
+            let mut hive_win = Decimal::ZERO;
+            for (r, row) in rows.iter_mut().enumerate() {
+                pots += row.cells.iter().filter(|&&c| c == 'H').count() as u32;
+                let p = p_count(row);
+                if p as usize == ROW_WIN {
+                    row.win = row.amount;
+                    wins.push(place(format!(
+                        "row {}: {ROW_WIN} × P → {}",
+                        r + 1,
+                        euros(row.amount)
+                    )));
+                    parts.push(row.amount);
+                    hive_win = crate::mechanic::add_wins(hive_win, row.amount)?;
+                } else {
+                    features.push(Feature::seen("losing_row_p", p));
+                    features.push(Feature::seen("losing_row_amount", cents_code(row.amount)));
+                    near_rows += u32::from(p as usize + 1 == ROW_WIN);
+                }
+            }
+            let honey_win = self.params.honey_win(pots as usize);
+            if honey_win.is_zero() {
+                features.push(Feature::seen("loose_honey", pots));
+                near_honey += u32::from(pots + 1 == min_pots);
+            } else {
+                wins.push(place(format!("{pots} honey pots → {}", euros(honey_win))));
+                parts.push(honey_win);
+                hive_win = crate::mechanic::add_wins(hive_win, honey_win)?;
+            }
+            if h > 0 && hive_win.is_zero() {
+                near_extra += 1;
+            }
+            if h == 0 {
+                let extras = rows
+                    .iter()
+                    .flat_map(|r| &r.cells)
+                    .filter(|&&c| c == 'E')
+                    .count() as u32;
+                features.push(Feature::seen("extra_symbols", extras));
+            }
+            if u32::from(seen.pots) != pots || seen.honey_win != honey_win {
+                return Err(LayoutError::new(format!(
+                    "{name}: the honey pots read here differ from the decoder's: explanation refused"
+                )));
+            }
+            hives.push(Hive {
+                name,
+                bee_amount: None,
+                rows,
+                pots,
+                honey_win,
+                bee_wins: false,
+            });
+        }
+        check_total(&parts, outcome.prize)?;
+        features.push(Feature::near_miss("near_miss_rows", near_rows));
+        features.push(Feature::near_miss("near_miss_honey", near_honey));
+        features.push(Feature::near_miss("near_miss_extra", near_extra));
+        Ok(Explanation {
+            prize: outcome.prize,
+            form: decode::form(&outcome),
+            wins,
+            features,
+            board: Board::Hives { hives, bonus: None },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Game;
+    use std::str::FromStr;
+
+    fn explainer(price: &str) -> RucheExplainer {
+        let game = Game::builtin("ruche-or").unwrap();
+        RucheExplainer::new(game.stake(Decimal::from_str(price).unwrap()).unwrap()).unwrap()
+    }
+
+    fn value(e: &Explanation, name: &str) -> Vec<u32> {
+        e.features
+            .iter()
+            .filter(|f| f.name == name)
+            .map(|f| f.value)
+            .collect()
+    }
+
+    #[test]
+    fn a_winning_row_and_honey_are_explained_part_by_part() {
+        // Row 4 wins 1 €, 4 honey pots win 0.5 €; row 2 has two P (a near miss).
+        let layout = "5:PAHB/10:ABPAP/2.5:BPAHFA/1:PPPHBBA/25:ABABPH/0.5:FAPBF/7.5:ABFE|5:PAHB/10:ABPAB/2.5:BPAHPA/1:PPABFBA/25:ABABPF/0.5:PAPBF/7.5:ABFP";
+        let e = explainer("0.5").explain(layout).unwrap();
+        assert_eq!(e.prize, Decimal::from_str("1.5").unwrap());
+        assert_eq!(e.form, "row + honey");
+        assert_eq!(e.wins, ["row 4: 3 × P → 1 €", "4 honey pots → 0.5 €"]);
+        assert_eq!(value(&e, "extra_symbols"), [1]);
+        // Six losing rows in the main hive, seven in the EXTRA hive.
+        assert_eq!(
+            value(&e, "losing_row_p"),
+            [1, 2, 1, 1, 1, 0, 1, 1, 2, 2, 1, 2, 1]
+        );
+        // The EXTRA hive's two pots are loose honey; the main hive's win.
+        assert_eq!(value(&e, "loose_honey"), [2]);
+        // Main row 2, EXTRA rows 3, 4 and 6: two P without a win.
+        assert_eq!(value(&e, "near_miss_rows"), [4]);
+        assert_eq!(value(&e, "near_miss_honey"), [0]);
+        assert_eq!(value(&e, "near_miss_extra"), [1]);
+        let Board::Hives { hives, .. } = &e.board else {
+            panic!()
+        };
+        assert_eq!(hives.len(), 2);
+        assert!(hives[0].rows[3].wins());
+        assert_eq!(hives[0].pots, 4);
+    }
+
+    #[test]
+    fn three_loose_pots_are_a_near_miss() {
+        let layout = "5:PAHB/10:ABPAB/2.5:BPAHPA/1:PPABHBA/25:ABABPF/0.5:PAPBF/7.5:ABFP";
+        let e = explainer("0.5").explain(layout).unwrap();
+        assert_eq!(e.prize, Decimal::ZERO);
+        assert!(e.wins.is_empty());
+        assert_eq!(value(&e, "loose_honey"), [3]);
+        assert_eq!(value(&e, "near_miss_honey"), [1]);
+        assert_eq!(value(&e, "near_miss_extra"), [0]);
+        assert_eq!(value(&e, "losing_row_amount")[0], 500);
+    }
+}
