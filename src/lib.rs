@@ -17,6 +17,7 @@ pub mod interrupt;
 pub mod load;
 pub mod mechanic;
 pub mod money;
+pub mod picture;
 pub mod plan;
 pub mod report;
 pub mod untrusted;

@@ -330,6 +330,80 @@ pub fn verify_block(
     report
 }
 
+/// A block's manifest, checked as [`verify_block`] checks it, without reading its tickets.
+pub struct CheckedManifest {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// The game definition it was checked against.
+    pub game: Game,
+    /// Its stake.
+    pub stake: Stake,
+}
+
+/// The first half of [`verify_block`], for tools that read one ticket (`show`): the manifest
+/// (bounded read), its signature, its fields against the game definition and Article 3, and
+/// the block's place. On failure the report lists the problems; its warnings are kept either
+/// way.
+pub fn check_manifest_of(
+    csv: &Path,
+    options: &VerifyOptions,
+) -> (BlockReport, Option<CheckedManifest>) {
+    let mut report = BlockReport {
+        csv: csv.to_path_buf(),
+        ..BlockReport::default()
+    };
+    let Some(number) = block_number(csv) else {
+        report.problem(format!(
+            "{}: not a block file (block files are named block-NNNNN.csv)",
+            shown_path(csv)
+        ));
+        return (report, None);
+    };
+    let dir = csv.parent().unwrap_or(Path::new("."));
+    let manifest_path = dir.join(block::manifest_name(number));
+    let manifest_bytes = match read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest") {
+        Ok(b) => b,
+        Err(e) => {
+            report.problem(format!(
+                "{}: cannot read the manifest: {e}",
+                shown_path(&manifest_path)
+            ));
+            return (report, None);
+        }
+    };
+    let parsed = Manifest::from_bytes(&manifest_bytes);
+    check_signature(
+        &mut report,
+        dir,
+        number,
+        &manifest_bytes,
+        parsed.as_ref().ok(),
+        options,
+    );
+    let manifest = match parsed {
+        Ok(m) => m,
+        Err(e) => {
+            report.problem(format!(
+                "{}: not a valid manifest: {e}",
+                shown_path(&manifest_path)
+            ));
+            return (report, None);
+        }
+    };
+    let checked = check_manifest(&mut report, &manifest_path, &manifest, number, csv, options);
+    match checked {
+        Some((game, stake)) if report.ok() => (
+            report,
+            Some(CheckedManifest {
+                manifest,
+                game,
+                stake,
+            }),
+        ),
+        _ => (report, None),
+    }
+}
+
 /// Checks the signature of the manifest bytes and the key's fingerprint in them.
 fn check_signature(
     report: &mut BlockReport,

@@ -26,6 +26,7 @@ pub mod output;
 mod report;
 mod seal;
 mod seed;
+mod show;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -86,6 +87,9 @@ pub enum Command {
     Seed(SeedArgs),
     /// List the built-in games: stakes, block size, winners, payout ratio, odds.
     Games,
+    /// Draw one ticket of a block as a player sees it (in the terminal, or as an SVG picture)
+    /// and say how it decodes.
+    Show(ShowArgs),
 }
 
 /// `emit` arguments.
@@ -328,6 +332,55 @@ pub struct LoadArgs {
     pub quiet: bool,
 }
 
+/// `show` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+What is checked before the ticket is drawn: the manifest and its signature (against \
+--public-key, else the emission's own emission.pub.pem), the manifest's game definition, stake, \
+prize table and folder, and the ticket's line: its serial, prize column and SHA-256, and that \
+its layout is valid and wins exactly its prize column. The other tickets, the CSV's SHA-256 and \
+the Merkle root are not checked: run `verify` for the whole block. A ticket that fails a check \
+is not drawn (exit status 1).
+
+Examples:
+  emission-factory show emissions/ruche-or/2/e0001/block-00001.csv --ticket 42
+  emission-factory show emissions/ruche-or/2/e0001/block-00001.csv \\
+      --ticket ruche-or-200-0001-00001-0000042 --svg ticket.svg")]
+pub struct ShowArgs {
+    /// The block's CSV file (block-NNNNN.csv, beside its manifest and signature).
+    #[arg(value_name = "BLOCK")]
+    pub block: PathBuf,
+    /// The ticket: its index in the block (from 0) or its serial.
+    #[arg(long, value_name = "N|SERIAL")]
+    pub ticket: String,
+    /// Also write the ticket as an SVG picture to FILE (hexagonal cells, or a calendar and a
+    /// clover; self-contained, opens in any browser).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// The public key (SPKI PEM) the block must be signed with. Without it the emission's own
+    /// emission.pub.pem is used, which proves integrity but not origin.
+    #[arg(long, value_name = "PEM")]
+    pub public_key: Option<PathBuf>,
+    /// Check against this game definition (id or .toml path) instead of the built-in one the
+    /// manifest names.
+    #[arg(long, value_name = "ID|FILE")]
+    pub game: Option<String>,
+    /// Colours: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long = "color", value_name = "WHEN", default_value = "auto")]
+    pub colour: WhenColour,
+}
+
+/// When to colour the terminal drawing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WhenColour {
+    /// On a terminal, unless the NO_COLOR environment variable is set (and not empty).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
 /// `keygen` arguments.
 #[derive(Debug, clap::Args)]
 pub struct KeygenArgs {
@@ -401,6 +454,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Keygen(args) => keygen::run(args),
         Command::Seed(args) => seed::run(args),
         Command::Games => games::run(),
+        Command::Show(args) => show::run(args),
     }
 }
 

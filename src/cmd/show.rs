@@ -1,0 +1,494 @@
+//! `show`: one ticket of a block as a player sees it, and how it decodes.
+//!
+//! The block's manifest and signature are checked as `verify` checks them, and the ticket's
+//! own line (serial, prize column, SHA-256, layout decoding to the prize); the other tickets
+//! are not read past the ticket shown. A ticket that fails a check is not drawn.
+
+use super::{Exit, ShowArgs, WhenColour};
+use crate::block::keys;
+use crate::block::{self, CSV_HEADER};
+use crate::game::Game;
+use crate::mechanic::explain::{
+    explainer, Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
+};
+use crate::money::canonical;
+use crate::untrusted::{shown, shown_path, tamed};
+use crate::verify::{check_manifest_of, TicketCheck, VerifyOptions};
+use anstyle::{AnsiColor, Color, Style};
+use anyhow::{bail, Context, Result};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+pub(super) fn run(args: ShowArgs) -> Result<Exit> {
+    let options = VerifyOptions {
+        public_key: match &args.public_key {
+            Some(path) => Some(keys::read_public_key(path)?),
+            None => None,
+        },
+        game: match &args.game {
+            Some(g) => Some(Game::resolve(g)?),
+            None => None,
+        },
+        ..VerifyOptions::default()
+    };
+    let csv = &args.block;
+    let name = shown_path(csv);
+    let (report, checked) = check_manifest_of(csv, &options);
+    for w in &report.warnings {
+        errln!("warning: {w}");
+    }
+    let Some(checked) = checked else {
+        errln!("FAILED  {name}");
+        for p in &report.problems {
+            errln!("  - {p}");
+        }
+        return Ok(Exit::Failed);
+    };
+    let (game, stake, manifest) = (&checked.game, &checked.stake, &checked.manifest);
+    let tickets = TicketCheck::new(game, stake, manifest.emission, manifest.block)
+        .map_err(|m| anyhow::anyhow!("{name}: {m}"))?;
+    let prefix = block::serial_prefix(&game.id, stake, manifest.emission, manifest.block);
+    let index = ticket_index(&args.ticket, &prefix, manifest.tickets.min(game.block_size))?;
+    let line = read_ticket_line(csv, index, manifest.csv.bytes, tickets.max_line())?;
+    if let Err(problem) = tickets.check(&line, index) {
+        errln!("FAILED  {name} {problem}");
+        return Ok(Exit::Failed);
+    }
+    // Checked above: four fields, the layout valid UTF-8 and decoding to the prize column.
+    let text = String::from_utf8_lossy(&line);
+    let mut fields = text.split(',');
+    let serial = fields.next().unwrap_or_default();
+    let layout = fields.nth(1).unwrap_or_default();
+    let explanation = explainer(game, stake)
+        .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?
+        .explain(layout)
+        .map_err(|e| anyhow::anyhow!("{name} line {}: {e}", index + 2))?;
+    let colour = match args.colour {
+        WhenColour::Always => true,
+        WhenColour::Never => false,
+        WhenColour::Auto => {
+            use std::io::IsTerminal;
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    };
+    let title = format!("{} · {} €", game.name, canonical(stake.price));
+    let subtitle = format!("{serial} (block {}, line {})", manifest.block, index + 2);
+    outln!("{}", draw(&title, &subtitle, &explanation, colour))?;
+    if let Some(path) = &args.svg {
+        let svg = crate::picture::explanation_svg(&title, serial, &explanation);
+        std::fs::write(path, svg)
+            .with_context(|| format!("--svg {}: cannot write", shown_path(path)))?;
+        errln!("picture written to {}", shown_path(path));
+    }
+    Ok(Exit::Ok)
+}
+
+/// The ticket's index in the block from `--ticket`: an index from 0, or the ticket's serial.
+fn ticket_index(arg: &str, prefix: &str, tickets: u64) -> Result<u64> {
+    let index = if !arg.is_empty() && arg.len() <= 7 && arg.bytes().all(|b| b.is_ascii_digit()) {
+        arg.parse::<u64>()?
+    } else {
+        match arg.strip_prefix(prefix) {
+            Some(digits) if digits.len() == 7 && digits.bytes().all(|b| b.is_ascii_digit()) => {
+                digits.parse::<u64>()?
+            }
+            _ => bail!(
+                "--ticket {}: give the ticket's index in the block (0 to {}) or its serial, {prefix}NNNNNNN",
+                shown(arg),
+                tickets.saturating_sub(1)
+            ),
+        }
+    };
+    if index >= tickets {
+        bail!(
+            "--ticket {}: the block holds {tickets} tickets, indexed 0 to {}",
+            shown(arg),
+            tickets.saturating_sub(1)
+        );
+    }
+    Ok(index)
+}
+
+/// Reads the line of ticket `index` (line `index + 2`, after the header), without its line
+/// end. Reads at most `file_bytes` (the manifest's size of the CSV) and refuses a line longer
+/// than `max_line`: what is held is one line.
+fn read_ticket_line(csv: &Path, index: u64, file_bytes: u64, max_line: usize) -> Result<Vec<u8>> {
+    let name = shown_path(csv);
+    let file = std::fs::File::open(csv).with_context(|| format!("{name}: cannot read"))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file.take(file_bytes));
+    let mut line = Vec::with_capacity(max_line + 1);
+    let limit = max_line.max(CSV_HEADER.len()) as u64 + 1;
+    for n in 0..=index.saturating_add(1) {
+        if n % (1 << 16) == 0 {
+            crate::interrupt::check()?;
+        }
+        line.clear();
+        let read = (&mut reader)
+            .take(limit)
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("{name}: cannot read"))?;
+        let line_no = n + 1;
+        if read == 0 {
+            bail!(
+                "{name}: the file ends at line {n}, before ticket {index} (line {}): the block is damaged, run verify",
+                index + 2
+            );
+        }
+        if line.last() != Some(&b'\n') {
+            if read as u64 == limit {
+                bail!("{name} line {line_no}: longer than the longest line of this game ({max_line} bytes): the block is damaged, run verify");
+            }
+            bail!("{name} line {line_no}: the file ends without a line end: the block is damaged, run verify");
+        }
+        line.pop();
+        if n == 0 && line != CSV_HEADER.as_bytes() {
+            bail!(
+                "{name} line 1: the header is {}, it must be '{CSV_HEADER}'",
+                shown(&line)
+            );
+        }
+    }
+    Ok(line)
+}
+
+/// Colours of the terminal drawing (none when off).
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn paint(&self, text: &str, style: Style) -> String {
+        if self.on {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+fn fg(c: AnsiColor) -> Style {
+    Style::new().fg_color(Some(Color::Ansi(c)))
+}
+
+/// The style of a hive cell; `won` cells are reversed.
+fn cell_style(cell: char, won: bool) -> Style {
+    let base = match cell {
+        'P' => fg(AnsiColor::BrightRed).bold(),
+        'A' => fg(AnsiColor::Blue),
+        'B' => fg(AnsiColor::Magenta),
+        'H' => fg(AnsiColor::Yellow).bold(),
+        'E' => fg(AnsiColor::BrightMagenta).bold(),
+        'F' => fg(AnsiColor::Green),
+        'Q' => fg(AnsiColor::BrightYellow).bold(),
+        _ => fg(AnsiColor::Cyan).bold(),
+    };
+    if won {
+        base.fg_color(Some(Color::Ansi(AnsiColor::Black)))
+            .bg_color(Some(Color::Ansi(AnsiColor::BrightGreen)))
+            .bold()
+    } else {
+        base
+    }
+}
+
+/// The ticket as text: the hives as offset rows of cells with their amounts (winning cells in
+/// brackets), or the months and the clover; then how it decodes.
+pub fn draw(title: &str, subtitle: &str, e: &Explanation, colour: bool) -> String {
+    let paint = Paint { on: colour };
+    let mut out = String::new();
+    out.push_str(&paint.paint(title, Style::new().bold()));
+    out.push_str("  ");
+    out.push_str(subtitle);
+    out.push('\n');
+    match &e.board {
+        Board::Hives { hives, bonus } => {
+            for hive in hives {
+                draw_hive(&mut out, hive, &paint);
+            }
+            if let Some(b) = bonus {
+                draw_bonus(&mut out, b, &paint);
+            }
+            let maxi = hives.iter().any(|h| h.bee_amount.is_some());
+            out.push_str(if maxi {
+                "\n  P your symbol · A B the other two · F flower · E EXTRA · Q bee · 2-6 X multipliers (X = ×10)\n"
+            } else {
+                "\n  P your symbol · A B the other two · H honey pot · E EXTRA · F flower\n"
+            });
+        }
+        Board::Calendar {
+            months,
+            clover,
+            pictures,
+        } => draw_calendar(&mut out, months, clover, pictures, &paint),
+    }
+    out.push('\n');
+    let total = format!("total {} €", canonical(e.prize));
+    let mut decoding: Vec<String> = e.wins.clone();
+    decoding.push(paint.paint(&total, Style::new().bold()));
+    out.push_str("  ");
+    out.push_str(&decoding.join("; "));
+    out.push_str(&format!("  ({})", e.form));
+    out
+}
+
+fn draw_hive(out: &mut String, hive: &Hive, paint: &Paint) {
+    out.push('\n');
+    let mut head = format!("  {}", hive.name);
+    if let Some(bee) = hive.bee_amount {
+        head.push_str(&format!(" · bee {} €", canonical(bee)));
+        if hive.bee_wins {
+            head.push_str(" · the bee wins");
+        }
+    }
+    out.push_str(&paint.paint(&head, Style::new().bold()));
+    out.push('\n');
+    let honey_wins = !hive.honey_win.is_zero();
+    let widest = hive.rows.iter().map(|r| r.cells.len()).max().unwrap_or(0);
+    for (r, row) in hive.rows.iter().enumerate() {
+        let wins = row.wins();
+        let indent = " ".repeat(2 * (widest - row.cells.len().min(widest)));
+        let mut cells = String::new();
+        for &c in &row.cells {
+            let won = (wins
+                && (c == 'P' || row.multiplier.is_some() && matches!(c, '2'..='6' | 'X')))
+                || (honey_wins && c == 'H')
+                || (hive.bee_wins && c == 'Q');
+            let text = if won {
+                format!("[{c}]")
+            } else {
+                format!(" {c} ")
+            };
+            cells.push_str(&paint.paint(&text, cell_style(c, won)));
+            cells.push(' ');
+        }
+        let amount = format!("{:>8} €", canonical(row.amount));
+        let mark = if wins {
+            let mut m = format!("← row {} wins {} €", r + 1, canonical(row.win));
+            if let Some(f) = row.multiplier {
+                m = format!(
+                    "← row {} wins {} € × {f} = {} €",
+                    r + 1,
+                    canonical(row.amount),
+                    canonical(row.win)
+                );
+            }
+            paint.paint(&m, fg(AnsiColor::Green).bold())
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "  {} {indent}{}  {mark}",
+            if wins {
+                paint.paint(&amount, Style::new().bold())
+            } else {
+                amount
+            },
+            cells.trim_end()
+        ));
+        // No trailing blanks: snapshots and copies stay clean.
+        while out.ends_with(' ') {
+            out.pop();
+        }
+        out.push('\n');
+    }
+    if hive.bee_amount.is_none() {
+        let mut honey = format!("  honey pots: {}", hive.pots);
+        if honey_wins {
+            honey.push_str(&format!(" → {} €", canonical(hive.honey_win)));
+            out.push_str(&paint.paint(&honey, fg(AnsiColor::Green).bold()));
+        } else {
+            out.push_str(&honey);
+        }
+        out.push('\n');
+    }
+}
+
+fn draw_bonus(out: &mut String, b: &BonusStage, paint: &Paint) {
+    out.push('\n');
+    let won = !b.win.is_zero();
+    let cells: Vec<String> = b
+        .cells
+        .iter()
+        .map(|&c| {
+            if c == 'Q' {
+                paint.paint(if won { "[Q]" } else { " Q " }, cell_style('Q', won))
+            } else {
+                " . ".to_string()
+            }
+        })
+        .collect();
+    let mut line = format!("  bonus stage  {}  {} bees", cells.join(""), b.bees);
+    if won {
+        line.push_str(&format!(" → {} €", canonical(b.win)));
+    }
+    out.push_str(&line);
+    out.push('\n');
+}
+
+fn draw_calendar(
+    out: &mut String,
+    months: &[Month],
+    clover: &Clover,
+    pictures: &[(char, String)],
+    paint: &Paint,
+) {
+    out.push('\n');
+    let cell = |m: usize| -> String {
+        let Some(month) = months.get(m) else {
+            return String::new();
+        };
+        let wins = month.wins();
+        let [a, b] = month.symbols;
+        let text = format!(
+            "{:<10} {} {} {:>7} €{}",
+            MONTH_NAMES.get(m).copied().unwrap_or("?"),
+            a,
+            b,
+            canonical(month.amount),
+            if wins { " ←" } else { "  " }
+        );
+        if wins {
+            paint.paint(&text, fg(AnsiColor::Green).bold())
+        } else {
+            text
+        }
+    };
+    for m in 0..6 {
+        let line = format!("  {}    {}", cell(m), cell(m + 6));
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
+    let numbers: Vec<String> = clover
+        .numbers
+        .iter()
+        .map(|&n| {
+            if n == 13 {
+                paint.paint(&format!("[{n}]"), fg(AnsiColor::Green).bold())
+            } else {
+                n.to_string()
+            }
+        })
+        .collect();
+    let mut line = format!(
+        "  clover  {}  {} €",
+        numbers.join(" "),
+        canonical(clover.amount)
+    );
+    if clover.wins {
+        line.push_str(&paint.paint(" ← 13 wins", fg(AnsiColor::Green).bold()));
+    }
+    out.push_str(&line);
+    out.push('\n');
+    let legend: Vec<String> = pictures
+        .iter()
+        .map(|(l, p)| format!("{l} {}", tamed(p)))
+        .collect();
+    out.push_str("\n  ");
+    out.push_str(&legend.join(" · "));
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    //! Snapshots of the terminal drawing of fixed tickets of each game (no colour).
+
+    use super::*;
+    use crate::game::Game;
+    use rust_decimal::Decimal;
+    use std::str::FromStr;
+
+    fn drawn(game: &str, price: &str, layout: &str) -> String {
+        let game = Game::builtin(game).unwrap();
+        let stake = game.stake(Decimal::from_str(price).unwrap()).unwrap();
+        let e = explainer(&game, stake).unwrap().explain(layout).unwrap();
+        draw(&game.name, "a fixed ticket", &e, false)
+    }
+
+    #[test]
+    fn ruche_row_and_honey() {
+        insta::assert_snapshot!(drawn(
+            "ruche-or",
+            "0.5",
+            "5:PAHB/10:ABPAP/2.5:BPAHFA/1:PPPHBBA/25:ABABPH/0.5:FAPBF/7.5:ABFE|5:PAHB/10:ABPAB/2.5:BPAHPA/1:PPABFBA/25:ABABPF/0.5:PAPBF/7.5:ABFP"
+        ));
+    }
+
+    #[test]
+    fn ruche_loss() {
+        insta::assert_snapshot!(drawn(
+            "ruche-or",
+            "2",
+            "20:PAHB/40:ABPAB/10:BPAHPA/4:PPABHBA/100:ABABPF/2:PAPBF/30:ABFP"
+        ));
+    }
+
+    #[test]
+    fn maxi_multiplier_and_bee() {
+        insta::assert_snapshot!(drawn(
+            "maxi-ruche-or",
+            "3",
+            "10#1:PAFB/2:PBP5P/5:BFAFPA/1:PPABFBA/20:ABABPF/3:FAQBF/2:ABFP"
+        ));
+    }
+
+    #[test]
+    fn maxi_bonus_stage() {
+        insta::assert_snapshot!(drawn(
+            "maxi-ruche-or",
+            "3",
+            "10#1:PAFB/2:ABP5P/5:BFAFPA/1:PPABFBA/20:ABABPF/3:FAPBF/2:EBFP|5#1:PAFB/2:ABPXP/5:BFAFPA/1:PPABFBA/20:ABABPF/3:FAPBF/2:ABFP+QQQ.Q.QQ...."
+        ));
+    }
+
+    #[test]
+    fn annee_months_and_clover() {
+        insta::assert_snapshot!(drawn(
+            "annee-chance",
+            "3",
+            "AB:6/CC:10/AH:2/DE:3/FF:4/GA:5/HB:6/AC:2/BD:3/CE:4/DF:5/EG:6|4-12-13:20"
+        ));
+    }
+
+    #[test]
+    fn annee_loss() {
+        insta::assert_snapshot!(drawn(
+            "annee-chance",
+            "3",
+            "AB:6/CD:10/AH:2/DE:3/FG:4/GA:5/HB:6/AC:2/BD:3/CE:4/DF:5/EG:6|4-12-11:20"
+        ));
+    }
+
+    #[test]
+    fn colours_are_off_unless_asked() {
+        let game = Game::builtin("ruche-or").unwrap();
+        let e = explainer(&game, &game.stakes[0])
+            .unwrap()
+            .explain("5:PAHB/10:ABPAB/2.5:BPAHPA/1:PPPHBBA/25:ABABPF/0.5:PAPBF/7.5:ABFP")
+            .unwrap();
+        assert!(!draw("t", "s", &e, false).contains('\u{1b}'));
+        assert!(draw("t", "s", &e, true).contains("\u{1b}["));
+    }
+
+    #[test]
+    fn a_ticket_is_named_by_its_index_or_its_serial() {
+        let prefix = "ruche-or-200-0001-00007-";
+        assert_eq!(ticket_index("42", prefix, 900_000).unwrap(), 42);
+        assert_eq!(
+            ticket_index("ruche-or-200-0001-00007-0000042", prefix, 900_000).unwrap(),
+            42
+        );
+        for bad in [
+            "",
+            "900000",
+            "ruche-or-200-0001-00008-0000042",
+            "ruche-or-200-0001-00007-42",
+            "-1",
+            "1e3",
+        ] {
+            let e = ticket_index(bad, prefix, 900_000).unwrap_err().to_string();
+            assert!(e.starts_with("--ticket"), "{bad}: {e}");
+        }
+    }
+}
