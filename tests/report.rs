@@ -99,7 +99,10 @@ fn rewrite(w: &Workdir, folder: &Path, block: u32, tickets: &[(String, String)])
         &data("mini-ruche.toml"),
         "--public-key",
         "keys/public-key.pem",
-        folder.join(format!("block-{block:05}.csv")).to_str().unwrap(),
+        folder
+            .join(format!("block-{block:05}.csv"))
+            .to_str()
+            .unwrap(),
     ]);
 }
 
@@ -175,7 +178,13 @@ fn the_factorys_own_blocks_pass_every_test() {
         assert!(!b["near_misses"].as_array().unwrap().is_empty());
         assert!(!b["forms"].as_array().unwrap().is_empty());
     }
-    assert_eq!(json["emissions"][0]["cross_block"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        json["emissions"][0]["cross_block"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     // The text fits an 80-column terminal (file names aside).
     for line in said.lines().filter(|l| !l.contains("out/")) {
         assert!(line.chars().count() <= 80, "{line:?}");
@@ -196,7 +205,10 @@ fn a_sorted_block_fails_the_position_and_runs_tests() {
     let (json, said) = report(&w, &[&folder], 1);
     let failed = failed_order_tests(&json);
     for name in ["positions", "runs", "serial_win"] {
-        assert!(failed.iter().any(|f| f == name), "{name} should fail: {said}");
+        assert!(
+            failed.iter().any(|f| f == name),
+            "{name} should fail: {said}"
+        );
     }
     assert!(flagged_leaks(&json).is_empty(), "{said}");
     assert!(said.contains("FAILED"), "{said}");
@@ -317,14 +329,22 @@ fn the_html_page_is_self_contained_and_renders_its_plots() {
     let folder = emit_mini(&w, "2");
     let game = data("mini-ruche.toml");
     w.ok(&[
-        "report", "--game", &game, "--html", "report.html", "--quiet",
+        "report",
+        "--game",
+        &game,
+        "--html",
+        "report.html",
+        "--quiet",
         folder.to_str().unwrap(),
     ]);
     let page = std::fs::read_to_string(w.path("report.html")).unwrap();
     // One file: no script, nothing fetched.
     for banned in ["<script", "http://", "https://", "<link", "src=\"http"] {
         let outside_svg_namespace = page.replace("http://www.w3.org/2000/svg", "");
-        assert!(!outside_svg_namespace.contains(banned), "{banned} in the page");
+        assert!(
+            !outside_svg_namespace.contains(banned),
+            "{banned} in the page"
+        );
     }
     for block in 1..=2 {
         for plot in ["prizes-along", "gaps", "features", "forms"] {

@@ -36,7 +36,27 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
         write_file(path, &json, "--json")?;
     }
     if let Some(path) = &args.html {
-        let page = html::render(&made, &|_, _| None);
+        // The game of each block, resolved once per game and stake.
+        let games: std::collections::BTreeMap<(String, String), (Game, crate::game::Stake)> = made
+            .blocks
+            .iter()
+            .filter(|b| b.verified)
+            .filter_map(|b| {
+                let game = match &options.game {
+                    Some(g) => g.clone(),
+                    None => Game::builtin(&b.game).ok()?,
+                };
+                let stake = game
+                    .stake(crate::money::parse_canonical(&b.stake)?)
+                    .ok()?
+                    .clone();
+                Some(((b.game.clone(), b.stake.clone()), (game, stake)))
+            })
+            .collect();
+        let page = html::render(&made, &|block, layout| {
+            let (game, stake) = games.get(&(block.game.clone(), block.stake.clone()))?;
+            crate::picture::ticket_svg(game, stake, layout).ok()
+        });
         write_file(path, page.as_bytes(), "--html")?;
     }
     outln!("{}", text::render(&made).trim_end())?;

@@ -62,10 +62,7 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
         }
         out.push_str("</ul>\n");
     } else {
-        let _ = writeln!(
-            out,
-            "<p class=\"ok\" id=\"verdict\">Every test passed.</p>"
-        );
+        let _ = writeln!(out, "<p class=\"ok\" id=\"verdict\">Every test passed.</p>");
     }
     for (i, b) in report.blocks.iter().enumerate() {
         block(&mut out, i + 1, b, picture);
@@ -104,7 +101,10 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
 fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) {
     let _ = writeln!(out, "<h2 id=\"block-{n}\">{}</h2>", esc(&b.file));
     if !b.verified {
-        let _ = writeln!(out, "<p class=\"fail\">Failed verification; not analysed.</p><ul>");
+        let _ = writeln!(
+            out,
+            "<p class=\"fail\">Failed verification; not analysed.</p><ul>"
+        );
         for p in &b.problems {
             let _ = writeln!(out, "<li>{}</li>", esc(p));
         }
@@ -281,11 +281,7 @@ fn gaps(out: &mut String, n: usize, order: &Order) {
         "<svg id=\"gaps-{n}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-size=\"11\">",
         left + width + 10.0
     );
-    let _ = write!(
-        out,
-        "<text x=\"4\" y=\"12\">{}</text>",
-        most.round() as u64
-    );
+    let _ = write!(out, "<text x=\"4\" y=\"12\">{}</text>", most.round() as u64);
     for (i, c) in classes.iter().enumerate() {
         let x = left + bar * i as f64;
         let h = scale(c.observed as f64);
@@ -346,7 +342,10 @@ fn features(out: &mut String, n: usize, b: &BlockSection) {
             y + 14.0,
             esc(name)
         );
-        for (k, (rate, colour)) in [(losers, "#9c9c9c"), (winners, "#f28e2b")].iter().enumerate() {
+        for (k, (rate, colour)) in [(losers, "#9c9c9c"), (winners, "#f28e2b")]
+            .iter()
+            .enumerate()
+        {
             let _ = write!(
                 out,
                 "<rect x=\"{left}\" y=\"{:.1}\" width=\"{:.1}\" height=\"10\" fill=\"{colour}\"/><text x=\"{:.1}\" y=\"{:.1}\">{:.1} %</text>",
@@ -416,7 +415,9 @@ fn forms(out: &mut String, n: usize, b: &BlockSection) {
             x += w;
         }
     }
-    out.push_str("</svg>\n<table><tr><th>prize €</th><th class=\"l\">form</th><th>tickets</th></tr>");
+    out.push_str(
+        "</svg>\n<table><tr><th>prize €</th><th class=\"l\">form</th><th>tickets</th></tr>",
+    );
     for f in &b.forms {
         let _ = write!(
             out,

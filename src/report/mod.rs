@@ -246,7 +246,11 @@ pub fn report(
         progress.set_message(format!("report {}", shown_path(csv)));
         progress.set_position(0);
         let (section, order, game, stake) = analyse_block(csv, options, progress)?;
-        let key = (section.game.clone(), section.stake.clone(), section.emission);
+        let key = (
+            section.game.clone(),
+            section.stake.clone(),
+            section.emission,
+        );
         let loser = (stake.prizes.len()) as u8;
         bits.entry(key.clone()).or_default().push((
             section.block,
@@ -363,9 +367,13 @@ fn analyse_block(
     let explain = explainer(&game, &stake).map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
     let tiers: Vec<Decimal> = stake.tiers();
     let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
-    let tally = scan::scan(csv, manifest.csv.bytes, &tier_text, explain.as_ref(), &|n| {
-        progress.set_position(n)
-    })?;
+    let tally = scan::scan(
+        csv,
+        manifest.csv.bytes,
+        &tier_text,
+        explain.as_ref(),
+        &|n| progress.set_position(n),
+    )?;
     if hex::encode(tally.sha256) != manifest.csv.sha256 {
         anyhow::bail!(
             "{name}: the file changed while it was read (its SHA-256 is no longer the manifest's): run the report again"
@@ -423,18 +431,11 @@ fn analyse_block(
         prizes,
         total_prizes: canonical(total),
         payout_ratio: payout(&stake, &tally.counts, tickets),
-        expected_payout_ratio: stake
-            .payout_ratio(game.block_size)
-            .to_f64()
-            .unwrap_or(0.0),
+        expected_payout_ratio: stake.payout_ratio(game.block_size).to_f64().unwrap_or(0.0),
         odds: ratio(tickets, winners),
         expected_odds: ratio(game.block_size, stake.winners),
         forms,
-        near_misses: tally
-            .near_misses
-            .iter()
-            .map(|(n, &v)| rate(n, v))
-            .collect(),
+        near_misses: tally.near_misses.iter().map(|(n, &v)| rate(n, v)).collect(),
         features: tally
             .shown
             .iter()

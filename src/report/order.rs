@@ -280,12 +280,11 @@ pub fn winner_bits(order: &[u8], loser: u8) -> Vec<u64> {
 /// The test of two blocks' win indicators (same length `n`).
 pub fn cross_block(a: (u32, &[u64]), b: (u32, &[u64]), n: u64) -> (OrderTest, f64) {
     let ones = |bits: &[u64]| bits.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
-    let overlap: u64 = a
-        .1
-        .iter()
-        .zip(b.1)
-        .map(|(x, y)| u64::from((x & y).count_ones()))
-        .sum();
+    let overlap: u64 =
+        a.1.iter()
+            .zip(b.1)
+            .map(|(x, y)| u64::from((x & y).count_ones()))
+            .sum();
     let (na, nb) = (ones(a.1), ones(b.1));
     let mut test = OrderTest::new(
         "cross_block",
@@ -318,7 +317,9 @@ mod tests {
     const AMOUNTS: [f64; 6] = [2000.0, 100.0, 20.0, 4.0, 2.0, 0.0];
 
     fn tiers() -> Vec<String> {
-        ["2000", "100", "20", "4", "2", "0"].map(String::from).to_vec()
+        ["2000", "100", "20", "4", "2", "0"]
+            .map(String::from)
+            .to_vec()
     }
 
     #[test]

@@ -9,10 +9,10 @@ use crate::money::canonical;
 use crate::untrusted::shown;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
+use rustc_hash::FxHashMap as HashMap;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs::File;
-use std::hash::{Hash, Hasher};
 use std::io::Read;
 use std::path::Path;
 
@@ -57,15 +57,24 @@ struct Ticket {
     key: u128,
 }
 
+/// A feature's name by its address and length: compared as two integers in the hot loop.
+type Name = (usize, usize);
+
+fn name(text: &'static str) -> Name {
+    (text.as_ptr() as usize, text.len())
+}
+
 /// What one parallel task tallied, besides its tickets in order.
 #[derive(Default)]
 struct Part {
     tickets: Vec<Ticket>,
     forms: HashMap<(usize, String), u64>,
-    observations: HashMap<(&'static str, u32), [u64; 2]>,
-    observed: HashMap<&'static str, [u64; 2]>,
-    shown: HashMap<&'static str, [u64; 2]>,
-    near_misses: HashMap<&'static str, [u64; 2]>,
+    /// Keyed by the name's address and the value: comparing addresses, not texts, in the hot
+    /// loop (two copies of one name at different addresses are merged by text in `merge`).
+    observations: HashMap<(usize, usize, u32), (&'static str, [u64; 2])>,
+    observed: HashMap<Name, (&'static str, [u64; 2])>,
+    shown: HashMap<Name, (&'static str, [u64; 2])>,
+    near_misses: HashMap<Name, (&'static str, [u64; 2])>,
     /// (tier, layout) of the first tickets of each tier in the task.
     samples: Vec<(u8, String)>,
     error: Option<(usize, String)>,
@@ -169,16 +178,16 @@ fn merge(tally: &mut Tally, part: Part, keys: &mut Vec<u128>) {
     for (k, v) in part.forms {
         *tally.forms.entry(k).or_insert(0) += v;
     }
-    for (k, v) in part.observations {
-        add2(tally.observations.entry(k).or_insert([0; 2]), v);
+    for ((_, _, value), (name, v)) in part.observations {
+        add2(tally.observations.entry((name, value)).or_insert([0; 2]), v);
     }
-    for (k, v) in part.observed {
+    for (k, v) in part.observed.into_values() {
         add2(tally.observed.entry(k).or_insert([0; 2]), v);
     }
-    for (k, v) in part.shown {
+    for (k, v) in part.shown.into_values() {
         add2(tally.shown.entry(k).or_insert([0; 2]), v);
     }
-    for (k, v) in part.near_misses {
+    for (k, v) in part.near_misses.into_values() {
         add2(tally.near_misses.entry(k).or_insert([0; 2]), v);
     }
 }
@@ -200,9 +209,9 @@ fn read_part(
         ..Part::default()
     };
     let mut seen_in_task = vec![0usize; tiers.len()];
-    let mut names: Vec<&'static str> = Vec::new();
-    let mut near: Vec<&'static str> = Vec::new();
-    let mut outside: Vec<&'static str> = Vec::new();
+    let mut names: Vec<(Name, &'static str)> = Vec::new();
+    let mut near: Vec<(Name, &'static str)> = Vec::new();
+    let mut outside: Vec<(Name, &'static str)> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let mut fields = line.split(|&b| b == b',');
         let (_, prize, layout) = (fields.next(), fields.next(), fields.next());
@@ -243,32 +252,32 @@ fn read_part(
         outside.clear();
         for f in &features {
             if f.outside_wins {
-                part.observations.entry((f.name, f.value)).or_insert([0; 2])[winner] += 1;
-                outside.push(f.name);
+                let (at, len) = name(f.name);
+                part.observations
+                    .entry((at, len, f.value))
+                    .or_insert((f.name, [0; 2]))
+                    .1[winner] += 1;
+                outside.push((name(f.name), f.name));
             }
             if f.value > 0 {
                 if f.near_miss {
-                    near.push(f.name);
+                    near.push((name(f.name), f.name));
                 } else {
-                    names.push(f.name);
+                    names.push((name(f.name), f.name));
                 }
             }
         }
         // Rates count tickets: each name once per ticket.
-        names.sort_unstable();
-        names.dedup();
-        for n in &names {
-            part.shown.entry(n).or_insert([0; 2])[winner] += 1;
-        }
-        outside.sort_unstable();
-        outside.dedup();
-        for n in &outside {
-            part.observed.entry(n).or_insert([0; 2])[winner] += 1;
-        }
-        near.sort_unstable();
-        near.dedup();
-        for n in &near {
-            part.near_misses.entry(n).or_insert([0; 2])[winner] += 1;
+        for (list, map) in [
+            (&mut names, &mut part.shown),
+            (&mut outside, &mut part.observed),
+            (&mut near, &mut part.near_misses),
+        ] {
+            list.sort_unstable_by_key(|n| n.0);
+            list.dedup_by_key(|n| n.0);
+            for &(key, text) in list.iter() {
+                map.entry(key).or_insert((text, [0; 2])).1[winner] += 1;
+            }
         }
         if seen_in_task[tier] < SAMPLES {
             seen_in_task[tier] += 1;
@@ -282,14 +291,8 @@ fn read_part(
     part
 }
 
-/// A 128-bit hash of a layout (two SipHash-1-3 with different prefixes): for counting
-/// duplicates within one run, where a chance collision among 10⁷ layouts (about 10⁻²²) does
-/// not matter.
+/// A 128-bit hash of a layout (XXH3-128), to count duplicates within one run: a chance
+/// collision among 10⁷ layouts (about 10⁻²⁵) does not matter.
 fn layout_hash(layout: &str) -> u128 {
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    layout.hash(&mut a);
-    let mut b = std::collections::hash_map::DefaultHasher::new();
-    0x9e37_79b9_u32.hash(&mut b);
-    layout.hash(&mut b);
-    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+    xxhash_rust::xxh3::xxh3_128(layout.as_bytes())
 }

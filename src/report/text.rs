@@ -218,7 +218,9 @@ fn emission(out: &mut String, e: &EmissionSection) {
                 out,
                 "  win indicators, {} pairs of blocks; strongest: blocks {}",
                 e.cross_block.len(),
-                t.blocks.map(|[a, b]| format!("{a} and {b}")).unwrap_or_default()
+                t.blocks
+                    .map(|[a, b]| format!("{a} and {b}"))
+                    .unwrap_or_default()
             );
             let _ = writeln!(
                 out,
