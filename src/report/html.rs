@@ -304,10 +304,11 @@ fn gaps(out: &mut String, n: usize, order: &Order) {
         if classes.len() <= 40 || i % 5 == 0 {
             let _ = write!(
                 out,
-                "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>",
                 x + bar / 2.0,
                 height - 8.0,
-                c.gap
+                c.gap,
+                if i + 1 == classes.len() { "+" } else { "" }
             );
         }
     }
