@@ -258,7 +258,7 @@ fn along(out: &mut String, n: usize, order: &Order) {
     }
     let _ = write!(
         out,
-        "<text x=\"{left}\" y=\"{}\">ticket 0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">ticket {}</text></svg>\n",
+        "<text x=\"{left}\" y=\"{}\">ticket 0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">ticket {}</text></svg>",
         height - 4.0,
         left + width,
         height - 4.0,
@@ -314,7 +314,7 @@ fn gaps(out: &mut String, n: usize, order: &Order) {
     }
     let _ = write!(
         out,
-        "<text x=\"{}\" y=\"12\" text-anchor=\"end\">bars: observed; dots: expected (exact law)</text></svg>\n",
+        "<text x=\"{}\" y=\"12\" text-anchor=\"end\">bars: observed; dots: expected (exact law)</text></svg>",
         left + width
     );
 }
@@ -360,7 +360,7 @@ fn features(out: &mut String, n: usize, b: &BlockSection) {
     }
     let _ = write!(
         out,
-        "<rect x=\"{left}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"#9c9c9c\"/><text x=\"{}\" y=\"{}\">losers</text><rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"#f28e2b\"/><text x=\"{}\" y=\"{}\">winners</text></svg>\n",
+        "<rect x=\"{left}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"#9c9c9c\"/><text x=\"{}\" y=\"{}\">losers</text><rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"#f28e2b\"/><text x=\"{}\" y=\"{}\">winners</text></svg>",
         height - 16.0,
         left + 14.0,
         height - 7.0,

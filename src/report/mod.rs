@@ -227,9 +227,11 @@ pub fn report(
         blocks: Vec::new(),
         emissions: Vec::new(),
     };
-    // Winner bit sets per emission, for the cross-block tests.
-    let mut bits: BTreeMap<(String, String, u32), Vec<(u32, u64, Vec<u64>)>> = BTreeMap::new();
-    let mut tables: BTreeMap<(String, String, u32), (Stake, u64)> = BTreeMap::new();
+    // Per emission (game, stake, emission): each block's number, tickets and winner bit set,
+    // for the cross-block tests; and the stake and tickets, for the summed table.
+    type Emission = (String, String, u32);
+    let mut bits: BTreeMap<Emission, Vec<(u32, u64, Vec<u64>)>> = BTreeMap::new();
+    let mut tables: BTreeMap<Emission, (Stake, u64)> = BTreeMap::new();
     for csv in blocks {
         progress.set_message(format!("verify {}", shown_path(csv)));
         progress.set_position(0);

@@ -131,7 +131,9 @@ pub fn analyse(order: &[u8], amounts: &[f64], tiers: &[String]) -> Order {
             segments: tier_segments[t].clone(),
         });
     }
-    let mut groups: Vec<(String, Box<dyn Fn(u8) -> bool>, u64)> = (0..loser)
+    // (prize, which tiers, tickets): each winning tier, then all winners.
+    type Group = (String, Box<dyn Fn(u8) -> bool>, u64);
+    let mut groups: Vec<Group> = (0..loser)
         .map(|t| {
             (
                 tiers[usize::from(t)].clone(),
