@@ -24,5 +24,6 @@ pub mod picture;
 pub mod plan;
 pub mod progress;
 pub mod proof;
+pub mod report;
 pub mod untrusted;
 pub mod verify;

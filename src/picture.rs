@@ -7,15 +7,15 @@
 //! an [`Explanation`], so what it marks is what the decoder reads.
 
 use crate::game::{Game, Stake};
-use crate::mechanic::explain::{
-    explainer, Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
-};
+use crate::mechanic::explain::{Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES};
 use crate::money::canonical;
 use std::fmt::Write as _;
 
 /// The SVG picture of a layout of this game and stake, titled with the game and stake.
 pub fn ticket_svg(game: &Game, stake: &Stake, layout: &str) -> Result<String, String> {
-    let explanation = explainer(game, stake)?
+    let explanation = stake
+        .mechanic
+        .explainer()
         .explain(layout)
         .map_err(|e| format!("invalid layout: {e}"))?;
     Ok(explanation_svg(

@@ -11,6 +11,12 @@ pub trait Progress: Sync {
 
     /// `n` more tickets are done.
     fn add(&self, n: u64);
+
+    /// A new stage begins (e.g. `verify block-00001.csv`, then `report block-00001.csv`): the
+    /// count starts again from zero under this name.
+    fn stage(&self, name: &str) {
+        let _ = name;
+    }
 }
 
 /// Progress nobody watches.

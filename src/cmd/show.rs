@@ -5,17 +5,17 @@
 //! are not read past the ticket shown. A ticket that fails a check is not drawn.
 
 use super::{Exit, ShowArgs, WhenColour};
-use crate::block::keys;
-use crate::block::{self, CSV_HEADER};
-use crate::game::Game;
-use crate::mechanic::explain::{
-    explainer, Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
-};
-use crate::money::canonical;
-use crate::untrusted::{shown, shown_path};
-use crate::verify::{check_manifest_of, TicketCheck, VerifyOptions};
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::{bail, Context, Result};
+use emission_factory::block::keys;
+use emission_factory::block::{self, CSV_HEADER};
+use emission_factory::game::Game;
+use emission_factory::mechanic::explain::{
+    Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
+};
+use emission_factory::money::canonical;
+use emission_factory::untrusted::{shown, shown_path};
+use emission_factory::verify::{check_manifest_of, TicketCheck, VerifyOptions};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -59,8 +59,9 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     let mut fields = text.split(',');
     let serial = fields.next().unwrap_or_default();
     let layout = fields.nth(1).unwrap_or_default();
-    let explanation = explainer(game, stake)
-        .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?
+    let explanation = stake
+        .mechanic
+        .explainer()
         .explain(layout)
         .map_err(|e| anyhow::anyhow!("{name} line {}: {e}", index + 2))?;
     let colour = match args.colour {
@@ -76,7 +77,7 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     let subtitle = format!("{serial} (block {}, line {})", manifest.block, index + 2);
     outln!("{}", draw(&title, &subtitle, &explanation, colour))?;
     if let Some(path) = &args.svg {
-        let svg = crate::picture::explanation_svg(&title, serial, &explanation);
+        let svg = emission_factory::picture::explanation_svg(&title, serial, &explanation);
         std::fs::write(path, svg)
             .with_context(|| format!("--svg {}: cannot write", shown_path(path)))?;
         errln!("picture written to {}", shown_path(path));
@@ -121,7 +122,7 @@ fn read_ticket_line(csv: &Path, index: u64, file_bytes: u64, max_line: usize) ->
     let limit = max_line.max(CSV_HEADER.len()) as u64 + 1;
     for n in 0..=index.saturating_add(1) {
         if n % (1 << 16) == 0 {
-            crate::interrupt::check()?;
+            emission_factory::interrupt::check()?;
         }
         line.clear();
         let read = (&mut reader)
@@ -417,14 +418,14 @@ mod tests {
     //! Snapshots of the terminal drawing of fixed tickets of each game (no colour).
 
     use super::*;
-    use crate::game::Game;
+    use emission_factory::game::Game;
     use rust_decimal::Decimal;
     use std::str::FromStr;
 
     fn drawn(game: &str, price: &str, layout: &str) -> String {
         let game = Game::builtin(game).unwrap();
         let stake = game.stake(Decimal::from_str(price).unwrap()).unwrap();
-        let e = explainer(&game, stake).unwrap().explain(layout).unwrap();
+        let e = stake.mechanic.explainer().explain(layout).unwrap();
         draw(&game.name, "a fixed ticket", &e, false)
     }
 
@@ -485,8 +486,9 @@ mod tests {
     #[test]
     fn colours_are_off_unless_asked() {
         let game = Game::builtin("ruche-or").unwrap();
-        let e = explainer(&game, &game.stakes[0])
-            .unwrap()
+        let e = game.stakes[0]
+            .mechanic
+            .explainer()
             .explain("5:PAHB/10:ABPAB/2.5:BPAHPA/1:PPPHBBA/25:ABABPF/0.5:PAPBF/7.5:ABFP")
             .unwrap();
         assert!(!draw("t", "s", &e, false).contains('\u{1b}'));

@@ -16,8 +16,7 @@
 //!   near misses of that kind the ticket shows (0: none); the report gives the rate of tickets
 //!   with a value above 0 among losers.
 
-use super::LayoutError;
-use crate::game::{Game, Stake};
+use super::{LayoutError, Mechanic};
 use crate::money::AmountTable;
 use rust_decimal::Decimal;
 
@@ -193,21 +192,8 @@ pub const MONTH_NAMES: [&str; 12] = [
 ];
 
 /// The explainer of the game's mechanic for this stake.
-pub fn explainer(game: &Game, stake: &Stake) -> Result<Box<dyn Explain>, String> {
-    match game.mechanic.as_str() {
-        "ruche" => Ok(Box::new(super::ruche::features::RucheExplainer::new(
-            stake,
-        )?)),
-        "maxi-ruche" => Ok(Box::new(super::maxi_ruche::features::MaxiExplainer::new(
-            stake,
-        )?)),
-        "calendar" => Ok(Box::new(super::calendar::features::CalendarExplainer::new(
-            stake,
-        )?)),
-        other => Err(format!(
-            "unknown mechanic '{other}': the mechanics are ruche, maxi-ruche, calendar"
-        )),
-    }
+pub fn explainer(mechanic: &Mechanic) -> Box<dyn Explain> {
+    mechanic.explainer()
 }
 
 /// `amount €` as explanations write it.
@@ -292,7 +278,7 @@ mod tests {
             for stake in &game.stakes {
                 let synth = synthesizer(&game, stake).unwrap();
                 let dec = decoder(&game, stake).unwrap();
-                let exp = explainer(&game, stake).unwrap();
+                let exp = stake.mechanic.explainer();
                 let mut rng = LayoutRng::seed_from_u64(7);
                 let tiers = stake.tiers();
                 let mut layout = String::new();
@@ -348,7 +334,7 @@ mod tests {
             let game = Game::builtin(id).unwrap();
             for stake in &game.stakes {
                 let dec = decoder(&game, stake).unwrap();
-                let exp = explainer(&game, stake).unwrap();
+                let exp = stake.mechanic.explainer();
                 for bad in ["", "x", "5:PPPP/", "AB:6|1-2-3:3", "|||"] {
                     assert_eq!(exp.explain(bad).unwrap_err(), dec.decode(bad).unwrap_err());
                 }

@@ -83,6 +83,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The explainer of this stake's layouts (`show`, `report`).
+            pub fn explainer(&self) -> Box<dyn explain::Explain> {
+                match self {
+                    $(Mechanic::$variant(p) => Box::new(p.explainer()),)+
+                }
+            }
+
             /// The synthesizer for this stake, whose prize table lists `prizes` (losers
             /// excluded); fails, naming the setting, if a prize cannot be shown.
             pub fn synthesizer(&self, prizes: &[Decimal]) -> Result<Box<dyn Synthesizer>, String> {
@@ -112,6 +119,8 @@ pub trait Params: Sized + Clone + std::fmt::Debug + Send + Sync + 'static {
     type Decoder: Decoder + 'static;
     /// The layout maker.
     type Synthesizer: Synthesizer + 'static;
+    /// Explains a layout for `show` and `report` (its prize and form are the decoder's).
+    type Explainer: explain::Explain + 'static;
 
     /// The game's settings with the stake's on top.
     fn overlay(game: &Self::Settings, stake: Self::Settings) -> Self::Settings;
@@ -122,6 +131,8 @@ pub trait Params: Sized + Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The synthesizer for these parameters and the stake's prize amounts (losers excluded);
     /// the message names a prize that cannot be shown and the setting to change.
     fn synthesizer(&self, prizes: &[Decimal]) -> Result<Self::Synthesizer, String>;
+    /// The explainer for these parameters.
+    fn explainer(&self) -> Self::Explainer;
 }
 
 /// Why the layout settings of a definition cannot be read.

@@ -3,11 +3,11 @@
 
 use super::params::{CalendarParams, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
 use super::CalendarDecoder;
-use crate::game::Stake;
 use crate::mechanic::explain::{
     cents_code, check_total, euros, parsed_amount, Board, Clover, Explain, Explanation, Feature,
     Month, MONTH_NAMES,
 };
+use crate::mechanic::Params;
 use crate::mechanic::{Decoder, LayoutError};
 use crate::money::AmountTable;
 
@@ -23,32 +23,18 @@ pub struct CalendarExplainer {
 
 impl CalendarExplainer {
     /// The explainer for a stake, from its layout parameters.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        let params = CalendarParams::from_stake(stake)?;
-        // `from_stake` checked the list; the pictures are only shown.
-        let pictures = stake
-            .layout
-            .get("symbols")
-            .and_then(|v| v.as_array())
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|t| t.get("picture").and_then(|p| p.as_str()))
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default();
-        Ok(CalendarExplainer {
-            decoder: CalendarDecoder::new(stake)?,
+    pub fn new(params: &CalendarParams) -> Self {
+        CalendarExplainer {
+            decoder: params.decoder(),
             pictures: params
                 .letters
                 .iter()
-                .enumerate()
-                .map(|(i, &l)| (char::from(l), pictures.get(i).cloned().unwrap_or_default()))
+                .zip(&params.pictures)
+                .map(|(&l, picture)| (char::from(l), picture.clone()))
                 .collect(),
-            month_amounts: params.month_amounts,
-            clover_amounts: params.clover_amounts,
-        })
+            month_amounts: params.month_amounts.clone(),
+            clover_amounts: params.clover_amounts.clone(),
+        }
     }
 
     /// The position of a symbol in the picture list.
@@ -64,8 +50,8 @@ impl CalendarExplainer {
 impl Explain for CalendarExplainer {
     fn explain(&self, layout: &str) -> Result<Explanation, LayoutError> {
         // The referee first: what follows reads only layouts it accepts.
-        let prize = self.decoder.decode(layout)?;
-        let form = self.decoder.form(layout)?;
+        let prize = self.decoder.decode(layout.as_bytes())?;
+        let form = self.decoder.form(layout.as_bytes())?;
         let malformed = || LayoutError::new("not months|clover");
         let (months_text, clover_text) = layout.split_once('|').ok_or_else(malformed)?;
         let mut months = Vec::with_capacity(MONTHS);
@@ -146,9 +132,9 @@ mod tests {
     use crate::game::Game;
     use rust_decimal::Decimal;
 
-    fn explainer() -> CalendarExplainer {
+    fn explainer() -> Box<dyn Explain> {
         let game = Game::builtin("annee-chance").unwrap();
-        CalendarExplainer::new(&game.stakes[0]).unwrap()
+        game.stakes[0].mechanic.explainer()
     }
 
     fn value(e: &Explanation, name: &str) -> Vec<u32> {

@@ -29,6 +29,7 @@ impl Params for CalendarParams {
     type Settings = CalendarSettings;
     type Decoder = CalendarDecoder;
     type Synthesizer = CalendarSynthesizer;
+    type Explainer = features::CalendarExplainer;
 
     fn overlay(game: &CalendarSettings, stake: CalendarSettings) -> CalendarSettings {
         game.overlay(stake)
@@ -36,6 +37,10 @@ impl Params for CalendarParams {
 
     fn check(settings: CalendarSettings) -> Result<Self, String> {
         CalendarParams::check(settings)
+    }
+
+    fn explainer(&self) -> features::CalendarExplainer {
+        features::CalendarExplainer::new(self)
     }
 
     fn decoder(&self) -> CalendarDecoder {

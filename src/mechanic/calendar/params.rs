@@ -67,6 +67,9 @@ pub struct CalendarParams {
     /// Symbol letters (ASCII uppercase), in the order of the picture list: neighbours look
     /// alike and make near misses.
     pub letters: Vec<u8>,
+    /// What each letter depicts, in the same order (shown by `show` and `report`, never read
+    /// by the decoder).
+    pub pictures: Vec<String>,
     /// The amounts a month may show.
     pub month_amounts: AmountTable,
     /// The amounts the clover may show.
@@ -80,6 +83,13 @@ impl CalendarParams {
     /// Checks the settings; the message names the key at fault.
     pub fn check(settings: CalendarSettings) -> Result<Self, String> {
         let letters = symbols(settings.symbols.as_deref())?;
+        // `symbols` checked that every entry has a picture.
+        let pictures = settings
+            .symbols
+            .iter()
+            .flatten()
+            .map(|s| s.picture.clone().unwrap_or_default())
+            .collect();
         let month_amounts = amount_list("month_amounts", settings.month_amounts.as_deref())?;
         let clover_amounts = amount_list("clover_amounts", settings.clover_amounts.as_deref())?;
         // Layout synthesis stores amount indices in bytes.
@@ -104,6 +114,7 @@ impl CalendarParams {
         };
         Ok(CalendarParams {
             letters,
+            pictures,
             month_amounts,
             clover_amounts,
             max_winning_months,

@@ -2,13 +2,14 @@
 //! bonus stage, and what a player sees besides (docs/SPEC.md §3.1). The decoder reads the
 //! prize; this reads the rest.
 
-use super::params::{multiplier_index, MaxiParams, MULTIPLIERS, WINNING_P};
+use super::params::{multiplier_index, MaxiParams, MULTIPLIERS};
 use super::MaxiDecoder;
-use crate::game::Stake;
 use crate::mechanic::explain::{
     cents_code, check_total, euros, hive_rows, p_count, parsed_amount, Board, BonusStage, Explain,
     Explanation, Feature, Hive,
 };
+use crate::mechanic::hive::ROW_WIN as WINNING_P;
+use crate::mechanic::Params;
 use crate::mechanic::{add_wins, multiply_win, Decoder, LayoutError};
 use rust_decimal::Decimal;
 
@@ -21,19 +22,19 @@ pub struct MaxiExplainer {
 
 impl MaxiExplainer {
     /// The explainer for a stake, from its layout parameters.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        Ok(MaxiExplainer {
-            decoder: MaxiDecoder::new(stake)?,
-            params: MaxiParams::from_stake(stake)?,
-        })
+    pub fn new(params: &MaxiParams) -> Self {
+        MaxiExplainer {
+            decoder: params.decoder(),
+            params: params.clone(),
+        }
     }
 }
 
 impl Explain for MaxiExplainer {
     fn explain(&self, layout: &str) -> Result<Explanation, LayoutError> {
         // The referee first: what follows reads only layouts it accepts.
-        let prize = self.decoder.decode(layout)?;
-        let form = self.decoder.form(layout)?;
+        let prize = self.decoder.decode(layout.as_bytes())?;
+        let form = self.decoder.form(layout.as_bytes())?;
         let (hives_text, bonus_text) = match layout.split_once('+') {
             Some((h, b)) => (h, Some(b)),
             None => (layout, None),
@@ -167,9 +168,9 @@ mod tests {
     use crate::game::Game;
     use std::str::FromStr;
 
-    fn explainer() -> MaxiExplainer {
+    fn explainer() -> Box<dyn Explain> {
         let game = Game::builtin("maxi-ruche-or").unwrap();
-        MaxiExplainer::new(&game.stakes[0]).unwrap()
+        game.stakes[0].mechanic.explainer()
     }
 
     fn value(e: &Explanation, name: &str) -> Vec<u32> {

@@ -25,6 +25,7 @@ impl Params for MaxiParams {
     type Settings = MaxiSettings;
     type Decoder = MaxiDecoder;
     type Synthesizer = MaxiSynthesizer;
+    type Explainer = features::MaxiExplainer;
 
     fn overlay(game: &MaxiSettings, stake: MaxiSettings) -> MaxiSettings {
         game.overlay(stake)
@@ -32,6 +33,10 @@ impl Params for MaxiParams {
 
     fn check(settings: MaxiSettings) -> Result<Self, String> {
         MaxiParams::check(settings)
+    }
+
+    fn explainer(&self) -> features::MaxiExplainer {
+        features::MaxiExplainer::new(self)
     }
 
     fn decoder(&self) -> MaxiDecoder {

@@ -2,13 +2,14 @@
 //! player sees besides (docs/SPEC.md §3.1). The decoder reads the prize; this reads the rest.
 
 use super::decode::{self, HiveOutcome};
-use super::params::{RucheParams, ROW_WIN};
+use super::params::RucheParams;
 use super::RucheDecoder;
-use crate::game::Stake;
 use crate::mechanic::explain::{
     cents_code, check_total, euros, hive_rows, p_count, Board, Explain, Explanation, Feature, Hive,
 };
+use crate::mechanic::hive::ROW_WIN;
 use crate::mechanic::LayoutError;
+use crate::mechanic::Params;
 use rust_decimal::Decimal;
 
 /// Explains La ruche d'or layouts of one stake.
@@ -20,17 +21,17 @@ pub struct RucheExplainer {
 
 impl RucheExplainer {
     /// The explainer for a stake, from its layout parameters.
-    pub fn new(stake: &Stake) -> Result<Self, String> {
-        Ok(RucheExplainer {
-            decoder: RucheDecoder::new(stake)?,
-            params: RucheParams::from_stake(stake)?,
-        })
+    pub fn new(params: &RucheParams) -> Self {
+        RucheExplainer {
+            decoder: params.decoder(),
+            params: params.clone(),
+        }
     }
 }
 
 impl Explain for RucheExplainer {
     fn explain(&self, layout: &str) -> Result<Explanation, LayoutError> {
-        let outcome = self.decoder.outcome(layout)?;
+        let outcome = self.decoder.outcome(layout.as_bytes())?;
         let decoded: Vec<&HiveOutcome> = std::iter::once(&outcome.main)
             .chain(&outcome.extra[..outcome.extra_count])
             .collect();
@@ -128,9 +129,12 @@ mod tests {
     use crate::game::Game;
     use std::str::FromStr;
 
-    fn explainer(price: &str) -> RucheExplainer {
+    fn explainer(price: &str) -> Box<dyn Explain> {
         let game = Game::builtin("ruche-or").unwrap();
-        RucheExplainer::new(game.stake(Decimal::from_str(price).unwrap()).unwrap()).unwrap()
+        game.stake(Decimal::from_str(price).unwrap())
+            .unwrap()
+            .mechanic
+            .explainer()
     }
 
     fn value(e: &Explanation, name: &str) -> Vec<u32> {

@@ -20,6 +20,7 @@ impl Params for RucheParams {
     type Settings = RucheSettings;
     type Decoder = RucheDecoder;
     type Synthesizer = RucheSynthesizer;
+    type Explainer = features::RucheExplainer;
 
     fn overlay(game: &RucheSettings, stake: RucheSettings) -> RucheSettings {
         game.overlay(stake)
@@ -27,6 +28,10 @@ impl Params for RucheParams {
 
     fn check(settings: RucheSettings) -> Result<Self, String> {
         RucheParams::check(settings)
+    }
+
+    fn explainer(&self) -> features::RucheExplainer {
+        features::RucheExplainer::new(self)
     }
 
     fn decoder(&self) -> RucheDecoder {

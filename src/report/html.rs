@@ -1,0 +1,445 @@
+//! The report as one self-contained HTML page: no script, no network, every plot an inline
+//! SVG drawn here. Plots carry stable ids (`prizes-along-N`, `gaps-N`, `features-N`,
+//! `forms-N` for the N-th block from 1, `ticket-N-…` for its sample tickets).
+
+use super::order::Order;
+use super::{describe, BlockSection, Report};
+use std::fmt::Write;
+
+/// Colours for the forms of a prize, in turn.
+const PALETTE: [&str; 10] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#bab0ac",
+];
+
+/// Escapes text for HTML and SVG (element content and attribute values).
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Draws a sample ticket as an SVG element (the game's picture), or `None` if it cannot.
+pub type TicketPicture<'a> = dyn Fn(&BlockSection, &str) -> Option<String> + 'a;
+
+/// The page.
+pub fn render(report: &Report, picture: &TicketPicture) -> String {
+    let mut out = String::new();
+    out.push_str(concat!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">",
+        "<title>Emission report</title><style>",
+        "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}",
+        "table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #ddd}",
+        "th{background:#f4f4f4}td.l,th.l{text-align:left}.fail{color:#b00;font-weight:bold}.ok{color:#070;font-weight:bold}",
+        "svg{display:block;margin:8px 0;background:#fff}h2{border-top:2px solid #444;padding-top:12px}",
+        ".tickets{display:flex;flex-wrap:wrap;gap:12px}.tickets figure{margin:0}",
+        "</style></head><body>\n"
+    ));
+    let _ = writeln!(out, "<h1>Emission report</h1>");
+    let _ = writeln!(
+        out,
+        "<p>{} — report format {}. Order tests at 99 % confidence and the leak check at p &lt; 0.001, each Holm-corrected over the whole report; null laws are those of a random permutation of each block's fixed prizes.</p>",
+        esc(&report.generator),
+        report.report_format
+    );
+    if report.failed {
+        let _ = writeln!(out, "<p class=\"fail\" id=\"verdict\">FAILED</p><ul>");
+        for f in &report.failures {
+            let _ = writeln!(out, "<li>{}</li>", esc(f));
+        }
+        out.push_str("</ul>\n");
+    } else {
+        let _ = writeln!(out, "<p class=\"ok\" id=\"verdict\">Every test passed.</p>");
+    }
+    for (i, b) in report.blocks.iter().enumerate() {
+        block(&mut out, i + 1, b, picture);
+    }
+    for e in &report.emissions {
+        let _ = writeln!(
+            out,
+            "<h2>Emission {}/{}/e{:04}</h2><p>{} blocks, {} tickets, payout {:.2} %.</p>",
+            esc(&e.game),
+            esc(&e.stake),
+            e.emission,
+            e.blocks.len(),
+            e.tickets,
+            e.payout_ratio * 100.0
+        );
+        if !e.cross_block.is_empty() {
+            out.push_str("<table><tr><th>blocks</th><th>correlation of win indicators</th><th>z</th><th>p</th><th>p Holm</th></tr>");
+            for (t, r) in e.cross_block.iter().zip(&e.correlations) {
+                let [a, b] = t.blocks.unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "<tr><td>{a}, {b}</td><td>{r:.4}</td><td>{:.2}</td><td>{:.2e}</td><td{}>{:.2e}</td></tr>",
+                    t.statistic,
+                    t.p,
+                    if t.failed { " class=\"fail\"" } else { "" },
+                    t.p_holm
+                );
+            }
+            out.push_str("</table>\n");
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) {
+    let _ = writeln!(out, "<h2 id=\"block-{n}\">{}</h2>", esc(&b.file));
+    if !b.verified {
+        let _ = writeln!(
+            out,
+            "<p class=\"fail\">Failed verification; not analysed.</p><ul>"
+        );
+        for p in &b.problems {
+            let _ = writeln!(out, "<li>{}</li>", esc(p));
+        }
+        out.push_str("</ul>\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<p>{} {} €, emission {}, block {}: {} tickets, {} winners. Payout {:.2} % (Article 3: {:.2} %), odds 1 in {:.2} (1 in {:.2}).</p>",
+        esc(&b.game_name),
+        esc(&b.stake),
+        b.emission,
+        b.block,
+        b.tickets,
+        b.winners,
+        b.payout_ratio * 100.0,
+        b.expected_payout_ratio * 100.0,
+        b.odds,
+        b.expected_odds
+    );
+    out.push_str("<h3>Article 3, recomputed from the tickets</h3><table><tr><th>prize €</th><th>tickets</th><th>Article 3</th><th>total €</th><th>Article 3</th></tr>");
+    for r in &b.prizes {
+        let class = if r.count != r.expected_count {
+            " class=\"fail\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.amount),
+            r.count,
+            r.expected_count,
+            esc(&r.total),
+            esc(&r.expected_total)
+        );
+    }
+    out.push_str("</table>\n");
+    if let Some(order) = &b.order {
+        out.push_str("<h3>Prizes along the block</h3>");
+        along(out, n, order);
+        out.push_str("<h3>Gaps between winners, against their law</h3>");
+        gaps(out, n, order);
+    }
+    out.push_str("<h3>Features: winners and losers</h3>");
+    features(out, n, b);
+    out.push_str("<h3>Forms per prize</h3>");
+    forms(out, n, b);
+    if let Some(order) = &b.order {
+        out.push_str("<h3>Order tests</h3><table><tr><th class=\"l\">test</th><th>statistic</th><th>p</th><th>p Holm</th><th class=\"l\">null law</th></tr>");
+        for t in &order.tests {
+            let _ = write!(
+                out,
+                "<tr{}><td class=\"l\">{}</td><td>{:.3}</td><td>{:.2e}</td><td>{:.2e}</td><td class=\"l\">{}</td></tr>",
+                if t.failed { " class=\"fail\"" } else { "" },
+                esc(&describe(t)),
+                t.statistic,
+                t.p,
+                t.p_holm,
+                esc(t.null)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    if !b.leaks.is_empty() {
+        out.push_str("<h3>Leak check</h3><table><tr><th class=\"l\">feature</th><th>classes</th><th>chi-square</th><th>p</th><th>p Holm</th></tr>");
+        for l in &b.leaks {
+            let _ = write!(
+                out,
+                "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{:.2}</td><td>{:.2e}</td><td>{:.2e}</td></tr>",
+                if l.flagged { " class=\"fail\"" } else { "" },
+                esc(&l.feature),
+                l.classes,
+                l.statistic,
+                l.p,
+                l.p_holm
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    let dups: u64 = b.duplicates.iter().map(|d| d.count).sum();
+    let _ = writeln!(out, "<p>Duplicate layouts: {dups}.</p>");
+    out.push_str("<h3>Sample tickets</h3>");
+    for (prize, layouts) in &b.samples {
+        if layouts.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "<h4>{} €</h4><div class=\"tickets\">", esc(prize));
+        for (k, layout) in layouts.iter().enumerate() {
+            match picture(b, layout) {
+                Some(svg) => {
+                    let _ = write!(
+                        out,
+                        "<figure id=\"ticket-{n}-{}-{k}\">{svg}</figure>",
+                        esc(prize)
+                    );
+                }
+                None => {
+                    let _ = write!(out, "<figure><code>{}</code></figure>", esc(layout));
+                }
+            }
+        }
+        out.push_str("</div>\n");
+    }
+}
+
+/// One row per prize: each ticket as a tick when the prize has few, else the density of its
+/// tickets over 100 segments.
+fn along(out: &mut String, n: usize, order: &Order) {
+    let (left, width, row) = (90.0, 900.0, 18.0);
+    let height = row * order.along.len() as f64 + 24.0;
+    let _ = write!(
+        out,
+        "<svg id=\"prizes-along-{n}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-size=\"11\">",
+        left + width + 10.0
+    );
+    let tickets: u64 = order.along.iter().map(|t| t.tickets).sum();
+    for (i, tier) in order.along.iter().enumerate() {
+        let y = i as f64 * row + 4.0;
+        let _ = write!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} €</text><rect x=\"{left}\" y=\"{y}\" width=\"{width}\" height=\"{}\" fill=\"#f2f2f2\"/>",
+            left - 6.0,
+            y + row * 0.7,
+            esc(&tier.prize),
+            row - 3.0
+        );
+        if !tier.positions.is_empty() || tier.tickets == 0 {
+            for &p in &tier.positions {
+                let x = left + width * p as f64 / tickets.max(1) as f64;
+                let _ = write!(
+                    out,
+                    "<rect x=\"{x:.1}\" y=\"{y}\" width=\"1.5\" height=\"{}\" fill=\"#c0392b\"/>",
+                    row - 3.0
+                );
+            }
+        } else {
+            let most = tier.segments.iter().copied().max().unwrap_or(1).max(1) as f64;
+            let cell = width / tier.segments.len() as f64;
+            for (j, &c) in tier.segments.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    "<rect x=\"{:.1}\" y=\"{y}\" width=\"{:.2}\" height=\"{}\" fill=\"#1f4e79\" fill-opacity=\"{:.3}\"><title>{c}</title></rect>",
+                    left + cell * j as f64,
+                    cell,
+                    row - 3.0,
+                    c as f64 / most
+                );
+            }
+        }
+    }
+    let _ = write!(
+        out,
+        "<text x=\"{left}\" y=\"{}\">ticket 0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">ticket {}</text></svg>",
+        height - 4.0,
+        left + width,
+        height - 4.0,
+        tickets
+    );
+}
+
+/// Observed gaps (bars) and the expected counts of their law (dots).
+fn gaps(out: &mut String, n: usize, order: &Order) {
+    let (left, width, height, bottom) = (60.0, 900.0, 220.0, 24.0);
+    let classes = &order.gaps;
+    let most = classes
+        .iter()
+        .map(|c| (c.observed as f64).max(c.expected))
+        .fold(1.0, f64::max);
+    let bar = width / classes.len().max(1) as f64;
+    let scale = |v: f64| (height - bottom) * v / most;
+    let _ = write!(
+        out,
+        "<svg id=\"gaps-{n}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-size=\"11\">",
+        left + width + 10.0
+    );
+    let _ = write!(out, "<text x=\"4\" y=\"12\">{}</text>", most.round() as u64);
+    for (i, c) in classes.iter().enumerate() {
+        let x = left + bar * i as f64;
+        let h = scale(c.observed as f64);
+        let _ = write!(
+            out,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"#4e79a7\"><title>gap {}{}: {} observed, {:.1} expected</title></rect>",
+            height - bottom - h,
+            (bar - 1.0).max(0.5),
+            c.gap,
+            if i + 1 == classes.len() { "+" } else { "" },
+            c.observed,
+            c.expected
+        );
+        let _ = write!(
+            out,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"#e15759\"/>",
+            x + bar / 2.0,
+            height - bottom - scale(c.expected)
+        );
+        if classes.len() <= 40 || i % 5 == 0 {
+            let _ = write!(
+                out,
+                "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>",
+                x + bar / 2.0,
+                height - 8.0,
+                c.gap,
+                if i + 1 == classes.len() { "+" } else { "" }
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "<text x=\"{}\" y=\"12\" text-anchor=\"end\">bars: observed; dots: expected (exact law)</text></svg>",
+        left + width
+    );
+}
+
+/// Per feature, the share of losers and of winners showing it.
+fn features(out: &mut String, n: usize, b: &BlockSection) {
+    let rows: Vec<(&str, f64, f64)> = b
+        .near_misses
+        .iter()
+        .chain(&b.features)
+        .map(|r| (r.feature.as_str(), r.losers_rate, r.winners_rate))
+        .collect();
+    let (left, width, row) = (200.0, 700.0, 26.0);
+    let height = row * rows.len() as f64 + 30.0;
+    let _ = write!(
+        out,
+        "<svg id=\"features-{n}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-size=\"11\">",
+        left + width + 60.0
+    );
+    for (i, (name, losers, winners)) in rows.iter().enumerate() {
+        let y = i as f64 * row + 4.0;
+        let _ = write!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            left - 6.0,
+            y + 14.0,
+            esc(name)
+        );
+        for (k, (rate, colour)) in [(losers, "#9c9c9c"), (winners, "#f28e2b")]
+            .iter()
+            .enumerate()
+        {
+            let _ = write!(
+                out,
+                "<rect x=\"{left}\" y=\"{:.1}\" width=\"{:.1}\" height=\"10\" fill=\"{colour}\"/><text x=\"{:.1}\" y=\"{:.1}\">{:.1} %</text>",
+                y + k as f64 * 11.0,
+                width * **rate,
+                left + width * **rate + 4.0,
+                y + k as f64 * 11.0 + 9.0,
+                **rate * 100.0
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "<rect x=\"{left}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"#9c9c9c\"/><text x=\"{}\" y=\"{}\">losers</text><rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"#f28e2b\"/><text x=\"{}\" y=\"{}\">winners</text></svg>",
+        height - 16.0,
+        left + 14.0,
+        height - 7.0,
+        left + 80.0,
+        height - 16.0,
+        left + 94.0,
+        height - 7.0
+    );
+}
+
+/// Per prize, a bar split by form.
+fn forms(out: &mut String, n: usize, b: &BlockSection) {
+    let prizes: Vec<&str> = b.prizes.iter().map(|p| p.amount.as_str()).collect();
+    let (left, width, row) = (90.0, 900.0, 22.0);
+    let height = row * prizes.len() as f64 + 10.0;
+    let _ = write!(
+        out,
+        "<svg id=\"forms-{n}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-size=\"10\">",
+        left + width + 10.0
+    );
+    for (i, prize) in prizes.iter().enumerate() {
+        let y = i as f64 * row + 4.0;
+        let rows: Vec<_> = b.forms.iter().filter(|f| f.prize == *prize).collect();
+        let total: u64 = rows.iter().map(|f| f.count).sum();
+        let _ = write!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{} €</text>",
+            left - 6.0,
+            y + 13.0,
+            esc(prize)
+        );
+        let mut x = left;
+        for (k, f) in rows.iter().enumerate() {
+            let w = width * f.count as f64 / total.max(1) as f64;
+            let _ = write!(
+                out,
+                "<rect x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"{}\"><title>{}: {} tickets</title></rect>",
+                row - 4.0,
+                PALETTE[k % PALETTE.len()],
+                esc(&f.form),
+                f.count
+            );
+            if w > 60.0 {
+                let label: String = f.form.chars().take((w / 6.0) as usize).collect();
+                let _ = write!(
+                    out,
+                    "<text x=\"{:.1}\" y=\"{}\" fill=\"#fff\">{}</text>",
+                    x + 3.0,
+                    y + 12.0,
+                    esc(&label)
+                );
+            }
+            x += w;
+        }
+    }
+    out.push_str(
+        "</svg>\n<table><tr><th>prize €</th><th class=\"l\">form</th><th>tickets</th></tr>",
+    );
+    for f in &b.forms {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td></tr>",
+            esc(&f.prize),
+            esc(&f.form),
+            f.count
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn text_from_files_is_escaped() {
+        assert_eq!(
+            esc("<script>\"a\" & 'b'\u{1b}</script>"),
+            "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;\\u{1b}&lt;/script&gt;"
+        );
+    }
+}

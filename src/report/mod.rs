@@ -1,0 +1,650 @@
+//! The auditor's report on blocks: is each block what Article 3 says, how does it show its
+//! prizes, does anything a player sees give the result away, and are the winners in a random
+//! order?
+//!
+//! Every block is first verified in full ([`crate::verify::verify_block`]: signature, hashes,
+//! Merkle root, every layout against its prize column); a block that fails is listed with its
+//! problems and not analysed. A verified block is then read once more, in parallel
+//! ([`scan`]): every ticket is explained by the game's explainer (the decoder is the referee),
+//! and the file's SHA-256 must still be the one its signed manifest states.
+//!
+//! The statistics ([`stats`], [`order`]) treat a block as what it is, a random permutation of
+//! a fixed multiset of prizes: their null laws are conditional on the block's counts.
+//! Two families of tests, each Holm-corrected over the whole report:
+//! - the order tests fail at 99 % confidence (adjusted p < 0.01);
+//! - the leak check flags a feature at adjusted p < 0.001.
+
+pub mod html;
+pub mod order;
+pub mod scan;
+pub mod stats;
+pub mod text;
+
+use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
+use crate::game::{Game, Stake};
+use crate::money::canonical;
+use crate::untrusted::{read_at_most, shown_path};
+use crate::verify::{verify_block, VerifyOptions};
+use order::{Order, OrderTest};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The version of the JSON report (docs/FORMAT.md, "Report"); raised on any change of a field's
+/// name or meaning.
+pub const REPORT_FORMAT: u32 = 1;
+/// Order tests fail below this Holm-adjusted p-value (99 % confidence).
+pub const ORDER_ALPHA: f64 = 0.01;
+/// The leak check flags a feature below this Holm-adjusted p-value.
+pub const LEAK_ALPHA: f64 = 0.001;
+/// A leak-check class holds at least this many expected observations in each group.
+const MIN_EXPECTED: f64 = 5.0;
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// [`REPORT_FORMAT`].
+    pub report_format: u32,
+    /// The program that made it.
+    pub generator: String,
+    /// Level of the order tests (after Holm).
+    pub order_alpha: f64,
+    /// Level of the leak check (after Holm).
+    pub leak_alpha: f64,
+    /// True if a block failed verification, an order test failed or a leak was flagged.
+    pub failed: bool,
+    /// One line per failure.
+    pub failures: Vec<String>,
+    /// Per block, in the order read.
+    pub blocks: Vec<BlockSection>,
+    /// Per emission (game, stake, emission) of the blocks read.
+    pub emissions: Vec<EmissionSection>,
+}
+
+/// One block.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockSection {
+    /// The CSV file, as given.
+    pub file: String,
+    /// False if the block failed verification: nothing below is filled.
+    pub verified: bool,
+    /// Verification problems.
+    pub problems: Vec<String>,
+    /// Game id.
+    pub game: String,
+    /// Game name.
+    pub game_name: String,
+    /// Stake, canonical.
+    pub stake: String,
+    /// Emission number.
+    pub emission: u32,
+    /// Block number.
+    pub block: u32,
+    /// Tickets read.
+    pub tickets: u64,
+    /// Winning tickets read.
+    pub winners: u64,
+    /// The Article 3 table recomputed from the tickets, beside the definition's; losers last.
+    pub prizes: Vec<PrizeRow>,
+    /// The sum of all prizes read, canonical.
+    pub total_prizes: String,
+    /// Prizes over stakes, as read (0.7 for 70 %).
+    pub payout_ratio: f64,
+    /// The definition's payout ratio.
+    pub expected_payout_ratio: f64,
+    /// Tickets per winner, as read.
+    pub odds: f64,
+    /// The definition's tickets per winner.
+    pub expected_odds: f64,
+    /// Per prize, the forms it took.
+    pub forms: Vec<FormRow>,
+    /// Near misses: the share of losers (and winners) with at least one.
+    pub near_misses: Vec<Rate>,
+    /// Observations seen outside the winning parts: the share of losers and winners showing
+    /// the feature with a value above 0.
+    pub features: Vec<Rate>,
+    /// The leak check, one test per observed feature.
+    pub leaks: Vec<LeakTest>,
+    /// The order statistics.
+    pub order: Option<Order>,
+    /// Tickets whose layout repeats an earlier ticket's in the block, per prize.
+    pub duplicates: Vec<PrizeCount>,
+    /// The first layouts of each prize, for pictures (not in the JSON).
+    #[serde(skip)]
+    pub samples: Vec<(String, Vec<String>)>,
+}
+
+/// One prize of the Article 3 table.
+#[derive(Debug, Clone, Serialize)]
+pub struct PrizeRow {
+    /// The amount (0 for the losers), canonical.
+    pub amount: String,
+    /// Tickets read.
+    pub count: u64,
+    /// Tickets the definition states.
+    pub expected_count: u64,
+    /// amount × count, canonical.
+    pub total: String,
+    /// amount × expected count, canonical.
+    pub expected_total: String,
+}
+
+/// A count per prize.
+#[derive(Debug, Clone, Serialize)]
+pub struct PrizeCount {
+    /// The prize, canonical.
+    pub prize: String,
+    /// Tickets.
+    pub count: u64,
+}
+
+/// How many tickets of a prize took one form.
+#[derive(Debug, Clone, Serialize)]
+pub struct FormRow {
+    /// The prize, canonical.
+    pub prize: String,
+    /// The form (the decoder's text).
+    pub form: String,
+    /// Tickets.
+    pub count: u64,
+}
+
+/// A feature's rate on losers and winners.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rate {
+    /// The feature's name (docs/SPEC.md §3.1).
+    pub feature: String,
+    /// Losers showing it (value above 0).
+    pub losers: u64,
+    /// Winners showing it.
+    pub winners: u64,
+    /// losers / all losers.
+    pub losers_rate: f64,
+    /// winners / all winners.
+    pub winners_rate: f64,
+}
+
+/// The leak check of one feature: are its values, outside the winning parts, distributed
+/// alike on winners and losers?
+#[derive(Debug, Clone, Serialize)]
+pub struct LeakTest {
+    /// The feature.
+    pub feature: String,
+    /// Classes compared (values, rare ones merged with their neighbours).
+    pub classes: usize,
+    /// Chi-square of independence (2 × classes).
+    pub statistic: f64,
+    /// Degrees of freedom.
+    pub df: f64,
+    /// p-value.
+    pub p: f64,
+    /// Holm-adjusted over every leak test of the report.
+    pub p_holm: f64,
+    /// `p_holm` < [`LEAK_ALPHA`].
+    pub flagged: bool,
+}
+
+/// What the blocks of one emission show together.
+#[derive(Debug, Clone, Serialize)]
+pub struct EmissionSection {
+    /// Game id.
+    pub game: String,
+    /// Stake, canonical.
+    pub stake: String,
+    /// Emission number.
+    pub emission: u32,
+    /// Blocks analysed.
+    pub blocks: Vec<u32>,
+    /// Tickets of those blocks.
+    pub tickets: u64,
+    /// The Article 3 table over those blocks.
+    pub prizes: Vec<PrizeRow>,
+    /// Prizes over stakes.
+    pub payout_ratio: f64,
+    /// Every pair of blocks: the test of their win indicators.
+    pub cross_block: Vec<OrderTest>,
+    /// The correlation of the win indicators, per pair (same order).
+    pub correlations: Vec<f64>,
+}
+
+/// Reads and analyses `blocks`; `progress` counts the tickets of the block being read (its
+/// message names the step).
+pub fn report(
+    blocks: &[PathBuf],
+    options: &VerifyOptions,
+    progress: &dyn crate::progress::Progress,
+) -> anyhow::Result<Report> {
+    let mut out = Report {
+        report_format: REPORT_FORMAT,
+        generator: crate::block::manifest::generator(),
+        order_alpha: ORDER_ALPHA,
+        leak_alpha: LEAK_ALPHA,
+        failed: false,
+        failures: Vec::new(),
+        blocks: Vec::new(),
+        emissions: Vec::new(),
+    };
+    // Per emission (game, stake, emission): each block's number, tickets and winner bit set,
+    // for the cross-block tests; and the stake and tickets, for the summed table.
+    type Emission = (String, String, u32);
+    let mut bits: BTreeMap<Emission, Vec<(u32, u64, Vec<u64>)>> = BTreeMap::new();
+    let mut tables: BTreeMap<Emission, (Stake, u64)> = BTreeMap::new();
+    for csv in blocks {
+        progress.stage(&format!("verify {}", shown_path(csv)));
+        let verdict = verify_block(csv, options, progress);
+        crate::interrupt::check()?;
+        if !verdict.ok() {
+            let mut problems = verdict.problems.clone();
+            if verdict.unlisted > 0 {
+                problems.push(format!("... and {} more problems", verdict.unlisted));
+            }
+            out.blocks.push(unverified(csv, problems));
+            continue;
+        }
+        progress.stage(&format!("report {}", shown_path(csv)));
+        let (section, order, game, stake) = analyse_block(csv, options, progress)?;
+        let key = (
+            section.game.clone(),
+            section.stake.clone(),
+            section.emission,
+        );
+        let loser = (stake.prizes.len()) as u8;
+        bits.entry(key.clone()).or_default().push((
+            section.block,
+            section.tickets,
+            order::winner_bits(&order, loser),
+        ));
+        let entry = tables.entry(key).or_insert((stake, 0));
+        entry.1 += game.block_size;
+        out.blocks.push(section);
+    }
+    for ((game, stake_text, emission), blocks) in bits {
+        let mut section = EmissionSection {
+            game: game.clone(),
+            stake: stake_text.clone(),
+            emission,
+            blocks: blocks.iter().map(|b| b.0).collect(),
+            tickets: blocks.iter().map(|b| b.1).sum(),
+            prizes: Vec::new(),
+            payout_ratio: 0.0,
+            cross_block: Vec::new(),
+            correlations: Vec::new(),
+        };
+        // The summed table.
+        let ours: Vec<&BlockSection> = out
+            .blocks
+            .iter()
+            .filter(|b| {
+                b.verified && b.game == game && b.stake == stake_text && b.emission == emission
+            })
+            .collect();
+        if let Some((stake, _)) = tables.get(&(game.clone(), stake_text.clone(), emission)) {
+            let mut counts = vec![0u64; stake.prizes.len() + 1];
+            let mut expected = vec![0u64; stake.prizes.len() + 1];
+            for b in &ours {
+                for (i, row) in b.prizes.iter().enumerate() {
+                    counts[i] += row.count;
+                    expected[i] += row.expected_count;
+                }
+            }
+            section.prizes = prize_rows(stake, &counts, &expected);
+            section.payout_ratio = payout(stake, &counts, section.tickets);
+        }
+        for i in 0..blocks.len() {
+            for j in i + 1..blocks.len() {
+                if blocks[i].1 != blocks[j].1 {
+                    continue;
+                }
+                let (test, r) = order::cross_block(
+                    (blocks[i].0, &blocks[i].2),
+                    (blocks[j].0, &blocks[j].2),
+                    blocks[i].1,
+                );
+                section.cross_block.push(test);
+                section.correlations.push(r);
+            }
+        }
+        out.emissions.push(section);
+    }
+    conclude(&mut out);
+    Ok(out)
+}
+
+fn unverified(csv: &Path, problems: Vec<String>) -> BlockSection {
+    BlockSection {
+        file: shown_path(csv),
+        verified: false,
+        problems,
+        game: String::new(),
+        game_name: String::new(),
+        stake: String::new(),
+        emission: 0,
+        block: 0,
+        tickets: 0,
+        winners: 0,
+        prizes: Vec::new(),
+        total_prizes: String::new(),
+        payout_ratio: 0.0,
+        expected_payout_ratio: 0.0,
+        odds: 0.0,
+        expected_odds: 0.0,
+        forms: Vec::new(),
+        near_misses: Vec::new(),
+        features: Vec::new(),
+        leaks: Vec::new(),
+        order: None,
+        duplicates: Vec::new(),
+        samples: Vec::new(),
+    }
+}
+
+/// Analyses one verified block; returns its section and its order (the tier of each ticket).
+fn analyse_block(
+    csv: &Path,
+    options: &VerifyOptions,
+    progress: &dyn crate::progress::Progress,
+) -> anyhow::Result<(BlockSection, Vec<u8>, Game, Stake)> {
+    let name = shown_path(csv);
+    let number = crate::verify::block_number(csv)
+        .ok_or_else(|| anyhow::anyhow!("{name}: not a block file"))?;
+    let dir = csv.parent().unwrap_or(Path::new("."));
+    let manifest_path = dir.join(crate::block::manifest_name(number));
+    let manifest = Manifest::from_bytes(
+        &read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest")
+            .map_err(|e| anyhow::anyhow!("{}: {e}", shown_path(&manifest_path)))?,
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", shown_path(&manifest_path)))?;
+    let game = match &options.game {
+        Some(g) => g.clone(),
+        None => Game::builtin(&manifest.game)?,
+    };
+    let price = crate::money::parse_canonical(&manifest.stake)
+        .ok_or_else(|| anyhow::anyhow!("{name}: the manifest's stake is not an amount"))?;
+    let stake = game.stake(price)?.clone();
+    let explain = stake.mechanic.explainer();
+    let tiers: Vec<Decimal> = stake.tiers();
+    let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
+    // scan says how many tickets it has read; the progress counts what was added.
+    let done = std::cell::Cell::new(0u64);
+    let tally = scan::scan(
+        csv,
+        manifest.csv.bytes,
+        &tier_text,
+        explain.as_ref(),
+        &|n| progress.add(n.saturating_sub(done.replace(n))),
+    )?;
+    if hex::encode(tally.sha256) != manifest.csv.sha256 {
+        anyhow::bail!(
+            "{name}: the file changed while it was read (its SHA-256 is no longer the manifest's): run the report again"
+        );
+    }
+    let tickets = tally.order.len() as u64;
+    let loser = tiers.len() - 1;
+    let losers = tally.counts[loser];
+    let winners = tickets - losers;
+    let mut expected: Vec<u64> = stake.prizes.iter().map(|p| p.count).collect();
+    expected.push(stake.losers(game.block_size));
+    let prizes = prize_rows(&stake, &tally.counts, &expected);
+    let total: Decimal = tiers
+        .iter()
+        .zip(&tally.counts)
+        .map(|(a, &c)| a * Decimal::from(c))
+        .sum();
+    let amounts: Vec<f64> = tiers.iter().map(|a| a.to_f64().unwrap_or(0.0)).collect();
+    let order = order::analyse(&tally.order, &amounts, &tier_text);
+    let rate = |name: &str, v: [u64; 2]| Rate {
+        feature: name.to_string(),
+        losers: v[0],
+        winners: v[1],
+        losers_rate: ratio(v[0], losers),
+        winners_rate: ratio(v[1], winners),
+    };
+    let mut forms: Vec<FormRow> = tally
+        .forms
+        .iter()
+        .map(|((tier, form), &count)| FormRow {
+            prize: tier_text[*tier].clone(),
+            form: form.clone(),
+            count,
+        })
+        .collect();
+    // Highest prize first, then the most common form.
+    forms.sort_by_key(|f| {
+        (
+            tier_text.iter().position(|t| *t == f.prize),
+            std::cmp::Reverse(f.count),
+        )
+    });
+    let observed_names: Vec<&'static str> = tally.observed.keys().copied().collect();
+    let section = BlockSection {
+        file: name,
+        verified: true,
+        problems: Vec::new(),
+        game: game.id.clone(),
+        game_name: game.name.clone(),
+        stake: canonical(stake.price),
+        emission: manifest.emission,
+        block: manifest.block,
+        tickets,
+        winners,
+        prizes,
+        total_prizes: canonical(total),
+        payout_ratio: payout(&stake, &tally.counts, tickets),
+        expected_payout_ratio: stake.payout_ratio(game.block_size).to_f64().unwrap_or(0.0),
+        odds: ratio(tickets, winners),
+        expected_odds: ratio(game.block_size, stake.winners),
+        forms,
+        near_misses: tally.near_misses.iter().map(|(n, &v)| rate(n, v)).collect(),
+        features: tally
+            .shown
+            .iter()
+            .filter(|(n, _)| observed_names.contains(n))
+            .map(|(n, &v)| rate(n, v))
+            .collect(),
+        leaks: observed_names
+            .iter()
+            .filter_map(|n| leak_test(n, &tally))
+            .collect(),
+        order: Some(order),
+        duplicates: tally
+            .duplicates
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(t, &count)| PrizeCount {
+                prize: tier_text[t].clone(),
+                count,
+            })
+            .collect(),
+        samples: tier_text
+            .iter()
+            .cloned()
+            .zip(tally.samples.iter().cloned())
+            .collect(),
+    };
+    Ok((section, tally.order, game, stake))
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// The Article 3 rows for `counts` read and `expected` (per tier, losers last).
+fn prize_rows(stake: &Stake, counts: &[u64], expected: &[u64]) -> Vec<PrizeRow> {
+    stake
+        .tiers()
+        .into_iter()
+        .enumerate()
+        .map(|(t, amount)| PrizeRow {
+            amount: canonical(amount),
+            count: counts[t],
+            expected_count: expected[t],
+            total: canonical(amount * Decimal::from(counts[t])),
+            expected_total: canonical(amount * Decimal::from(expected[t])),
+        })
+        .collect()
+}
+
+fn payout(stake: &Stake, counts: &[u64], tickets: u64) -> f64 {
+    let total: Decimal = stake
+        .tiers()
+        .iter()
+        .zip(counts)
+        .map(|(a, &c)| a * Decimal::from(c))
+        .sum();
+    let stakes = stake.price * Decimal::from(tickets);
+    if stakes.is_zero() {
+        0.0
+    } else {
+        (total / stakes).to_f64().unwrap_or(0.0)
+    }
+}
+
+/// Chi-square of independence between the group (losers, winners) and the feature's value,
+/// over its observations outside the winning parts. Values
+/// are taken in order and merged with their neighbours until each class expects at least 5
+/// observations in each group. `None` when fewer than 2 classes remain.
+fn leak_test(feature: &str, tally: &scan::Tally) -> Option<LeakTest> {
+    // Only the values: how many parts a ticket shows outside its wins depends on what it
+    // wins (a winning row is not a losing one), so presence is no leak; values are.
+    let columns: Vec<[u64; 2]> = tally
+        .observations
+        .range((feature, 0)..=(feature, u32::MAX))
+        .map(|(_, &v)| v)
+        .collect();
+    let rows = [
+        columns.iter().map(|c| c[0]).sum::<u64>() as f64,
+        columns.iter().map(|c| c[1]).sum::<u64>() as f64,
+    ];
+    let total = rows[0] + rows[1];
+    if rows[0] == 0.0 || rows[1] == 0.0 {
+        return None;
+    }
+    // A class is big enough when its smaller expected cell reaches MIN_EXPECTED.
+    let enough = |c: &[u64; 2]| (c[0] + c[1]) as f64 * rows[0].min(rows[1]) / total >= MIN_EXPECTED;
+    let mut merged: Vec<[u64; 2]> = Vec::new();
+    let mut current = [0u64; 2];
+    for c in columns {
+        current[0] += c[0];
+        current[1] += c[1];
+        if enough(&current) {
+            merged.push(current);
+            current = [0; 2];
+        }
+    }
+    if current != [0, 0] {
+        match merged.last_mut() {
+            Some(last) => {
+                last[0] += current[0];
+                last[1] += current[1];
+            }
+            None => merged.push(current),
+        }
+    }
+    if merged.len() < 2 {
+        return None;
+    }
+    let mut x2 = 0.0;
+    for c in &merged {
+        let col = (c[0] + c[1]) as f64;
+        for g in 0..2 {
+            let e = rows[g] * col / total;
+            x2 += (c[g] as f64 - e).powi(2) / e;
+        }
+    }
+    let df = merged.len() as f64 - 1.0;
+    let p = stats::chi_square_sf(x2, df);
+    Some(LeakTest {
+        feature: feature.to_string(),
+        classes: merged.len(),
+        statistic: x2,
+        df,
+        p,
+        p_holm: p,
+        flagged: false,
+    })
+}
+
+/// Holm over each family, the verdicts, and the list of failures.
+fn conclude(report: &mut Report) {
+    // The order family: every order test of every block, and the cross-block tests.
+    let mut ps = Vec::new();
+    for b in &report.blocks {
+        if let Some(o) = &b.order {
+            ps.extend(o.tests.iter().map(|t| t.p));
+        }
+    }
+    for e in &report.emissions {
+        ps.extend(e.cross_block.iter().map(|t| t.p));
+    }
+    let adjusted = stats::holm(&ps);
+    let mut next = adjusted.into_iter();
+    let mut failures = Vec::new();
+    for b in &mut report.blocks {
+        if !b.verified {
+            failures.push(format!("{}: failed verification", b.file));
+        }
+        if let Some(o) = &mut b.order {
+            for t in &mut o.tests {
+                t.p_holm = next.next().unwrap_or(1.0);
+                t.failed = t.p_holm < ORDER_ALPHA;
+                if t.failed {
+                    failures.push(format!("{}: order test {} failed", b.file, describe(t)));
+                }
+            }
+        }
+    }
+    for e in &mut report.emissions {
+        for t in &mut e.cross_block {
+            t.p_holm = next.next().unwrap_or(1.0);
+            t.failed = t.p_holm < ORDER_ALPHA;
+            if t.failed {
+                failures.push(format!(
+                    "{}/{}/e{:04}: order test {} failed",
+                    e.game,
+                    e.stake,
+                    e.emission,
+                    describe(t)
+                ));
+            }
+        }
+    }
+    // The leak family.
+    let ps: Vec<f64> = report
+        .blocks
+        .iter()
+        .flat_map(|b| b.leaks.iter().map(|l| l.p))
+        .collect();
+    let mut next = stats::holm(&ps).into_iter();
+    for b in &mut report.blocks {
+        for l in &mut b.leaks {
+            l.p_holm = next.next().unwrap_or(1.0);
+            l.flagged = l.p_holm < LEAK_ALPHA;
+            if l.flagged {
+                failures.push(format!(
+                    "{}: leak check: {} differs between winners and losers",
+                    b.file, l.feature
+                ));
+            }
+        }
+    }
+    report.failed = !failures.is_empty();
+    report.failures = failures;
+}
+
+/// `positions (20 €)`, `serial_win (lag 3)`, `cross_block (blocks 1, 2)`.
+pub fn describe(t: &OrderTest) -> String {
+    match (&t.prize, t.lag, t.blocks) {
+        (Some(p), _, _) if p == "winners" => format!("{} (all winners)", t.test),
+        (Some(p), _, _) => format!("{} ({p} €)", t.test),
+        (_, Some(l), _) => format!("{} (lag {l})", t.test),
+        (_, _, Some([a, b])) => format!("{} (blocks {a}, {b})", t.test),
+        _ => t.test.to_string(),
+    }
+}
