@@ -1,5 +1,6 @@
-//! The hot paths of an emission, per ticket: synthesize + decode for each game, the prize
-//! shuffle of a block, and the Merkle tree.
+//! The hot paths of an emission, per ticket: synthesize and decode for each game, the check of
+//! a whole ticket line as verify runs it (split, hash, serial, prize, decode), the prize shuffle
+//! of a block, and the Merkle tree.
 //!
 //! `cargo bench --bench hot_paths`
 
@@ -8,6 +9,8 @@ use emission_factory::block::merkle::MerkleRoot;
 use emission_factory::game::Game;
 use emission_factory::mechanic;
 use emission_factory::plan::BlockKey;
+use emission_factory::verify::TicketCheck;
+use sha2::{Digest, Sha256};
 
 fn synthesize_and_decode(c: &mut Criterion) {
     let mut group = c.benchmark_group("ticket");
@@ -23,7 +26,7 @@ fn synthesize_and_decode(c: &mut Criterion) {
         let tiers = stake.tiers();
         let mut i = 0usize;
         let mut layout = String::with_capacity(256);
-        group.bench_function(format!("{id}/synthesize+decode"), |b| {
+        group.bench_function(format!("{id}/synthesize"), |b| {
             b.iter(|| {
                 let prize = tiers[order[i % order.len()] as usize];
                 let mut rng = key.ticket_rng(i as u64);
@@ -31,7 +34,44 @@ fn synthesize_and_decode(c: &mut Criterion) {
                 synth
                     .synthesize(prize, &mut rng, &mut layout)
                     .expect("synthesize");
-                assert_eq!(decoder.decode(&layout).expect("decode"), prize);
+                i += 1;
+            })
+        });
+        // A block's worth of layouts, decoded round and round.
+        let tickets: Vec<(String, rust_decimal::Decimal)> = (0..4096)
+            .map(|i| {
+                let prize = tiers[order[i] as usize];
+                let mut layout = String::new();
+                synth
+                    .synthesize(prize, &mut key.ticket_rng(i as u64), &mut layout)
+                    .expect("synthesize");
+                (layout, prize)
+            })
+            .collect();
+        group.bench_function(format!("{id}/decode"), |b| {
+            b.iter(|| {
+                let (layout, prize) = &tickets[i % tickets.len()];
+                assert_eq!(decoder.decode(layout).expect("decode"), *prize);
+                i += 1;
+            })
+        });
+        // The same tickets as verify reads them: whole lines of block 1 of emission 1.
+        let check = TicketCheck::new(&game, stake, 1, 1).expect("ticket check");
+        let prefix = emission_factory::block::serial_prefix(id, stake, 1, 1);
+        let lines: Vec<Vec<u8>> = tickets
+            .iter()
+            .enumerate()
+            .map(|(i, (layout, prize))| {
+                let prize = emission_factory::money::canonical(*prize);
+                let body = format!("{prefix}{i:07},{prize},{layout}");
+                let hash = hex::encode(Sha256::digest(body.as_bytes()));
+                format!("{body},{hash}").into_bytes()
+            })
+            .collect();
+        group.bench_function(format!("{id}/ticket line check"), |b| {
+            b.iter(|| {
+                let n = i % lines.len();
+                check.check(&lines[n], n as u64).expect("valid line");
                 i += 1;
             })
         });
@@ -49,7 +89,7 @@ fn plan_and_merkle(c: &mut Criterion) {
         b.iter(|| key.prize_order(stake, game.block_size))
     });
     group.throughput(Throughput::Elements(100_000));
-    group.bench_function("merkle 100 000 leaves", |b| {
+    group.bench_function("merkle root of 100 000 leaves", |b| {
         b.iter(|| {
             let mut m = MerkleRoot::new();
             for i in 0u32..100_000 {

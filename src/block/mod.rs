@@ -5,6 +5,7 @@ pub mod files;
 pub mod keys;
 pub mod manifest;
 pub mod merkle;
+pub mod sha256;
 
 use crate::game::{Game, Stake};
 use crate::money::canonical;
