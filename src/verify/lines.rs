@@ -412,10 +412,9 @@ impl LineChecker<'_> {
             problems: Vec::new(),
             forms: BTreeMap::new(),
         };
-        let mut line_no = piece.first_line;
         let mut start = 0;
         let text = &piece.text;
-        for end in memchr::memchr_iter(b'\n', text) {
+        for (line_no, end) in (piece.first_line..).zip(memchr::memchr_iter(b'\n', text)) {
             let line = &text[start..end];
             start = end + 1;
             if piece.unterminated && start == text.len() {
@@ -435,7 +434,6 @@ impl LineChecker<'_> {
             } else {
                 self.line(line, line_no - 2, &mut out);
             }
-            line_no += 1;
         }
         out
     }
