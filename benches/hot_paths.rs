@@ -1,5 +1,6 @@
-//! The hot paths of an emission, per ticket: synthesize + decode for each game, the prize
-//! shuffle of a block, and the Merkle tree.
+//! The hot paths of an emission, per ticket: synthesize and decode for each game, the check of
+//! a whole ticket line as verify runs it (split, hash, serial, prize, decode), the prize shuffle
+//! of a block, and the Merkle tree.
 //!
 //! `cargo bench --bench hot_paths`
 
@@ -7,6 +8,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use emission_factory::block::merkle::MerkleRoot;
 use emission_factory::game::Game;
 use emission_factory::plan::BlockKey;
+use emission_factory::verify::TicketCheck;
+use sha2::{Digest, Sha256};
 
 fn synthesize_and_decode(c: &mut Criterion) {
     let mut group = c.benchmark_group("ticket");
@@ -16,13 +19,14 @@ fn synthesize_and_decode(c: &mut Criterion) {
         let stake = &game.stakes[stake_index];
         let synth = stake.synthesizer().expect("synthesizer");
         let decoder = stake.decoder();
+        let explainer = stake.mechanic.explainer();
         // Prizes in block proportions: mostly losers.
         let key = BlockKey::derive(&[1; 32], id, stake, 1, 1);
         let order = key.prize_order(stake, game.block_size);
         let tiers = stake.tiers();
         let mut i = 0usize;
         let mut layout = Vec::with_capacity(256);
-        group.bench_function(format!("{id}/synthesize+decode"), |b| {
+        group.bench_function(format!("{id}/synthesize"), |b| {
             b.iter(|| {
                 let prize = tiers[order[i % order.len()] as usize];
                 let mut rng = key.ticket_rng(i as u64);
@@ -30,43 +34,55 @@ fn synthesize_and_decode(c: &mut Criterion) {
                 synth
                     .synthesize(prize, &mut rng, &mut layout)
                     .expect("synthesize");
-                assert_eq!(decoder.decode(&layout).expect("decode"), prize);
                 i += 1;
             })
         });
-    }
-    group.finish();
-}
-
-/// Decode alone, on layouts synthesized beforehand in block proportions (mostly losers): what
-/// `verify` pays per ticket for the referee, and half of what emit pays per layout.
-fn decode(c: &mut Criterion) {
-    let mut group = c.benchmark_group("decode");
-    group.throughput(Throughput::Elements(1));
-    for (id, stake_index) in [("ruche-or", 2), ("maxi-ruche-or", 0), ("annee-chance", 0)] {
-        let game = Game::builtin(id).expect("built-in game");
-        let stake = &game.stakes[stake_index];
-        let synth = stake.synthesizer().expect("synthesizer");
-        let decoder = stake.decoder();
-        let key = BlockKey::derive(&[1; 32], id, stake, 1, 1);
-        let order = key.prize_order(stake, game.block_size);
-        let tiers = stake.tiers();
-        let layouts: Vec<_> = (0..4096usize)
+        // A block's worth of layouts, decoded round and round.
+        let tickets: Vec<(Vec<u8>, rust_decimal::Decimal)> = (0..4096)
             .map(|i| {
+                let prize = tiers[order[i] as usize];
                 let mut layout = Vec::new();
-                let mut rng = key.ticket_rng(i as u64);
                 synth
-                    .synthesize(tiers[order[i] as usize], &mut rng, &mut layout)
+                    .synthesize(prize, &mut key.ticket_rng(i as u64), &mut layout)
                     .expect("synthesize");
-                layout
+                (layout, prize)
             })
             .collect();
-        let mut i = 0usize;
         group.bench_function(format!("{id}/decode"), |b| {
             b.iter(|| {
-                let prize = decoder.decode(&layouts[i % layouts.len()]).expect("decode");
+                let (layout, prize) = &tickets[i % tickets.len()];
+                assert_eq!(decoder.decode(layout).expect("decode"), *prize);
                 i += 1;
-                prize
+            })
+        });
+        // What `report` and `show` pay per ticket on top of the decoder.
+        group.bench_function(format!("{id}/explain"), |b| {
+            b.iter(|| {
+                let (layout, prize) = &tickets[i % tickets.len()];
+                let text = std::str::from_utf8(layout).expect("UTF-8");
+                assert_eq!(explainer.explain(text).expect("explain").prize, *prize);
+                i += 1;
+            })
+        });
+        // The same tickets as verify reads them: whole lines of block 1 of emission 1.
+        let check = TicketCheck::new(&game, stake, 1, 1).expect("ticket check");
+        let prefix = emission_factory::block::serial_prefix(id, stake, 1, 1);
+        let lines: Vec<Vec<u8>> = tickets
+            .iter()
+            .enumerate()
+            .map(|(i, (layout, prize))| {
+                let prize = emission_factory::money::canonical(*prize);
+                let layout = String::from_utf8_lossy(layout);
+                let body = format!("{prefix}{i:07},{prize},{layout}");
+                let hash = hex::encode(Sha256::digest(body.as_bytes()));
+                format!("{body},{hash}").into_bytes()
+            })
+            .collect();
+        group.bench_function(format!("{id}/ticket line check"), |b| {
+            b.iter(|| {
+                let n = i % lines.len();
+                check.check(&lines[n], n as u64).expect("valid line");
+                i += 1;
             })
         });
     }
@@ -83,7 +99,7 @@ fn plan_and_merkle(c: &mut Criterion) {
         b.iter(|| key.prize_order(stake, game.block_size))
     });
     group.throughput(Throughput::Elements(100_000));
-    group.bench_function("merkle 100 000 leaves", |b| {
+    group.bench_function("merkle root of 100 000 leaves", |b| {
         b.iter(|| {
             let mut m = MerkleRoot::new();
             for i in 0u32..100_000 {
@@ -97,5 +113,5 @@ fn plan_and_merkle(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, synthesize_and_decode, decode, plan_and_merkle);
+criterion_group!(benches, synthesize_and_decode, plan_and_merkle);
 criterion_main!(benches);

@@ -58,10 +58,8 @@ impl BlockKey {
 
     /// The cosmetic generator of the ticket at `index` in the block.
     pub fn ticket_rng(&self, index: u64) -> LayoutRng {
-        let digest = Sha256::new()
-            .chain_update(self.layout_key)
-            .chain_update(index.to_be_bytes())
-            .finalize();
+        // SHA-256(layout key ‖ index): 40 bytes, one block, once per ticket.
+        let digest = crate::block::sha256::short(&[&self.layout_key, &index.to_be_bytes()]);
         let mut seed = [0u8; 16];
         seed.copy_from_slice(&digest[..16]);
         LayoutRng::from_seed(seed)

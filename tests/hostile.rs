@@ -326,6 +326,85 @@ fn a_first_line_longer_than_any_ticket_line_is_refused_at_that_line() {
     );
 }
 
+/// A line somewhat longer than any ticket line is refused on its own, and the rest of the
+/// file is still read, wherever the line sits. (Verify used to read in pieces of 8 MiB and
+/// stop at a partial line longer than a ticket line at the end of a piece: the same line
+/// stopped the reading when it straddled byte 8 MiB, and did not elsewhere.)
+#[test]
+fn a_long_line_across_the_8_mib_mark_is_refused_alone_and_reading_goes_on() {
+    let w = Workdir::new();
+    w.ok(&["keygen", "--out", "keys"]);
+    // 60 000 tickets: about 9 MB, past the 8 MiB mark.
+    let game = variant(
+        &w,
+        "big-mini.toml",
+        &[("block_size = 2000", "block_size = 60000")],
+    );
+    w.ok(&[
+        "emit",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--quiet",
+    ]);
+    let folder = w.path("emissions/mini-ruche/2/e0001");
+    let csv = folder.join("block-00001.csv");
+    let original = read(&csv);
+    let mark = 8 << 20;
+    assert!(original.len() > mark + 1000);
+    // The line that starts 500 to 700 bytes before the mark becomes 'x's up to 10 bytes past it.
+    let mut start = 0;
+    for end in original
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .map(|(i, _)| i)
+    {
+        if end + 1 > mark - 500 {
+            break;
+        }
+        start = end + 1;
+    }
+    let end = start + original[start..].iter().position(|&b| b == b'\n').unwrap();
+    let mut bytes = original[..start].to_vec();
+    bytes.extend(std::iter::repeat_n(b'x', mark + 10 - start));
+    bytes.extend_from_slice(&original[end..]);
+    // And the last ticket's hash is changed: seen only if the reading went on to the end.
+    let last_hash = bytes.len() - 2;
+    bytes[last_hash] = if bytes[last_hash] == b'0' { b'1' } else { b'0' };
+    std::fs::write(&csv, &bytes).unwrap();
+    // The manifest states the new size, so that the whole file is read (its signature fails).
+    let manifest = folder.join("block-00001.manifest.json");
+    let signed = std::fs::read_to_string(&manifest).unwrap();
+    let stated = format!("\"bytes\": {}", original.len());
+    assert!(signed.contains(&stated));
+    std::fs::write(
+        &manifest,
+        signed.replace(&stated, &format!("\"bytes\": {}", bytes.len())),
+    )
+    .unwrap();
+    let line = original[..start].iter().filter(|&&b| b == b'\n').count() + 1;
+    let out = w.run(&["verify", "--game", &game, csv.to_str().unwrap()]);
+    let text = said(
+        &out,
+        1,
+        &format!(
+            "line {line} (mini-ruche-200-0001-00001-{:07}): {} bytes, longer than the longest ticket line of this game",
+            line - 2,
+            mark + 10 - start
+        ),
+    );
+    assert!(!text.contains("the rest of the file is not read"), "{text}");
+    assert!(
+        text.contains("line 60001 (mini-ruche-200-0001-00001-0059999): sha256"),
+        "{text}"
+    );
+    assert!(!text.contains("tickets, a block of"), "{text}");
+}
+
 #[test]
 fn oversized_manifest_signature_and_key_files_are_refused_unread() {
     let w = Workdir::new();

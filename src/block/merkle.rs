@@ -8,9 +8,10 @@
 //! A block's tree hashes about two million fixed-length messages (a 33-byte leaf, a 65-byte
 //! node), so they go straight to `sha2`'s block function with their padding written in
 //! advance, without the streaming hasher's buffering: the same SHA-256, a fraction of the
-//! overhead. The RFC 6962 known answers below, and the comparison with `Sha256::digest`, guard it.
+//! overhead ([`super::sha256`]). The RFC 6962 known answers below, and the comparison with
+//! `Sha256::digest`, guard it.
 
-use sha2::digest::generic_array::GenericArray;
+use super::sha256::{of_blocks, pad, Block};
 use sha2::{Digest, Sha256};
 
 /// A running Merkle root.
@@ -18,31 +19,6 @@ use sha2::{Digest, Sha256};
 pub struct MerkleRoot {
     /// Perfect subtrees, largest first: (number of leaves, hash).
     stack: Vec<(u64, [u8; 32])>,
-}
-
-/// SHA-256's initial hash value (FIPS 180-4 §5.3.3).
-const IV: [u32; 8] = [
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-];
-
-/// One 64-byte block of SHA-256's input.
-type Block = GenericArray<u8, sha2::digest::consts::U64>;
-
-/// The hash of a message whose padded blocks are `blocks`.
-fn digest_blocks(blocks: &[Block]) -> [u8; 32] {
-    let mut state = IV;
-    sha2::compress256(&mut state, blocks);
-    let mut out = [0u8; 32];
-    for (bytes, word) in out.chunks_exact_mut(4).zip(state) {
-        bytes.copy_from_slice(&word.to_be_bytes());
-    }
-    out
-}
-
-/// Writes SHA-256's padding of a `len`-byte message that ends in `block` at `at`.
-fn pad(block: &mut Block, at: usize, len: u64) {
-    block[at] = 0x80;
-    block[56..].copy_from_slice(&(len * 8).to_be_bytes());
 }
 
 /// A leaf's hash: `SHA-256(0x00 ‖ data)` (RFC 6962 `MTH({d})`). A ticket hash (32 bytes) is
@@ -58,7 +34,7 @@ pub fn leaf_hash(data: &[u8]) -> [u8; 32] {
     let mut block = Block::default();
     block[1..33].copy_from_slice(data);
     pad(&mut block, 33, 33);
-    digest_blocks(std::slice::from_ref(&block))
+    of_blocks(std::slice::from_ref(&block))
 }
 
 /// A node's hash: `SHA-256(0x01 ‖ left ‖ right)`, 65 bytes, two pre-padded blocks.
@@ -69,7 +45,7 @@ pub fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
     blocks[0][33..].copy_from_slice(&right[..31]);
     blocks[1][0] = right[31];
     pad(&mut blocks[1], 1, 65);
-    digest_blocks(&blocks)
+    of_blocks(&blocks)
 }
 
 impl MerkleRoot {

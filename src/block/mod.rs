@@ -6,6 +6,7 @@ pub mod keys;
 pub mod manifest;
 pub mod merkle;
 pub mod proof;
+pub mod sha256;
 
 use crate::game::{Game, Stake};
 use crate::money::canonical;

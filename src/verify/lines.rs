@@ -24,13 +24,19 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 
-/// Ticket lines per piece: a power of two, so that a full piece is a perfect subtree of the
-/// block's Merkle tree.
+/// Ticket lines per piece: a power of two, so that a piece that starts at a multiple of it is
+/// a subtree of the block's Merkle tree (pieces end at multiples of it).
 const PIECE_TICKETS: u64 = 1024;
+/// A piece also ends at the first line end past this many bytes (only long, hostile lines
+/// reach it): what is held stays a few megabytes.
+const PIECE_BYTES: usize = 256 << 10;
 /// Pieces checked in parallel at a time; as many more may wait, read ahead.
-const PIECES_PER_BATCH: usize = 32;
+const PIECES_PER_BATCH: usize = 16;
 /// Bytes read at a time.
 const READ_SIZE: usize = 1 << 20;
+/// Reading stops at a line with no line end within this many bytes (a longer line that does
+/// end is refused as a line, undecoded).
+const MAX_LINE_READ: usize = 512 << 10;
 
 /// The checks `verify` runs on every ticket line of one block, usable one line at a time (by
 /// a fuzzer, or a tool that reads tickets its own way): the length of the line, the four
@@ -286,7 +292,12 @@ enum Problem {
 /// The verdict on one piece.
 struct Checked {
     tickets: u64,
+    /// The piece starts at a multiple of [`PIECE_TICKETS`]: `merkle` is a subtree of the
+    /// block's tree. Otherwise (after a piece cut short by [`PIECE_BYTES`]) its leaves are
+    /// appended one by one from `leaves`.
+    aligned: bool,
     merkle: MerkleRoot,
+    leaves: Vec<[u8; 32]>,
     counts: Vec<u64>,
     problems: Vec<Problem>,
     forms: BTreeMap<(Decimal, String), u64>,
@@ -363,8 +374,10 @@ impl LineChecker<'_> {
         report: &mut BlockReport,
         progress: &dyn Progress,
     ) {
-        if !merkle.append(&checked.merkle) {
-            // Pieces hold 2^10 ticket lines, the last one fewer: always on a boundary.
+        if !checked.aligned {
+            checked.leaves.iter().for_each(|leaf| merkle.push(leaf));
+        } else if !merkle.append(&checked.merkle) {
+            // An aligned piece holds at most 2^10 tickets from a multiple of 2^10: never.
             report.problem(format!(
                 "{}: internal error: a piece of the file is not on a Merkle subtree boundary",
                 self.name
@@ -388,17 +401,19 @@ impl LineChecker<'_> {
 
     /// Checks the lines of one piece.
     fn piece(&self, piece: &Piece) -> Checked {
+        let first_ticket = piece.first_line.saturating_sub(2);
         let mut out = Checked {
             tickets: 0,
+            aligned: first_ticket.is_multiple_of(PIECE_TICKETS),
             merkle: MerkleRoot::new(),
+            leaves: Vec::new(),
             counts: vec![0; self.tickets.tiers.len()],
             problems: Vec::new(),
             forms: BTreeMap::new(),
         };
-        let mut line_no = piece.first_line;
         let mut start = 0;
         let text = &piece.text;
-        for end in memchr::memchr_iter(b'\n', text) {
+        for (line_no, end) in (piece.first_line..).zip(memchr::memchr_iter(b'\n', text)) {
             let line = &text[start..end];
             start = end + 1;
             if piece.unterminated && start == text.len() {
@@ -418,7 +433,6 @@ impl LineChecker<'_> {
             } else {
                 self.line(line, line_no - 2, &mut out);
             }
-            line_no += 1;
         }
         out
     }
@@ -429,7 +443,11 @@ impl LineChecker<'_> {
         if let (Some(replay), Some(layout)) = (self.replay, seen.layout) {
             replay.check(self.tickets, index, seen.tier, layout, &mut seen.problems);
         }
-        out.merkle.push(&seen.hash);
+        if out.aligned {
+            out.merkle.push(&seen.hash);
+        } else {
+            out.leaves.push(seen.hash);
+        }
         out.tickets += 1;
         if let Some(tier) = seen.tier {
             out.counts[tier] += 1;
@@ -453,16 +471,17 @@ impl LineChecker<'_> {
 
 /// The reader thread: reads `file`, hashes it, and sends it on as pieces of whole lines
 /// (the header and the first [`PIECE_TICKETS`] ticket lines, then [`PIECE_TICKETS`] lines
-/// each), taking its buffers back from `spares`. Stops at a line longer than twice `max_line`
-/// (its bytes are not kept; the lines before it are sent), or when a signal asks the program
-/// to stop (an error then: an interrupted scan proves nothing).
+/// each, or fewer at a line end past [`PIECE_BYTES`]), taking its buffers back from `spares`.
+/// Stops at a line with no line end within [`MAX_LINE_READ`] bytes, or at an unterminated last
+/// line longer than `max_line` (their bytes are not kept; the lines before are sent), or when a
+/// signal asks the program to stop (an error then: an interrupted scan proves nothing).
 fn read_pieces(
     mut file: impl Read,
     max_line: usize,
     pieces: SyncSender<Piece>,
     spares: Receiver<Vec<u8>>,
 ) -> std::io::Result<ReadEnd> {
-    let stop = max_line.saturating_mul(2);
+    let stop = MAX_LINE_READ.max(max_line);
     let mut sha = Sha256::new();
     let mut bytes: u64 = 0;
     let mut buf = vec![0u8; READ_SIZE];
@@ -481,9 +500,25 @@ fn read_pieces(
             .send(piece)
             .map_err(|_| std::io::Error::other("the checking side stopped"))
     };
+    // Stops at the line that starts at `line_at` in `piece`, after `lines` whole lines.
+    let stop_at = |mut piece: Piece, line_at: usize, lines: u64, bytes: u64| {
+        piece.text.truncate(line_at);
+        if !piece.text.is_empty() {
+            send(piece)?;
+        }
+        Ok(ReadEnd {
+            bytes,
+            sha256: [0; 32],
+            lines,
+            stopped: Some(format!(
+                "line {}: longer than the longest line of this game ({max_line} bytes); the rest of the file is not read",
+                lines + 1
+            )),
+        })
+    };
     let mut piece = new_piece(1);
     let mut lines: u64 = 0; // whole lines read
-    let mut in_piece: u64 = 0; // ticket lines in `piece`
+    let mut tickets: u64 = 0; // ticket lines read
     let mut line_len: usize = 0; // bytes of the line being read, in the reads before this one
     let mut line_at: usize = 0; // where that line starts in `piece.text`
     loop {
@@ -515,12 +550,11 @@ fn read_pieces(
             if lines == 1 {
                 continue; // the header rides with the first piece
             }
-            in_piece += 1;
-            if in_piece == PIECE_TICKETS {
+            tickets += 1;
+            if tickets.is_multiple_of(PIECE_TICKETS) || line_at >= PIECE_BYTES {
                 piece.text.extend_from_slice(&read[from..line_start]);
                 from = line_start;
                 send(std::mem::replace(&mut piece, new_piece(lines + 1)))?;
-                in_piece = 0;
                 line_at = 0;
             }
         }
@@ -530,20 +564,11 @@ fn read_pieces(
         }
         piece.text.extend_from_slice(&read[from..]);
         if too_long {
-            piece.text.truncate(line_at);
-            if !piece.text.is_empty() {
-                send(piece)?;
-            }
-            return Ok(ReadEnd {
-                bytes,
-                sha256: [0; 32],
-                lines,
-                stopped: Some(format!(
-                    "line {}: longer than the longest line of this game ({max_line} bytes); the rest of the file is not read",
-                    lines + 1
-                )),
-            });
+            return stop_at(piece, line_at, lines, bytes);
         }
+    }
+    if line_len > max_line {
+        return stop_at(piece, line_at, lines, bytes);
     }
     if line_len > 0 {
         piece.text.push(b'\n');
@@ -699,5 +724,144 @@ mod tests {
                 check.max_line()
             ),
         );
+    }
+
+    /// Gives its bytes a few at a time, each read a different length.
+    struct Dribble<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.step = self.step % 13 + 1;
+            let n = self.step.min(buf.len()).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    /// Runs the reader on `bytes` (read in pieces of `step`-varying sizes, or whole when `step`
+    /// is 0); returns the pieces it sent and its end.
+    fn cut(bytes: &[u8], max_line: usize, step: usize) -> (Vec<Piece>, ReadEnd) {
+        let (tx, rx) = sync_channel(64);
+        let (_spares, spare_rx) = channel();
+        let end = if step == 0 {
+            read_pieces(bytes, max_line, tx, spare_rx)
+        } else {
+            read_pieces(Dribble { bytes, step }, max_line, tx, spare_rx)
+        }
+        .unwrap();
+        (rx.iter().collect(), end)
+    }
+
+    /// A file of a header and `n` ticket-like lines of varying lengths, `long` more bytes
+    /// every seventh line.
+    fn file_with(n: usize, long: usize) -> Vec<u8> {
+        let mut text = b"serial,prize,layout,sha256\n".to_vec();
+        for i in 0..n {
+            let extra = if i % 7 == 3 { long } else { 0 };
+            text.extend_from_slice(format!("{i},{}\n", "x".repeat(i % 50 + extra)).as_bytes());
+        }
+        text
+    }
+
+    fn file(n: usize) -> Vec<u8> {
+        file_with(n, 0)
+    }
+
+    #[test]
+    fn the_reader_cuts_whole_lines_into_pieces_of_1024_tickets_whatever_the_reads() {
+        for n in [0usize, 1, 1023, 1024, 1025, 3000] {
+            let text = file(n);
+            for step in [0, 1] {
+                let (pieces, end) = cut(&text, 100, step);
+                assert_eq!(end.stopped, None);
+                assert_eq!(end.bytes, text.len() as u64);
+                assert_eq!(end.sha256, <[u8; 32]>::from(Sha256::digest(&text)));
+                assert_eq!(end.lines, n as u64 + 1);
+                let joined: Vec<u8> = pieces.iter().flat_map(|p| p.text.clone()).collect();
+                assert_eq!(joined, text, "n {n}, step {step}");
+                let mut first_line = 1;
+                for (k, piece) in pieces.iter().enumerate() {
+                    assert_eq!(piece.first_line, first_line);
+                    assert!(!piece.unterminated);
+                    let lines = memchr::memchr_iter(b'\n', &piece.text).count() as u64;
+                    let tickets = lines - u64::from(k == 0);
+                    if k + 1 < pieces.len() {
+                        assert_eq!(tickets, PIECE_TICKETS, "n {n}, piece {k}");
+                    }
+                    first_line += lines;
+                }
+            }
+        }
+        // Long lines: pieces also end past PIECE_BYTES, and always at multiples of
+        // PIECE_TICKETS tickets, so that the pieces after a short one are aligned again.
+        let text = file_with(3000, 20_000);
+        let (pieces, end) = cut(&text, 100, 0);
+        assert_eq!(end.stopped, None);
+        let joined: Vec<u8> = pieces.iter().flat_map(|p| p.text.clone()).collect();
+        assert_eq!(joined, text);
+        let mut tickets = 0u64;
+        let mut ends = Vec::new();
+        for (k, piece) in pieces.iter().enumerate() {
+            let lines = memchr::memchr_iter(b'\n', &piece.text).count() as u64;
+            assert!(piece.text.len() < PIECE_BYTES + 20_100, "piece {k}");
+            tickets += lines - u64::from(k == 0);
+            ends.push(tickets);
+        }
+        assert!(pieces.len() > 30, "{}", pieces.len());
+        assert!(ends.contains(&1024) && ends.contains(&2048), "{ends:?}");
+    }
+
+    #[test]
+    fn the_reader_marks_a_last_line_without_line_end_and_stops_at_a_runaway_line() {
+        // No line end at the end: one is added, and the piece says so.
+        let mut text = file(5);
+        text.pop();
+        for step in [0, 1] {
+            let (pieces, end) = cut(&text, 100, step);
+            assert_eq!(end.lines, 6);
+            assert_eq!(end.stopped, None);
+            let last = pieces.last().unwrap();
+            assert!(last.unterminated);
+            assert!(last.text.ends_with(b"xxxx\n"));
+        }
+        // A line with no line end within MAX_LINE_READ bytes stops the reading there, with or
+        // without a line end after that; the lines before it are sent, nothing of it is.
+        for terminated in [false, true] {
+            let mut text = file(1500);
+            let before = text.len();
+            text.extend(std::iter::repeat_n(b'y', MAX_LINE_READ + 1));
+            if terminated {
+                text.extend_from_slice(b"\n1,2\n");
+            }
+            for step in [0, 1] {
+                let (pieces, end) = cut(&text, 100, step);
+                let stopped = end.stopped.unwrap();
+                assert!(
+                    stopped.starts_with(
+                        "line 1502: longer than the longest line of this game (100 bytes)"
+                    ),
+                    "{stopped}"
+                );
+                let joined: Vec<u8> = pieces.iter().flat_map(|p| p.text.clone()).collect();
+                assert_eq!(joined, text[..before], "step {step}");
+            }
+        }
+        // Up to MAX_LINE_READ bytes, a line that ends is read (and refused line by line).
+        let mut text = file(3);
+        text.extend(std::iter::repeat_n(b'y', MAX_LINE_READ));
+        text.push(b'\n');
+        let (_, end) = cut(&text, 100, 0);
+        assert_eq!((end.stopped, end.lines), (None, 5));
+        // An unterminated last line longer than the longest line stops the reading too.
+        let mut text = file(3);
+        text.extend(std::iter::repeat_n(b'y', 101));
+        let (pieces, end) = cut(&text, 100, 0);
+        assert!(end.stopped.unwrap().starts_with("line 5: longer"));
+        let joined: Vec<u8> = pieces.iter().flat_map(|p| p.text.clone()).collect();
+        assert_eq!(joined, file(3));
     }
 }
