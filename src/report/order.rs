@@ -342,7 +342,7 @@ mod tests {
     }
 
     #[test]
-    fn a_planted_losing_streak_fails_the_streak_test_only() {
+    fn a_planted_losing_streak_fails_the_streak_test() {
         let mut order = mini(false);
         // Move 150 losers to the front.
         let mut front: Vec<u8> = vec![5; 150];
