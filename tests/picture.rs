@@ -6,7 +6,7 @@
 //! (`.ci/run` installs it).
 
 use emission_factory::game::Game;
-use emission_factory::mechanic::{synthesizer, LayoutRng};
+use emission_factory::mechanic::LayoutRng;
 use emission_factory::picture::ticket_svg;
 use rand::SeedableRng;
 use rust_decimal::Decimal;
@@ -109,11 +109,12 @@ fn synthesized_tickets_of_every_game_make_pictures() {
     for (id, _) in emission_factory::game::BUILTIN {
         let game = Game::builtin(id).unwrap();
         for stake in &game.stakes {
-            let synth = synthesizer(&game, stake).unwrap();
+            let synth = stake.synthesizer().unwrap();
             let mut rng = LayoutRng::seed_from_u64(3);
             for prize in stake.tiers() {
-                let mut layout = String::new();
-                synth.synthesize(prize, &mut rng, &mut layout).unwrap();
+                let mut bytes = Vec::new();
+                synth.synthesize(prize, &mut rng, &mut bytes).unwrap();
+                let layout = String::from_utf8(bytes).unwrap();
                 let text = ticket_svg(&game, stake, &layout).unwrap();
                 let doc = roxmltree::Document::parse(&text).unwrap();
                 let cells = count(&doc, "polygon", "cell");

@@ -267,8 +267,8 @@ mod tests {
     //! stake, the explanation's prize and form are the decoder's.
 
     use super::*;
-    use crate::game::BUILTIN;
-    use crate::mechanic::{decoder, synthesizer, LayoutRng};
+    use crate::game::{Game, BUILTIN};
+    use crate::mechanic::LayoutRng;
     use rand::{Rng, SeedableRng};
 
     #[test]
@@ -276,12 +276,12 @@ mod tests {
         for (id, _) in BUILTIN {
             let game = Game::builtin(id).unwrap();
             for stake in &game.stakes {
-                let synth = synthesizer(&game, stake).unwrap();
-                let dec = decoder(&game, stake).unwrap();
+                let synth = stake.synthesizer().unwrap();
+                let dec = stake.decoder();
                 let exp = stake.mechanic.explainer();
                 let mut rng = LayoutRng::seed_from_u64(7);
                 let tiers = stake.tiers();
-                let mut layout = String::new();
+                let mut bytes = Vec::new();
                 let mut near_misses = 0u64;
                 for i in 0..3000 {
                     // Every tier, then losers weighted like a block (most tickets lose).
@@ -292,14 +292,15 @@ mod tests {
                     } else {
                         Decimal::ZERO
                     };
-                    layout.clear();
-                    synth.synthesize(prize, &mut rng, &mut layout).unwrap();
+                    bytes.clear();
+                    synth.synthesize(prize, &mut rng, &mut bytes).unwrap();
+                    let layout = std::str::from_utf8(&bytes).unwrap();
                     let e = exp
-                        .explain(&layout)
+                        .explain(layout)
                         .unwrap_or_else(|err| panic!("{id} {}: {layout}: {err}", stake.price));
-                    assert_eq!(e.prize, dec.decode(&layout).unwrap(), "{layout}");
+                    assert_eq!(e.prize, dec.decode(&bytes).unwrap(), "{layout}");
                     assert_eq!(e.prize, prize, "{layout}");
-                    assert_eq!(e.form, dec.form(&layout).unwrap(), "{layout}");
+                    assert_eq!(e.form, dec.form(&bytes).unwrap(), "{layout}");
                     assert_eq!(e.wins.is_empty(), prize.is_zero(), "{layout}: {:?}", e.wins);
                     // Near-miss features: exactly one of each name per ticket.
                     let mut names: Vec<_> = e
@@ -333,10 +334,13 @@ mod tests {
         for (id, _) in BUILTIN {
             let game = Game::builtin(id).unwrap();
             for stake in &game.stakes {
-                let dec = decoder(&game, stake).unwrap();
+                let dec = stake.decoder();
                 let exp = stake.mechanic.explainer();
                 for bad in ["", "x", "5:PPPP/", "AB:6|1-2-3:3", "|||"] {
-                    assert_eq!(exp.explain(bad).unwrap_err(), dec.decode(bad).unwrap_err());
+                    assert_eq!(
+                        exp.explain(bad).unwrap_err(),
+                        dec.decode(bad.as_bytes()).unwrap_err()
+                    );
                 }
             }
         }
