@@ -294,11 +294,7 @@ pub fn load_block(
         let verifier = scope.spawn(|| {
             let t = Instant::now();
             let hidden = indicatif::ProgressBar::hidden();
-            background();
-            let report = match behind_the_copy() {
-                Some(pool) => pool.install(|| verify_block(csv, &verify_options, &hidden)),
-                None => verify_block(csv, &verify_options, &hidden),
-            };
+            let report = verify_block(csv, &verify_options, &hidden);
             (report, t.elapsed())
         });
         let loaded = store_tickets(&mut tx, &block, block_id, &table);
@@ -330,29 +326,6 @@ pub fn load_block(
     stored.migrated = migrated;
     stored.total = start.elapsed();
     Ok(Outcome::Loaded(stored))
-}
-
-/// Threads for the verification that yield the CPU to the thread streaming the COPY (`None` if
-/// the pool cannot be made: the verification then runs in the global pool).
-///
-/// The COPY is the server's critical path (the index and the read-back come after it), while
-/// the verification is needed only before the commit: given the CPU first, the COPY ends
-/// sooner and the server indexes and reads back while the verification finishes, instead of
-/// both waiting for it. The verification does the same work, only later.
-fn behind_the_copy() -> Option<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(rayon::current_num_threads())
-        .thread_name(|i| format!("load-verify-{i}"))
-        .start_handler(|_| background())
-        .build()
-        .ok()
-}
-
-/// Lowers the calling thread's scheduling priority (nice 10; on Linux the nice value is per
-/// thread). Best effort: a failure leaves the priority as it was and costs only speed.
-fn background() {
-    #[cfg(unix)]
-    let _ = rustix::process::setpriority_process(None, 10);
 }
 
 /// Streams the block's tickets into `table`, checks that the file sent is the file the
