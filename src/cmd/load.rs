@@ -53,15 +53,17 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
                 }
                 let rate = l.tickets as f64 / l.total.as_secs_f64().max(1e-9);
                 println!(
-                    "LOADED  {} ({} tickets in {:.2} s, {} tickets/s; verify {:.2} s during COPY {:.2} s, index and attach {:.2} s, read-back and commit {:.2} s)",
+                    "LOADED  {} ({} tickets in {:.2} s, {} tickets/s: COPY {:.2} s, index and attach {:.2} s, read-back {:.2} s, waiting for the verification {:.2} s, commit {:.2} s; verification {:.2} s beside them)",
                     csv.display(),
                     grouped(l.tickets),
                     l.total.as_secs_f64(),
                     grouped(rate as u64),
-                    l.verify.as_secs_f64(),
                     l.copy.as_secs_f64(),
                     l.attach.as_secs_f64(),
-                    l.check.as_secs_f64()
+                    l.read_back.as_secs_f64(),
+                    l.wait.as_secs_f64(),
+                    l.commit.as_secs_f64(),
+                    l.verify.as_secs_f64()
                 );
             }
             Outcome::Skipped { manifest_sha256 } => {

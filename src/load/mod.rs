@@ -3,11 +3,13 @@
 //! Each block is loaded in one transaction, so it is in the database whole or not at all: the
 //! schema is created or migrated ([`schema`]), the emission and block rows are written, the
 //! tickets are streamed with `COPY (FORMAT binary)` into a fresh table that is then indexed in
-//! one sort and attached as the block's partition of `tickets`, and the counts per prize, the
+//! one sort and attached as the block's partition of `tickets` (its sale cursor at its first
+//! ticket), and the counts per prize, the
 //! total and the number of tickets are read back and compared with the manifest before the
 //! commit. The block is verified in full ([`crate::verify`], against the key the operator
-//! trusts) on another thread while the COPY runs; the transaction commits only if it passed.
-//! The COPY hashes the bytes it sends, so the file loaded is the file verified.
+//! trusts) on another thread while the server takes the COPY, builds the index and is read
+//! back; the transaction commits only if it passed. The COPY hashes the bytes it sends, so the
+//! file loaded is the file verified.
 //!
 //! A block already loaded with the same manifest is skipped; the same block number with
 //! another manifest is refused. A process killed at any moment leaves an uncommitted
@@ -64,14 +66,18 @@ pub struct Loaded {
     pub tickets: u64,
     /// Schema versions applied in this block's transaction.
     pub migrated: Vec<i32>,
-    /// Verification (on its own thread, during the COPY).
-    pub verify: Duration,
     /// Streaming the tickets into the server.
     pub copy: Duration,
     /// Indexing the new partition and attaching it.
     pub attach: Duration,
-    /// Reading the counts back and committing.
-    pub check: Duration,
+    /// Reading the counts back from the database.
+    pub read_back: Duration,
+    /// The verification, on its own thread beside the COPY, index and read-back.
+    pub verify: Duration,
+    /// Waiting for the verification after the read-back (zero when it was done by then).
+    pub wait: Duration,
+    /// Committing.
+    pub commit: Duration,
     /// From the first statement to the commit.
     pub total: Duration,
 }
@@ -269,39 +275,40 @@ pub fn load_block(
         .map_err(db("recording the block's prizes"))?;
     }
     let table = format!("tickets_{block_id}");
+    // The CHECK is the partition's constraint: with it, attaching needs no scan of the table.
     tx.batch_execute(&format!(
-        "CREATE TABLE {table} (LIKE tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
+        "CREATE TABLE {table} (LIKE tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS,
+                               CONSTRAINT {table}_block CHECK (block_id = {block_id}))"
     ))
     .map_err(db("creating the block's partition"))?;
 
-    // Verify on another thread while this one streams the COPY.
+    // Verify on another thread while this one streams the COPY, indexes the table and reads
+    // it back: the server's work overlaps the verification's, which is waited for only before
+    // the commit.
     let verify_options = VerifyOptions {
         public_key: Some(options.public_key),
         game: Some(block.game.clone()),
         ..VerifyOptions::default()
     };
-    let (report, verify_time, sent, copy_time) = std::thread::scope(|scope| {
+    let (report, verify, loaded) = std::thread::scope(|scope| {
         let verifier = scope.spawn(|| {
             let t = Instant::now();
             let report = verify_block(csv, &verify_options, &crate::progress::NoProgress);
             (report, t.elapsed())
         });
+        let loaded = store_tickets(&mut tx, &block, block_id, &table);
         let t = Instant::now();
-        let sent = copy::stream(&mut tx, &table, csv, block_id, &block.prizes);
-        let copy_time = t.elapsed();
-        let (report, verify_time) = match verifier.join() {
-            Ok(r) => r,
-            Err(_) => {
-                let mut report = crate::verify::BlockReport::default();
-                report
-                    .problems
-                    .push("the verification thread stopped unexpectedly".into());
-                (report, Duration::ZERO)
-            }
-        };
-        (report, verify_time, sent, copy_time)
+        let (report, verify) = verifier.join().unwrap_or_else(|_| {
+            let mut report = crate::verify::BlockReport::default();
+            report
+                .problems
+                .push("the verification thread stopped unexpectedly".into());
+            (report, Duration::ZERO)
+        });
+        (report, verify, loaded.map(|l| (l, t.elapsed())))
     });
     crate::interrupt::check()?;
+    // The verification's verdict first: when the file is wrong, that is what to fix.
     if !report.ok() {
         return Err(LoadError::Verification {
             csv: csv.to_path_buf(),
@@ -309,7 +316,37 @@ pub fn load_block(
             unlisted: report.unlisted,
         });
     }
-    let sent = match sent {
+    let (mut stored, wait) = loaded?;
+    let t = Instant::now();
+    tx.commit().map_err(db("committing the block"))?;
+    stored.verify = verify;
+    stored.wait = wait;
+    stored.commit = t.elapsed();
+    stored.migrated = migrated;
+    stored.total = start.elapsed();
+    Ok(Outcome::Loaded(stored))
+}
+
+/// Streams the block's tickets into `table`, checks that the file sent is the file the
+/// manifest describes, indexes the table, attaches it as the block's partition with its sale
+/// cursor, and reads the block back; the transaction is left for the caller to commit.
+fn store_tickets(
+    tx: &mut postgres::Transaction<'_>,
+    block: &Block,
+    block_id: i64,
+    table: &str,
+) -> Result<Loaded, LoadError> {
+    let csv = block.csv.as_path();
+    let m = &block.manifest;
+    let db = |doing: &'static str| {
+        move |error| LoadError::Database {
+            csv: csv.to_path_buf(),
+            doing,
+            error,
+        }
+    };
+    let t = Instant::now();
+    let sent = match copy::stream(tx, table, csv, block_id, &block.prizes) {
         Ok(sent) => sent,
         Err(copy::CopyError::Db(error)) => {
             return Err(LoadError::Database {
@@ -333,11 +370,12 @@ pub fn load_block(
             })
         }
     };
+    let copy_time = t.elapsed();
     if hex::encode(sent.sha256) != m.csv.sha256 || sent.rows != m.tickets {
         return Err(LoadError::Verification {
             csv: csv.to_path_buf(),
             problems: vec![format!(
-                "the file sent to the server ({} tickets, SHA-256 {}) is not the one verified: it changed while it was loaded; load it again once it is stable",
+                "the file sent to the server ({} tickets, SHA-256 {}) is not the one the manifest describes: it changed while it was loaded; load it again once it is stable",
                 sent.rows,
                 hex::encode(sent.sha256)
             )],
@@ -346,28 +384,42 @@ pub fn load_block(
     }
 
     let t = Instant::now();
-    // Attaching builds the partition's indexes, each in one sort: give the sort room (the
-    // server's default, 64 MB, spills a 900 000-ticket block to disk). For this transaction only.
-    tx.batch_execute("SET LOCAL maintenance_work_mem = '256MB'")
-        .map_err(db("setting maintenance_work_mem"))?;
+    // The primary key is built in one sort, in memory: the server's default of 64 MB spills a
+    // 900 000-ticket block to disk, and so do parallel workers, which share the memory and were
+    // no faster. For this transaction only.
+    tx.batch_execute(
+        "SET LOCAL maintenance_work_mem = '256MB'; SET LOCAL max_parallel_maintenance_workers = 0",
+    )
+    .map_err(db("setting maintenance_work_mem"))?;
+    tx.batch_execute(&format!(
+        "ALTER TABLE {table} ADD PRIMARY KEY (block_id, idx)"
+    ))
+    .map_err(db("indexing the block's partition"))?;
+    // Finds the index and the constraint it needs: neither builds nor scans anything.
     tx.batch_execute(&format!(
         "ALTER TABLE tickets ATTACH PARTITION {table} FOR VALUES IN ({block_id})"
     ))
-    .map_err(db("indexing and attaching the block's partition"))?;
+    .map_err(db("attaching the block's partition"))?;
+    tx.execute(
+        "INSERT INTO sale_cursors (block_id, next_idx) VALUES ($1, 0)",
+        &[&block_id],
+    )
+    .map_err(db("recording the block's sale cursor"))?;
     let attach = t.elapsed();
 
     let t = Instant::now();
-    read_back(&mut tx, &block, block_id)?;
-    tx.commit().map_err(db("committing the block"))?;
-    Ok(Outcome::Loaded(Loaded {
+    read_back(tx, block, block_id)?;
+    Ok(Loaded {
         tickets: sent.rows,
-        migrated,
-        verify: verify_time,
+        migrated: Vec::new(),
         copy: copy_time,
         attach,
-        check: t.elapsed(),
-        total: start.elapsed(),
-    }))
+        read_back: t.elapsed(),
+        verify: Duration::ZERO,
+        wait: Duration::ZERO,
+        commit: Duration::ZERO,
+        total: Duration::ZERO,
+    })
 }
 
 /// Reads the block's files and checks what can be checked without the tickets: the manifest,

@@ -1,4 +1,4 @@
-//! The database schema (`schema.sql`, documented there) and its migrations.
+//! The database schema (`schema.sql`, documented there) and its migrations (`schema_2.sql`, ...).
 //!
 //! Migrations run in the caller's transaction (the first block's), under an advisory lock, so a
 //! load that fails leaves even an empty database as it was, and loaders started at once on a
@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// The migrations, in order: `MIGRATIONS[i]` brings the schema to version `i + 1`. Never edit
 /// one that has shipped; add the next.
-const MIGRATIONS: &[&str] = &[include_str!("schema.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("schema.sql"), include_str!("schema_2.sql")];
 
 /// The schema version this program writes and reads.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;
