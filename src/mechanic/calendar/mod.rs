@@ -17,7 +17,7 @@ mod synth;
 mod tests;
 
 pub use decode::CalendarDecoder;
-pub use params::{CalendarParams, CalendarSettings, SymbolEntry};
+pub use params::{CalendarParams, CalendarSettings, NearMiss, NearMissSettings, SymbolEntry};
 pub use synth::CalendarSynthesizer;
 
 use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
@@ -35,6 +35,10 @@ impl Params for CalendarParams {
 
     fn check(settings: CalendarSettings) -> Result<Self, String> {
         CalendarParams::check(settings)
+    }
+
+    fn near_miss_rates(&self) -> Vec<(&'static str, f64)> {
+        self.near_miss.rates()
     }
 
     fn decoder(&self) -> CalendarDecoder {

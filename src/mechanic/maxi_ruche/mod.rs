@@ -13,7 +13,7 @@ mod synth;
 mod tests;
 
 pub use decode::MaxiDecoder;
-pub use params::{BonusEntry, MaxiParams, MaxiSettings};
+pub use params::{BonusEntry, MaxiParams, MaxiSettings, NearMiss, NearMissSettings};
 pub use synth::MaxiSynthesizer;
 
 use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
@@ -31,6 +31,10 @@ impl Params for MaxiParams {
 
     fn check(settings: MaxiSettings) -> Result<Self, String> {
         MaxiParams::check(settings)
+    }
+
+    fn near_miss_rates(&self) -> Vec<(&'static str, f64)> {
+        self.near_miss.rates()
     }
 
     fn decoder(&self) -> MaxiDecoder {

@@ -9,7 +9,7 @@ mod synth;
 mod tests;
 
 pub use decode::{HiveOutcome, Outcome};
-pub use params::{HoneyEntry, RucheParams, RucheSettings, MAX_EXTRA};
+pub use params::{HoneyEntry, NearMiss, NearMissSettings, RucheParams, RucheSettings, MAX_EXTRA};
 
 use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
@@ -26,6 +26,10 @@ impl Params for RucheParams {
 
     fn check(settings: RucheSettings) -> Result<Self, String> {
         RucheParams::check(settings)
+    }
+
+    fn near_miss_rates(&self) -> Vec<(&'static str, f64)> {
+        self.near_miss.rates()
     }
 
     fn decoder(&self) -> RucheDecoder {
