@@ -134,12 +134,12 @@ fn a_run_with_another_seed_key_definition_or_generator_is_refused_naming_both_va
     let path = folder.join("emission.json");
     let edited = String::from_utf8(read(&path))
         .unwrap()
-        .replace("\"generator_version\": 1", "\"generator_version\": 0");
+        .replace("\"generator_version\": 2", "\"generator_version\": 0");
     std::fs::write(&path, edited).unwrap();
     resign(&w, &path);
     let said = text(&run(&w, &emit_args(&["--first-block", "2"]), 2));
     assert!(
-        said.contains("generator version: the emission has 0, this run has 1"),
+        said.contains("generator version: the emission has 0, this run has 2"),
         "{said}"
     );
     assert!(
