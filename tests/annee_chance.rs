@@ -10,9 +10,9 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     let folder = emit_with_1_and_2_threads(&w, "annee-chance", "3");
     assert_pinned(
         &folder,
-        "38758cdafc480b3f2f761ad0639a41e78a5bde470eedf82d33d65d845ad72191",
-        "2b0376dc93c49e0ce5f0317e77e4b993edb4f2f750ffbd4b08cc00c07b2e5f63",
-        "6865d9f5f75190f091103bb08073867f6d7b5cfdffe44dd9d04fad9dfe730df1",
+        "faac20b747d22575db88523924ffd449116d1319186289f6de379b7da0b035a8",
+        "ea295163cd131d06a7c6c0eea6b7193c3f3e949f1ebf0d953ec8c484f3b885e2",
+        "9898876183fc25d6eeb20bdfeef3267f30dec3bebdbdb71a6011e2adea9e853f",
     );
     verify_with_forms(&w, &folder, "2 000 000");
     assert_article_3(

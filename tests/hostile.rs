@@ -642,11 +642,11 @@ fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
     let cases: Vec<(String, &str)> = vec![
         (
             variant(&w, "honney.toml", &[("honey = [", "honney = [\"1\"]\nhoney = [")]),
-            "honney.toml is malformed: line 21, column 1: unknown field `honney`, expected `row_amounts` or `honey`",
+            "honney.toml is malformed: line 21, column 1: unknown field `honney`, expected one of `row_amounts`, `honey`, `near_miss`",
         ),
         (
             variant(&w, "row.toml", &[("row_amounts = [", "row_amount = [\"2\"]\nrow_amounts = [")]),
-            "row.toml is malformed: line 20, column 1: unknown field `row_amount`, expected `row_amounts` or `honey`",
+            "row.toml is malformed: line 20, column 1: unknown field `row_amount`, expected one of `row_amounts`, `honey`, `near_miss`",
         ),
         (
             variant(&w, "pots.toml", &[("{ pots = 4, amount = \"2\" }", "{ pots = 4, amount = \"2\", amuont = \"3\" }")]),
@@ -658,7 +658,7 @@ fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
                 std::fs::write(&path, maxi.replacen("bonus = [", "bee_amount = [\"2\"]\nbonus = [", 1)).unwrap();
                 path.display().to_string()
             },
-            "maxi.toml is malformed: line 31, column 1: unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`",
+            "maxi.toml is malformed: line 44, column 1: unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`, `near_miss`",
         ),
         (
             {
@@ -666,7 +666,7 @@ fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
                 std::fs::write(&path, maxi.replacen("{ bees = 4, amount = \"3\" }", "{ bees = 4, amount = \"3\", bee = 5 }", 1)).unwrap();
                 path.display().to_string()
             },
-            "bonus.toml is malformed: line 32, column 29: unknown field `bee`, expected `bees` or `amount`",
+            "bonus.toml is malformed: line 45, column 29: unknown field `bee`, expected `bees` or `amount`",
         ),
     ];
     for (file, needle) in cases {

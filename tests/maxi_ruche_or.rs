@@ -10,9 +10,9 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     let folder = emit_with_1_and_2_threads(&w, "maxi-ruche-or", "3");
     assert_pinned(
         &folder,
-        "1ed33ceec5cf144de3a5f2af9dc5efda8d6a0b1c5b86eda4365f6da4457bf319",
-        "776a9e1e14b122f6865664ae74f05b56a7f457236a2a4814893d369cc606bff1",
-        "1962467d8675503aa925b5a264f3a8efbe32cd3767c2f07ef4acfc9b5918f2cf",
+        "54910b264688d1c1b13bc8c879794ffc62fcbf23a5c2f31e37433a61d4115121",
+        "49c999e9903431db9c54bf922ec716b003a4d76f7cee0348855e75cbec3d940c",
+        "d63b71dd722859a00298cd9d8275a91832c2aaee36b1bd383901594cbe0673b2",
     );
     verify_with_forms(&w, &folder, "7 500 000");
     assert_article_3(

@@ -61,9 +61,9 @@ fn one_and_two_threads_give_identical_files() {
     let folder = emit_with_1_and_2_threads(&w, "ruche-or", "0.5");
     assert_pinned(
         &folder,
-        "e8bd47ccb06345b57ef5e79ac6fffd1ebe6fb938f418d2d03fe532920b953889",
-        "b3d6eacac1775e8867d28c48975268e5cc7cba9d65b30361919a971fa43c108d",
-        "93adc4d3b8cdd20c7b9ba1f71943acc5b99a2605f6f2334da040d08e40a2a361",
+        "87d0c7d0f92d5874b23386e9c9b4f51796f2fc124370efaa3cc7c28d014a0097",
+        "14b136d2ab13f81b17b9d9fc62d7eb25c1a6438c9d80628de2cad4224fe8d21a",
+        "1e9041b9a75b9e0cfaa79d85b49b80deb619d61f0c73296f0ea6de6db398b49b",
     );
     verify_with_forms(&w, &folder, "900 000");
 }

@@ -136,13 +136,13 @@ fn line_of(text: &str, needle: &str) -> usize {
 fn a_misspelt_setting_is_refused_naming_the_file_the_line_and_the_valid_keys() {
     let cases = [
         // (built-in game, key as written, misspelt, valid keys as listed by the message)
-        ("ruche-or", "row_amounts = [", "row_amount = [", "unknown field `row_amount`, expected `row_amounts` or `honey`"),
-        ("ruche-or", "honey = [", "honney = [", "unknown field `honney`, expected `row_amounts` or `honey`"),
+        ("ruche-or", "row_amounts = [", "row_amount = [", "unknown field `row_amount`, expected one of `row_amounts`, `honey`, `near_miss`"),
+        ("ruche-or", "honey = [", "honney = [", "unknown field `honney`, expected one of `row_amounts`, `honey`, `near_miss`"),
         ("ruche-or", "{ pots = 4, amount", "{ pots = 4, amuont", "unknown field `amuont`, expected `pots` or `amount`"),
-        ("maxi-ruche-or", "bee_amounts = [", "bee_amount = [", "unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`"),
+        ("maxi-ruche-or", "bee_amounts = [", "bee_amount = [", "unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`, `near_miss`"),
         ("maxi-ruche-or", "{ bees = 4, amount", "{ bee = 4, amount", "unknown field `bee`, expected `bees` or `amount`"),
-        ("annee-chance", "max_winning_months = ", "max_winning_month = ", "unknown field `max_winning_month`, expected one of `symbols`, `month_amounts`, `clover_amounts`, `max_winning_months`"),
-        ("annee-chance", "clover_amounts = [", "clover_amount = [", "unknown field `clover_amount`, expected one of `symbols`, `month_amounts`, `clover_amounts`, `max_winning_months`"),
+        ("annee-chance", "max_winning_months = ", "max_winning_month = ", "unknown field `max_winning_month`, expected one of `symbols`, `month_amounts`, `clover_amounts`, `max_winning_months`, `near_miss`"),
+        ("annee-chance", "clover_amounts = [", "clover_amount = [", "unknown field `clover_amount`, expected one of `symbols`, `month_amounts`, `clover_amounts`, `max_winning_months`, `near_miss`"),
         ("annee-chance", "{ letter = \"A\", picture", "{ letter = \"A\", pictur", "unknown field `pictur`, expected `letter` or `picture`"),
     ];
     for (id, key, misspelt, valid) in cases {
@@ -163,4 +163,115 @@ fn a_misspelt_setting_is_refused_naming_the_file_the_line_and_the_valid_keys() {
 
 fn error_in(text: &str, file: &str) -> String {
     Game::parse(text, file).unwrap_err().to_string()
+}
+
+#[test]
+fn impossible_near_miss_settings_are_refused_naming_the_file_the_key_and_the_range() {
+    let cases = [
+        // (built-in game, setting as written, replacement, what the message says)
+        ("ruche-or", "row_p_weights = [25, 40, 35]", "row_p_weights = [25, -1, 35]",
+         "near_miss.row_p_weights[1] = -1 is out of range: a weight is a whole number from 0 to 1000000"),
+        ("ruche-or", "extra_weights = [84, 11, 4, 1]", "extra_weights = [0, 0, 0, 0]",
+         "near_miss.extra_weights: every weight is zero; give at least one of 0, 1, 2, 3 EXTRA hives a weight from 1 to 1000000"),
+        ("ruche-or", "loose_pots_weights = [30, 30, 24, 16]", "loose_pots_weights = [30, 30]",
+         "near_miss.loose_pots_weights lists 2 weight(s): list 4, one for each of 0, 1, 2, 3 pots"),
+        ("ruche-or", "part_weights = [55, 32, 13]", "part_weights = [55, 32, 2000000]",
+         "near_miss.part_weights[2] = 2000000 is out of range"),
+        ("maxi-ruche-or", "extra_rate = 0.2", "extra_rate = 1.5",
+         "near_miss.extra_rate = 1.5 is out of range: a rate is a number from 0 to 1"),
+        ("maxi-ruche-or", "row_multiplier_rate = 0.12", "row_multiplier_rate = -0.1",
+         "near_miss.row_multiplier_rate = -0.1 is out of range: a rate is a number from 0 to 1"),
+        ("maxi-ruche-or", "bonus_weight = 3", "bonus_weight = -3",
+         "near_miss.bonus_weight = -3 is out of range: a weight is a whole number from 0 to 1000000"),
+        ("annee-chance", "twelve_rate = 0.375", "twelve_rate = 2",
+         "near_miss.twelve_rate = 2 is out of range: a rate is a number from 0 to 1"),
+        ("annee-chance", "neighbour_rate = 0.375", "neighbour_rate = nan",
+         "near_miss.neighbour_rate = NaN is out of range: a rate is a number from 0 to 1"),
+    ];
+    for (id, setting, replacement, message) in cases {
+        let text = BUILTIN.iter().find(|(i, _)| *i == id).unwrap().1;
+        let copy = text.replacen(setting, replacement, 1);
+        assert_ne!(copy, text, "{id}: {setting} not found");
+        let e = error_in(&copy, "defs/near.toml");
+        assert!(
+            e.starts_with("game definition defs/near.toml, stakes[price="),
+            "{id}, {replacement}: {e}"
+        );
+        assert!(e.contains(message), "{id}, {replacement}: {e}");
+    }
+    // A misspelt near-miss key names the valid ones, with its line.
+    let text = BUILTIN
+        .iter()
+        .find(|(i, _)| *i == "annee-chance")
+        .unwrap()
+        .1;
+    let copy = text.replacen("twelve_rate =", "twelves_rate =", 1);
+    let e = error_in(&copy, "defs/near.toml");
+    let line = line_of(&copy, "twelves_rate");
+    assert!(
+        e.starts_with(&format!(
+            "game definition defs/near.toml is malformed: line {line}, "
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains("unknown field `twelves_rate`, expected `neighbour_rate` or `twelve_rate`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn near_miss_weights_that_make_a_prize_impossible_are_refused_naming_the_key() {
+    // 5000 € at the 0.5 € stake is one row only (three of the next amounts make 1500 at most).
+    let text = BUILTIN.iter().find(|(i, _)| *i == "ruche-or").unwrap().1;
+    let copy = text.replacen(
+        "part_weights = [55, 32, 13]",
+        "part_weights = [0, 32, 13]",
+        1,
+    );
+    let game = Game::parse(&copy, "defs/parts.toml").expect("loads: verify needs no synthesizer");
+    let e = game.stakes[0].synthesizer().err().unwrap();
+    assert!(
+        e.contains("the prize 5000 € can only be shown with 1 part(s), and near_miss.part_weights gives them weight 0: give them a weight from 1 to 1000000"),
+        "{e}"
+    );
+    // Lower but not zero: every prize still has a form.
+    let copy = text.replacen("part_weights = [55, 32, 13]", "part_weights = [1, 0, 0]", 1);
+    let game = Game::parse(&copy, "defs/parts.toml").unwrap();
+    for stake in &game.stakes {
+        assert!(stake.synthesizer().is_ok(), "{}", stake.price);
+    }
+}
+
+#[test]
+fn the_asked_near_miss_rates_are_the_definition_s() {
+    let rates = |id: &str, from: &str, to: &str| {
+        let text = BUILTIN.iter().find(|(i, _)| *i == id).unwrap().1;
+        let game = Game::parse(&text.replacen(from, to, 1), "defs/rates.toml").unwrap();
+        game.stakes[0].mechanic.near_miss_rates()
+    };
+    assert_eq!(
+        rates(
+            "ruche-or",
+            "row_p_weights = [25, 40, 35]",
+            "row_p_weights = [1, 1, 2]"
+        ),
+        [
+            ("near_miss_rows", 0.5),
+            ("near_miss_honey", 0.16),
+            ("near_miss_extra", 0.16)
+        ]
+    );
+    assert_eq!(
+        rates("maxi-ruche-or", "extra_rate = 0.2", "extra_rate = 0"),
+        [
+            ("near_miss_rows", 0.45),
+            ("near_miss_multiplier", 0.12),
+            ("near_miss_extra", 0.0)
+        ]
+    );
+    assert_eq!(
+        rates("annee-chance", "twelve_rate = 0.375", "twelve_rate = 0.25"),
+        [("near_miss_months", 0.375), ("near_miss_clover", 0.25)]
+    );
 }

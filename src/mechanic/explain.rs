@@ -7,7 +7,7 @@
 //! once the decoder has accepted it, and the winning parts must add up to the decoder's prize
 //! or the explanation is refused.
 //!
-//! Features (docs/SPEC.md §3.1 lists them per mechanic) come in two kinds:
+//! Features (docs/SPEC.md §3.2 lists them per mechanic) come in two kinds:
 //! - *observations* (`outside_wins`): one per part of the ticket a player sees outside its
 //!   winning parts (a non-winning row, a hive that wins no honey, a non-winning month…), so a
 //!   ticket may hold several of one name, or none when no such part is shown; the leak check
@@ -39,7 +39,7 @@ pub struct Explanation {
 /// One thing a player sees on a ticket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Feature {
-    /// Stable snake_case id (docs/SPEC.md §3.1); the report's JSON uses it.
+    /// Stable snake_case id (docs/SPEC.md §3.2); the report's JSON uses it.
     pub name: &'static str,
     /// A count, or a code for categorical features (an amount in cents, a multiplier's factor).
     pub value: u32,

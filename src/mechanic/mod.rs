@@ -76,6 +76,14 @@ macro_rules! registry {
                 }
             }
 
+            /// The near-miss rates the game definition asks for, by the feature names of the
+            /// report (`near_miss_rows`...): what `report` shows beside the rates obtained.
+            pub fn near_miss_rates(&self) -> Vec<(&'static str, f64)> {
+                match self {
+                    $(Mechanic::$variant(p) => p.near_miss_rates(),)+
+                }
+            }
+
             /// The referee of this stake's layouts.
             pub fn decoder(&self) -> Box<dyn Decoder> {
                 match self {
@@ -128,6 +136,8 @@ pub trait Params: Sized + Clone + std::fmt::Debug + Send + Sync + 'static {
     fn check(settings: Self::Settings) -> Result<Self, String>;
     /// The decoder for these parameters.
     fn decoder(&self) -> Self::Decoder;
+    /// The near-miss rates these settings ask for, by feature name (`near_miss_rows`...).
+    fn near_miss_rates(&self) -> Vec<(&'static str, f64)>;
     /// The synthesizer for these parameters and the stake's prize amounts (losers excluded);
     /// the message names a prize that cannot be shown and the setting to change.
     fn synthesizer(&self, prizes: &[Decimal]) -> Result<Self::Synthesizer, String>;

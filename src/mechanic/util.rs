@@ -40,3 +40,55 @@ pub fn count_table(
     }
     Ok(out)
 }
+
+/// Largest weight a `near_miss` list may give: weights are relative, so this is no limit on
+/// what can be said, and it keeps every sum the synthesizers make far from overflowing.
+pub const MAX_WEIGHT: i64 = 1_000_000;
+
+/// Checks the weights list `near_miss.<key>`, which must give one weight per case (`cases`
+/// names them for the message, e.g. `"0, 1, 2 P"`): whole numbers from 0 to [`MAX_WEIGHT`],
+/// not all zero. `None` keeps `default`.
+pub fn near_miss_weights<const N: usize>(
+    key: &str,
+    list: Option<&[i64]>,
+    default: [u32; N],
+    cases: &str,
+) -> Result<[u32; N], String> {
+    let Some(list) = list else {
+        return Ok(default);
+    };
+    if list.len() != N {
+        return Err(format!(
+            "near_miss.{key} lists {} weight(s): list {N}, one for each of {cases}",
+            list.len()
+        ));
+    }
+    let mut out = [0u32; N];
+    for (i, &w) in list.iter().enumerate() {
+        out[i] = u32::try_from(w)
+            .ok()
+            .filter(|&w| i64::from(w) <= MAX_WEIGHT)
+            .ok_or_else(|| {
+                format!(
+                    "near_miss.{key}[{i}] = {w} is out of range: a weight is a whole number from 0 to {MAX_WEIGHT}"
+                )
+            })?;
+    }
+    if out.iter().all(|&w| w == 0) {
+        return Err(format!(
+            "near_miss.{key}: every weight is zero; give at least one of {cases} a weight from 1 to {MAX_WEIGHT}"
+        ));
+    }
+    Ok(out)
+}
+
+/// Checks the rate `near_miss.<key>`: a number from 0 to 1. `None` keeps `default`.
+pub fn near_miss_rate(key: &str, rate: Option<f64>, default: f64) -> Result<f64, String> {
+    match rate {
+        None => Ok(default),
+        Some(r) if r.is_finite() && (0.0..=1.0).contains(&r) => Ok(r),
+        Some(r) => Err(format!(
+            "near_miss.{key} = {r} is out of range: a rate is a number from 0 to 1"
+        )),
+    }
+}

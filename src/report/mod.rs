@@ -154,7 +154,7 @@ pub struct FormRow {
 /// A feature's rate on losers and winners.
 #[derive(Debug, Clone, Serialize)]
 pub struct Rate {
-    /// The feature's name (docs/SPEC.md §3.1).
+    /// The feature's name (docs/SPEC.md §3.2).
     pub feature: String,
     /// Losers showing it (value above 0).
     pub losers: u64,

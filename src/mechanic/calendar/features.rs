@@ -1,5 +1,5 @@
 //! Calendar tickets (Année de la chance) explained: the winning months and clover, and what a
-//! player sees besides (docs/SPEC.md §3.1). The decoder reads the prize; this reads the rest.
+//! player sees besides (docs/SPEC.md §3.2). The decoder reads the prize; this reads the rest.
 
 use super::params::{CalendarParams, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
 use super::CalendarDecoder;

@@ -18,7 +18,7 @@ mod synth;
 mod tests;
 
 pub use decode::CalendarDecoder;
-pub use params::{CalendarParams, CalendarSettings, SymbolEntry};
+pub use params::{CalendarParams, CalendarSettings, NearMiss, NearMissSettings, SymbolEntry};
 pub use synth::CalendarSynthesizer;
 
 use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
@@ -41,6 +41,10 @@ impl Params for CalendarParams {
 
     fn explainer(&self) -> features::CalendarExplainer {
         features::CalendarExplainer::new(self)
+    }
+
+    fn near_miss_rates(&self) -> Vec<(&'static str, f64)> {
+        self.near_miss.rates()
     }
 
     fn decoder(&self) -> CalendarDecoder {

@@ -4,7 +4,7 @@
 //! This is the only thing the two halves of the mechanic have in common, so that the decoder
 //! stays an independent referee of what the synthesizer writes.
 
-use crate::mechanic::util::amount_list;
+use crate::mechanic::util::{amount_list, near_miss_rate};
 use crate::money::AmountTable;
 use crate::untrusted::shown;
 use serde::Deserialize;
@@ -37,6 +37,60 @@ pub struct CalendarSettings {
     /// Most winning months the synthesizer uses to show one prize (1 to
     /// [`MAX_WINNING_MONTHS`], default [`DEFAULT_MAX_WINNING_MONTHS`]).
     pub max_winning_months: Option<i64>,
+    /// How often losing parts look like near misses (`[layout.near_miss]`).
+    pub near_miss: Option<NearMissSettings>,
+}
+
+/// `[layout.near_miss]` of a `calendar` game, as written: the chances of the near misses on
+/// what does not win, on winners and losers alike. Each key is optional; a stake's overrides
+/// the game's key by key.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NearMissSettings {
+    /// Chance that a month that does not win shows two neighbouring pictures, 0 to 1.
+    pub neighbour_rate: Option<f64>,
+    /// Chance that a clover that does not win shows a 12, 0 to 1.
+    pub twelve_rate: Option<f64>,
+}
+
+/// The checked `near_miss` settings of one stake.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NearMiss {
+    /// Chance that a non-winning month shows two neighbouring pictures (else any two
+    /// different pictures, which may also be neighbours).
+    pub neighbour_rate: f64,
+    /// Chance that a non-winning clover shows a 12 (else three numbers from 1 to 11).
+    pub twelve_rate: f64,
+}
+
+impl Default for NearMiss {
+    /// The values of generator 1 (6 in 16), written out in `games/annee-chance.toml`.
+    fn default() -> Self {
+        NearMiss {
+            neighbour_rate: 0.375,
+            twelve_rate: 0.375,
+        }
+    }
+}
+
+impl NearMiss {
+    /// Checks the settings; unset keys keep the defaults.
+    pub fn check(settings: Option<NearMissSettings>) -> Result<Self, String> {
+        let s = settings.unwrap_or_default();
+        let d = NearMiss::default();
+        Ok(NearMiss {
+            neighbour_rate: near_miss_rate("neighbour_rate", s.neighbour_rate, d.neighbour_rate)?,
+            twelve_rate: near_miss_rate("twelve_rate", s.twelve_rate, d.twelve_rate)?,
+        })
+    }
+
+    /// The rates asked, by feature name (as the report names them).
+    pub fn rates(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("near_miss_months", self.neighbour_rate),
+            ("near_miss_clover", self.twelve_rate),
+        ]
+    }
 }
 
 /// `{ letter = "A", picture = "..." }`: what a symbol letter depicts.
@@ -57,6 +111,13 @@ impl CalendarSettings {
             month_amounts: stake.month_amounts.or_else(|| self.month_amounts.clone()),
             clover_amounts: stake.clover_amounts.or_else(|| self.clover_amounts.clone()),
             max_winning_months: stake.max_winning_months.or(self.max_winning_months),
+            near_miss: match (&self.near_miss, stake.near_miss) {
+                (Some(game), Some(stake)) => Some(NearMissSettings {
+                    neighbour_rate: stake.neighbour_rate.or(game.neighbour_rate),
+                    twelve_rate: stake.twelve_rate.or(game.twelve_rate),
+                }),
+                (game, stake) => stake.or_else(|| game.clone()),
+            },
         }
     }
 }
@@ -77,6 +138,8 @@ pub struct CalendarParams {
     /// Most winning months the synthesizer uses to show one prize (the rules set no limit; the
     /// decoder does not read this).
     pub max_winning_months: usize,
+    /// The chances of near misses on what does not win (the decoder does not read them).
+    pub near_miss: NearMiss,
 }
 
 impl CalendarParams {
@@ -112,12 +175,14 @@ impl CalendarParams {
                     )
                 })?,
         };
+        let near_miss = NearMiss::check(settings.near_miss)?;
         Ok(CalendarParams {
             letters,
             pictures,
             month_amounts,
             clover_amounts,
             max_winning_months,
+            near_miss,
         })
     }
 

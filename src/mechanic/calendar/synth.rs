@@ -11,26 +11,22 @@
 //! that do not depend on the prize, so what is not winning on a ticket reveals nothing:
 //! non-winning months show two different symbols (often neighbours in the picture list: near
 //! misses) and an amount uniform over `month_amounts`; a non-winning clover shows three numbers
-//! without 13 (often a 12) and an amount uniform over `clover_amounts`.
+//! without 13 (often a 12) and an amount uniform over `clover_amounts`. How often is the
+//! game's `near_miss` settings.
+//!
+//! Generator 2 draws from tables built here once (SPEC §4): the two pictures of a losing month
+//! from an exact alias table of the pairs, the clover's three numbers, in the order shown,
+//! with one draw from the list of all of them; random bits come from [`Bits`].
 
-use super::params::{
-    CalendarParams, CLOVER_MAX, CLOVER_NUMBERS, CLOVER_WIN, MAX_WINNING_MONTHS, MONTHS,
-};
+use super::params::{CalendarParams, CLOVER_MAX, CLOVER_WIN, MAX_WINNING_MONTHS, MONTHS};
+use crate::mechanic::draw::{weighted, Alias, Bits, Rate};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::{canonical, AmountTable};
-use rand::Rng;
 use rust_decimal::Decimal;
 
 /// Relative weight of showing a prize with `n` components (index `n`): each extra component
 /// halves or so the chance, so one month or the clover alone dominate, yet every form appears.
 const COMPONENT_WEIGHTS: [u32; MAX_WINNING_MONTHS + 2] = [0, 24, 12, 6, 3, 2, 1, 1];
-
-/// Chance, in 1/16, that a non-winning month shows two neighbouring pictures (a near miss)
-/// rather than any two different pictures.
-const NEIGHBOURS_IN_16: u32 = 6;
-
-/// Chance, in 1/16, that a non-winning clover shows a 12 (a near miss).
-const TWELVE_IN_16: u32 = 6;
 
 /// One way to show a prize: month amounts (indices into `month_amounts`, ascending) and maybe
 /// a clover amount (index into `clover_amounts`).
@@ -61,7 +57,8 @@ struct ComponentCount {
 struct Plan {
     prize: Decimal,
     counts: Vec<ComponentCount>,
-    total_weight: u32,
+    /// The weight of each entry of `counts`.
+    weights: Vec<u32>,
 }
 
 /// Synthesizes calendar layouts for one stake.
@@ -72,7 +69,19 @@ pub struct CalendarSynthesizer {
     clover_amounts: AmountTable,
     /// One plan per prize of the stake's table (losers need none).
     plans: Vec<Plan>,
+    /// The two pictures of a month that does not win, as indexes into `letters`.
+    losing_pairs: Alias<[u8; 2]>,
+    /// Chance that a clover that does not win shows a 12.
+    twelve: Rate,
+    /// The numbers a clover shows, written (`1-13-7`), in the order shown: with a 13; with a
+    /// 12 and no 13; with neither.
+    clover_wins: Vec<CloverText>,
+    clover_twelves: Vec<CloverText>,
+    clover_plain: Vec<CloverText>,
 }
+
+/// The numbers of a clover as written, and their length.
+type CloverText = ([u8; 8], u8);
 
 impl CalendarSynthesizer {
     /// Builds the synthesizer for a stake. Fails, naming the parameters, if a prize of the
@@ -94,6 +103,15 @@ impl CalendarSynthesizer {
             month_amounts: params.month_amounts.clone(),
             clover_amounts: params.clover_amounts.clone(),
             plans,
+            losing_pairs: losing_pairs(
+                params.letters.len(),
+                Rate::new(params.near_miss.neighbour_rate),
+            )
+            .ok_or("symbols: a losing month needs two different symbols")?,
+            twelve: Rate::new(params.near_miss.twelve_rate),
+            clover_wins: clovers(CLOVER_WIN, CLOVER_MAX - 1),
+            clover_twelves: clovers(CLOVER_MAX - 1, CLOVER_MAX - 2),
+            clover_plain: clovers(0, CLOVER_MAX - 2),
         })
     }
 
@@ -110,7 +128,7 @@ impl CalendarSynthesizer {
     }
 
     /// Draws the decomposition that shows `prize` on this ticket.
-    fn choose(&self, prize: Decimal, rng: &mut LayoutRng) -> Result<Decomposition, SynthesisError> {
+    fn choose(&self, prize: Decimal, bits: &mut Bits) -> Result<Decomposition, SynthesisError> {
         if prize.is_zero() {
             return Ok(Decomposition {
                 months: [0; MAX_WINNING_MONTHS],
@@ -123,40 +141,75 @@ impl CalendarSynthesizer {
             .iter()
             .find(|p| p.prize == prize)
             .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
-        let mut pick = rng.random_range(0..plan.total_weight);
-        // The plan is never empty and the weights add up to total_weight, so the loop ends
-        // with a choice; the fallback keeps this free of panics anyway.
-        let mut count = &plan.counts[0];
-        for c in &plan.counts {
-            if pick < c.weight {
-                count = c;
-                break;
-            }
-            pick -= c.weight;
-        }
-        let form = &count.forms[rng.random_range(0..count.forms.len())];
-        Ok(form.ways[rng.random_range(0..form.ways.len())])
+        // The plan is never empty and its weights are positive.
+        let count = &plan.counts[weighted(bits, &plan.weights)];
+        let form = &count.forms[bits.index(count.forms.len())];
+        Ok(form.ways[bits.index(form.ways.len())])
     }
+}
 
-    /// Appends two different symbols: neighbours in the picture list with a fixed chance.
-    fn push_losing_pair(&self, rng: &mut LayoutRng, out: &mut Vec<u8>) {
-        let n = self.letters.len();
-        let (a, b) = if rng.random_range(0..16) < NEIGHBOURS_IN_16 {
-            let i = rng.random_range(0..n - 1);
-            if rng.random_bool(0.5) {
-                (i, i + 1)
-            } else {
-                (i + 1, i)
+/// The pairs of different pictures a losing month may show, as indexes, with exact weights:
+/// with chance `neighbours` two neighbours in the picture list (either order), else any two
+/// different pictures. In units of 2⁻³² × 1 / (2n(n − 1)): a pair of neighbours weighs
+/// r·n + 2(2³² − r), any other pair 2(2³² − r). `None` for fewer than two pictures.
+fn losing_pairs(n: usize, neighbours: Rate) -> Option<Alias<[u8; 2]>> {
+    let r = neighbours.units();
+    let rest = 2 * ((1u64 << 32) - r);
+    let mut entries = Vec::with_capacity(n * n);
+    for a in 0..n {
+        for b in 0..n {
+            if a != b {
+                let w = if a.abs_diff(b) == 1 {
+                    r * n as u64 + rest
+                } else {
+                    rest
+                };
+                entries.push(([a as u8, b as u8], w));
             }
-        } else {
-            let a = rng.random_range(0..n);
-            // Any other symbol, uniformly.
-            let b = (a + 1 + rng.random_range(0..n - 1)) % n;
-            (a, b)
-        };
-        out.push(self.letters[a]);
-        out.push(self.letters[b]);
+        }
     }
+    Alias::new(&entries)
+}
+
+/// Every ordered triple of distinct clover numbers holding `first` (0: none) and two others
+/// from 1 to `max`, written `a-b-c`.
+fn clovers(first: u8, max: u8) -> Vec<CloverText> {
+    let mut out = Vec::new();
+    let mut write = |t: [u8; 3]| {
+        let mut text = [0u8; 8];
+        let mut len = 0;
+        for (i, n) in t.into_iter().enumerate() {
+            if i > 0 {
+                text[len] = b'-';
+                len += 1;
+            }
+            if n >= 10 {
+                text[len] = b'0' + n / 10;
+                len += 1;
+            }
+            text[len] = b'0' + n % 10;
+            len += 1;
+        }
+        out.push((text, len as u8));
+    };
+    for a in 1..=CLOVER_MAX {
+        for b in 1..=CLOVER_MAX {
+            for c in 1..=CLOVER_MAX {
+                let t = [a, b, c];
+                let distinct = a != b && b != c && a != c;
+                let others = t.iter().filter(|&&x| x != first);
+                let fits = if first == 0 {
+                    t.iter().all(|&x| x <= max)
+                } else {
+                    t.contains(&first) && others.clone().all(|&x| x <= max)
+                };
+                if distinct && fits {
+                    write(t);
+                }
+            }
+        }
+    }
+    out
 }
 
 impl CalendarSynthesizer {
@@ -167,13 +220,14 @@ impl CalendarSynthesizer {
         rng: &mut LayoutRng,
         out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError> {
-        let way = self.choose(prize, rng)?;
+        let bits = &mut Bits::new(rng);
+        let way = self.choose(prize, bits)?;
         // Winning months at random positions: slot m holds the month-amount index + 1, 0 if the
         // month does not win.
         let mut winning = [0u8; MONTHS];
         for &amount in &way.months[..usize::from(way.month_count)] {
             loop {
-                let m = rng.random_range(0..MONTHS);
+                let m = bits.index(MONTHS);
                 if winning[m] == 0 {
                     winning[m] = amount + 1;
                     break;
@@ -185,66 +239,38 @@ impl CalendarSynthesizer {
                 out.push(b'/');
             }
             let amount = if slot > 0 {
-                let s = self.letters[rng.random_range(0..self.letters.len())];
-                out.push(s);
-                out.push(s);
+                let s = self.letters[bits.index(self.letters.len())];
+                out.extend_from_slice(&[s, s]);
                 usize::from(slot - 1)
             } else {
-                self.push_losing_pair(rng, out);
-                rng.random_range(0..self.month_amounts.len())
+                let [a, b] = self.losing_pairs.draw(bits);
+                out.extend_from_slice(&[
+                    self.letters[usize::from(a)],
+                    self.letters[usize::from(b)],
+                ]);
+                bits.index(self.month_amounts.len())
             };
             out.push(b':');
             out.extend_from_slice(self.month_amounts.get(amount).1.as_bytes());
         }
         out.push(b'|');
-        let mut numbers = [0u8; CLOVER_NUMBERS];
-        let amount = match way.clover {
-            Some(amount) => {
-                // The 13, and others drawn from 1..=12.
-                numbers[0] = CLOVER_WIN;
-                fill_distinct(&mut numbers[1..], CLOVER_MAX - 1, rng);
-                usize::from(amount)
-            }
+        let (numbers, amount) = match way.clover {
+            Some(amount) => (&self.clover_wins, usize::from(amount)),
             None => {
-                if rng.random_range(0..16) < TWELVE_IN_16 {
-                    numbers[0] = CLOVER_MAX - 1;
-                    fill_distinct(&mut numbers[1..], CLOVER_MAX - 2, rng);
+                let numbers = if bits.chance(self.twelve) {
+                    &self.clover_twelves
                 } else {
-                    fill_distinct(&mut numbers, CLOVER_MAX - 2, rng);
-                }
-                rng.random_range(0..self.clover_amounts.len())
+                    &self.clover_plain
+                };
+                (numbers, bits.index(self.clover_amounts.len()))
             }
         };
-        // Shown in random order, so the first number revealed says nothing.
-        for i in (1..CLOVER_NUMBERS).rev() {
-            numbers.swap(i, rng.random_range(0..=i));
-        }
-        for (i, &n) in numbers.iter().enumerate() {
-            if i > 0 {
-                out.push(b'-');
-            }
-            if n >= 10 {
-                out.push(b'0' + n / 10);
-            }
-            out.push(b'0' + n % 10);
-        }
+        // In random order, so the first number revealed says nothing.
+        let (text, len) = &numbers[bits.index(numbers.len())];
+        out.extend_from_slice(&text[..usize::from(*len)]);
         out.push(b':');
         out.extend_from_slice(self.clover_amounts.get(amount).1.as_bytes());
         Ok(())
-    }
-}
-
-/// Fills `slots` with distinct numbers drawn uniformly from 1..=`max` (rejection: at most three
-/// numbers out of eleven or more, so retries are rare).
-fn fill_distinct(slots: &mut [u8], max: u8, rng: &mut LayoutRng) {
-    for i in 0..slots.len() {
-        loop {
-            let n = rng.random_range(1..=max);
-            if !slots[..i].contains(&n) {
-                slots[i] = n;
-                break;
-            }
-        }
     }
 }
 
@@ -306,11 +332,11 @@ fn plan(prize: Decimal, params: &CalendarParams) -> Option<Plan> {
             counts.push(ComponentCount { weight, forms });
         }
     }
-    let total_weight = counts.iter().map(|c| c.weight).sum();
+    let weights = counts.iter().map(|c| c.weight).collect();
     (!counts.is_empty()).then_some(Plan {
         prize,
         counts,
-        total_weight,
+        weights,
     })
 }
 

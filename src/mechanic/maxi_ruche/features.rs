@@ -1,5 +1,5 @@
 //! Maxi Ruche d'or tickets explained: the winning rows (with their multipliers), bees and
-//! bonus stage, and what a player sees besides (docs/SPEC.md §3.1). The decoder reads the
+//! bonus stage, and what a player sees besides (docs/SPEC.md §3.2). The decoder reads the
 //! prize; this reads the rest.
 
 use super::params::{multiplier_index, MaxiParams, MULTIPLIERS};

@@ -14,7 +14,7 @@ mod synth;
 mod tests;
 
 pub use decode::MaxiDecoder;
-pub use params::{BonusEntry, MaxiParams, MaxiSettings};
+pub use params::{BonusEntry, MaxiParams, MaxiSettings, NearMiss, NearMissSettings};
 pub use synth::MaxiSynthesizer;
 
 use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
@@ -37,6 +37,10 @@ impl Params for MaxiParams {
 
     fn explainer(&self) -> features::MaxiExplainer {
         features::MaxiExplainer::new(self)
+    }
+
+    fn near_miss_rates(&self) -> Vec<(&'static str, f64)> {
+        self.near_miss.rates()
     }
 
     fn decoder(&self) -> MaxiDecoder {

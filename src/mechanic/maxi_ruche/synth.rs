@@ -9,26 +9,22 @@
 //! Everything that is not a winning part is drawn from one distribution whatever the prize:
 //! whether there is an EXTRA hive, the amounts on non-winning rows and on hive tops without a
 //! bee, the `P` count and multipliers of non-winning rows, the filler. So the cells a player
-//! reveals first never give the result away.
+//! reveals first never give the result away. The chances of those parts are the game's
+//! `near_miss` settings.
+//!
+//! Generator 2 draws from tables built here once (SPEC §4): the `P` and multiplier of a
+//! non-winning row, the `A`/`B` filler by its length, the bees of a losing bonus stage come
+//! from exact alias tables; a row's cells are put in order with one draw from the table of
+//! all its orders, the bonus bees' places with one draw from the table of all their places;
+//! random bits come from [`Bits`].
 
 use super::params::{MaxiParams, BONUS_CELLS, MULTIPLIERS};
-use crate::mechanic::draw::{fill_others, weighted};
+use crate::mechanic::draw::{filler_table, index_table, row_orders, weighted, Alias, Bits, Rate};
 use crate::mechanic::hive::{MAX_OTHER, MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::canonical;
-use rand::seq::SliceRandom;
-use rand::RngCore;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
-
-/// Chance that the main hive holds an E (and so an EXTRA hive follows), for every prize.
-const EXTRA_PER_MILLE: u32 = 200;
-/// Chance that a non-winning row shows a multiplier (a near miss when it also has two P).
-const ROW_MULT_PER_MILLE: u32 = 120;
-/// Weights of 0, 1, 2 P on a non-winning row: two P, the classic near miss, is the most common.
-const LOSING_P_WEIGHTS: [u32; 3] = [20, 35, 45];
-/// Weight of the bonus stage among the ways to show a prize it pays (3, 5, 10, 20, 50 €).
-const BONUS_WEIGHT: u32 = 3;
 /// Weights of showing a prize with 1, 2, 3 winning components: simple tickets dominate.
 const COMPONENT_WEIGHTS: [u32; MAX_COMPONENTS] = [8, 4, 1];
 /// Weight of a plain winning row in a shape's weight (the product over its components):
@@ -48,8 +44,21 @@ const MAX_COMPONENTS: usize = 3;
 pub struct MaxiSynthesizer {
     params: MaxiParams,
     plans: Vec<Plan>,
-    /// Most bees a losing bonus stage shows (three when four win: the near miss).
-    loser_max_bees: usize,
+    /// Chance of an EXTRA hive, for every prize.
+    extra: Rate,
+    /// Chance of a multiplier on a row that does not win.
+    row_multiplier: Rate,
+    /// Weight of the bonus stage among the forms of a prize it pays.
+    bonus_weight: u32,
+    /// `P` on a row that does not win.
+    losing_p: Alias<usize>,
+    /// `A` and `B` counts of the filler, by its length (0 to 7).
+    filler: Vec<Alias<[u8; 2]>>,
+    /// Bees of a losing bonus stage: up to one fewer than win, more often near it (three bees
+    /// when four win: so close).
+    loser_bees: Alias<usize>,
+    /// The places of `n` bees among the bonus cells, as bit masks, by `n`.
+    bee_places: Vec<Vec<u16>>,
 }
 
 /// One winning part of a layout.
@@ -110,8 +119,24 @@ impl MaxiSynthesizer {
                 bonus_bees,
                 shapes,
             };
+            let bonus_weight = params.near_miss.bonus_weight;
+            if plan.bonus_bees.is_some()
+                && bonus_weight == 0
+                && plan.class_weights(false, 1).iter().any(|&w| w > 0)
+                && plan.class_weights(false, 0).iter().all(|&w| w == 0)
+            {
+                return Err(format!(
+                    "prize {} € can only be shown by the bonus stage, and near_miss.bonus_weight is 0: give it a weight from 1 to {}",
+                    canonical(prize),
+                    crate::mechanic::util::MAX_WEIGHT
+                ));
+            }
             // The E is drawn alike for every prize, so each prize must be showable without it.
-            if plan.class_weights(false).iter().all(|&w| w == 0) {
+            if plan
+                .class_weights(false, bonus_weight)
+                .iter()
+                .all(|&w| w == 0)
+            {
                 return Err(format!(
                     "prize {} € cannot be shown: no sum of up to {MAX_COMPONENTS} winning rows \
                      (row_amounts, with multipliers 2-6 and 10) and bees (bee_amounts, one per hive) \
@@ -121,11 +146,28 @@ impl MaxiSynthesizer {
             }
             plans.push(plan);
         }
+        let nm = &params.near_miss;
         let loser_max_bees = params.bonus_min - 1;
+        let loser_weights: Vec<u32> = (1..=loser_max_bees as u32 + 1).collect();
+        let bee_places = (0..=BONUS_CELLS)
+            .map(|n| {
+                (0u16..1 << BONUS_CELLS)
+                    .filter(|m| m.count_ones() as usize == n)
+                    .collect()
+            })
+            .collect();
         Ok(MaxiSynthesizer {
+            extra: Rate::new(nm.extra_rate),
+            row_multiplier: Rate::new(nm.row_multiplier_rate),
+            bonus_weight: nm.bonus_weight,
+            losing_p: index_table(&nm.row_p_weights).ok_or("near_miss.row_p_weights: all zero")?,
+            filler: (0..=MAX_ROW_LEN)
+                .map(|k| filler_table(k, MAX_OTHER))
+                .collect(),
+            loser_bees: index_table(&loser_weights).ok_or("bonus: no losing bee count")?,
+            bee_places,
             params,
             plans,
-            loser_max_bees,
         })
     }
 }
@@ -219,18 +261,6 @@ fn decompositions(comps: &[(Comp, Decimal)], prize: Decimal) -> [Vec<Shape>; MAX
     shapes
 }
 
-/// A number in `0..n` (`n` > 0) from one draw. The bias, below n / 2^32, is irrelevant here.
-#[inline]
-fn below(rng: &mut LayoutRng, n: usize) -> usize {
-    ((u64::from(rng.next_u32()) * n as u64) >> 32) as usize
-}
-
-/// True with probability `per_mille` / 1000.
-#[inline]
-fn chance(rng: &mut LayoutRng, per_mille: u32) -> bool {
-    below(rng, 1000) < per_mille as usize
-}
-
 impl MaxiSynthesizer {
     /// Appends a layout for `prize` to `out`.
     pub(super) fn synthesize(
@@ -239,8 +269,9 @@ impl MaxiSynthesizer {
         rng: &mut LayoutRng,
         out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError> {
+        let bits = &mut Bits::new(rng);
         // Drawn first and alike for every prize: the E must not hint at the result.
-        let has_extra = chance(rng, EXTRA_PER_MILLE);
+        let has_extra = bits.chance(self.extra);
         let mut main = HiveSpec {
             has_e: has_extra,
             ..HiveSpec::default()
@@ -248,44 +279,35 @@ impl MaxiSynthesizer {
         let mut extra = HiveSpec::default();
         let mut bonus = None;
         if prize.is_zero() {
-            bonus = Some(weighted_loser_bees(rng, self.loser_max_bees));
+            bonus = Some(self.loser_bees.draw(bits));
         } else {
             let plan = self
                 .plans
                 .iter()
                 .find(|p| p.prize == prize)
                 .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
-            match pick(plan, has_extra, rng) {
+            match pick(plan, has_extra, self.bonus_weight, bits) {
                 None => bonus = plan.bonus_bees,
-                Some(d) => place(&d, has_extra, &mut main, &mut extra, rng),
+                Some(d) => place(&d, has_extra, &mut main, &mut extra, bits),
             }
         }
-        self.write_hive(&main, rng, out);
+        self.write_hive(&main, bits, out);
         if has_extra {
             out.push(b'|');
-            self.write_hive(&extra, rng, out);
+            self.write_hive(&extra, bits, out);
         }
         if let Some(bees) = bonus {
-            write_bonus(bees, rng, out);
+            self.write_bonus(bees, bits, out);
         }
         Ok(())
     }
 }
 
-/// Bees of a losing bonus stage: up to `max`, more often near it (three bees: so close).
-fn weighted_loser_bees(rng: &mut LayoutRng, max: usize) -> usize {
-    let mut weights = [0u32; BONUS_CELLS + 1];
-    for (n, w) in weights.iter_mut().enumerate().take(max + 1) {
-        *w = n as u32 + 1;
-    }
-    weighted(rng, &weights[..=max])
-}
-
 /// Picks a decomposition of the plan's prize, or `None` for the bonus stage.
 /// `new()` made sure some class is usable without an EXTRA hive.
-fn pick(plan: &Plan, has_extra: bool, rng: &mut LayoutRng) -> Option<Decomp> {
-    let class_weights = plan.class_weights(has_extra);
-    let class = weighted(rng, &class_weights);
+fn pick(plan: &Plan, has_extra: bool, bonus_weight: u32, bits: &mut Bits) -> Option<Decomp> {
+    let class_weights = plan.class_weights(has_extra, bonus_weight);
+    let class = weighted(bits, &class_weights);
     if class == 0 {
         return None;
     }
@@ -296,8 +318,8 @@ fn pick(plan: &Plan, has_extra: bool, rng: &mut LayoutRng) -> Option<Decomp> {
     for (w, s) in shape_weights.iter_mut().zip(shapes.iter()) {
         *w = if s.usable(has_extra) { s.weight } else { 0 };
     }
-    let shape = &shapes[weighted(rng, &shape_weights[..n])];
-    Some(shape.decomps[below(rng, shape.decomps.len())])
+    let shape = &shapes[weighted(bits, &shape_weights[..n])];
+    Some(shape.decomps[bits.index(shape.decomps.len())])
 }
 
 impl Shape {
@@ -309,10 +331,10 @@ impl Shape {
 
 impl Plan {
     /// Weights of: the bonus stage, then 1, 2, 3 components; zero where impossible.
-    fn class_weights(&self, has_extra: bool) -> [u32; MAX_COMPONENTS + 1] {
+    fn class_weights(&self, has_extra: bool, bonus_weight: u32) -> [u32; MAX_COMPONENTS + 1] {
         let mut weights = [0u32; MAX_COMPONENTS + 1];
         if self.bonus_bees.is_some() {
-            weights[0] = BONUS_WEIGHT;
+            weights[0] = bonus_weight;
         }
         for (k, shapes) in self.shapes.iter().enumerate() {
             if shapes.iter().any(|s| s.usable(has_extra)) {
@@ -327,13 +349,7 @@ impl Plan {
 /// goes to either hive; several parts stay together in one hive or the most striking one
 /// (a bee) moves to the EXTRA hive. Two bees always take one hive each; a multiplied row beside
 /// a plain row stays in the main hive.
-fn place(
-    d: &Decomp,
-    has_extra: bool,
-    main: &mut HiveSpec,
-    extra: &mut HiveSpec,
-    rng: &mut LayoutRng,
-) {
+fn place(d: &Decomp, has_extra: bool, main: &mut HiveSpec, extra: &mut HiveSpec, bits: &mut Bits) {
     let comps = &d.comps[..usize::from(d.len)];
     let rank = |c: &Comp| match c {
         Comp::Row { mult: 0, .. } => 0,
@@ -349,9 +365,9 @@ fn place(
     } else if bees == 2 {
         1
     } else if comps.len() == 1 {
-        2 * below(rng, 2)
+        2 * bits.index(2)
     } else {
-        weighted(rng, &PLACEMENT_WEIGHTS)
+        weighted(bits, &PLACEMENT_WEIGHTS)
     };
     let mut moved = 0;
     for (i, c) in comps.iter().enumerate() {
@@ -371,7 +387,7 @@ fn place(
             Comp::Row { amount, mult } => {
                 // At most 3 parts, so a free row is always found quickly.
                 loop {
-                    let r = below(rng, ROWS);
+                    let r = bits.index(ROWS);
                     if hive.rows[r].is_none() {
                         hive.rows[r] = Some((amount, mult));
                         break;
@@ -384,8 +400,8 @@ fn place(
 
 impl MaxiSynthesizer {
     /// Writes one hive: winning rows as specified, everything else from the common distribution.
-    fn write_hive(&self, spec: &HiveSpec, rng: &mut LayoutRng, out: &mut Vec<u8>) {
-        let mut cells = [[b'F'; MAX_ROW_LEN]; ROWS];
+    fn write_hive(&self, spec: &HiveSpec, bits: &mut Bits, out: &mut Vec<u8>) {
+        let mut cells = [[b'F'; 8]; ROWS];
         let mut filled = [0usize; ROWS];
         let mut amounts = [0usize; ROWS];
         for r in 0..ROWS {
@@ -399,12 +415,12 @@ impl MaxiSynthesizer {
                     usize::from(mult)
                 }
                 None => {
-                    amounts[r] = below(rng, self.params.rows.len());
-                    let p = weighted(rng, &LOSING_P_WEIGHTS);
+                    amounts[r] = bits.index(self.params.rows.len());
+                    let p = self.losing_p.draw(bits);
                     row[..p].fill(b'P');
                     k += p;
-                    if chance(rng, ROW_MULT_PER_MILLE) {
-                        1 + below(rng, MULTIPLIERS.len())
+                    if bits.chance(self.row_multiplier) {
+                        1 + bits.index(MULTIPLIERS.len())
                     } else {
                         0
                     }
@@ -420,7 +436,7 @@ impl MaxiSynthesizer {
         let specials = [spec.bee.map(|_| b'Q'), spec.has_e.then_some(b'E')];
         for special in specials.into_iter().flatten() {
             let free: usize = (0..ROWS).map(|r| ROW_LENGTHS[r] - filled[r]).sum();
-            let mut x = below(rng, free);
+            let mut x = bits.index(free);
             for r in 0..ROWS {
                 let f = ROW_LENGTHS[r] - filled[r];
                 if x < f {
@@ -433,30 +449,32 @@ impl MaxiSynthesizer {
         }
         let top = match spec.bee {
             Some(amount) => usize::from(amount),
-            None => below(rng, self.params.bees.len()),
+            None => bits.index(self.params.bees.len()),
         };
         out.extend_from_slice(self.params.bees.get(top).1.as_bytes());
         out.push(b'#');
+        let orders = row_orders();
         for r in 0..ROWS {
             let len = ROW_LENGTHS[r];
-            let row = &mut cells[r][..len];
-            fill_others(rng, &mut row[filled[r]..], MAX_OTHER);
-            row.shuffle(rng);
+            let row = &mut cells[r];
+            let n = filled[r];
+            let [a, b] = self.filler[len - n].draw(bits).map(usize::from);
+            row[n..n + a].fill(b'A');
+            row[n + a..n + a + b].fill(b'B');
             if r > 0 {
                 out.push(b'/');
             }
             out.extend_from_slice(self.params.rows.get(amounts[r]).1.as_bytes());
             out.push(b':');
-            out.extend_from_slice(row);
+            out.extend_from_slice(&orders[len].shuffle(row, bits)[..len]);
         }
     }
-}
 
-/// Writes `+` and the 12 bonus cells with `bees` bees at random places.
-fn write_bonus(bees: usize, rng: &mut LayoutRng, out: &mut Vec<u8>) {
-    let mut cells = [b'.'; BONUS_CELLS];
-    cells[..bees].fill(b'Q');
-    cells.shuffle(rng);
-    out.push(b'+');
-    out.extend_from_slice(&cells);
+    /// Writes `+` and the 12 bonus cells with `bees` bees at places drawn uniformly.
+    fn write_bonus(&self, bees: usize, bits: &mut Bits, out: &mut Vec<u8>) {
+        let places = &self.bee_places[bees.min(BONUS_CELLS)];
+        let mask = places[bits.index(places.len())];
+        out.push(b'+');
+        out.extend((0..BONUS_CELLS).map(|i| if mask >> i & 1 == 1 { b'Q' } else { b'.' }));
+    }
 }

@@ -1,5 +1,5 @@
 //! La ruche d'or tickets explained: the winning rows and honey of every hive, and what a
-//! player sees besides (docs/SPEC.md §3.1). The decoder reads the prize; this reads the rest.
+//! player sees besides (docs/SPEC.md §3.2). The decoder reads the prize; this reads the rest.
 
 use super::decode::{self, HiveOutcome};
 use super::params::RucheParams;

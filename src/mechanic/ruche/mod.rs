@@ -10,7 +10,7 @@ mod synth;
 mod tests;
 
 pub use decode::{HiveOutcome, Outcome};
-pub use params::{HoneyEntry, RucheParams, RucheSettings, MAX_EXTRA};
+pub use params::{HoneyEntry, NearMiss, NearMissSettings, RucheParams, RucheSettings, MAX_EXTRA};
 
 use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
@@ -32,6 +32,10 @@ impl Params for RucheParams {
 
     fn explainer(&self) -> features::RucheExplainer {
         features::RucheExplainer::new(self)
+    }
+
+    fn near_miss_rates(&self) -> Vec<(&'static str, f64)> {
+        self.near_miss.rates()
     }
 
     fn decoder(&self) -> RucheDecoder {

@@ -2,7 +2,7 @@
 //! the only thing the decoder and the synthesizer share.
 
 use crate::mechanic::hive::CELLS;
-use crate::mechanic::util::{amount_list, count_table};
+use crate::mechanic::util::{amount_list, count_table, near_miss_weights};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -18,6 +18,114 @@ pub struct RucheSettings {
     pub row_amounts: Option<Vec<String>>,
     /// The honey table (4.5).
     pub honey: Option<Vec<HoneyEntry>>,
+    /// How often losing parts look like near misses (`[layout.near_miss]`).
+    pub near_miss: Option<NearMissSettings>,
+}
+
+/// `[layout.near_miss]` of a `ruche` game, as written: weights of the cosmetic choices that
+/// shape what does not win, on winners and losers alike. Each key is optional; a stake's
+/// overrides the game's key by key.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NearMissSettings {
+    /// Weights of 0, 1, 2 `P` on a row that does not win (two is the near miss).
+    pub row_p_weights: Option<Vec<i64>>,
+    /// Weights of 0, 1, 2, 3 honey pots in a hive that wins no honey (three is the near miss
+    /// when four win).
+    pub loose_pots_weights: Option<Vec<i64>>,
+    /// Weights of 0, 1, 2, 3 EXTRA hives on a ticket.
+    pub extra_weights: Option<Vec<i64>>,
+    /// Weights of showing a prize with 1, 2, 3 winning parts (rows, honey).
+    pub part_weights: Option<Vec<i64>>,
+}
+
+impl NearMissSettings {
+    fn overlay(&self, stake: NearMissSettings) -> NearMissSettings {
+        NearMissSettings {
+            row_p_weights: stake.row_p_weights.or_else(|| self.row_p_weights.clone()),
+            loose_pots_weights: stake
+                .loose_pots_weights
+                .or_else(|| self.loose_pots_weights.clone()),
+            extra_weights: stake.extra_weights.or_else(|| self.extra_weights.clone()),
+            part_weights: stake.part_weights.or_else(|| self.part_weights.clone()),
+        }
+    }
+}
+
+/// The checked `near_miss` weights of one stake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearMiss {
+    /// Weights of 0, 1, 2 `P` on a row that does not win.
+    pub row_p_weights: [u32; 3],
+    /// Weights of 0 to 3 honey pots in a hive that wins no honey.
+    pub loose_pots_weights: [u32; 4],
+    /// Weights of 0 to 3 EXTRA hives.
+    pub extra_weights: [u32; MAX_EXTRA + 1],
+    /// Weights of 1, 2, 3 winning parts.
+    pub part_weights: [u32; 3],
+}
+
+impl Default for NearMiss {
+    /// The values of generator 1, written out in `games/ruche-or.toml`.
+    fn default() -> Self {
+        NearMiss {
+            row_p_weights: [25, 40, 35],
+            loose_pots_weights: [30, 30, 24, 16],
+            extra_weights: [84, 11, 4, 1],
+            part_weights: [55, 32, 13],
+        }
+    }
+}
+
+impl NearMiss {
+    /// Checks the settings; unset keys keep the defaults.
+    pub fn check(settings: Option<NearMissSettings>) -> Result<Self, String> {
+        let s = settings.unwrap_or_default();
+        let d = NearMiss::default();
+        Ok(NearMiss {
+            row_p_weights: near_miss_weights(
+                "row_p_weights",
+                s.row_p_weights.as_deref(),
+                d.row_p_weights,
+                "0, 1, 2 P",
+            )?,
+            loose_pots_weights: near_miss_weights(
+                "loose_pots_weights",
+                s.loose_pots_weights.as_deref(),
+                d.loose_pots_weights,
+                "0, 1, 2, 3 pots",
+            )?,
+            extra_weights: near_miss_weights(
+                "extra_weights",
+                s.extra_weights.as_deref(),
+                d.extra_weights,
+                "0, 1, 2, 3 EXTRA hives",
+            )?,
+            part_weights: near_miss_weights(
+                "part_weights",
+                s.part_weights.as_deref(),
+                d.part_weights,
+                "1, 2, 3 parts",
+            )?,
+        })
+    }
+
+    /// The rates asked, by feature name (as the report names them): the share of non-winning
+    /// rows with two `P`, of hives without honey win with three pots, of tickets with an EXTRA
+    /// hive.
+    pub fn rates(&self) -> Vec<(&'static str, f64)> {
+        let share =
+            |w: &[u32], i: usize| f64::from(w[i]) / w.iter().map(|&w| f64::from(w)).sum::<f64>();
+        vec![
+            ("near_miss_rows", share(&self.row_p_weights, 2)),
+            ("near_miss_honey", share(&self.loose_pots_weights, 3)),
+            (
+                "near_miss_extra",
+                f64::from(self.extra_weights[1..].iter().sum::<u32>())
+                    / f64::from(self.extra_weights.iter().sum::<u32>()),
+            ),
+        ]
+    }
 }
 
 /// `{ pots = N, amount = "X" }`: `N` honey pots in one hive win `X`.
@@ -39,6 +147,8 @@ pub struct RucheParams {
     pub honey: Vec<Option<Decimal>>,
     /// Most honey pots a hive may hold: the highest count of the table.
     pub max_honey: usize,
+    /// The weights that shape what does not win (the decoder does not read them).
+    pub near_miss: NearMiss,
 }
 
 impl RucheSettings {
@@ -47,12 +157,16 @@ impl RucheSettings {
         RucheSettings {
             row_amounts: stake.row_amounts.or_else(|| self.row_amounts.clone()),
             honey: stake.honey.or_else(|| self.honey.clone()),
+            near_miss: match (&self.near_miss, stake.near_miss) {
+                (Some(game), Some(stake)) => Some(game.overlay(stake)),
+                (game, stake) => stake.or_else(|| game.clone()),
+            },
         }
     }
 }
 
 impl RucheParams {
-    /// Checks `row_amounts` and `honey`; the message names the key at fault.
+    /// Checks `row_amounts`, `honey` and `near_miss`; the message names the key at fault.
     pub fn check(settings: RucheSettings) -> Result<Self, String> {
         let rows = amount_list("row_amounts", settings.row_amounts.as_deref())?;
         let table = count_table(
@@ -81,10 +195,12 @@ impl RucheParams {
         for (pots, amount) in table {
             honey[pots as usize] = Some(amount);
         }
+        let near_miss = NearMiss::check(settings.near_miss)?;
         Ok(RucheParams {
             rows,
             honey,
             max_honey,
+            near_miss,
         })
     }
 

@@ -265,6 +265,7 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
         rows: crate::money::AmountTable::new([Decimal::MAX]),
         honey: vec![None, None, None, None, Some(Decimal::MAX)],
         max_honey: 4,
+        near_miss: NearMiss::default(),
     };
     let max = crate::money::canonical(Decimal::MAX);
     let rows = [
@@ -288,8 +289,9 @@ fn a_misspelt_setting_is_refused_naming_the_valid_ones() {
     // The file, the line and the valid keys: see game::tests for whole definitions.
     let e = toml::from_str::<RucheSettings>("row_amount = [\"1\"]").unwrap_err();
     assert!(
-        e.to_string()
-            .contains("unknown field `row_amount`, expected `row_amounts` or `honey`"),
+        e.to_string().contains(
+            "unknown field `row_amount`, expected one of `row_amounts`, `honey`, `near_miss`"
+        ),
         "{e}"
     );
     let e = toml::from_str::<RucheSettings>("honey = [{ pots = 4, amuont = \"3\" }]").unwrap_err();
