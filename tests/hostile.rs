@@ -782,6 +782,9 @@ fn a_prize_no_layout_can_show_loads_but_emit_refuses_it_naming_the_stake() {
         2,
         "stakes[price=2].layout: the prize 2000 € cannot be made",
     );
-    // Not yet: something before the synthesizer is built still makes
-    // `unshowable/mini-ruche` (see the hand-over note of issue 9, part 1).
+    // ...before anything is written: no folder, no seed, no key.
+    assert!(
+        !w.path("unshowable").exists(),
+        "emit wrote into its --out folder before refusing the definition"
+    );
 }

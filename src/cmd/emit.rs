@@ -39,8 +39,12 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let stake = super::stake(&game, args.price.as_deref())?.clone();
     let price = stake.price;
-    // Checked before any seed or key file is made.
+    // Checked before any folder, seed or key file is made: the block range, and that every
+    // prize of the stake can be shown (the engine checks it again; building it twice is cheap).
     block_range(args.first_block, args.blocks)?;
+    stake
+        .synthesizer()
+        .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
     let base = format!(
         "{}-{}-e{:04}",
         game.id,
