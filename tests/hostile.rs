@@ -251,6 +251,9 @@ fn a_line_with_huge_winning_rows_is_a_reported_problem() {
         &[("\"20000\"]", &format!("\"{limit}\"]"))],
     );
     lines[1] = ticket("mini-ruche-200-0001-00001-0000000", "0", &rows(limit));
+    // The new line may be longer than ticket 0's was, and a file larger than its manifest
+    // says is not read at all: drop the last ticket so that the file stays within it.
+    lines.pop();
     std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
     let out = w.run(&["verify", "--game", &at_limit, csv.to_str().unwrap()]);
     said(
