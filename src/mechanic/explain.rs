@@ -16,7 +16,7 @@
 //!   near misses of that kind the ticket shows (0: none); the report gives the rate of tickets
 //!   with a value above 0 among losers.
 
-use super::{LayoutError, Mechanic};
+use super::LayoutError;
 use crate::money::AmountTable;
 use rust_decimal::Decimal;
 
@@ -191,9 +191,16 @@ pub const MONTH_NAMES: [&str; 12] = [
     "December",
 ];
 
-/// The explainer of the game's mechanic for this stake.
-pub fn explainer(mechanic: &Mechanic) -> Box<dyn Explain> {
-    mechanic.explainer()
+impl Explanation {
+    /// The values of the features called `name`, in order (for tests).
+    #[cfg(test)]
+    pub(crate) fn values(&self, name: &str) -> Vec<u32> {
+        self.features
+            .iter()
+            .filter(|f| f.name == name)
+            .map(|f| f.value)
+            .collect()
+    }
 }
 
 /// `amount €` as explanations write it.

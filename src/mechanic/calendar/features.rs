@@ -138,11 +138,7 @@ mod tests {
     }
 
     fn value(e: &Explanation, name: &str) -> Vec<u32> {
-        e.features
-            .iter()
-            .filter(|f| f.name == name)
-            .map(|f| f.value)
-            .collect()
+        e.values(name)
     }
 
     #[test]

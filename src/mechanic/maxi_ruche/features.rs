@@ -174,11 +174,7 @@ mod tests {
     }
 
     fn value(e: &Explanation, name: &str) -> Vec<u32> {
-        e.features
-            .iter()
-            .filter(|f| f.name == name)
-            .map(|f| f.value)
-            .collect()
+        e.values(name)
     }
 
     /// A main hive whose rows win nothing: row 2 has two P and a ×5, row 4 two P.
