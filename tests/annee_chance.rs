@@ -10,9 +10,9 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     let folder = emit_with_1_and_2_threads(&w, "annee-chance", "3");
     assert_pinned(
         &folder,
-        "faac20b747d22575db88523924ffd449116d1319186289f6de379b7da0b035a8",
-        "ea295163cd131d06a7c6c0eea6b7193c3f3e949f1ebf0d953ec8c484f3b885e2",
-        "9898876183fc25d6eeb20bdfeef3267f30dec3bebdbdb71a6011e2adea9e853f",
+        "9ec69a8e1bcee90affb9898b73a6328699d8d0a5bb4077ebd8985aeff6404db6",
+        "e0987bbb650c404f8a7915fcf9d915daf1ecb201d5064a691a988bc5aefded90",
+        "860ae8ba2cafc3c9ab6641b4f76896450ac9ab4aeaade9d459b75dca9f3997c7",
     );
     verify_with_forms(&w, &folder, "2 000 000");
     assert_article_3(

@@ -11,8 +11,8 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     assert_pinned(
         &folder,
         "54910b264688d1c1b13bc8c879794ffc62fcbf23a5c2f31e37433a61d4115121",
-        "49c999e9903431db9c54bf922ec716b003a4d76f7cee0348855e75cbec3d940c",
-        "d63b71dd722859a00298cd9d8275a91832c2aaee36b1bd383901594cbe0673b2",
+        "18e5c167c74e5e4aaa955da3d92c2f4af13b860a2fb7a6aaa2ad4c6e02ba4da0",
+        "e4e495e902a6ce8178c414a3c6a9348d1d75fdb0e17186098401cdf5a87ccf7d",
     );
     verify_with_forms(&w, &folder, "7 500 000");
     assert_article_3(

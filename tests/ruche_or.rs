@@ -62,8 +62,8 @@ fn one_and_two_threads_give_identical_files() {
     assert_pinned(
         &folder,
         "87d0c7d0f92d5874b23386e9c9b4f51796f2fc124370efaa3cc7c28d014a0097",
-        "14b136d2ab13f81b17b9d9fc62d7eb25c1a6438c9d80628de2cad4224fe8d21a",
-        "1e9041b9a75b9e0cfaa79d85b49b80deb619d61f0c73296f0ea6de6db398b49b",
+        "7179ec9201eda5fb520d448d5d2379cd6ea5d6b0c18a0e9c286bc70da60967b8",
+        "57275e99160bed77959f53574844625732d7238a68b00bfe6df8fa3f1f33bab1",
     );
     verify_with_forms(&w, &folder, "900 000");
 }

@@ -11,6 +11,7 @@
 //! new TOML file. The decoder ([`decode`]) and the synthesizer ([`synth`]) share nothing else.
 
 mod decode;
+mod draw;
 pub mod features;
 mod params;
 mod synth;

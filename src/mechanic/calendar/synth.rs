@@ -14,12 +14,16 @@
 //! without 13 (often a 12) and an amount uniform over `clover_amounts`. How often is the
 //! game's `near_miss` settings.
 //!
-//! Generator 2 draws from tables built here once (SPEC §4): the two pictures of a losing month
-//! from an exact alias table of the pairs, the clover's three numbers, in the order shown,
-//! with one draw from the list of all of them; random bits come from [`Bits`].
+//! Generator 3 (SPEC §4) draws from tables built here once, so that a layout is a few table
+//! reads and copies of whole pieces of text: a month that does not win is one draw from an
+//! alias table of every (two pictures, amount) it may show, already written `AB:10/`; a
+//! winning month one uniform letter for its text `CC:6/`; the clover's numbers, in the order
+//! shown, one draw from the list of all of them, written `4-12-13:`. Random bits come from
+//! [`Bits`] (no bit dropped, uniform choices by multiply-shift, see [`super::draw`]).
 
+use super::draw::{weighted, Alias, Bits};
 use super::params::{CalendarParams, CLOVER_MAX, CLOVER_WIN, MAX_WINNING_MONTHS, MONTHS};
-use crate::mechanic::draw::{weighted, Alias, Bits, Rate};
+use crate::mechanic::draw::Rate;
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
@@ -27,6 +31,50 @@ use rust_decimal::Decimal;
 /// Relative weight of showing a prize with `n` components (index `n`): each extra component
 /// halves or so the chance, so one month or the clover alone dominate, yet every form appears.
 const COMPONENT_WEIGHTS: [u32; MAX_WINNING_MONTHS + 2] = [0, 24, 12, 6, 3, 2, 1, 1];
+
+/// Bytes of a [`Piece`]: a month `AB:` + the longest amount (12 bytes: `999999999.99`, SPEC
+/// §6.1) + `/`.
+const PIECE: usize = 16;
+
+/// A piece of layout text written whole: `bytes[..len]` counts, the rest is copied along (one
+/// fixed-size copy is cheaper than one of a varying length) and overwritten by what follows.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    bytes: [u8; PIECE],
+    len: u8,
+}
+
+impl Piece {
+    /// The piece of these parts, or `None` if they are longer than [`PIECE`] bytes.
+    fn of(parts: &[&[u8]]) -> Option<Piece> {
+        let mut bytes = [0u8; PIECE];
+        let mut len = 0;
+        for part in parts {
+            bytes.get_mut(len..len + part.len())?.copy_from_slice(part);
+            len += part.len();
+        }
+        Some(Piece {
+            bytes,
+            len: len as u8,
+        })
+    }
+}
+
+/// A layout being written: twelve months, the clover's numbers and its amount, each a
+/// [`Piece`] copied whole, with room for the last one's spare bytes.
+struct Text {
+    bytes: [u8; (MONTHS + 3) * PIECE],
+    len: usize,
+}
+
+impl Text {
+    #[inline]
+    fn push(&mut self, piece: &Piece) {
+        // At most MONTHS + 2 pieces are pushed: the copy stays within `bytes`.
+        self.bytes[self.len..self.len + PIECE].copy_from_slice(&piece.bytes);
+        self.len += usize::from(piece.len);
+    }
+}
 
 /// One way to show a prize: month amounts (indices into `month_amounts`, ascending) and maybe
 /// a clover amount (index into `clover_amounts`).
@@ -56,32 +104,41 @@ struct ComponentCount {
 #[derive(Debug, Clone)]
 struct Plan {
     prize: Decimal,
+    /// The prize in cents: what a ticket's prize is looked up by.
+    cents: i128,
     counts: Vec<ComponentCount>,
-    /// The weight of each entry of `counts`.
+    /// The weight of each entry of `counts`, and their sum.
     weights: Vec<u32>,
+    total: u32,
 }
 
 /// Synthesizes calendar layouts for one stake.
 #[derive(Debug, Clone)]
 pub struct CalendarSynthesizer {
-    letters: Vec<u8>,
-    month_amounts: AmountTable,
-    clover_amounts: AmountTable,
     /// One plan per prize of the stake's table (losers need none).
     plans: Vec<Plan>,
-    /// The two pictures of a month that does not win, as indexes into `letters`.
-    losing_pairs: Alias<[u8; 2]>,
+    /// Number of symbols and of month amounts.
+    letters: usize,
+    month_amounts: usize,
+    /// `SS:amount/` for symbol `s` and month amount `a`, at `s × month_amounts + a`.
+    winning_months: Vec<Piece>,
+    /// A month that does not win, as an index into `losing_month_text`: its two different
+    /// pictures and its amount drawn together.
+    losing_months: Alias<u32>,
+    /// `AB:amount/` for the ordered pair of different symbols number `p` (`A` ≠ `B`, in the
+    /// order of the picture list, the second running fastest) and month amount `a`, at
+    /// `p × month_amounts + a`.
+    losing_month_text: Vec<Piece>,
     /// Chance that a clover that does not win shows a 12.
     twelve: Rate,
-    /// The numbers a clover shows, written (`1-13-7`), in the order shown: with a 13; with a
+    /// The numbers a clover shows, written `1-13-7:`, in the order shown: with a 13; with a
     /// 12 and no 13; with neither.
-    clover_wins: Vec<CloverText>,
-    clover_twelves: Vec<CloverText>,
-    clover_plain: Vec<CloverText>,
+    clover_wins: Vec<Piece>,
+    clover_twelves: Vec<Piece>,
+    clover_plain: Vec<Piece>,
+    /// The clover amounts' texts.
+    clover_amounts: Vec<Piece>,
 }
-
-/// The numbers of a clover as written, and their length.
-type CloverText = ([u8; 8], u8);
 
 impl CalendarSynthesizer {
     /// Builds the synthesizer for a stake. Fails, naming the parameters, if a prize of the
@@ -98,20 +155,49 @@ impl CalendarSynthesizer {
             })?;
             plans.push(plan);
         }
+        let too_long = |key: &str| {
+            format!("{key}: an amount longer than 12 characters (at most 999999999.99, SPEC §6.1)")
+        };
+        let month_texts = texts(&params.month_amounts);
+        let letters = &params.letters;
+        let mut winning_months = Vec::with_capacity(letters.len() * month_texts.len());
+        for &s in letters {
+            for text in &month_texts {
+                winning_months.push(
+                    Piece::of(&[&[s, s, b':'], text, b"/"])
+                        .ok_or_else(|| too_long("month_amounts"))?,
+                );
+            }
+        }
+        let pairs = losing_pairs(letters.len(), Rate::new(params.near_miss.neighbour_rate));
+        let mut losing_month_text = Vec::with_capacity(pairs.len() * month_texts.len());
+        let mut losing = Vec::with_capacity(pairs.len() * month_texts.len());
+        for ([a, b], weight) in pairs {
+            for text in &month_texts {
+                let piece = Piece::of(&[&[letters[a], letters[b], b':'], text, b"/"])
+                    .ok_or_else(|| too_long("month_amounts"))?;
+                // At most 26 × 25 × 255 entries: the index fits.
+                losing.push((losing_month_text.len() as u32, weight));
+                losing_month_text.push(piece);
+            }
+        }
+        let clover_amounts = texts(&params.clover_amounts)
+            .iter()
+            .map(|t| Piece::of(&[t]).ok_or_else(|| too_long("clover_amounts")))
+            .collect::<Result<_, _>>()?;
         Ok(CalendarSynthesizer {
-            letters: params.letters.clone(),
-            month_amounts: params.month_amounts.clone(),
-            clover_amounts: params.clover_amounts.clone(),
             plans,
-            losing_pairs: losing_pairs(
-                params.letters.len(),
-                Rate::new(params.near_miss.neighbour_rate),
-            )
-            .ok_or("symbols: a losing month needs two different symbols")?,
+            letters: letters.len(),
+            month_amounts: month_texts.len(),
+            winning_months,
+            losing_months: Alias::new(&losing)
+                .ok_or("symbols: a losing month needs two different symbols")?,
+            losing_month_text,
             twelve: Rate::new(params.near_miss.twelve_rate),
             clover_wins: clovers(CLOVER_WIN, CLOVER_MAX - 1),
             clover_twelves: clovers(CLOVER_MAX - 1, CLOVER_MAX - 2),
             clover_plain: clovers(0, CLOVER_MAX - 2),
+            clover_amounts,
         })
     }
 
@@ -127,35 +213,108 @@ impl CalendarSynthesizer {
             .collect()
     }
 
-    /// Draws the decomposition that shows `prize` on this ticket.
+    /// Draws the decomposition that shows `prize` (not zero) on this ticket: the number of
+    /// components by weight, the form uniformly among those, the decomposition uniformly.
     fn choose(&self, prize: Decimal, bits: &mut Bits) -> Result<Decomposition, SynthesisError> {
-        if prize.is_zero() {
-            return Ok(Decomposition {
-                months: [0; MAX_WINNING_MONTHS],
-                month_count: 0,
-                clover: None,
-            });
-        }
+        let cents = in_cents(prize);
         let plan = self
             .plans
             .iter()
-            .find(|p| p.prize == prize)
+            .find(|p| Some(p.cents) == cents)
             .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
         // The plan is never empty and its weights are positive.
-        let count = &plan.counts[weighted(bits, &plan.weights)];
+        let count = &plan.counts[weighted(bits, &plan.weights, plan.total)];
         let form = &count.forms[bits.index(count.forms.len())];
         Ok(form.ways[bits.index(form.ways.len())])
     }
+
+    /// Appends a layout for `prize` to `out`.
+    pub(super) fn synthesize(
+        &self,
+        prize: Decimal,
+        rng: &mut LayoutRng,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SynthesisError> {
+        let bits = &mut Bits::new(rng);
+        // Slot m holds the amount index + 1 of month m if it wins, else 0.
+        let mut winning = [0u8; MONTHS];
+        let mut clover = None;
+        if !prize.is_zero() {
+            let way = self.choose(prize, bits)?;
+            // The winning months' places: the first steps of a Fisher–Yates shuffle of the
+            // twelve months, the i-th amount going to the i-th place drawn.
+            let mut places: [u8; MONTHS] = std::array::from_fn(|m| m as u8);
+            for (i, &amount) in way.months[..usize::from(way.month_count)]
+                .iter()
+                .enumerate()
+            {
+                let j = i + bits.index(MONTHS - i);
+                places.swap(i, j);
+                winning[usize::from(places[i])] = amount + 1;
+            }
+            clover = way.clover;
+        }
+        let mut text = Text {
+            bytes: [0; (MONTHS + 3) * PIECE],
+            len: 0,
+        };
+        for &slot in &winning {
+            let piece = if slot == 0 {
+                &self.losing_month_text[self.losing_months.draw(bits) as usize]
+            } else {
+                let s = bits.index(self.letters);
+                &self.winning_months[s * self.month_amounts + usize::from(slot - 1)]
+            };
+            text.push(piece);
+        }
+        // The last month ends with the clover's `|`, not a `/`.
+        text.bytes[text.len - 1] = b'|';
+        let (numbers, amount) = match clover {
+            Some(amount) => (&self.clover_wins, Some(usize::from(amount))),
+            None if bits.chance(self.twelve) => (&self.clover_twelves, None),
+            None => (&self.clover_plain, None),
+        };
+        // In random order, so the first number revealed says nothing; then the amount.
+        text.push(&numbers[bits.index(numbers.len())]);
+        let amount = amount.unwrap_or_else(|| bits.index(self.clover_amounts.len()));
+        text.push(&self.clover_amounts[amount]);
+        out.extend_from_slice(&text.bytes[..text.len]);
+        Ok(())
+    }
 }
 
-/// The pairs of different pictures a losing month may show, as indexes, with exact weights:
-/// with chance `neighbours` two neighbours in the picture list (either order), else any two
-/// different pictures. In units of 2⁻³² × 1 / (2n(n − 1)): a pair of neighbours weighs
-/// r·n + 2(2³² − r), any other pair 2(2³² − r). `None` for fewer than two pictures.
-fn losing_pairs(n: usize, neighbours: Rate) -> Option<Alias<[u8; 2]>> {
+/// The canonical texts of a table's amounts, in its order.
+fn texts(amounts: &AmountTable) -> Vec<&[u8]> {
+    (0..amounts.len())
+        .map(|i| amounts.get(i).1.as_bytes())
+        .collect()
+}
+
+/// `amount` in cents, exactly, from its integer mantissa and scale (no decimal arithmetic: a
+/// ticket's prize is looked up with it); `None` if it is not a whole number of cents.
+#[inline]
+fn in_cents(amount: Decimal) -> Option<i128> {
+    let m = amount.mantissa();
+    match amount.scale() {
+        0 => m.checked_mul(100),
+        1 => m.checked_mul(10),
+        2 => Some(m),
+        // Scales run to 28: 10^26 fits.
+        s => {
+            let p = 10i128.pow(s - 2);
+            (m % p == 0).then_some(m / p)
+        }
+    }
+}
+
+/// The ordered pairs of different pictures a losing month may show, as indexes (the second
+/// running fastest), with exact weights: with chance `neighbours` two neighbours in the
+/// picture list (either order), else any two different pictures. In units of 2⁻³² × 1 /
+/// (2n(n − 1)): a pair of neighbours weighs r·n + 2(2³² − r), any other pair 2(2³² − r).
+fn losing_pairs(n: usize, neighbours: Rate) -> Vec<([usize; 2], u64)> {
     let r = neighbours.units();
     let rest = 2 * ((1u64 << 32) - r);
-    let mut entries = Vec::with_capacity(n * n);
+    let mut out = Vec::with_capacity(n * n);
     for a in 0..n {
         for b in 0..n {
             if a != b {
@@ -164,34 +323,17 @@ fn losing_pairs(n: usize, neighbours: Rate) -> Option<Alias<[u8; 2]>> {
                 } else {
                     rest
                 };
-                entries.push(([a as u8, b as u8], w));
+                out.push(([a, b], w));
             }
         }
     }
-    Alias::new(&entries)
+    out
 }
 
 /// Every ordered triple of distinct clover numbers holding `first` (0: none) and two others
-/// from 1 to `max`, written `a-b-c`.
-fn clovers(first: u8, max: u8) -> Vec<CloverText> {
+/// from 1 to `max`, written `a-b-c:`, in increasing order of (a, b, c).
+fn clovers(first: u8, max: u8) -> Vec<Piece> {
     let mut out = Vec::new();
-    let mut write = |t: [u8; 3]| {
-        let mut text = [0u8; 8];
-        let mut len = 0;
-        for (i, n) in t.into_iter().enumerate() {
-            if i > 0 {
-                text[len] = b'-';
-                len += 1;
-            }
-            if n >= 10 {
-                text[len] = b'0' + n / 10;
-                len += 1;
-            }
-            text[len] = b'0' + n % 10;
-            len += 1;
-        }
-        out.push((text, len as u8));
-    };
     for a in 1..=CLOVER_MAX {
         for b in 1..=CLOVER_MAX {
             for c in 1..=CLOVER_MAX {
@@ -204,74 +346,16 @@ fn clovers(first: u8, max: u8) -> Vec<CloverText> {
                     t.contains(&first) && others.clone().all(|&x| x <= max)
                 };
                 if distinct && fits {
-                    write(t);
+                    let text = format!("{a}-{b}-{c}:");
+                    // At most `13-12-11:`, 9 bytes.
+                    if let Some(piece) = Piece::of(&[text.as_bytes()]) {
+                        out.push(piece);
+                    }
                 }
             }
         }
     }
     out
-}
-
-impl CalendarSynthesizer {
-    /// Appends a layout for `prize` to `out`.
-    pub(super) fn synthesize(
-        &self,
-        prize: Decimal,
-        rng: &mut LayoutRng,
-        out: &mut Vec<u8>,
-    ) -> Result<(), SynthesisError> {
-        let bits = &mut Bits::new(rng);
-        let way = self.choose(prize, bits)?;
-        // Winning months at random positions: slot m holds the month-amount index + 1, 0 if the
-        // month does not win.
-        let mut winning = [0u8; MONTHS];
-        for &amount in &way.months[..usize::from(way.month_count)] {
-            loop {
-                let m = bits.index(MONTHS);
-                if winning[m] == 0 {
-                    winning[m] = amount + 1;
-                    break;
-                }
-            }
-        }
-        for (m, &slot) in winning.iter().enumerate() {
-            if m > 0 {
-                out.push(b'/');
-            }
-            let amount = if slot > 0 {
-                let s = self.letters[bits.index(self.letters.len())];
-                out.extend_from_slice(&[s, s]);
-                usize::from(slot - 1)
-            } else {
-                let [a, b] = self.losing_pairs.draw(bits);
-                out.extend_from_slice(&[
-                    self.letters[usize::from(a)],
-                    self.letters[usize::from(b)],
-                ]);
-                bits.index(self.month_amounts.len())
-            };
-            out.push(b':');
-            out.extend_from_slice(self.month_amounts.get(amount).1.as_bytes());
-        }
-        out.push(b'|');
-        let (numbers, amount) = match way.clover {
-            Some(amount) => (&self.clover_wins, usize::from(amount)),
-            None => {
-                let numbers = if bits.chance(self.twelve) {
-                    &self.clover_twelves
-                } else {
-                    &self.clover_plain
-                };
-                (numbers, bits.index(self.clover_amounts.len()))
-            }
-        };
-        // In random order, so the first number revealed says nothing.
-        let (text, len) = &numbers[bits.index(numbers.len())];
-        out.extend_from_slice(&text[..usize::from(*len)]);
-        out.push(b':');
-        out.extend_from_slice(self.clover_amounts.get(amount).1.as_bytes());
-        Ok(())
-    }
 }
 
 /// Every way to show `prize`, grouped by number of components; `None` if there is none.
@@ -332,11 +416,14 @@ fn plan(prize: Decimal, params: &CalendarParams) -> Option<Plan> {
             counts.push(ComponentCount { weight, forms });
         }
     }
-    let weights = counts.iter().map(|c| c.weight).collect();
+    let weights: Vec<u32> = counts.iter().map(|c| c.weight).collect();
+    let total = weights.iter().sum();
     (!counts.is_empty()).then_some(Plan {
         prize,
+        cents: in_cents(prize)?,
         counts,
         weights,
+        total,
     })
 }
 
