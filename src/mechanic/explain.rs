@@ -207,7 +207,7 @@ impl CentsTable {
     }
 
     /// The code and cents of the amount written as `text`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn read(&self, text: &[u8]) -> Result<(u16, u64), LayoutError> {
         match self.table.index_bytes(text) {
             Some(i) => match (u16::try_from(i), self.cents[i]) {
@@ -237,6 +237,28 @@ fn not_an_amount(text: &[u8]) -> LayoutError {
         "{} is not an amount",
         crate::untrusted::shown(text)
     ))
+}
+
+/// Reads the amount of `table` that runs from `*pos` to the next `sep`, and moves past both.
+#[inline]
+pub(crate) fn amount_before(
+    text: &[u8],
+    pos: &mut usize,
+    sep: u8,
+    table: &CentsTable,
+) -> Result<(u16, u64), LayoutError> {
+    let start = (*pos).min(text.len());
+    // Amounts are a few bytes: a plain loop rather than a vectorised search.
+    let end = text[start..]
+        .iter()
+        .position(|&b| b == sep)
+        .map(|i| start + i)
+        .ok_or_else(|| {
+            LayoutError::new(format!("'{}' missing after an amount", char::from(sep)))
+        })?;
+    let read = table.read(&text[start..end])?;
+    *pos = end + 1;
+    Ok(read)
 }
 
 /// `a + b` in cents, for the fast path's wins.

@@ -5,7 +5,7 @@
 use super::params::{multiplier_index, MaxiParams, MAX_BONUS_BEES, MULTIPLIERS};
 use super::MaxiDecoder;
 use crate::mechanic::explain::{
-    add_cents, cents_code, check_total, euros, hive_rows, p_count, parsed_amount, split_once,
+    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, parsed_amount,
     Board, BonusStage, CentsTable, Explain, Explanation, Feature, FeatureNames, Features, FormKey,
     Hive,
 };
@@ -226,29 +226,32 @@ impl Explain for MaxiExplainer {
     fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError> {
         out.clear();
         let malformed = || LayoutError::new("not hive|hive+bonus");
-        let (hives_text, bonus_text) = split_once(layout, b'+');
+        // One cursor over the bytes: `hive ("|" hive)? ("+" bonus)?`, a hive `bee "#" row
+        // ("/" row)*`, a row `amount ":" cell*`.
+        let mut pos = 0;
         let mut won = 0u64;
         let mut forms = [HiveForm::default(), HiveForm::default()];
         let [mut near_rows, mut near_mult, mut near_extra, mut near_bonus] = [0u32; 4];
         let mut hive_count = 0;
-        for (h, text) in hives_text.split(|&b| b == b'|').enumerate() {
+        loop {
+            let h = hive_count;
             let form = forms.get_mut(h).ok_or_else(malformed)?;
             hive_count += 1;
-            let (bee_text, rows_text) = split_once(text, b'#');
-            let rows_text = rows_text.ok_or_else(malformed)?;
-            let (bee_code, bee_cents) = self.bees.read(bee_text)?;
+            let (bee_code, bee_cents) = amount_before(layout, &mut pos, b'#', &self.bees)?;
             let mut hive_won = 0u64;
             let mut extras = 0u16;
-            for (r, row) in rows_text.split(|&b| b == b'/').enumerate() {
-                if r >= ROWS {
+            let mut rows = 0;
+            loop {
+                rows += 1;
+                if rows > ROWS {
                     return Err(malformed());
                 }
-                let (amount, cells) = split_once(row, b':');
-                let cells = cells.ok_or_else(malformed)?;
-                let (amount_code, amount_cents) = self.rows.read(amount)?;
+                let (amount_code, amount_cents) =
+                    amount_before(layout, &mut pos, b':', &self.rows)?;
                 let (mut p, mut factor) = (0u16, None);
-                for &c in cells {
+                while let Some(&c) = layout.get(pos) {
                     match c {
+                        b'/' | b'|' | b'+' => break,
                         b'P' => p = p.saturating_add(1),
                         b'Q' => form.bee = true,
                         b'E' => extras = extras.saturating_add(1),
@@ -258,6 +261,7 @@ impl Explain for MaxiExplainer {
                             }
                         }
                     }
+                    pos += 1;
                 }
                 if usize::from(p) == WINNING_P {
                     let win = match factor {
@@ -280,6 +284,11 @@ impl Explain for MaxiExplainer {
                     near_rows += u32::from(near);
                     near_mult += u32::from(near && factor.is_some());
                 }
+                if layout.get(pos) == Some(&b'/') {
+                    pos += 1;
+                } else {
+                    break;
+                }
             }
             if form.bee {
                 hive_won = add_cents(hive_won, bee_cents)?;
@@ -292,7 +301,17 @@ impl Explain for MaxiExplainer {
                 near_extra += 1;
             }
             won = add_cents(won, hive_won)?;
+            if layout.get(pos) == Some(&b'|') {
+                pos += 1;
+            } else {
+                break;
+            }
         }
+        let bonus_text = match layout.get(pos) {
+            None => None,
+            Some(b'+') => Some(&layout[pos + 1..]),
+            Some(_) => return Err(malformed()),
+        };
         // The bonus stage: its bees, 1 + their number in the key (0: no bonus stage).
         let mut bonus_key = 0;
         if let Some(cells) = bonus_text {
@@ -313,7 +332,7 @@ impl Explain for MaxiExplainer {
         let mut key = FormKey::default();
         forms[0].push(&mut key)?;
         forms[1].push(&mut key)?;
-        key.push(hive_count, 2)?;
+        key.push(hive_count as u32, 2)?;
         key.push(bonus_key, 4)?;
         key.push(u32::from(won == 0), 1)?;
         out.won = won;

@@ -5,8 +5,8 @@ use super::decode::{self, HiveOutcome};
 use super::params::{RucheParams, MAX_EXTRA};
 use super::RucheDecoder;
 use crate::mechanic::explain::{
-    add_cents, cents_code, check_total, euros, hive_rows, p_count, split_once, Board, CentsTable,
-    Explain, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
+    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, Board,
+    CentsTable, Explain, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
 };
 use crate::mechanic::hive::{ROWS, ROW_WIN};
 use crate::mechanic::LayoutError;
@@ -166,28 +166,35 @@ impl Explain for RucheExplainer {
         // The form: the main hive's rows and honey, the EXTRA hives' summed, their number.
         let (mut main_rows, mut main_honey, mut extra_rows, mut extra_honey) = (0, 0, 0, 0);
         let mut hive_count = 0;
-        for (h, text) in layout.split(|&b| b == b'|').enumerate() {
+        // One cursor over the bytes: `hive ("|" hive)*`, a hive `row ("/" row)*`, a row
+        // `amount ":" cell*`.
+        let mut pos = 0;
+        loop {
+            let h = hive_count;
             if h > MAX_EXTRA {
                 return Err(malformed());
             }
             hive_count += 1;
             let mut hive_won = 0u64;
             let (mut pots, mut extras, mut winning_rows) = (0u16, 0u16, 0u32);
-            for (r, row) in text.split(|&b| b == b'/').enumerate() {
-                if r >= ROWS {
+            let mut rows = 0;
+            loop {
+                rows += 1;
+                if rows > ROWS {
                     return Err(malformed());
                 }
-                let (amount, cells) = split_once(row, b':');
-                let cells = cells.ok_or_else(malformed)?;
-                let (amount_code, amount_cents) = self.rows.read(amount)?;
+                let (amount_code, amount_cents) =
+                    amount_before(layout, &mut pos, b':', &self.rows)?;
                 let mut p = 0u16;
-                for &c in cells {
+                while let Some(&c) = layout.get(pos) {
                     match c {
+                        b'/' | b'|' => break,
                         b'P' => p = p.saturating_add(1),
                         b'H' => pots = pots.saturating_add(1),
                         b'E' => extras = extras.saturating_add(1),
                         _ => {}
                     }
+                    pos += 1;
                 }
                 if usize::from(p) == ROW_WIN {
                     hive_won = add_cents(hive_won, amount_cents)?;
@@ -196,6 +203,11 @@ impl Explain for RucheExplainer {
                     out.see(LOSING_ROW_P, p)?;
                     out.see(LOSING_ROW_AMOUNT, amount_code)?;
                     near_rows += u32::from(usize::from(p) + 1 == ROW_WIN);
+                }
+                if layout.get(pos) == Some(&b'/') {
+                    pos += 1;
+                } else {
+                    break;
                 }
             }
             let honey_win = match self.honey.get(usize::from(pots)) {
@@ -221,13 +233,21 @@ impl Explain for RucheExplainer {
                 extra_honey += u32::from(honey_win != 0);
             }
             won = add_cents(won, hive_won)?;
+            if layout.get(pos) == Some(&b'|') {
+                pos += 1;
+            } else {
+                break;
+            }
+        }
+        if pos != layout.len() {
+            return Err(malformed());
         }
         let mut key = FormKey::default();
         key.push(main_rows, 3)?;
         key.push(main_honey, 1)?;
         key.push(extra_rows, 5)?;
         key.push(extra_honey, 2)?;
-        key.push(hive_count, 3)?;
+        key.push(hive_count as u32, 3)?;
         key.push(u32::from(won == 0), 1)?;
         out.won = won;
         out.form = key.key();
