@@ -240,6 +240,21 @@ impl AmountTable {
         }
     }
 
+    /// The index (ascending order, as [`get`](Self::get)) of the amount written as `text`, in
+    /// constant time like [`lookup_bytes`](Self::lookup_bytes): for readers that keep a
+    /// per-amount table of their own (the report's integer cents).
+    #[inline]
+    pub fn index_bytes(&self, text: &[u8]) -> Option<usize> {
+        match key(text) {
+            Some(k) if !self.slots.is_empty() => {
+                let (found, index) = self.slots[slot(k, self.multiplier, self.shift)];
+                // `index` is 1 + an index of `entries` wherever `found` is not 0.
+                (found == k).then(|| index as usize - 1)
+            }
+            _ => self.entries.iter().position(|(_, t)| t.as_bytes() == text),
+        }
+    }
+
     /// Lookup by comparing texts: for texts too long to pack, and tables without a hash.
     #[cold]
     fn scan(&self, text: &[u8]) -> Option<Decimal> {
@@ -331,6 +346,12 @@ mod tests {
         assert_eq!(t.lookup_bytes(b""), None);
         assert_eq!(t.lookup("12345678901234567"), Some(d("12345678901234567")));
         assert_eq!(t.lookup("1234567890123456"), None);
+        // The index agrees with the look-up, both ways, packed or not.
+        for i in 0..t.len() {
+            assert_eq!(t.index_bytes(t.get(i).1.as_bytes()), Some(i));
+        }
+        assert_eq!(t.index_bytes(b"1\0"), None);
+        assert_eq!(t.index_bytes(b"1234567890123456"), None);
     }
 
     #[test]

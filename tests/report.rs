@@ -409,3 +409,68 @@ fn distinct_colours(png: &[u8]) -> usize {
     }
     seen.len()
 }
+
+/// The report's fast path ([`Explain::features`]) must say what the full explanation says, on
+/// every ticket of a real block of each mechanic: the same observations in the same order, the
+/// same near misses, the wins of the prize column, and one form text per form key.
+#[test]
+fn the_features_path_agrees_with_the_explanation_on_every_ticket_of_a_block_of_each_game() {
+    use emission_factory::game::Game;
+    use emission_factory::mechanic::explain::{Feature, Features};
+    use std::collections::HashMap;
+    for (game, price) in [("mini-ruche", "2"), ("mini-maxi", "3"), ("mini-annee", "3")] {
+        let w = Workdir::new();
+        fixed_test_key(&w);
+        let definition = data(&format!("{game}.toml"));
+        w.ok(&[
+            "emit",
+            "--game",
+            &definition,
+            "--price",
+            price,
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--out",
+            "out",
+            "--quiet",
+        ]);
+        let g = Game::from_path(Path::new(&definition)).unwrap();
+        let stake = g.stake(price.parse().unwrap()).unwrap();
+        let exp = stake.mechanic.explainer();
+        let names = exp.feature_names();
+        let folder = w.path(&format!("out/{game}/{price}/e0001"));
+        let mut forms: HashMap<u64, String> = HashMap::new();
+        let mut features = Features::default();
+        let (mut winners, mut observations) = (0, 0);
+        let all = tickets(&folder, 1);
+        assert_eq!(all.len() as u64, g.block_size);
+        for (prize, layout) in &all {
+            let e = exp.explain(layout).unwrap();
+            exp.features(layout.as_bytes(), &mut features).unwrap();
+            let mut fast: Vec<Feature> = features
+                .seen()
+                .iter()
+                .map(|&(f, code)| {
+                    let f = usize::from(f);
+                    Feature::seen(names.seen[f], exp.seen_value(f, code))
+                })
+                .collect();
+            observations += fast.len();
+            for (k, name) in names.near.iter().enumerate() {
+                fast.push(Feature::near_miss(name, features.near[k]));
+            }
+            assert_eq!(fast, e.features, "{game}: {layout}");
+            let cents = emission_factory::money::cents(prize.parse().unwrap()).unwrap();
+            assert_eq!(features.won, cents, "{game}: {layout}");
+            let text = forms.entry(features.form).or_insert_with(|| e.form.clone());
+            assert_eq!(*text, e.form, "{game}: two forms share a key: {layout}");
+            winners += usize::from(prize != "0");
+        }
+        // The block shows what the comparison needs: winners, losers, several forms.
+        assert!(winners > 0 && winners < all.len(), "{game}");
+        assert!(forms.len() > 3, "{game}: {forms:?}");
+        assert!(observations > all.len(), "{game}");
+    }
+}

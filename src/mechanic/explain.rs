@@ -77,6 +77,231 @@ impl Feature {
 pub trait Explain: Send + Sync {
     /// The explanation of a layout, or the rule it breaks (the decoder's message).
     fn explain(&self, layout: &str) -> Result<Explanation, LayoutError>;
+
+    /// The names of the features [`features`](Self::features) fills, by index.
+    fn feature_names(&self) -> FeatureNames;
+
+    /// The report's fast path: what [`explain`](Self::explain) says of a layout, reduced to
+    /// what `report` counts, read in one pass over the bytes into a fixed-size record, with no
+    /// allocation, no `Decimal` and no text. It is not the referee: `report` uses it only on a
+    /// block that `verify` (the decoder) has just accepted, byte for byte (the file's SHA-256
+    /// is the signed manifest's), and still checks the wins it reads against the prize column.
+    /// Anything it cannot read is an error, never a panic. Tests hold it to `explain` on every
+    /// ticket of a block of each game.
+    fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError>;
+
+    /// The value [`explain`](Self::explain) gives the observation `code` of the feature
+    /// `feature` (an index in [`FeatureNames::seen`]): an amount's index → its cents, a count
+    /// → itself.
+    fn seen_value(&self, feature: usize, code: u16) -> u32;
+}
+
+/// The features of one mechanic, by index: what [`Features`] records are numbers into.
+#[derive(Debug, Clone, Copy)]
+pub struct FeatureNames {
+    /// Observations seen outside the winning parts ([`Feature::seen`]), in no special order.
+    pub seen: &'static [&'static str],
+    /// Near-miss counts ([`Feature::near_miss`]), in the order of [`Features::near`].
+    pub near: &'static [&'static str],
+}
+
+/// Most observations one ticket may hold in a [`Features`] record: La ruche d'or's four hives
+/// of 7 rows show at most 4 × (7 × 2 + 1) + 1 = 61; more is an error.
+pub const MAX_SEEN: usize = 64;
+/// Most kinds of near miss a mechanic counts.
+pub const MAX_NEAR: usize = 4;
+
+/// What `report` needs of one ticket, filled by [`Explain::features`]: fixed size, so the
+/// per-ticket path allocates nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Features {
+    /// What the winning parts add up to, in cents.
+    pub won: u64,
+    /// How the prize is shown, as a number: two layouts with the same `form` key have the same
+    /// `Decoder::form` text (the report asks the decoder for the text of each key once).
+    pub form: u64,
+    /// Near misses of each kind ([`FeatureNames::near`]).
+    pub near: [u32; MAX_NEAR],
+    /// Observations, as (index in [`FeatureNames::seen`], code), in the order `explain` lists
+    /// them; the first `seen_len` are filled.
+    seen: [(u8, u16); MAX_SEEN],
+    seen_len: usize,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Features {
+            won: 0,
+            form: 0,
+            near: [0; MAX_NEAR],
+            seen: [(0, 0); MAX_SEEN],
+            seen_len: 0,
+        }
+    }
+}
+
+impl Features {
+    /// Empties the record for the next ticket.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.won = 0;
+        self.form = 0;
+        self.near = [0; MAX_NEAR];
+        self.seen_len = 0;
+    }
+
+    /// Records an observation.
+    #[inline]
+    pub(crate) fn see(&mut self, feature: u8, code: u16) -> Result<(), LayoutError> {
+        let slot = self
+            .seen
+            .get_mut(self.seen_len)
+            .ok_or_else(|| LayoutError::new("more parts than a ticket can show"))?;
+        *slot = (feature, code);
+        self.seen_len += 1;
+        Ok(())
+    }
+
+    /// The observations, in the order `explain` lists them.
+    pub fn seen(&self) -> &[(u8, u16)] {
+        &self.seen[..self.seen_len]
+    }
+
+    /// The record as `explain` gives it: observations, then near misses (for tests).
+    #[cfg(test)]
+    pub(crate) fn as_explained(&self, exp: &dyn Explain) -> Vec<Feature> {
+        let names = exp.feature_names();
+        let mut out: Vec<Feature> = self
+            .seen()
+            .iter()
+            .map(|&(f, code)| {
+                Feature::seen(
+                    names.seen[usize::from(f)],
+                    exp.seen_value(usize::from(f), code),
+                )
+            })
+            .collect();
+        for (i, name) in names.near.iter().enumerate() {
+            out.push(Feature::near_miss(name, self.near[i]));
+        }
+        out
+    }
+}
+
+/// An amount table read by the fast path: the amount's index in the table is its code, and
+/// its value in whole cents is what the winning parts add up in.
+#[derive(Debug, Clone)]
+pub(crate) struct CentsTable {
+    table: AmountTable,
+    /// Cents of each amount of the table, `None` if not whole cents that fit (a definition's
+    /// amounts always are: SPEC §6).
+    cents: Vec<Option<u64>>,
+}
+
+impl CentsTable {
+    pub(crate) fn new(table: &AmountTable) -> Self {
+        CentsTable {
+            table: table.clone(),
+            cents: table.values().map(crate::money::cents).collect(),
+        }
+    }
+
+    /// The code and cents of the amount written as `text`.
+    #[inline(always)]
+    pub(crate) fn read(&self, text: &[u8]) -> Result<(u16, u64), LayoutError> {
+        match self.table.index_bytes(text) {
+            Some(i) => match (u16::try_from(i), self.cents[i]) {
+                (Ok(code), Some(cents)) => Ok((code, cents)),
+                _ => Err(LayoutError::new(
+                    "an amount the report cannot count in cents",
+                )),
+            },
+            None => Err(not_an_amount(text)),
+        }
+    }
+
+    /// The feature value of a code: its cents, saturated as [`cents_code`] does.
+    pub(crate) fn value(&self, code: u16) -> u32 {
+        let i = usize::from(code);
+        if i < self.table.len() {
+            cents_code(self.table.get(i).0)
+        } else {
+            u32::MAX
+        }
+    }
+}
+
+#[cold]
+fn not_an_amount(text: &[u8]) -> LayoutError {
+    LayoutError::new(format!(
+        "{} is not an amount",
+        crate::untrusted::shown(text)
+    ))
+}
+
+/// Reads the amount of `table` that runs from `*pos` to the next `sep`, and moves past both.
+#[inline]
+pub(crate) fn amount_before(
+    text: &[u8],
+    pos: &mut usize,
+    sep: u8,
+    table: &CentsTable,
+) -> Result<(u16, u64), LayoutError> {
+    let start = (*pos).min(text.len());
+    // Amounts are a few bytes: a plain loop rather than a vectorised search.
+    let end = text[start..]
+        .iter()
+        .position(|&b| b == sep)
+        .map(|i| start + i)
+        .ok_or_else(|| {
+            LayoutError::new(format!("'{}' missing after an amount", char::from(sep)))
+        })?;
+    let read = table.read(&text[start..end])?;
+    *pos = end + 1;
+    Ok(read)
+}
+
+/// `a + b` in cents, for the fast path's wins.
+#[inline]
+pub(crate) fn add_cents(a: u64, b: u64) -> Result<u64, LayoutError> {
+    a.checked_add(b).ok_or_else(|| {
+        LayoutError::new("the wins of this layout add up to more than an amount can hold")
+    })
+}
+
+/// Splits `text` at the first `sep`: (before, Some(after)), or (text, None).
+#[inline]
+pub(crate) fn split_once(text: &[u8], sep: u8) -> (&[u8], Option<&[u8]>) {
+    match memchr::memchr(sep, text) {
+        Some(i) => (&text[..i], Some(&text[i + 1..])),
+        None => (text, None),
+    }
+}
+
+/// Small counts packed into a form key, `bits` at a time; a count that does not fit is
+/// refused (a layout the decoder accepted never has one).
+#[derive(Debug, Default)]
+pub(crate) struct FormKey {
+    key: u64,
+    used: u32,
+}
+
+impl FormKey {
+    #[inline]
+    pub(crate) fn push(&mut self, value: u32, bits: u32) -> Result<(), LayoutError> {
+        if value >= 1 << bits || self.used + bits > 64 {
+            return Err(LayoutError::new(
+                "more winning parts than a ticket can show",
+            ));
+        }
+        self.key |= u64::from(value) << self.used;
+        self.used += bits;
+        Ok(())
+    }
+
+    pub(crate) fn key(&self) -> u64 {
+        self.key
+    }
 }
 
 /// The ticket as a player sees it, for drawings.
@@ -290,6 +515,8 @@ mod tests {
                 let tiers = stake.tiers();
                 let mut bytes = Vec::new();
                 let mut near_misses = 0u64;
+                let mut fast = Features::default();
+                let mut forms = std::collections::HashMap::new();
                 for i in 0..3000 {
                     // Every tier, then losers weighted like a block (most tickets lose).
                     let prize = if i < tiers.len() * 20 {
@@ -309,6 +536,12 @@ mod tests {
                     assert_eq!(e.prize, prize, "{layout}");
                     assert_eq!(e.form, dec.form(&bytes).unwrap(), "{layout}");
                     assert_eq!(e.wins.is_empty(), prize.is_zero(), "{layout}: {:?}", e.wins);
+                    // The report's fast path says the same, and its form key has one text.
+                    exp.features(&bytes, &mut fast).unwrap();
+                    assert_eq!(fast.as_explained(exp.as_ref()), e.features, "{layout}");
+                    assert_eq!(Some(fast.won), crate::money::cents(prize), "{layout}");
+                    let form = forms.entry(fast.form).or_insert_with(|| e.form.clone());
+                    assert_eq!(*form, e.form, "{layout}");
                     // Near-miss features: exactly one of each name per ticket.
                     let mut names: Vec<_> = e
                         .features
@@ -348,6 +581,41 @@ mod tests {
                         exp.explain(bad).unwrap_err(),
                         dec.decode(bad.as_bytes()).unwrap_err()
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_features_path_answers_on_any_bytes() {
+        // Every prefix of a synthesized layout, and every byte replaced by each of a few
+        // others: an error or a record, never a panic.
+        for (id, _) in BUILTIN {
+            let game = Game::builtin(id).unwrap();
+            for stake in &game.stakes {
+                let synth = stake.synthesizer().unwrap();
+                let exp = stake.mechanic.explainer();
+                let mut rng = LayoutRng::seed_from_u64(11);
+                let mut fast = Features::default();
+                for prize in stake.tiers() {
+                    let mut bytes = Vec::new();
+                    synth.synthesize(prize, &mut rng, &mut bytes).unwrap();
+                    for end in 0..bytes.len() {
+                        let _ = exp.features(&bytes[..end], &mut fast);
+                    }
+                    for i in 0..bytes.len() {
+                        for b in [b'P', b'|', b'/', b':', b'#', b'+', b'-', b'9', 0xff] {
+                            let mut edited = bytes.clone();
+                            edited[i] = b;
+                            let _ = exp.features(&edited, &mut fast);
+                        }
+                    }
+                    let mut long = bytes.clone();
+                    for _ in 0..40 {
+                        long.push(b'|');
+                        long.extend_from_slice(&bytes);
+                        let _ = exp.features(&long, &mut fast);
+                    }
                 }
             }
         }

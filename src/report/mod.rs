@@ -368,10 +368,13 @@ fn analyse_block(
     let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
     // scan says how many tickets it has read; the progress counts what was added.
     let done = std::cell::Cell::new(0u64);
+    let mut expected: Vec<u64> = stake.prizes.iter().map(|p| p.count).collect();
+    expected.push(stake.losers(game.block_size));
     let tally = scan::scan(
         csv,
         manifest.csv.bytes,
         &tier_text,
+        &expected,
         explain.as_ref(),
         &|n| progress.add(n.saturating_sub(done.replace(n))),
     )?;
@@ -384,8 +387,6 @@ fn analyse_block(
     let loser = tiers.len() - 1;
     let losers = tally.counts[loser];
     let winners = tickets - losers;
-    let mut expected: Vec<u64> = stake.prizes.iter().map(|p| p.count).collect();
-    expected.push(stake.losers(game.block_size));
     let prizes = prize_rows(&stake, &tally.counts, &expected);
     let total: Decimal = tiers
         .iter()

@@ -176,8 +176,11 @@ pub fn analyse(order: &[u8], amounts: &[f64], tiers: &[String]) -> Order {
         "exact conditional mean and variance, normal tail",
     ));
     // Serial correlation of the win indicator and of the amount.
-    let win: Vec<f64> = order.iter().map(|&t| f64::from(t != loser)).collect();
-    let amount: Vec<f64> = order.iter().map(|&t| amounts[usize::from(t)]).collect();
+    // Per tier, not per ticket: the values of a ticket are its tier's.
+    let win: Vec<f64> = (0..amounts.len())
+        .map(|t| f64::from(t != usize::from(loser)))
+        .collect();
+    let amount: Vec<f64> = amounts.to_vec();
     for (name, values, null, how) in [
         (
             "serial_win",
@@ -192,12 +195,8 @@ pub fn analyse(order: &[u8], amounts: &[f64], tiers: &[String]) -> Order {
             "exact permutation mean and variance, Chebyshev bound",
         ),
     ] {
-        let (products, _) = stats::lag_products(values, LAGS);
-        let mean = if n > 0 {
-            values.iter().sum::<f64>() / n as f64
-        } else {
-            0.0
-        };
+        let (products, _) = stats::lag_products_by_tier(order, values, LAGS);
+        let mean = stats::mean_by_tier(order, values);
         let mut sums = PowerSums::default();
         for (t, &a) in amounts.iter().enumerate() {
             let x = if name == "serial_win" {

@@ -1,14 +1,19 @@
-//! One pass over a verified block: every ticket is read by the game's explainer (whose prize
-//! and form are the decoder's), and what the report needs is tallied, in parallel, with memory
-//! bounded by the block's size (a byte per ticket for the order, 16 bytes per ticket for the
-//! duplicate check).
+//! One pass over a block `verify` has just accepted: every ticket is read by its game's
+//! features-only path ([`Explain::features`]: one pass over the layout bytes into a fixed-size
+//! record, no allocation), its wins checked against its prize column, and what the report
+//! needs is tallied, in parallel, into fixed-size counters. Memory is bounded by the block's
+//! size: a byte per ticket for the order, 8 bytes per ticket for the duplicate check.
+//!
+//! The decoder stays the referee: `verify` decoded every layout of this file, and the file's
+//! SHA-256, computed here as it is read, must still be the signed manifest's (the caller checks
+//! it) — so these are the very bytes it accepted. The texts of the forms are the decoder's
+//! (asked once per form key, on the first ticket that shows it), and the sample layouts are
+//! explained in full by `show`'s path.
 
 use crate::block::CSV_HEADER;
-use crate::mechanic::explain::Explain;
-use crate::money::canonical;
+use crate::mechanic::explain::{Explain, Features};
 use crate::untrusted::shown;
 use rayon::prelude::*;
-use rust_decimal::Decimal;
 use rustc_hash::FxHashMap as HashMap;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -42,7 +47,9 @@ pub struct Tally {
     pub near_misses: BTreeMap<&'static str, [u64; 2]>,
     /// The first layouts of each tier.
     pub samples: Vec<Vec<String>>,
-    /// Tickets whose layout is the same as an earlier ticket's, per tier.
+    /// Tickets whose layout is the same as an earlier ticket's, per tier (64-bit layout hashes,
+    /// compared within a tier: a chance collision among the 7.5 million layouts of a Maxi
+    /// block has a probability of about 1.5 × 10⁻⁶).
     pub duplicates: Vec<u64>,
     /// Bytes and SHA-256 of the file as read.
     pub bytes: u64,
@@ -50,51 +57,78 @@ pub struct Tally {
     pub sha256: [u8; 32],
 }
 
-/// One ticket, as read by a parallel task.
-struct Ticket {
-    tier: u8,
-    /// A 120-bit hash of the layout, the tier in the low 8 bits.
-    key: u128,
-}
+/// Codes of one feature counted in a dense table; larger codes go to a map.
+const DENSE: usize = 256;
 
-/// A feature's name by its address and length: compared as two integers in the hot loop.
-type Name = (usize, usize);
-
-fn name(text: &'static str) -> Name {
-    (text.as_ptr() as usize, text.len())
-}
-
-/// What one parallel task tallied, besides its tickets in order.
+/// What one parallel task tallied.
 #[derive(Default)]
 struct Part {
-    tickets: Vec<Ticket>,
-    forms: HashMap<(usize, String), u64>,
-    /// Keyed by the name's address and the value: comparing addresses, not texts, in the hot
-    /// loop (two copies of one name at different addresses are merged by text in `merge`).
-    observations: HashMap<(usize, usize, u32), (&'static str, [u64; 2])>,
-    observed: HashMap<Name, (&'static str, [u64; 2])>,
-    shown: HashMap<Name, (&'static str, [u64; 2])>,
-    near_misses: HashMap<Name, (&'static str, [u64; 2])>,
-    /// (tier, layout) of the first tickets of each tier in the task.
-    samples: Vec<(u8, String)>,
+    /// Tier of each ticket, in order.
+    tiers: Vec<u8>,
+    /// 64-bit hash of each layout, in order.
+    hashes: Vec<u64>,
+    /// (tier, form key) → (tickets, index in the task of the first one).
+    forms: HashMap<(u8, u64), (u64, usize)>,
+    /// Observations: `feature * DENSE + code` → [on losers, on winners].
+    seen: Vec<[u64; 2]>,
+    /// Observations of codes of [`DENSE`] and above.
+    seen_large: HashMap<(u8, u16), [u64; 2]>,
+    /// Per feature, tickets with at least one observation: [losers, winners].
+    observed: Vec<[u64; 2]>,
+    /// Per feature, tickets with at least one observation of a value above 0.
+    shown: Vec<[u64; 2]>,
+    /// Per kind of near miss, tickets with at least one.
+    near: Vec<[u64; 2]>,
+    /// (tier, index in the task) of the first tickets of each tier in the task.
+    samples: Vec<(u8, usize)>,
     error: Option<(usize, String)>,
 }
 
+/// What every task needs to read its tickets.
+struct Context<'a> {
+    tiers: &'a [String],
+    /// The prize of each tier in cents (`None`: not whole cents, no layout can win it).
+    cents: Vec<Option<u64>>,
+    loser: usize,
+    reader: &'a dyn Explain,
+    /// Per feature, whether each dense code has a value above 0.
+    positive: Vec<bool>,
+    seen_names: usize,
+    near_names: usize,
+}
+
 /// Reads the ticket lines of `csv` (at most `limit` bytes). `tiers` are the stake's prize
-/// amounts as written in the prize column, highest first, then `0`. `progress` counts tickets.
+/// amounts as written in the prize column, highest first, then `0`; `expected` the tickets of
+/// each tier a block holds (to reserve memory once). `progress` counts tickets.
 pub fn scan(
     csv: &Path,
     limit: u64,
     tiers: &[String],
+    expected: &[u64],
     reader: &dyn Explain,
     progress: &dyn Fn(u64),
 ) -> anyhow::Result<Tally> {
     let name = crate::untrusted::shown_path(csv);
-    let amounts: Vec<Decimal> = tiers
-        .iter()
-        .map(|t| t.parse().unwrap_or(Decimal::MAX))
-        .collect();
-    let loser = tiers.len().saturating_sub(1);
+    let names = reader.feature_names();
+    if names.seen.len() > 32 || names.near.len() > crate::mechanic::explain::MAX_NEAR {
+        anyhow::bail!("too many features for the report's tallies");
+    }
+    let mut positive = vec![false; names.seen.len() * DENSE];
+    for (i, p) in positive.iter_mut().enumerate() {
+        *p = reader.seen_value(i / DENSE, (i % DENSE) as u16) > 0;
+    }
+    let context = Context {
+        tiers,
+        cents: tiers
+            .iter()
+            .map(|t| crate::money::parse_canonical(t).and_then(crate::money::cents))
+            .collect(),
+        loser: tiers.len().saturating_sub(1),
+        reader,
+        positive,
+        seen_names: names.seen.len(),
+        near_names: names.near.len(),
+    };
     let mut file = File::open(csv)
         .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?
         .take(limit.saturating_add(1));
@@ -104,7 +138,15 @@ pub fn scan(
         duplicates: vec![0; tiers.len()],
         ..Tally::default()
     };
-    let mut keys: Vec<u128> = Vec::new();
+    // Reserved once at the block's size: a growing vector would hold two copies at its peak.
+    tally.order.reserve(expected.iter().sum::<u64>() as usize);
+    let mut hashes: Vec<Vec<u64>> = expected
+        .iter()
+        .map(|&n| Vec::with_capacity(n as usize))
+        .chain(std::iter::repeat_with(Vec::new))
+        .take(tiers.len())
+        .collect();
+    let mut totals = Totals::new(&context);
     let mut sha = Sha256::new();
     let mut pending: Vec<u8> = Vec::with_capacity(READ_SIZE * 2);
     let mut buf = vec![0u8; READ_SIZE];
@@ -117,25 +159,44 @@ pub fn scan(
         if n == 0 {
             break;
         }
-        sha.update(&buf[..n]);
         tally.bytes += n as u64;
         pending.extend_from_slice(&buf[..n]);
         let Some(last) = pending.iter().rposition(|&b| b == b'\n') else {
+            sha.update(&buf[..n]);
             continue;
         };
-        let mut lines: Vec<&[u8]> = pending[..last].split(|&b| b == b'\n').collect();
+        let mut lines_start = 0;
         if !header_seen {
             header_seen = true;
-            if lines.first().copied() != Some(CSV_HEADER.as_bytes()) {
+            let end = memchr::memchr(b'\n', &pending).unwrap_or(last);
+            if &pending[..end] != CSV_HEADER.as_bytes() {
                 anyhow::bail!("{name} line 1: not the header '{CSV_HEADER}'");
             }
-            lines.remove(0);
+            lines_start = end + 1;
         }
+        // The file's hash and the tickets at once: the hash is the one serial part.
         let first = tally.order.len();
-        let parts: Vec<Part> = lines
-            .par_chunks(TASK)
-            .map(|chunk| read_part(chunk, tiers, &amounts, loser, reader))
-            .collect();
+        let (_, parts) = rayon::join(
+            || sha.update(&buf[..n]),
+            || {
+                let text = &pending[lines_start.min(last)..last];
+                let mut lines: Vec<&[u8]> = Vec::new();
+                if lines_start < last {
+                    let mut at = 0;
+                    for end in memchr::memchr_iter(b'\n', text) {
+                        lines.push(&text[at..end]);
+                        at = end + 1;
+                    }
+                    lines.push(&text[at..]);
+                }
+                let parts: Vec<Part> = lines
+                    .par_chunks(TASK)
+                    .map(|chunk| read_part(chunk, &context))
+                    .collect();
+                (lines, parts)
+            },
+        );
+        let (chunk_lines, parts) = parts;
         for (p, part) in parts.into_iter().enumerate() {
             if let Some((i, e)) = part.error {
                 anyhow::bail!(
@@ -143,7 +204,10 @@ pub fn scan(
                     first + p * TASK + i + 2
                 );
             }
-            merge(&mut tally, part, &mut keys);
+            let chunk = &chunk_lines[p * TASK..];
+            merge(&mut tally, &mut totals, &mut hashes, part, chunk, &context).map_err(|e| {
+                anyhow::anyhow!("{name}: {e} (the file changed since it was verified?)")
+            })?;
         }
         pending.drain(..=last);
         progress(tally.order.len() as u64);
@@ -152,44 +216,128 @@ pub fn scan(
         anyhow::bail!("{name}: the file does not end with a line end");
     }
     tally.sha256 = sha.finalize().into();
-    // Duplicate layouts: equal hashes (tier in the low byte) sit side by side once sorted.
-    keys.par_sort_unstable();
-    for pair in keys.windows(2) {
-        if pair[0] >> 8 == pair[1] >> 8 {
-            tally.duplicates[(pair[1] & 0xff) as usize] += 1;
-        }
+    totals.into_tally(&mut tally, &context);
+    // Duplicate layouts: equal hashes sit side by side once sorted, tier by tier.
+    for (tier, keys) in hashes.iter_mut().enumerate() {
+        keys.par_sort_unstable();
+        tally.duplicates[tier] = keys.windows(2).filter(|w| w[0] == w[1]).count() as u64;
     }
     Ok(tally)
 }
 
-fn merge(tally: &mut Tally, part: Part, keys: &mut Vec<u128>) {
-    // Parts come in block order, and samples in order within a part: the first are kept.
-    for (tier, layout) in part.samples {
-        let kept = &mut tally.samples[usize::from(tier)];
-        if kept.len() < SAMPLES {
-            kept.push(layout);
+/// The sums of the tasks' dense counters, turned into the [`Tally`]'s named maps at the end.
+struct Totals {
+    seen: Vec<[u64; 2]>,
+    seen_large: HashMap<(u8, u16), [u64; 2]>,
+    observed: Vec<[u64; 2]>,
+    shown: Vec<[u64; 2]>,
+    near: Vec<[u64; 2]>,
+    forms: HashMap<(u8, u64), u64>,
+    form_texts: HashMap<(u8, u64), String>,
+}
+
+impl Totals {
+    fn new(c: &Context<'_>) -> Self {
+        Totals {
+            seen: vec![[0; 2]; c.seen_names * DENSE],
+            seen_large: HashMap::default(),
+            observed: vec![[0; 2]; c.seen_names],
+            shown: vec![[0; 2]; c.seen_names],
+            near: vec![[0; 2]; c.near_names],
+            forms: HashMap::default(),
+            form_texts: HashMap::default(),
         }
     }
-    for t in part.tickets {
-        tally.order.push(t.tier);
-        tally.counts[usize::from(t.tier)] += 1;
-        keys.push(t.key);
+
+    fn into_tally(self, tally: &mut Tally, c: &Context<'_>) {
+        let names = c.reader.feature_names();
+        let observations = self
+            .seen
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != [0, 0])
+            .map(|(i, &v)| (i / DENSE, (i % DENSE) as u16, v))
+            .chain(
+                self.seen_large
+                    .iter()
+                    .map(|(&(f, code), &v)| (usize::from(f), code, v)),
+            );
+        for (f, code, v) in observations {
+            let value = c.reader.seen_value(f, code);
+            add2(
+                tally
+                    .observations
+                    .entry((names.seen[f], value))
+                    .or_insert([0; 2]),
+                v,
+            );
+        }
+        for (f, name) in names.seen.iter().enumerate() {
+            if self.observed[f] != [0, 0] {
+                tally.observed.insert(name, self.observed[f]);
+            }
+            if self.shown[f] != [0, 0] {
+                tally.shown.insert(name, self.shown[f]);
+            }
+        }
+        for (k, name) in names.near.iter().enumerate() {
+            if self.near[k] != [0, 0] {
+                tally.near_misses.insert(name, self.near[k]);
+            }
+        }
+        for (key, count) in self.forms {
+            let text = self.form_texts.get(&key).cloned().unwrap_or_default();
+            *tally.forms.entry((usize::from(key.0), text)).or_insert(0) += count;
+        }
     }
-    for (k, v) in part.forms {
-        *tally.forms.entry(k).or_insert(0) += v;
+}
+
+fn merge(
+    tally: &mut Tally,
+    totals: &mut Totals,
+    hashes: &mut [Vec<u64>],
+    part: Part,
+    lines: &[&[u8]],
+    c: &Context<'_>,
+) -> Result<(), String> {
+    // Parts come in block order, and samples in order within a part: the first are kept.
+    for (tier, i) in part.samples {
+        let kept = &mut tally.samples[usize::from(tier)];
+        if kept.len() < SAMPLES {
+            kept.push(String::from_utf8_lossy(layout_of(lines[i])).into_owned());
+        }
     }
-    for ((_, _, value), (name, v)) in part.observations {
-        add2(tally.observations.entry((name, value)).or_insert([0; 2]), v);
+    for (&tier, &hash) in part.tiers.iter().zip(&part.hashes) {
+        tally.order.push(tier);
+        tally.counts[usize::from(tier)] += 1;
+        hashes[usize::from(tier)].push(hash);
     }
-    for (k, v) in part.observed.into_values() {
-        add2(tally.observed.entry(k).or_insert([0; 2]), v);
+    for (key, (count, i)) in part.forms {
+        if !totals.form_texts.contains_key(&key) {
+            // The decoder's text for this way of winning, read once on its first ticket.
+            let layout = std::str::from_utf8(layout_of(lines[i])).map_err(|e| e.to_string())?;
+            let e = c
+                .reader
+                .explain(layout)
+                .map_err(|e| format!("invalid layout: {e}"))?;
+            totals.form_texts.insert(key, e.form);
+        }
+        *totals.forms.entry(key).or_insert(0) += count;
     }
-    for (k, v) in part.shown.into_values() {
-        add2(tally.shown.entry(k).or_insert([0; 2]), v);
+    for (into, from) in [
+        (&mut totals.seen, &part.seen),
+        (&mut totals.observed, &part.observed),
+        (&mut totals.shown, &part.shown),
+        (&mut totals.near, &part.near),
+    ] {
+        for (a, b) in into.iter_mut().zip(from) {
+            add2(a, *b);
+        }
     }
-    for (k, v) in part.near_misses.into_values() {
-        add2(tally.near_misses.entry(k).or_insert([0; 2]), v);
+    for (k, v) in part.seen_large {
+        add2(totals.seen_large.entry(k).or_insert([0; 2]), v);
     }
+    Ok(())
 }
 
 fn add2(into: &mut [u64; 2], v: [u64; 2]) {
@@ -197,102 +345,94 @@ fn add2(into: &mut [u64; 2], v: [u64; 2]) {
     into[1] += v[1];
 }
 
-fn read_part(
-    lines: &[&[u8]],
-    tiers: &[String],
-    amounts: &[Decimal],
-    loser: usize,
-    reader: &dyn Explain,
-) -> Part {
+/// The layout field of a ticket line (`serial,prize,layout,sha256`), or the empty slice.
+fn layout_of(line: &[u8]) -> &[u8] {
+    let mut fields = line.splitn(4, |&b| b == b',');
+    fields.nth(2).unwrap_or(&[])
+}
+
+fn read_part(lines: &[&[u8]], c: &Context<'_>) -> Part {
     let mut part = Part {
-        tickets: Vec::with_capacity(lines.len()),
+        tiers: Vec::with_capacity(lines.len()),
+        hashes: Vec::with_capacity(lines.len()),
+        seen: vec![[0; 2]; c.seen_names * DENSE],
+        observed: vec![[0; 2]; c.seen_names],
+        shown: vec![[0; 2]; c.seen_names],
+        near: vec![[0; 2]; c.near_names],
         ..Part::default()
     };
-    let mut seen_in_task = vec![0usize; tiers.len()];
-    let mut names: Vec<(Name, &'static str)> = Vec::new();
-    let mut near: Vec<(Name, &'static str)> = Vec::new();
-    let mut outside: Vec<(Name, &'static str)> = Vec::new();
+    let mut seen_in_task = vec![0usize; c.tiers.len()];
+    let mut features = Features::default();
     for (i, line) in lines.iter().enumerate() {
-        let mut fields = line.split(|&b| b == b',');
-        let (_, prize, layout) = (fields.next(), fields.next(), fields.next());
-        let (Some(prize), Some(layout)) = (prize, layout) else {
-            part.error = Some((i, "not a ticket line".into()));
-            return part;
-        };
-        let Some(tier) = tiers.iter().position(|t| t.as_bytes() == prize) else {
-            part.error = Some((i, format!("prize {} is not one of the stake", shown(prize))));
-            return part;
-        };
-        let Ok(layout) = std::str::from_utf8(layout) else {
-            part.error = Some((i, "the layout is not UTF-8".into()));
-            return part;
-        };
-        let (won, form, features) = match reader.explain(layout) {
-            Ok(e) => (e.prize, e.form, e.features),
-            Err(e) => {
-                part.error = Some((i, format!("invalid layout: {e}")));
-                return part;
-            }
-        };
-        if won != amounts[tier] {
-            part.error = Some((
-                i,
-                format!(
-                    "the layout wins {} € but the prize column says {} €",
-                    canonical(won),
-                    tiers[tier]
-                ),
-            ));
+        if let Err(e) = read_ticket(line, i, c, &mut part, &mut features, &mut seen_in_task) {
+            part.error = Some((i, e));
             return part;
         }
-        let winner = usize::from(tier != loser);
-        *part.forms.entry((tier, form)).or_insert(0) += 1;
-        names.clear();
-        near.clear();
-        outside.clear();
-        for f in &features {
-            if f.outside_wins {
-                let (at, len) = name(f.name);
-                part.observations
-                    .entry((at, len, f.value))
-                    .or_insert((f.name, [0; 2]))
-                    .1[winner] += 1;
-                outside.push((name(f.name), f.name));
-            }
-            if f.value > 0 {
-                if f.near_miss {
-                    near.push((name(f.name), f.name));
-                } else {
-                    names.push((name(f.name), f.name));
-                }
-            }
-        }
-        // Rates count tickets: each name once per ticket.
-        for (list, map) in [
-            (&mut names, &mut part.shown),
-            (&mut outside, &mut part.observed),
-            (&mut near, &mut part.near_misses),
-        ] {
-            list.sort_unstable_by_key(|n| n.0);
-            list.dedup_by_key(|n| n.0);
-            for &(key, text) in list.iter() {
-                map.entry(key).or_insert((text, [0; 2])).1[winner] += 1;
-            }
-        }
-        if seen_in_task[tier] < SAMPLES {
-            seen_in_task[tier] += 1;
-            part.samples.push((tier as u8, layout.to_string()));
-        }
-        part.tickets.push(Ticket {
-            tier: tier as u8,
-            key: (layout_hash(layout) & !0xff) | tier as u128,
-        });
     }
     part
 }
 
-/// A 128-bit hash of a layout (XXH3-128), to count duplicates within one run: a chance
-/// collision among 10⁷ layouts (about 10⁻²⁵) does not matter.
-fn layout_hash(layout: &str) -> u128 {
-    xxhash_rust::xxh3::xxh3_128(layout.as_bytes())
+/// Reads one ticket line into the task's counters.
+#[inline]
+fn read_ticket(
+    line: &[u8],
+    i: usize,
+    c: &Context<'_>,
+    part: &mut Part,
+    features: &mut Features,
+    seen_in_task: &mut [usize],
+) -> Result<(), String> {
+    let mut commas = memchr::memchr_iter(b',', line);
+    let (Some(a), Some(b), Some(d)) = (commas.next(), commas.next(), commas.next()) else {
+        return Err("not a ticket line".into());
+    };
+    let (prize, layout) = (&line[a + 1..b], &line[b + 1..d]);
+    let Some(tier) = c.tiers.iter().position(|t| t.as_bytes() == prize) else {
+        return Err(format!("prize {} is not one of the stake", shown(prize)));
+    };
+    c.reader
+        .features(layout, features)
+        .map_err(|e| format!("invalid layout: {e}"))?;
+    if c.cents[tier] != Some(features.won) {
+        let won = rust_decimal::Decimal::from(features.won) / rust_decimal::Decimal::ONE_HUNDRED;
+        return Err(format!(
+            "the layout wins {} € but the prize column says {} €",
+            crate::money::canonical(won),
+            c.tiers[tier]
+        ));
+    }
+    let winner = usize::from(tier != c.loser);
+    let form = part
+        .forms
+        .entry((tier as u8, features.form))
+        .or_insert((0, i));
+    form.0 += 1;
+    let (mut observed, mut shown_mask) = (0u32, 0u32);
+    for &(f, code) in features.seen() {
+        let f = usize::from(f);
+        observed |= 1 << f;
+        if usize::from(code) < DENSE {
+            let slot = f * DENSE + usize::from(code);
+            part.seen[slot][winner] += 1;
+            shown_mask |= u32::from(c.positive[slot]) << f;
+        } else {
+            part.seen_large.entry((f as u8, code)).or_insert([0; 2])[winner] += 1;
+            shown_mask |= u32::from(c.reader.seen_value(f, code) > 0) << f;
+        }
+    }
+    // Rates count tickets: each feature once per ticket.
+    for f in 0..c.seen_names {
+        part.observed[f][winner] += u64::from(observed >> f & 1);
+        part.shown[f][winner] += u64::from(shown_mask >> f & 1);
+    }
+    for k in 0..c.near_names {
+        part.near[k][winner] += u64::from(features.near[k] > 0);
+    }
+    if seen_in_task[tier] < SAMPLES {
+        seen_in_task[tier] += 1;
+        part.samples.push((tier as u8, i));
+    }
+    part.tiers.push(tier as u8);
+    part.hashes.push(xxhash_rust::xxh3::xxh3_64(layout));
+    Ok(())
 }

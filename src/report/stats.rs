@@ -182,20 +182,42 @@ pub fn serial_moments(p: &PowerSums, lag: u64) -> (f64, f64) {
 
 /// `Σᵢ yᵢ yᵢ₊ₕ` for h = 1..=lags, and Σ yᵢ², of `values` centred on their mean.
 pub fn lag_products(values: &[f64], lags: usize) -> (Vec<f64>, f64) {
-    let n = values.len();
+    lag_products_with(values.len(), |i| values[i], lags)
+}
+
+/// [`lag_products`] of the values `table[tiers[i]]`, the same sums in the same order, without
+/// a vector of values (a block's order is a byte per ticket; its values would be eight).
+pub fn lag_products_by_tier(tiers: &[u8], table: &[f64], lags: usize) -> (Vec<f64>, f64) {
+    let value = |i: usize| table.get(usize::from(tiers[i])).copied().unwrap_or(0.0);
+    lag_products_with(tiers.len(), value, lags)
+}
+
+/// The mean of the values `table[tiers[i]]`, summed in order as [`lag_products`] sums them.
+pub fn mean_by_tier(tiers: &[u8], table: &[f64]) -> f64 {
+    if tiers.is_empty() {
+        return 0.0;
+    }
+    let sum: f64 = tiers
+        .iter()
+        .map(|&t| table.get(usize::from(t)).copied().unwrap_or(0.0))
+        .sum();
+    sum / tiers.len() as f64
+}
+
+fn lag_products_with(n: usize, value: impl Fn(usize) -> f64, lags: usize) -> (Vec<f64>, f64) {
     let mean = if n == 0 {
         0.0
     } else {
-        values.iter().sum::<f64>() / n as f64
+        (0..n).map(&value).sum::<f64>() / n as f64
     };
     let mut sums = vec![0.0; lags];
     let mut sq = 0.0;
     for i in 0..n {
-        let y = values[i] - mean;
+        let y = value(i) - mean;
         sq += y * y;
         for (h, sum) in sums.iter_mut().enumerate() {
-            if let Some(&next) = values.get(i + h + 1) {
-                *sum += y * (next - mean);
+            if i + h + 1 < n {
+                *sum += y * (value(i + h + 1) - mean);
             }
         }
     }
@@ -666,5 +688,23 @@ mod tests {
                 assert!(below(0.1) >= 0.05, "{name}: {} below 0.1", below(0.1));
             }
         }
+    }
+
+    #[test]
+    fn lag_products_by_tier_are_the_lag_products_of_the_values() {
+        // Tiers of a small block (3 prizes, losers last), values per tier.
+        let table = [100.0, 5.0, 0.5, 0.0];
+        let tiers: Vec<u8> = (0..5000u32)
+            .map(|i| [3, 3, 2, 3, 1, 3, 3, 0, 3, 2][(i * 7 % 10) as usize])
+            .collect();
+        let values: Vec<f64> = tiers.iter().map(|&t| table[usize::from(t)]).collect();
+        // Bit for bit: the same sums in the same order.
+        assert_eq!(
+            lag_products_by_tier(&tiers, &table, 10),
+            lag_products(&values, 10)
+        );
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        assert_eq!(mean_by_tier(&tiers, &table).to_bits(), mean.to_bits());
+        assert_eq!(mean_by_tier(&[], &table), 0.0);
     }
 }

@@ -4,8 +4,8 @@
 use super::params::{CalendarParams, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
 use super::CalendarDecoder;
 use crate::mechanic::explain::{
-    cents_code, check_total, euros, parsed_amount, Board, Clover, Explain, Explanation, Feature,
-    Month, MONTH_NAMES,
+    add_cents, cents_code, check_total, euros, parsed_amount, split_once, Board, CentsTable,
+    Clover, Explain, Explanation, Feature, FeatureNames, Features, FormKey, Month, MONTH_NAMES,
 };
 use crate::mechanic::Params;
 use crate::mechanic::{Decoder, LayoutError};
@@ -19,7 +19,30 @@ pub struct CalendarExplainer {
     pictures: std::sync::Arc<[(char, String)]>,
     month_amounts: AmountTable,
     clover_amounts: AmountTable,
+    /// The fast path's tables: each byte's position in the picture list (`NOT_A_SYMBOL` for
+    /// bytes that are not symbols), month and clover amounts by code.
+    ranks: [u8; 256],
+    months: CentsTable,
+    clovers: CentsTable,
 }
+
+/// A byte that is no symbol, in [`CalendarExplainer::ranks`].
+const NOT_A_SYMBOL: u8 = u8::MAX;
+
+/// The fast path's observations, by index ([`FeatureNames::seen`]).
+const LOSING_MONTH_DISTANCE: u8 = 0;
+const LOSING_MONTH_AMOUNT: u8 = 1;
+const LOSING_CLOVER_NUMBER: u8 = 2;
+const CLOVER_AMOUNT: u8 = 3;
+const NAMES: FeatureNames = FeatureNames {
+    seen: &[
+        "losing_month_distance",
+        "losing_month_amount",
+        "losing_clover_number",
+        "clover_amount",
+    ],
+    near: &["near_miss_months", "near_miss_clover"],
+};
 
 impl CalendarExplainer {
     /// The explainer for a stake, from its layout parameters.
@@ -34,6 +57,16 @@ impl CalendarExplainer {
                 .collect(),
             month_amounts: params.month_amounts.clone(),
             clover_amounts: params.clover_amounts.clone(),
+            ranks: {
+                let mut ranks = [NOT_A_SYMBOL; 256];
+                // At most 26 letters: every rank fits, below NOT_A_SYMBOL.
+                for (i, &l) in params.letters.iter().enumerate() {
+                    ranks[usize::from(l)] = u8::try_from(i).unwrap_or(NOT_A_SYMBOL);
+                }
+                ranks
+            },
+            months: CentsTable::new(&params.month_amounts),
+            clovers: CentsTable::new(&params.clover_amounts),
         }
     }
 
@@ -124,6 +157,94 @@ impl Explain for CalendarExplainer {
             },
         })
     }
+
+    fn feature_names(&self) -> FeatureNames {
+        NAMES
+    }
+
+    fn seen_value(&self, feature: usize, code: u16) -> u32 {
+        match feature as u8 {
+            LOSING_MONTH_AMOUNT => self.months.value(code),
+            CLOVER_AMOUNT => self.clovers.value(code),
+            _ => u32::from(code),
+        }
+    }
+
+    /// `explain`, reduced to what `report` counts: the same reading, in the same order.
+    fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError> {
+        out.clear();
+        let malformed = || LayoutError::new("not months|clover");
+        let (months_text, clover_text) = split_once(layout, b'|');
+        let clover_text = clover_text.ok_or_else(malformed)?;
+        let mut won = 0u64;
+        let (mut near_months, mut winning_months) = (0u32, 0u32);
+        for (m, text) in months_text.split(|&b| b == b'/').enumerate() {
+            if m >= MONTHS {
+                return Err(malformed());
+            }
+            let (symbols, amount) = split_once(text, b':');
+            let [a, b] = *symbols else {
+                return Err(malformed());
+            };
+            let (code, cents) = self.months.read(amount.ok_or_else(malformed)?)?;
+            if a == b {
+                won = add_cents(won, cents)?;
+                winning_months += 1;
+            } else {
+                let (ra, rb) = (self.ranks[usize::from(a)], self.ranks[usize::from(b)]);
+                if ra == NOT_A_SYMBOL || rb == NOT_A_SYMBOL {
+                    return Err(LayoutError::new(
+                        "a month shows a byte that is not a symbol",
+                    ));
+                }
+                let distance = ra.abs_diff(rb);
+                out.see(LOSING_MONTH_DISTANCE, u16::from(distance))?;
+                out.see(LOSING_MONTH_AMOUNT, code)?;
+                near_months += u32::from(distance == 1);
+            }
+        }
+        let (numbers_text, amount) = split_once(clover_text, b':');
+        let mut numbers = [0u8; CLOVER_NUMBERS];
+        let mut given = numbers_text.split(|&b| b == b'-');
+        for n in &mut numbers {
+            *n = given.next().and_then(small_number).ok_or_else(malformed)?;
+        }
+        let (code, cents) = self.clovers.read(amount.ok_or_else(malformed)?)?;
+        let clover_wins = numbers.contains(&CLOVER_WIN);
+        let mut near_clover = 0;
+        if clover_wins {
+            won = add_cents(won, cents)?;
+        } else {
+            for &n in &numbers {
+                out.see(LOSING_CLOVER_NUMBER, u16::from(n))?;
+            }
+            out.see(CLOVER_AMOUNT, code)?;
+            near_clover = u32::from(numbers.contains(&(CLOVER_WIN - 1)));
+        }
+        let mut key = FormKey::default();
+        key.push(winning_months, 4)?;
+        key.push(u32::from(clover_wins), 1)?;
+        key.push(u32::from(won == 0), 1)?;
+        out.won = won;
+        out.form = key.key();
+        out.near = [near_months, near_clover, 0, 0];
+        Ok(())
+    }
+}
+
+/// A number of 1 to 3 decimal digits that fits a byte.
+fn small_number(text: &[u8]) -> Option<u8> {
+    if text.is_empty() || text.len() > 3 {
+        return None;
+    }
+    let mut n = 0u16;
+    for &d in text {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u16::from(d - b'0');
+    }
+    u8::try_from(n).ok()
 }
 
 #[cfg(test)]

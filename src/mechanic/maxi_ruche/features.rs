@@ -2,12 +2,14 @@
 //! bonus stage, and what a player sees besides (docs/SPEC.md §3.2). The decoder reads the
 //! prize; this reads the rest.
 
-use super::params::{multiplier_index, MaxiParams, MULTIPLIERS};
+use super::params::{multiplier_index, MaxiParams, MAX_BONUS_BEES, MULTIPLIERS};
 use super::MaxiDecoder;
 use crate::mechanic::explain::{
-    cents_code, check_total, euros, hive_rows, p_count, parsed_amount, Board, BonusStage, Explain,
-    Explanation, Feature, Hive,
+    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, parsed_amount,
+    Board, BonusStage, CentsTable, Explain, Explanation, Feature, FeatureNames, Features, FormKey,
+    Hive,
 };
+use crate::mechanic::hive::ROWS;
 use crate::mechanic::hive::ROW_WIN as WINNING_P;
 use crate::mechanic::Params;
 use crate::mechanic::{add_wins, multiply_win, Decoder, LayoutError};
@@ -18,6 +20,50 @@ use rust_decimal::Decimal;
 pub struct MaxiExplainer {
     decoder: MaxiDecoder,
     params: MaxiParams,
+    /// The fast path's tables: row and bee amounts by code, bonus wins in cents.
+    rows: CentsTable,
+    bees: CentsTable,
+    bonus: [Option<u64>; MAX_BONUS_BEES + 1],
+}
+
+/// The fast path's observations, by index ([`FeatureNames::seen`]).
+const LOSING_ROW_P: u8 = 0;
+const LOSING_ROW_AMOUNT: u8 = 1;
+const LOSING_ROW_MULTIPLIER: u8 = 2;
+const BEE_AMOUNT: u8 = 3;
+const EXTRA_SYMBOLS: u8 = 4;
+const NAMES: FeatureNames = FeatureNames {
+    seen: &[
+        "losing_row_p",
+        "losing_row_amount",
+        "losing_row_multiplier",
+        "bee_amount",
+        "extra_symbols",
+    ],
+    near: &[
+        "near_miss_rows",
+        "near_miss_multiplier",
+        "near_miss_extra",
+        "near_miss_bonus",
+    ],
+};
+
+/// A hive's winning parts as the form key counts them: what `Decoder::form` names.
+#[derive(Default)]
+struct HiveForm {
+    plain_rows: u32,
+    mult_rows: [u32; MULTIPLIERS.len()],
+    bee: bool,
+}
+
+impl HiveForm {
+    fn push(&self, key: &mut FormKey) -> Result<(), LayoutError> {
+        key.push(self.plain_rows, 3)?;
+        for &n in &self.mult_rows {
+            key.push(n, 3)?;
+        }
+        key.push(u32::from(self.bee), 1)
+    }
 }
 
 impl MaxiExplainer {
@@ -26,6 +72,9 @@ impl MaxiExplainer {
         MaxiExplainer {
             decoder: params.decoder(),
             params: params.clone(),
+            rows: CentsTable::new(&params.rows),
+            bees: CentsTable::new(&params.bees),
+            bonus: params.bonus.map(|win| crate::money::cents(win)),
         }
     }
 }
@@ -159,6 +208,137 @@ impl Explain for MaxiExplainer {
             features,
             board: Board::Hives { hives, bonus },
         })
+    }
+
+    fn feature_names(&self) -> FeatureNames {
+        NAMES
+    }
+
+    fn seen_value(&self, feature: usize, code: u16) -> u32 {
+        match feature as u8 {
+            LOSING_ROW_AMOUNT => self.rows.value(code),
+            BEE_AMOUNT => self.bees.value(code),
+            _ => u32::from(code),
+        }
+    }
+
+    /// `explain`, reduced to what `report` counts: the same reading, in the same order.
+    fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError> {
+        out.clear();
+        let malformed = || LayoutError::new("not hive|hive+bonus");
+        // One cursor over the bytes: `hive ("|" hive)? ("+" bonus)?`, a hive `bee "#" row
+        // ("/" row)*`, a row `amount ":" cell*`.
+        let mut pos = 0;
+        let mut won = 0u64;
+        let mut forms = [HiveForm::default(), HiveForm::default()];
+        let [mut near_rows, mut near_mult, mut near_extra, mut near_bonus] = [0u32; 4];
+        let mut hive_count = 0;
+        loop {
+            let h = hive_count;
+            let form = forms.get_mut(h).ok_or_else(malformed)?;
+            hive_count += 1;
+            let (bee_code, bee_cents) = amount_before(layout, &mut pos, b'#', &self.bees)?;
+            let mut hive_won = 0u64;
+            let mut extras = 0u16;
+            let mut rows = 0;
+            loop {
+                rows += 1;
+                if rows > ROWS {
+                    return Err(malformed());
+                }
+                let (amount_code, amount_cents) =
+                    amount_before(layout, &mut pos, b':', &self.rows)?;
+                let (mut p, mut factor) = (0u16, None);
+                while let Some(&c) = layout.get(pos) {
+                    match c {
+                        b'/' | b'|' | b'+' => break,
+                        b'P' => p = p.saturating_add(1),
+                        b'Q' => form.bee = true,
+                        b'E' => extras = extras.saturating_add(1),
+                        _ => {
+                            if let Some(i) = multiplier_index(c) {
+                                factor = Some(i);
+                            }
+                        }
+                    }
+                    pos += 1;
+                }
+                if usize::from(p) == WINNING_P {
+                    let win = match factor {
+                        Some(i) => amount_cents
+                            .checked_mul(u64::from(MULTIPLIERS[i].1))
+                            .ok_or_else(malformed)?,
+                        None => amount_cents,
+                    };
+                    hive_won = add_cents(hive_won, win)?;
+                    match factor {
+                        Some(i) => form.mult_rows[i] += 1,
+                        None => form.plain_rows += 1,
+                    }
+                } else {
+                    let factor_value = factor.map_or(0, |i| MULTIPLIERS[i].1 as u16);
+                    out.see(LOSING_ROW_P, p)?;
+                    out.see(LOSING_ROW_AMOUNT, amount_code)?;
+                    out.see(LOSING_ROW_MULTIPLIER, factor_value)?;
+                    let near = usize::from(p) + 1 == WINNING_P;
+                    near_rows += u32::from(near);
+                    near_mult += u32::from(near && factor.is_some());
+                }
+                if layout.get(pos) == Some(&b'/') {
+                    pos += 1;
+                } else {
+                    break;
+                }
+            }
+            if form.bee {
+                hive_won = add_cents(hive_won, bee_cents)?;
+            } else {
+                out.see(BEE_AMOUNT, bee_code)?;
+            }
+            if h == 0 {
+                out.see(EXTRA_SYMBOLS, extras)?;
+            } else if hive_won == 0 {
+                near_extra += 1;
+            }
+            won = add_cents(won, hive_won)?;
+            if layout.get(pos) == Some(&b'|') {
+                pos += 1;
+            } else {
+                break;
+            }
+        }
+        let bonus_text = match layout.get(pos) {
+            None => None,
+            Some(b'+') => Some(&layout[pos + 1..]),
+            Some(_) => return Err(malformed()),
+        };
+        // The bonus stage: its bees, 1 + their number in the key (0: no bonus stage).
+        let mut bonus_key = 0;
+        if let Some(cells) = bonus_text {
+            let bees = cells.iter().filter(|&&c| c == b'Q').count();
+            let win = self
+                .bonus
+                .get(bees)
+                .copied()
+                .flatten()
+                .ok_or_else(|| LayoutError::new(format!("bonus stage: {bees} bees")))?;
+            if win == 0 {
+                near_bonus += u32::from(bees + 1 == self.params.bonus_min);
+            } else {
+                won = add_cents(won, win)?;
+            }
+            bonus_key = bees as u32 + 1;
+        }
+        let mut key = FormKey::default();
+        forms[0].push(&mut key)?;
+        forms[1].push(&mut key)?;
+        key.push(hive_count as u32, 2)?;
+        key.push(bonus_key, 4)?;
+        key.push(u32::from(won == 0), 1)?;
+        out.won = won;
+        out.form = key.key();
+        out.near = [near_rows, near_mult, near_extra, near_bonus];
+        Ok(())
     }
 }
 

@@ -2,12 +2,13 @@
 //! player sees besides (docs/SPEC.md §3.2). The decoder reads the prize; this reads the rest.
 
 use super::decode::{self, HiveOutcome};
-use super::params::RucheParams;
+use super::params::{RucheParams, MAX_EXTRA};
 use super::RucheDecoder;
 use crate::mechanic::explain::{
-    cents_code, check_total, euros, hive_rows, p_count, Board, Explain, Explanation, Feature, Hive,
+    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, Board,
+    CentsTable, Explain, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
 };
-use crate::mechanic::hive::ROW_WIN;
+use crate::mechanic::hive::{ROWS, ROW_WIN};
 use crate::mechanic::LayoutError;
 use crate::mechanic::Params;
 use rust_decimal::Decimal;
@@ -17,7 +18,25 @@ use rust_decimal::Decimal;
 pub struct RucheExplainer {
     decoder: RucheDecoder,
     params: RucheParams,
+    /// The fast path's tables: row amounts by code, the honey win of `n` pots in cents.
+    rows: CentsTable,
+    honey: Vec<Option<u64>>,
 }
+
+/// The fast path's observations, by index ([`FeatureNames::seen`]).
+const LOSING_ROW_P: u8 = 0;
+const LOSING_ROW_AMOUNT: u8 = 1;
+const LOOSE_HONEY: u8 = 2;
+const EXTRA_SYMBOLS: u8 = 3;
+const NAMES: FeatureNames = FeatureNames {
+    seen: &[
+        "losing_row_p",
+        "losing_row_amount",
+        "loose_honey",
+        "extra_symbols",
+    ],
+    near: &["near_miss_rows", "near_miss_honey", "near_miss_extra"],
+};
 
 impl RucheExplainer {
     /// The explainer for a stake, from its layout parameters.
@@ -25,6 +44,10 @@ impl RucheExplainer {
         RucheExplainer {
             decoder: params.decoder(),
             params: params.clone(),
+            rows: CentsTable::new(&params.rows),
+            honey: (0..=params.max_honey)
+                .map(|pots| crate::money::cents(params.honey_win(pots)))
+                .collect(),
         }
     }
 }
@@ -120,6 +143,116 @@ impl Explain for RucheExplainer {
             features,
             board: Board::Hives { hives, bonus: None },
         })
+    }
+
+    fn feature_names(&self) -> FeatureNames {
+        NAMES
+    }
+
+    fn seen_value(&self, feature: usize, code: u16) -> u32 {
+        match feature as u8 {
+            LOSING_ROW_AMOUNT => self.rows.value(code),
+            _ => u32::from(code),
+        }
+    }
+
+    /// `explain`, reduced to what `report` counts: the same reading, in the same order.
+    fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError> {
+        out.clear();
+        let malformed = || LayoutError::new("not hive|hive...");
+        let min_pots = self.params.min_winning_pots() as u32;
+        let mut won = 0u64;
+        let [mut near_rows, mut near_honey, mut near_extra] = [0u32; 3];
+        // The form: the main hive's rows and honey, the EXTRA hives' summed, their number.
+        let (mut main_rows, mut main_honey, mut extra_rows, mut extra_honey) = (0, 0, 0, 0);
+        let mut hive_count = 0;
+        // One cursor over the bytes: `hive ("|" hive)*`, a hive `row ("/" row)*`, a row
+        // `amount ":" cell*`.
+        let mut pos = 0;
+        loop {
+            let h = hive_count;
+            if h > MAX_EXTRA {
+                return Err(malformed());
+            }
+            hive_count += 1;
+            let mut hive_won = 0u64;
+            let (mut pots, mut extras, mut winning_rows) = (0u16, 0u16, 0u32);
+            let mut rows = 0;
+            loop {
+                rows += 1;
+                if rows > ROWS {
+                    return Err(malformed());
+                }
+                let (amount_code, amount_cents) =
+                    amount_before(layout, &mut pos, b':', &self.rows)?;
+                let mut p = 0u16;
+                while let Some(&c) = layout.get(pos) {
+                    match c {
+                        b'/' | b'|' => break,
+                        b'P' => p = p.saturating_add(1),
+                        b'H' => pots = pots.saturating_add(1),
+                        b'E' => extras = extras.saturating_add(1),
+                        _ => {}
+                    }
+                    pos += 1;
+                }
+                if usize::from(p) == ROW_WIN {
+                    hive_won = add_cents(hive_won, amount_cents)?;
+                    winning_rows += 1;
+                } else {
+                    out.see(LOSING_ROW_P, p)?;
+                    out.see(LOSING_ROW_AMOUNT, amount_code)?;
+                    near_rows += u32::from(usize::from(p) + 1 == ROW_WIN);
+                }
+                if layout.get(pos) == Some(&b'/') {
+                    pos += 1;
+                } else {
+                    break;
+                }
+            }
+            let honey_win = match self.honey.get(usize::from(pots)) {
+                Some(&Some(cents)) => cents,
+                Some(None) => return Err(malformed()),
+                None => 0,
+            };
+            if honey_win == 0 {
+                out.see(LOOSE_HONEY, pots)?;
+                near_honey += u32::from(u32::from(pots) + 1 == min_pots);
+            } else {
+                hive_won = add_cents(hive_won, honey_win)?;
+            }
+            if h > 0 && hive_won == 0 {
+                near_extra += 1;
+            }
+            if h == 0 {
+                out.see(EXTRA_SYMBOLS, extras)?;
+                main_rows = winning_rows;
+                main_honey = u32::from(honey_win != 0);
+            } else {
+                extra_rows += winning_rows;
+                extra_honey += u32::from(honey_win != 0);
+            }
+            won = add_cents(won, hive_won)?;
+            if layout.get(pos) == Some(&b'|') {
+                pos += 1;
+            } else {
+                break;
+            }
+        }
+        if pos != layout.len() {
+            return Err(malformed());
+        }
+        let mut key = FormKey::default();
+        key.push(main_rows, 3)?;
+        key.push(main_honey, 1)?;
+        key.push(extra_rows, 5)?;
+        key.push(extra_honey, 2)?;
+        key.push(hive_count as u32, 3)?;
+        key.push(u32::from(won == 0), 1)?;
+        out.won = won;
+        out.form = key.key();
+        out.near = [near_rows, near_honey, near_extra, 0];
+        Ok(())
     }
 }
 
