@@ -14,7 +14,7 @@
 use crate::block::files::{self, create_dir, remove_stale_temps, stage, write_atomic, Staged};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
-use crate::block::{self, keys, CSV_HEADER};
+use crate::block::{self, keys, sha256, CSV_HEADER};
 use crate::emission::lock::LockFile;
 use crate::emission::record::{self, Custody, EmissionKind, Record};
 use crate::emission::seal;
@@ -527,7 +527,7 @@ impl BlockMaker<'_> {
                     String::from_utf8_lossy(layout)
                 ),
             }
-            let hash: [u8; 32] = Sha256::digest(&chunk.text[line_start..]).into();
+            let hash = sha256::digest(&chunk.text[line_start..]);
             let mut hex_hash = [0u8; 64];
             hex::encode_to_slice(hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
             chunk.text.push(b',');

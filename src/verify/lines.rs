@@ -12,7 +12,7 @@
 use super::replay::Replay;
 use super::BlockReport;
 use crate::block::merkle::MerkleRoot;
-use crate::block::{self, CSV_HEADER};
+use crate::block::{self, sha256, CSV_HEADER};
 use crate::game::{Game, Stake};
 use crate::mechanic::Decoder;
 use crate::money::{canonical, cents, from_cents};
@@ -188,7 +188,7 @@ impl TicketCheck {
             return out;
         }
         let hashed = &line[..line.len() - fields[3].len() - 1];
-        out.hash = Sha256::digest(hashed).into();
+        out.hash = sha256::digest(hashed);
         let serial = fields[0];
         let prefix = self.prefix.as_bytes();
         let digits = block::index_digits(index);
