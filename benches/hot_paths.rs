@@ -1,4 +1,5 @@
-//! The hot paths of an emission, per ticket: synthesize and decode for each game, the check of
+//! The hot paths of an emission, per ticket: synthesize and decode (both readings: the
+//! `Decimal` referee and the one-pass reading in cents) for each game, the check of
 //! a whole ticket line as verify runs it (split, hash, serial, prize, decode), the prize shuffle
 //! of a block, and the Merkle tree.
 //!
@@ -52,6 +53,18 @@ fn synthesize_and_decode(c: &mut Criterion) {
             b.iter(|| {
                 let (layout, prize) = &tickets[i % tickets.len()];
                 assert_eq!(decoder.decode(layout).expect("decode"), *prize);
+                i += 1;
+            })
+        });
+        // The one-pass reading in cents that emit's re-check and verify run on every ticket
+        // (`decode` above is the Decimal path that names the rule a layout breaks).
+        group.bench_function(format!("{id}/decode_cents"), |b| {
+            b.iter(|| {
+                let (layout, prize) = &tickets[i % tickets.len()];
+                assert_eq!(
+                    Some(decoder.decode_cents(layout).expect("decode")),
+                    emission_factory::money::cents(*prize)
+                );
                 i += 1;
             })
         });

@@ -14,14 +14,14 @@
 use crate::block::files::{self, create_dir, remove_stale_temps, stage, write_atomic, Staged};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
-use crate::block::{self, keys, CSV_HEADER};
+use crate::block::{self, keys, sha256, CSV_HEADER};
 use crate::emission::lock::LockFile;
 use crate::emission::record::{self, Custody, EmissionKind, Record};
 use crate::emission::seal;
 use crate::game::{Game, Stake};
 use crate::interrupt;
 use crate::mechanic::{Decoder, Synthesizer};
-use crate::money::canonical;
+use crate::money::{canonical, cents, from_cents};
 use crate::plan::{seed_commitment, BlockKey, Seed};
 use crate::progress::{NoProgress, Progress};
 use anyhow::{bail, Context, Result};
@@ -163,6 +163,9 @@ struct BlockMaker<'a> {
     stake: &'a Stake,
     tiers: Vec<Decimal>,
     tier_text: Vec<String>,
+    /// The tiers in cents, as the decoder reads layouts (`None` if not whole cents: never
+    /// for a checked game, and then no layout passes the re-check).
+    tier_cents: Vec<Option<u64>>,
     synthesizer: Box<dyn Synthesizer>,
     decoder: Box<dyn Decoder>,
     buffers: BufferPool,
@@ -202,6 +205,7 @@ pub fn emit(
         stake,
         tiers: stake.tiers(),
         tier_text: stake.tiers().into_iter().map(canonical).collect(),
+        tier_cents: stake.tiers().into_iter().map(cents).collect(),
         synthesizer,
         buffers: BufferPool::default(),
         decoder: stake.decoder(),
@@ -508,12 +512,12 @@ impl BlockMaker<'_> {
                 .with_context(|| format!("ticket {}: cannot synthesize a layout", serial()))?;
             let layout = &chunk.text[layout_start..];
             // The decoder is the referee: a ticket that does not read back is never written.
-            match self.decoder.decode(layout) {
-                Ok(read) if read == prize => {}
+            match self.decoder.decode_cents(layout) {
+                Ok(read) if Some(read) == self.tier_cents[tier as usize] => {}
                 Ok(read) => bail!(
                     "ticket {}: the synthesized layout decodes to {} € but its prize is {} € ({}); no file was written for this block",
                     serial(),
-                    canonical(read),
+                    canonical(from_cents(read)),
                     canonical(prize),
                     String::from_utf8_lossy(layout)
                 ),
@@ -523,7 +527,7 @@ impl BlockMaker<'_> {
                     String::from_utf8_lossy(layout)
                 ),
             }
-            let hash: [u8; 32] = Sha256::digest(&chunk.text[line_start..]).into();
+            let hash = sha256::digest(&chunk.text[line_start..]);
             let mut hex_hash = [0u8; 64];
             hex::encode_to_slice(hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
             chunk.text.push(b',');

@@ -197,7 +197,9 @@ pub struct EmitArgs {
     /// refusing it (better: `chmod 600 FILE`).
     #[arg(long)]
     pub allow_insecure_key: bool,
-    /// Worker threads (default: one per core). The files are the same whatever the number.
+    /// Threads doing the work, in all (default: one per core): making the tickets, hashing
+    /// and writing the file share them, so `--threads 1` runs everything on one thread. The
+    /// files are the same whatever the number.
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     /// Make blocks again even if they exist (they are replaced).
@@ -339,7 +341,8 @@ pub struct SealArgs {
     /// The game definition (id or .toml path), if it is not a built-in game.
     #[arg(long, value_name = "ID|FILE")]
     pub game: Option<String>,
-    /// Worker threads for verifying the blocks (default: one per core).
+    /// Threads verifying the blocks, in all (default: one per core): reading and hashing the
+    /// file share them with the checks, so `--threads 1` runs everything on one thread.
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
 }
@@ -537,7 +540,9 @@ fn stake<'g>(
     Ok(game.stake(price)?)
 }
 
-/// A rayon pool of `threads` workers (default: one per core).
+/// A rayon pool of `threads` workers (default: one per core): the engine runs every part of
+/// its work (reading, hashing, writing) as tasks of this pool, so these are all the threads
+/// that work.
 fn pool(threads: Option<u16>) -> anyhow::Result<rayon::ThreadPool> {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {

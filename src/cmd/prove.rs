@@ -32,7 +32,8 @@ pub struct ProveArgs {
     /// names.
     #[arg(long, value_name = "ID|FILE")]
     pub game: Option<String>,
-    /// Worker threads for verifying the block (default: one per core).
+    /// Threads verifying the block, in all (default: one per core): reading and hashing the
+    /// file share them with the checks.
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
 }

@@ -231,6 +231,18 @@ fn too_large() -> LayoutError {
     LayoutError::new("the wins of this layout add up to more than an amount can hold")
 }
 
+/// A prize read by a decoder's `Decimal` path, in whole cents (what
+/// [`Decoder::decode_cents`] answers when its one-pass reading declines a layout).
+#[cold]
+pub(crate) fn prize_in_cents(prize: Decimal) -> Result<u64, LayoutError> {
+    crate::money::cents(prize).ok_or_else(|| {
+        LayoutError::new(format!(
+            "the wins of this layout, {} €, are not a whole number of cents an amount can hold",
+            crate::money::canonical(prize)
+        ))
+    })
+}
+
 /// A prize the synthesizer cannot show (a game definition that slipped past `check`).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{0}")]
@@ -251,6 +263,13 @@ impl SynthesisError {
 pub trait Decoder: Send + Sync {
     /// The prize this layout wins, or the rule it breaks.
     fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError>;
+
+    /// The prize this layout wins in euro cents, or the rule it breaks: what `verify` and
+    /// `emit` ask of every ticket. The same verdict as [`decode`](Self::decode) (a test
+    /// compares them on mutated layouts), reached in one pass over the bytes, without
+    /// allocating and without `Decimal` arithmetic on a valid layout; a layout it declines is
+    /// read again by `decode`, which names the rule it breaks.
+    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError>;
 
     /// A short description of the way the layout shows its prize, for reports: e.g.
     /// `row`, `2 rows`, `honey + EXTRA`, `bonus 8 bees`, `loss`. Layouts of the same form
@@ -293,6 +312,35 @@ mod tests {
         SAMPLES.get_or_init(build_samples)
     }
 
+    /// Layouts of every prize tier (losers too) of every built-in stake, a few seeds each.
+    fn tier_samples() -> &'static [Sample] {
+        static SAMPLES: std::sync::OnceLock<Vec<Sample>> = std::sync::OnceLock::new();
+        SAMPLES.get_or_init(|| {
+            let mut out = Vec::new();
+            for (id, _) in BUILTIN {
+                let game = Game::builtin(id).unwrap();
+                for stake in &game.stakes {
+                    let synth = stake.synthesizer().unwrap();
+                    for tier in stake.tiers() {
+                        for seed in 0..3 {
+                            let mut layout = Vec::new();
+                            let mut rng = LayoutRng::seed_from_u64(seed);
+                            synth.synthesize(tier, &mut rng, &mut layout).unwrap();
+                            let decoder = stake.decoder();
+                            // Valid layouts read the same both ways.
+                            assert_eq!(
+                                decoder.decode_cents(&layout).ok(),
+                                crate::money::cents(tier)
+                            );
+                            out.push((decoder, layout));
+                        }
+                    }
+                }
+            }
+            out
+        })
+    }
+
     fn build_samples() -> Vec<Sample> {
         let mut out = Vec::new();
         for (id, _) in BUILTIN {
@@ -333,6 +381,14 @@ mod tests {
             let decoded = decoder.decode(&bytes);
             let form = decoder.form(&bytes);
             prop_assert_eq!(decoded.is_ok(), form.is_ok());
+            // The one-pass reading in cents gives the same verdict: any byte change of a valid
+            // layout is refused, or read as the prize the new bytes show.
+            let in_cents = decoder.decode_cents(&bytes);
+            prop_assert_eq!(
+                in_cents.clone().ok(),
+                decoded.clone().ok().map(|p| crate::money::cents(p).unwrap())
+            );
+            prop_assert_eq!(in_cents.err(), decoded.clone().err());
             // What decodes is never longer than the bound verify reads lines with.
             prop_assert!(layout.len() <= decoder.max_layout_len());
             if decoded.is_ok() {
@@ -344,8 +400,51 @@ mod tests {
         fn decoders_never_panic_on_arbitrary_text(which in 0usize..6, text in ".{0,300}") {
             let samples = samples();
             let (decoder, _) = &samples[which % samples.len()];
-            let _ = decoder.decode(text.as_bytes());
+            let decoded = decoder.decode(text.as_bytes());
             let _ = decoder.form(text.as_bytes());
+            prop_assert_eq!(decoder.decode_cents(text.as_bytes()).err(), decoded.err());
+        }
+
+        /// Any change of one to three bytes of a valid layout of any prize is either refused by
+        /// both readings of the decoder, or read by both as the prize the new bytes show.
+        #[test]
+        fn the_one_pass_reading_agrees_with_the_decoder_on_changed_layouts(
+            which in any::<prop::sample::Index>(),
+            edits in prop::collection::vec(
+                (any::<prop::sample::Index>(), prop_oneof![
+                    prop::sample::select(b"PABHEFQ23456X.:/|#+-0123456789MJDSVLKNRZ".to_vec()),
+                    any::<u8>(),
+                ], 0u8..3),
+                1..4,
+            ),
+        ) {
+            let samples = tier_samples();
+            let (decoder, layout) = &samples[which.index(samples.len())];
+            let mut bytes = layout.clone();
+            for (at, byte, mode) in edits {
+                let i = at.index(bytes.len().max(1));
+                match mode {
+                    0 if i < bytes.len() => bytes[i] = byte,
+                    1 => bytes.insert(i.min(bytes.len()), byte),
+                    _ if i < bytes.len() => { bytes.remove(i); }
+                    _ => {}
+                }
+            }
+            let decoded = decoder.decode(&bytes);
+            let in_cents = decoder.decode_cents(&bytes);
+            match (&decoded, &in_cents) {
+                (Ok(prize), Ok(cents)) => {
+                    prop_assert_eq!(crate::money::cents(*prize), Some(*cents));
+                }
+                (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                _ => prop_assert!(
+                    false,
+                    "{:?}: decode says {:?}, decode_cents {:?}",
+                    String::from_utf8_lossy(&bytes),
+                    decoded,
+                    in_cents
+                ),
+            }
         }
     }
 }

@@ -1,20 +1,21 @@
 //! The ticket lines of a block: the checks of one line ([`TicketCheck`]), and the scan of a
 //! whole file as a pipeline.
 //!
-//! A reader thread reads the file, hashes it and cuts it into pieces of 2^10 ticket lines;
-//! rayon workers check whole pieces in parallel (each line, its hash, the piece's Merkle
-//! subtree, its prize counts); this thread folds the pieces in order as they are checked. So
-//! what only one thread can do (reading, the file's SHA-256, finding line ends, appending a
-//! subtree per piece) runs beside the checks instead of between them. Piece buffers go back to
-//! the reader once checked: memory stays a few megabytes whatever the block size.
+//! The file is read, hashed and cut into pieces of 2^10 ticket lines a batch at a time; rayon
+//! workers check whole pieces in parallel (each line, its hash, the piece's Merkle subtree,
+//! its prize counts), and the pieces are folded in order. Reading the next batch is one more
+//! task beside the checks of the current one (`rayon::join`), not a thread of its own: so what
+//! only one thread can do (reading, the file's SHA-256, finding line ends) overlaps the checks,
+//! and `--threads N` means N threads in all (with one, everything runs in turn on it). Piece
+//! buffers are reused batch after batch: memory stays a few megabytes whatever the block size.
 
 use super::replay::Replay;
 use super::BlockReport;
 use crate::block::merkle::MerkleRoot;
-use crate::block::{self, CSV_HEADER};
+use crate::block::{self, sha256, CSV_HEADER};
 use crate::game::{Game, Stake};
 use crate::mechanic::Decoder;
-use crate::money::canonical;
+use crate::money::{canonical, cents, from_cents};
 use crate::progress::Progress;
 use crate::untrusted::shown;
 use rayon::prelude::*;
@@ -22,7 +23,6 @@ use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 
 /// Ticket lines per piece: a power of two, so that a piece that starts at a multiple of it is
 /// a subtree of the block's Merkle tree (pieces end at multiples of it).
@@ -30,8 +30,9 @@ const PIECE_TICKETS: u64 = 1024;
 /// A piece also ends at the first line end past this many bytes (only long, hostile lines
 /// reach it): what is held stays a few megabytes.
 const PIECE_BYTES: usize = 256 << 10;
-/// Pieces checked in parallel at a time; as many more may wait, read ahead.
-const PIECES_PER_BATCH: usize = 16;
+/// Pieces checked in parallel at a time while the next batch is read: at least this many are
+/// cut before a batch is checked (two batches, a dozen megabytes, are held at once).
+const PIECES_PER_BATCH: usize = 32;
 /// Bytes read at a time.
 const READ_SIZE: usize = 1 << 20;
 /// Reading stops at a line with no line end within this many bytes (a longer line that does
@@ -51,6 +52,9 @@ pub struct TicketCheck {
     pub(super) tiers: Vec<Decimal>,
     /// The tiers as written in the prize column.
     pub(super) tier_text: Vec<String>,
+    /// The tiers in cents, as the decoder reads layouts (`None`: not whole cents, never
+    /// for a checked game; no layout matches it).
+    tier_cents: Vec<Option<u64>>,
     decoder: Box<dyn Decoder>,
     /// The longest ticket line the game allows, line end excluded.
     max_line: usize,
@@ -84,6 +88,7 @@ impl TicketCheck {
         let prefix = block::serial_prefix(&game.id, stake, emission, block);
         let tiers = stake.tiers();
         let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
+        let tier_cents = tiers.iter().copied().map(cents).collect();
         let longest_prize = tier_text.iter().map(String::len).max().unwrap_or(1);
         // serial "," prize "," layout "," sha256
         let max_line = prefix.len()
@@ -99,6 +104,7 @@ impl TicketCheck {
             block_size: game.block_size,
             tiers,
             tier_text,
+            tier_cents,
             decoder,
             max_line,
         })
@@ -182,7 +188,7 @@ impl TicketCheck {
             return out;
         }
         let hashed = &line[..line.len() - fields[3].len() - 1];
-        out.hash = Sha256::digest(hashed).into();
+        out.hash = sha256::digest(hashed);
         let serial = fields[0];
         let prefix = self.prefix.as_bytes();
         let digits = block::index_digits(index);
@@ -217,25 +223,26 @@ impl TicketCheck {
             ));
         }
         out.layout = Some(fields[2]);
-        match std::str::from_utf8(fields[2]) {
-            Err(_) => out.problems.push("the layout is not UTF-8".into()),
-            Ok(layout) => match self.decoder.decode(layout.as_bytes()) {
-                Err(e) => out.problems.push(format!("invalid layout: {e}")),
-                Ok(won) => {
-                    if let Some(t) = tier {
-                        if won != self.tiers[t] {
-                            // The prize column is one of the tiers here: safe to show as is.
-                            out.problems.push(format!(
-                                "the layout wins {} € but the prize column says {} €",
-                                canonical(won),
-                                self.tier_text[t]
-                            ));
-                        } else if forms {
-                            out.form = self.decoder.form(layout.as_bytes()).ok();
-                        }
+        // A layout that decodes is ASCII: UTF-8 is only asked of one that does not.
+        match self.decoder.decode_cents(fields[2]) {
+            Err(_) if std::str::from_utf8(fields[2]).is_err() => {
+                out.problems.push("the layout is not UTF-8".into())
+            }
+            Err(e) => out.problems.push(format!("invalid layout: {e}")),
+            Ok(won) => {
+                if let Some(t) = tier {
+                    if self.tier_cents[t] != Some(won) {
+                        // The prize column is one of the tiers here: safe to show as is.
+                        out.problems.push(format!(
+                            "the layout wins {} € but the prize column says {} €",
+                            canonical(from_cents(won)),
+                            self.tier_text[t]
+                        ));
+                    } else if forms {
+                        out.form = self.decoder.form(fields[2]).ok();
                     }
                 }
-            },
+            }
         }
         out
     }
@@ -317,31 +324,32 @@ impl LineChecker<'_> {
         let file = std::fs::File::open(csv)?.take(expected.saturating_add(1));
         let mut merkle = MerkleRoot::new();
         let mut counts = vec![0; self.tickets.tiers.len()];
-        let max_line = self.tickets.max_line();
-        let end = std::thread::scope(|scope| {
-            let (pieces, from_reader) = sync_channel(PIECES_PER_BATCH);
-            let (spares, to_reader) = channel();
-            let reader = scope.spawn(move || read_pieces(file, max_line, pieces, to_reader));
-            let mut batch: Vec<Piece> = Vec::with_capacity(PIECES_PER_BATCH);
-            loop {
-                batch.extend(from_reader.iter().take(PIECES_PER_BATCH));
-                if batch.is_empty() {
-                    break;
-                }
-                let checked: Vec<Checked> =
-                    batch.par_iter().map(|piece| self.piece(piece)).collect();
-                for (piece, checked) in batch.drain(..).zip(checked) {
-                    self.fold(checked, &mut merkle, &mut counts, report, progress);
-                    // The reader may have finished: then the buffer is simply dropped.
-                    let _ = spares.send(piece.text);
-                }
+        let mut reader = Reader::new(file, self.tickets.max_line());
+        let mut spares: Vec<Vec<u8>> = Vec::new();
+        let mut batch = reader.batch(PIECES_PER_BATCH, &mut spares)?;
+        while !batch.is_empty() {
+            // Reading, hashing and cutting the next batch is one task beside the checks of
+            // this one's pieces: on one thread they run one after the other; on more, the
+            // thread that reads takes pieces to check once it is done.
+            let mut next_spares = Vec::new();
+            let (next, checked) = rayon::join(
+                || reader.batch(PIECES_PER_BATCH, &mut spares),
+                || {
+                    batch
+                        .par_iter()
+                        .map(|piece| self.piece(piece))
+                        .collect::<Vec<Checked>>()
+                },
+            );
+            for (piece, checked) in batch.drain(..).zip(checked) {
+                self.fold(checked, &mut merkle, &mut counts, report, progress);
+                next_spares.push(piece.text);
             }
-            drop(spares);
-            reader.join().unwrap_or_else(|_| {
-                Err(std::io::Error::other(
-                    "the thread reading the file stopped unexpectedly",
-                ))
-            })
+            spares.append(&mut next_spares);
+            batch = next?;
+        }
+        let end = reader.end.take().ok_or_else(|| {
+            std::io::Error::other("internal error: the file was not read to its end")
         })?;
         if let Some(problem) = end.stopped {
             report.problem(format!("{} {problem}", self.name));
@@ -469,121 +477,171 @@ impl LineChecker<'_> {
     }
 }
 
-/// The reader thread: reads `file`, hashes it, and sends it on as pieces of whole lines
-/// (the header and the first [`PIECE_TICKETS`] ticket lines, then [`PIECE_TICKETS`] lines
-/// each, or fewer at a line end past [`PIECE_BYTES`]), taking its buffers back from `spares`.
-/// Stops at a line with no line end within [`MAX_LINE_READ`] bytes, or at an unterminated last
-/// line longer than `max_line` (their bytes are not kept; the lines before are sent), or when a
-/// signal asks the program to stop (an error then: an interrupted scan proves nothing).
-fn read_pieces(
-    mut file: impl Read,
+/// Reads `file`, hashes it, and cuts it into pieces of whole lines (the header and the first
+/// [`PIECE_TICKETS`] ticket lines, then [`PIECE_TICKETS`] lines each, or fewer at a line end
+/// past [`PIECE_BYTES`]), a batch at a time, into recycled buffers. Stops at a line with no
+/// line end within [`MAX_LINE_READ`] bytes, or at an unterminated last line longer than
+/// `max_line` (their bytes are not kept; the lines before are given), or when a signal asks
+/// the program to stop (an error then: an interrupted scan proves nothing).
+struct Reader<R> {
+    file: R,
     max_line: usize,
-    pieces: SyncSender<Piece>,
-    spares: Receiver<Vec<u8>>,
-) -> std::io::Result<ReadEnd> {
-    let stop = MAX_LINE_READ.max(max_line);
-    let mut sha = Sha256::new();
-    let mut bytes: u64 = 0;
-    let mut buf = vec![0u8; READ_SIZE];
-    let new_piece = |first_line: u64| {
-        let mut text = spares.try_recv().unwrap_or_default();
-        text.clear();
-        Piece {
-            text,
-            first_line,
-            unterminated: false,
+    sha: Sha256,
+    /// Bytes read.
+    bytes: u64,
+    /// The read buffer, allocated once.
+    buf: Vec<u8>,
+    /// The piece being filled.
+    piece: Piece,
+    /// Whole lines read.
+    lines: u64,
+    /// Ticket lines read.
+    tickets: u64,
+    /// Bytes of the line being read, in the reads before the last one.
+    line_len: usize,
+    /// Where that line starts in `piece.text`.
+    line_at: usize,
+    /// How reading ended, once it has.
+    end: Option<ReadEnd>,
+}
+
+impl<R: Read> Reader<R> {
+    fn new(file: R, max_line: usize) -> Self {
+        Reader {
+            file,
+            max_line,
+            sha: Sha256::new(),
+            bytes: 0,
+            buf: vec![0u8; READ_SIZE],
+            piece: Piece {
+                text: Vec::new(),
+                first_line: 1,
+                unterminated: false,
+            },
+            lines: 0,
+            tickets: 0,
+            line_len: 0,
+            line_at: 0,
+            end: None,
         }
-    };
-    // A closed channel means the checking side is gone: nothing more to do.
-    let send = |piece: Piece| {
-        pieces
-            .send(piece)
-            .map_err(|_| std::io::Error::other("the checking side stopped"))
-    };
-    // Stops at the line that starts at `line_at` in `piece`, after `lines` whole lines.
-    let stop_at = |mut piece: Piece, line_at: usize, lines: u64, bytes: u64| {
-        piece.text.truncate(line_at);
+    }
+
+    /// Reads on until at least `want` pieces are cut or the file ends, and gives them (none
+    /// once reading has ended: then [`Reader::end`] says how). Piece buffers are taken from
+    /// `spares` when there are some.
+    fn batch(&mut self, want: usize, spares: &mut Vec<Vec<u8>>) -> std::io::Result<Vec<Piece>> {
+        let mut out = Vec::with_capacity(want + READ_SIZE / PIECE_BYTES + 1);
+        if self.end.is_some() {
+            return Ok(out);
+        }
+        let stop = MAX_LINE_READ.max(self.max_line);
+        let mut new_piece = |first_line: u64| {
+            let mut text = spares.pop().unwrap_or_default();
+            text.clear();
+            Piece {
+                text,
+                first_line,
+                unterminated: false,
+            }
+        };
+        while out.len() < want {
+            if crate::interrupt::requested().is_some() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "stopped by a signal",
+                ));
+            }
+            let n = self.file.read(&mut self.buf)?;
+            if n == 0 {
+                if self.line_len > self.max_line {
+                    self.stop_at(&mut out);
+                    return Ok(out);
+                }
+                if self.line_len > 0 {
+                    self.piece.text.push(b'\n');
+                    self.piece.unterminated = true;
+                    self.lines += 1;
+                }
+                let piece = std::mem::replace(&mut self.piece, new_piece(0));
+                if !piece.text.is_empty() {
+                    out.push(piece);
+                }
+                self.end = Some(ReadEnd {
+                    bytes: self.bytes,
+                    sha256: std::mem::take(&mut self.sha).finalize().into(),
+                    lines: self.lines,
+                    stopped: None,
+                });
+                return Ok(out);
+            }
+            let read = &self.buf[..n];
+            self.sha.update(read);
+            self.bytes += n as u64;
+            let mut from = 0; // what `piece` has not taken of this read starts here
+            let mut line_start = 0;
+            let mut too_long = false;
+            for end in memchr::memchr_iter(b'\n', read) {
+                if self.line_len + (end - line_start) > stop {
+                    too_long = true;
+                    break;
+                }
+                self.line_len = 0;
+                line_start = end + 1;
+                self.lines += 1;
+                self.line_at = self.piece.text.len() + (line_start - from);
+                if self.lines == 1 {
+                    continue; // the header rides with the first piece
+                }
+                self.tickets += 1;
+                if self.tickets.is_multiple_of(PIECE_TICKETS) || self.line_at >= PIECE_BYTES {
+                    self.piece.text.extend_from_slice(&read[from..line_start]);
+                    from = line_start;
+                    out.push(std::mem::replace(
+                        &mut self.piece,
+                        new_piece(self.lines + 1),
+                    ));
+                    self.line_at = 0;
+                }
+            }
+            if !too_long {
+                self.line_len += n - line_start;
+                too_long = self.line_len > stop;
+            }
+            self.piece.text.extend_from_slice(&read[from..]);
+            if too_long {
+                self.stop_at(&mut out);
+                return Ok(out);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stops at the line that starts at `line_at` in the piece being filled, after the whole
+    /// lines read: the lines before it are given, nothing of it is.
+    fn stop_at(&mut self, out: &mut Vec<Piece>) {
+        let mut piece = std::mem::replace(
+            &mut self.piece,
+            Piece {
+                text: Vec::new(),
+                first_line: 0,
+                unterminated: false,
+            },
+        );
+        piece.text.truncate(self.line_at);
         if !piece.text.is_empty() {
-            send(piece)?;
+            out.push(piece);
         }
-        Ok(ReadEnd {
-            bytes,
+        self.end = Some(ReadEnd {
+            bytes: self.bytes,
             sha256: [0; 32],
-            lines,
+            lines: self.lines,
             stopped: Some(format!(
-                "line {}: longer than the longest line of this game ({max_line} bytes); the rest of the file is not read",
-                lines + 1
+                "line {}: longer than the longest line of this game ({} bytes); the rest of the file is not read",
+                self.lines + 1,
+                self.max_line
             )),
-        })
-    };
-    let mut piece = new_piece(1);
-    let mut lines: u64 = 0; // whole lines read
-    let mut tickets: u64 = 0; // ticket lines read
-    let mut line_len: usize = 0; // bytes of the line being read, in the reads before this one
-    let mut line_at: usize = 0; // where that line starts in `piece.text`
-    loop {
-        if crate::interrupt::requested().is_some() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Interrupted,
-                "stopped by a signal",
-            ));
-        }
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        let read = &buf[..n];
-        sha.update(read);
-        bytes += n as u64;
-        let mut from = 0; // what `piece` has not taken of this read starts here
-        let mut line_start = 0;
-        let mut too_long = false;
-        for end in memchr::memchr_iter(b'\n', read) {
-            if line_len + (end - line_start) > stop {
-                too_long = true;
-                break;
-            }
-            line_len = 0;
-            line_start = end + 1;
-            lines += 1;
-            line_at = piece.text.len() + (line_start - from);
-            if lines == 1 {
-                continue; // the header rides with the first piece
-            }
-            tickets += 1;
-            if tickets.is_multiple_of(PIECE_TICKETS) || line_at >= PIECE_BYTES {
-                piece.text.extend_from_slice(&read[from..line_start]);
-                from = line_start;
-                send(std::mem::replace(&mut piece, new_piece(lines + 1)))?;
-                line_at = 0;
-            }
-        }
-        if !too_long {
-            line_len += n - line_start;
-            too_long = line_len > stop;
-        }
-        piece.text.extend_from_slice(&read[from..]);
-        if too_long {
-            return stop_at(piece, line_at, lines, bytes);
-        }
+        });
     }
-    if line_len > max_line {
-        return stop_at(piece, line_at, lines, bytes);
-    }
-    if line_len > 0 {
-        piece.text.push(b'\n');
-        piece.unterminated = true;
-        lines += 1;
-    }
-    if !piece.text.is_empty() {
-        send(piece)?;
-    }
-    Ok(ReadEnd {
-        bytes,
-        sha256: sha.finalize().into(),
-        lines,
-        stopped: None,
-    })
 }
 
 #[cfg(test)]
@@ -745,15 +803,22 @@ mod tests {
     /// Runs the reader on `bytes` (read in pieces of `step`-varying sizes, or whole when `step`
     /// is 0); returns the pieces it sent and its end.
     fn cut(bytes: &[u8], max_line: usize, step: usize) -> (Vec<Piece>, ReadEnd) {
-        let (tx, rx) = sync_channel(64);
-        let (_spares, spare_rx) = channel();
-        let end = if step == 0 {
-            read_pieces(bytes, max_line, tx, spare_rx)
-        } else {
-            read_pieces(Dribble { bytes, step }, max_line, tx, spare_rx)
+        fn all<R: Read>(mut reader: Reader<R>) -> (Vec<Piece>, ReadEnd) {
+            let (mut pieces, mut spares) = (Vec::new(), Vec::new());
+            loop {
+                let batch = reader.batch(3, &mut spares).unwrap();
+                if batch.is_empty() {
+                    break;
+                }
+                pieces.extend(batch);
+            }
+            (pieces, reader.end.unwrap())
         }
-        .unwrap();
-        (rx.iter().collect(), end)
+        if step == 0 {
+            all(Reader::new(bytes, max_line))
+        } else {
+            all(Reader::new(Dribble { bytes, step }, max_line))
+        }
     }
 
     /// A file of a header and `n` ticket-like lines of varying lengths, `long` more bytes

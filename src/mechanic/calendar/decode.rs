@@ -180,6 +180,67 @@ impl CalendarDecoder {
 }
 
 impl CalendarDecoder {
+    /// The prize of a valid layout in cents, read in one pass over its bytes without
+    /// allocating: the same rules as [`read`](Self::read), which a test compares it with.
+    /// `None` for any layout it does not accept (or whose amounts are not whole cents): `read`
+    /// then gives the verdict and names the rule.
+    #[inline]
+    pub(super) fn prize_cents(&self, layout: &[u8]) -> Option<u64> {
+        let mut prize = 0u64;
+        let mut at = 0;
+        for month in 1..=MONTHS {
+            let (first, second) = (*layout.get(at)?, *layout.get(at + 1)?);
+            if !self.is_symbol(first)
+                || !self.is_symbol(second)
+                || layout.get(at + 2) != Some(&b':')
+            {
+                return None;
+            }
+            // The amount runs to the delimiter: '/' between months, '|' before the clover
+            // (amount texts are digits and '.', so this is the digit run `read` takes).
+            let delimiter = if month < MONTHS { b'/' } else { b'|' };
+            let (amount, len) = self
+                .month_amounts
+                .lookup_cents_before(layout.get(at + 3..)?, delimiter)?;
+            at += 3 + len + 1;
+            // Rule 4.3.2: two identical symbols win the month's amount.
+            if first == second {
+                prize = prize.checked_add(amount)?;
+            }
+        }
+        let mut numbers = [0u8; CLOVER_NUMBERS];
+        for i in 0..CLOVER_NUMBERS {
+            // 1 to 13 in plain decimal: one digit, or two without a leading zero.
+            let digits = layout
+                .get(at..)?
+                .iter()
+                .take(3)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let value = match (digits, layout.get(at..at + digits)?) {
+                (1, &[d]) => d - b'0',
+                (2, &[d, e]) if d != b'0' => (d - b'0') * 10 + (e - b'0'),
+                _ => return None,
+            };
+            if !(1..=CLOVER_MAX).contains(&value) || numbers[..i].contains(&value) {
+                return None;
+            }
+            numbers[i] = value;
+            let separator = if i + 1 < CLOVER_NUMBERS { b'-' } else { b':' };
+            if layout.get(at + digits) != Some(&separator) {
+                return None;
+            }
+            at += digits + 1;
+        }
+        // The clover amount runs to the end of the layout.
+        let amount = self.clover_amounts.lookup_cents(layout.get(at..)?)?;
+        // Rule 4.4.2: a 13 among the numbers wins the clover's amount.
+        if numbers.contains(&CLOVER_WIN) {
+            prize = prize.checked_add(amount)?;
+        }
+        Some(prize)
+    }
+
     /// The prize a layout wins.
     pub(super) fn prize(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
         self.read(layout).map(|r| r.prize)

@@ -22,7 +22,7 @@ pub use decode::CalendarDecoder;
 pub use params::{CalendarParams, CalendarSettings, NearMiss, NearMissSettings, SymbolEntry};
 pub use synth::CalendarSynthesizer;
 
-use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
+use super::{prize_in_cents, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
 
 impl Params for CalendarParams {
@@ -60,6 +60,13 @@ impl Params for CalendarParams {
 impl Decoder for CalendarDecoder {
     fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
         self.prize(layout)
+    }
+
+    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError> {
+        match self.prize_cents(layout) {
+            Some(cents) => Ok(cents),
+            None => prize_in_cents(self.prize(layout)?),
+        }
     }
 
     fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {

@@ -17,12 +17,116 @@ use std::fmt;
 #[derive(Debug, Clone)]
 pub struct MaxiDecoder {
     params: MaxiParams,
+    /// The bonus table in cents, by bees (`None`: not whole cents, every layout takes the
+    /// `Decimal` path).
+    bonus_cents: Option<[u64; MAX_BONUS_BEES + 1]>,
 }
 
 impl MaxiDecoder {
     /// The decoder for checked parameters.
     pub(super) fn from_params(params: MaxiParams) -> Self {
-        MaxiDecoder { params }
+        let mut bonus_cents = Some([0u64; MAX_BONUS_BEES + 1]);
+        for (bees, &amount) in params.bonus.iter().enumerate() {
+            match (crate::money::cents(amount), bonus_cents.as_mut()) {
+                (Some(c), Some(table)) => table[bees] = c,
+                _ => bonus_cents = None,
+            }
+        }
+        MaxiDecoder {
+            params,
+            bonus_cents,
+        }
+    }
+
+    /// The prize of a valid layout in cents, read in one pass over its bytes without
+    /// allocating: the same rules as [`outcome`](Self::outcome), which a test compares it
+    /// with. `None` for any layout it does not accept (or whose amounts are not whole cents):
+    /// `outcome` then gives the verdict and names the rule.
+    #[inline]
+    pub(super) fn prize_cents(&self, layout: &[u8]) -> Option<u64> {
+        let bonus = self.bonus_cents.as_ref()?;
+        let mut at = 0;
+        let (mut win, has_e) = self.hive_cents(layout, &mut at, Which::Main)?;
+        if layout.get(at) == Some(&b'|') {
+            if !has_e {
+                return None;
+            }
+            at += 1;
+            win = win.checked_add(self.hive_cents(layout, &mut at, Which::Extra)?.0)?;
+        } else if has_e {
+            return None;
+        }
+        match layout.get(at) {
+            // The bonus stage: only after hives that win nothing, and it ends the layout.
+            Some(b'+') if win == 0 => {
+                let cells = layout.get(at + 1..)?;
+                if cells.len() != BONUS_CELLS {
+                    return None;
+                }
+                let mut bees = 0;
+                for &cell in cells {
+                    match cell {
+                        b'Q' => bees += 1,
+                        b'.' => {}
+                        _ => return None,
+                    }
+                }
+                bonus.get(bees).copied().filter(|_| bees <= MAX_BONUS_BEES)
+            }
+            None if win != 0 => Some(win),
+            _ => None,
+        }
+    }
+
+    /// Reads `amount "#" row ("/" row){6}` at `*at` and moves past it: the hive's win in cents
+    /// and whether it holds its one `E`.
+    #[inline]
+    fn hive_cents(&self, text: &[u8], at: &mut usize, which: Which) -> Option<(u64, bool)> {
+        let mut pos = *at;
+        let (bee_amount, after) = amount_cents(text, pos, &self.params.bees, b'#')?;
+        pos = after;
+        let (mut win, mut bees, mut es) = (0u64, 0u8, 0u8);
+        for (r, &len) in ROW_LENGTHS.iter().enumerate() {
+            if r > 0 {
+                if text.get(pos) != Some(&b'/') {
+                    return None;
+                }
+                pos += 1;
+            }
+            let (amount, after) = amount_cents(text, pos, &self.params.rows, b':')?;
+            let end = after + len;
+            let cells = text.get(after..end)?;
+            let counts: [u8; CLASSES] = count_cells(cells, &CELL_CLASS);
+            if counts[usize::from(NOT_A_CELL)] > 0 || is_cell(text, end) {
+                return None;
+            }
+            let count = |class: u8| usize::from(counts[usize::from(class)]);
+            es += counts[usize::from(E)];
+            bees += counts[usize::from(Q)];
+            let winning = row_wins(count(P), count(A), count(B)).ok()?;
+            let mults = count(MULT);
+            if mults > 1 {
+                return None;
+            }
+            if winning {
+                let won = if mults == 1 {
+                    let i = cells.iter().find_map(|&cell| multiplier_index(cell))?;
+                    amount.checked_mul(u64::from(MULTIPLIERS[i].1))?
+                } else {
+                    amount
+                };
+                win = win.checked_add(won)?;
+            }
+            pos = end;
+        }
+        if bees > 1 || es > 1 || (which == Which::Extra && es > 0) {
+            return None;
+        }
+        if bees == 1 {
+            win = win.checked_add(bee_amount)?;
+        }
+        *at = pos;
+        Some((win, es == 1))
     }
 
     /// The prize a layout wins.
@@ -173,6 +277,14 @@ impl Outcome {
             _ => "loss".into(),
         }
     }
+}
+
+/// The amount of `table`, in cents, written at `at` and followed by `sep`, and where the
+/// bytes after `sep` start.
+#[inline]
+fn amount_cents(text: &[u8], at: usize, table: &AmountTable, sep: u8) -> Option<(u64, usize)> {
+    let (cents, len) = table.lookup_cents_before(text.get(at..)?, sep)?;
+    Some((cents, at + len + 1))
 }
 
 /// Reads a canonical amount of `table` followed by `sep`, and skips both.

@@ -17,7 +17,7 @@ pub use decode::MaxiDecoder;
 pub use params::{BonusEntry, MaxiParams, MaxiSettings, NearMiss, NearMissSettings};
 pub use synth::MaxiSynthesizer;
 
-use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
+use super::{prize_in_cents, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
 
 impl Params for MaxiParams {
@@ -55,6 +55,13 @@ impl Params for MaxiParams {
 impl Decoder for MaxiDecoder {
     fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
         self.prize(layout)
+    }
+
+    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError> {
+        match self.prize_cents(layout) {
+            Some(cents) => Ok(cents),
+            None => prize_in_cents(self.prize(layout)?),
+        }
     }
 
     fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {

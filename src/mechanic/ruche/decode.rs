@@ -83,6 +83,78 @@ pub fn decode(params: &RucheParams, layout: &[u8]) -> Result<Outcome, LayoutErro
     Ok(outcome)
 }
 
+/// The honey table in cents, by pots (0 to `max_honey`), for [`prize_cents`]; `None` if a win
+/// is not a whole number of cents (then every layout takes [`decode`]).
+pub(super) fn honey_cents(params: &RucheParams) -> Option<Vec<u64>> {
+    (0..=params.max_honey)
+        .map(|pots| crate::money::cents(params.honey_win(pots)))
+        .collect()
+}
+
+/// The prize of a valid layout in cents, read in one pass over its bytes without allocating:
+/// the same rules as [`decode`], which a test compares it with. `None` for any layout it does
+/// not accept (or whose amounts are not whole cents): [`decode`] then gives the verdict and
+/// names the rule.
+#[inline]
+pub(super) fn prize_cents(params: &RucheParams, honey: &[u64], layout: &[u8]) -> Option<u64> {
+    let mut at = 0;
+    let (mut prize, extras) = hive_cents(params, honey, layout, &mut at)?;
+    if usize::from(extras) > MAX_EXTRA {
+        return None;
+    }
+    // One EXTRA hive per E, each after a '|', and nothing after the last.
+    for _ in 0..extras {
+        if layout.get(at) != Some(&b'|') {
+            return None;
+        }
+        at += 1;
+        let (win, e) = hive_cents(params, honey, layout, &mut at)?;
+        if e != 0 {
+            return None;
+        }
+        prize = prize.checked_add(win)?;
+    }
+    (at == layout.len()).then_some(prize)
+}
+
+/// Reads the hive at `*at` (7 rows `amount ":" cells` joined by `/`), and moves `*at` past it:
+/// its win in cents (rows and honey) and its `E` count. What follows is the caller's.
+#[inline]
+fn hive_cents(
+    params: &RucheParams,
+    honey: &[u64],
+    text: &[u8],
+    at: &mut usize,
+) -> Option<(u64, u8)> {
+    let mut pos = *at;
+    let (mut win, mut pots, mut extras) = (0u64, 0u8, 0u8);
+    for (r, &len) in ROW_LENGTHS.iter().enumerate() {
+        if r > 0 {
+            if text.get(pos) != Some(&b'/') {
+                return None;
+            }
+            pos += 1;
+        }
+        let rest = text.get(pos..)?;
+        let (amount, colon) = params.rows.lookup_cents_before(rest, b':')?;
+        let cells = rest.get(colon + 1..colon + 1 + len)?;
+        let count: [u8; KINDS] = count_cells(cells, &CELL_KIND);
+        if count[usize::from(NOT_A_CELL)] > 0 {
+            return None;
+        }
+        pots += count[H];
+        extras += count[E];
+        let p = usize::from(count[P]);
+        if row_wins(p, usize::from(count[A]), usize::from(count[B])).ok()? {
+            win = win.checked_add(amount)?;
+        }
+        pos += colon + 1 + len;
+    }
+    win = win.checked_add(*honey.get(usize::from(pots))?)?;
+    *at = pos;
+    Some((win, extras))
+}
+
 /// The longest layout [`decode`] can accept: the main hive and [`MAX_EXTRA`] EXTRA hives
 /// joined by `|`, every row showing the longest amount the stake allows.
 pub fn max_layout_len(params: &RucheParams) -> usize {

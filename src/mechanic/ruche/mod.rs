@@ -12,7 +12,7 @@ mod tests;
 pub use decode::{HiveOutcome, Outcome};
 pub use params::{HoneyEntry, NearMiss, NearMissSettings, RucheParams, RucheSettings, MAX_EXTRA};
 
-use super::{Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
+use super::{prize_in_cents, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
 
 impl Params for RucheParams {
@@ -41,6 +41,7 @@ impl Params for RucheParams {
     fn decoder(&self) -> RucheDecoder {
         RucheDecoder {
             params: self.clone(),
+            honey_cents: decode::honey_cents(self),
         }
     }
 
@@ -55,6 +56,8 @@ impl Params for RucheParams {
 #[derive(Debug, Clone)]
 pub struct RucheDecoder {
     params: RucheParams,
+    /// The honey table in cents (`None`: not whole cents, every layout takes `decode`).
+    honey_cents: Option<Vec<u64>>,
 }
 
 impl RucheDecoder {
@@ -67,6 +70,17 @@ impl RucheDecoder {
 impl Decoder for RucheDecoder {
     fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
         Ok(self.outcome(layout)?.prize)
+    }
+
+    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError> {
+        let fast = self
+            .honey_cents
+            .as_deref()
+            .and_then(|honey| decode::prize_cents(&self.params, honey, layout));
+        match fast {
+            Some(cents) => Ok(cents),
+            None => prize_in_cents(self.decode(layout)?),
+        }
     }
 
     fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
