@@ -134,12 +134,12 @@ fn a_run_with_another_seed_key_definition_or_generator_is_refused_naming_both_va
     let path = folder.join("emission.json");
     let edited = String::from_utf8(read(&path))
         .unwrap()
-        .replace("\"generator_version\": 2", "\"generator_version\": 0");
+        .replace("\"generator_version\": 3", "\"generator_version\": 0");
     std::fs::write(&path, edited).unwrap();
     resign(&w, &path);
     let said = text(&run(&w, &emit_args(&["--first-block", "2"]), 2));
     assert!(
-        said.contains("generator version: the emission has 0, this run has 2"),
+        said.contains("generator version: the emission has 0, this run has 3"),
         "{said}"
     );
     assert!(
@@ -161,7 +161,7 @@ fn a_seed_in_clear_makes_a_test_emission_marked_in_the_record_and_every_manifest
         assert!(manifest["generator"]
             .as_str()
             .unwrap()
-            .ends_with("(generator 2)"));
+            .ends_with("(generator 3)"));
     }
     let said = verify(&w, &folder, 0);
     assert!(said.contains("TEST emission"), "{said}");
@@ -354,7 +354,7 @@ fn a_replay_refuses_a_block_made_by_another_generator_version() {
     let manifest = w.path(FOLDER).join("block-00001.manifest.json");
     let edited = String::from_utf8(read(&manifest))
         .unwrap()
-        .replace("(generator 2)", "(generator 7)");
+        .replace("(generator 3)", "(generator 2)");
     std::fs::write(&manifest, edited).unwrap();
     resign(&w, &manifest);
     let out = w.run_expect(
@@ -371,13 +371,26 @@ fn a_replay_refuses_a_block_made_by_another_generator_version() {
         1,
     );
     let said = text(&out);
-    assert!(said.contains("(generator 7)"), "{said}");
-    assert!(said.contains("this program is generator 2"), "{said}");
+    assert!(said.contains("(generator 2)"), "{said}");
+    assert!(said.contains("this program is generator 3"), "{said}");
     // Without --seed the decoder is the referee whatever generator made the block: a block of
-    // generator 1 (as every block made before generator 2) still verifies.
+    // generator 2 (as every block made before generator 3) still verifies.
+    let out = w.run_expect(
+        &[
+            "verify",
+            "--game",
+            &data("mini-ruche.toml"),
+            "--public-key",
+            "keys/public-key.pem",
+            manifest.with_file_name("block-00001.csv").to_str().unwrap(),
+        ],
+        0,
+    );
+    assert!(text(&out).contains("OK "), "{}", text(&out));
+    // So does one of generator 1.
     let edited = String::from_utf8(read(&manifest))
         .unwrap()
-        .replace("(generator 7)", "(generator 1)");
+        .replace("(generator 2)", "(generator 1)");
     std::fs::write(&manifest, edited).unwrap();
     resign(&w, &manifest);
     let csv = manifest.with_file_name("block-00001.csv");
@@ -395,7 +408,7 @@ fn a_replay_refuses_a_block_made_by_another_generator_version() {
     assert!(text(&out).contains("OK "), "{}", text(&out));
     // emit does not keep it either.
     let said = text(&run(&w, &emit_args(&[]), 2));
-    assert!(said.contains("this program is generator 2"), "{said}");
+    assert!(said.contains("this program is generator 3"), "{said}");
 }
 
 fn have(tool: &str) -> bool {

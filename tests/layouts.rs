@@ -1,4 +1,4 @@
-//! How layouts look across a full block of each game (generator 2): the forms each prize
+//! How layouts look across a full block of each game (generator 3): the forms each prize
 //! takes, the near-miss rates against those the definition asks for, and no difference between
 //! winners and losers in anything a player sees outside the winning parts (a chi-square test
 //! of independence per visible feature, at p ≥ 0.001). The layouts are read from the block's

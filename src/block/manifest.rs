@@ -15,7 +15,7 @@ pub const FORMAT_1: u32 = 1;
 /// The version of the generator: the bytes of a block (prize order, layouts, files) for given
 /// coordinates and seed. Any change of those bytes bumps it; `emit` and `verify --seed` refuse to
 /// replay a block made by another version.
-pub const GENERATOR_VERSION: u32 = 2;
+pub const GENERATOR_VERSION: u32 = 3;
 
 /// The most a manifest may hold: one is about a kilobyte (a prize table of at most 255 rows).
 pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
