@@ -199,59 +199,73 @@ pub fn weighted(bits: &mut Bits, weights: &[u32]) -> usize {
     weights.len() - 1
 }
 
-/// One step of Lemire's multiply-shift method on a `w`-bit draw `x` (1 ≤ `w` ≤ 64, `x` <
-/// 2^`w`, 1 ≤ `n` ≤ 2^`w`): `x·n / 2^w`, or `None` (draw again) when the low `w` bits of `x·n`
-/// are below 2^`w` mod `n`. Of the 2^`w` draws, exactly ⌊2^`w`/`n`⌋ give each result and
-/// 2^`w` mod `n` are refused, so the result is exactly uniform in `0..n`
+/// One step of Lemire's multiply-shift method on a `W`-bit draw `x` (1 ≤ `W` ≤ 64, `x` <
+/// 2^`W`, 1 ≤ `n` ≤ 2^`W`): `x·n / 2^W`, or `None` (draw again) when the low `W` bits of
+/// `x·n` are below 2^`W` mod `n`. Of the 2^`W` draws, exactly ⌊2^`W`/`n`⌋ give each result
+/// and 2^`W` mod `n` are refused, so the result is exactly uniform in `0..n`
 /// (<https://arxiv.org/abs/1805.10941>). The remainder is only computed when the low bits are
-/// below `n`, which is rare.
-#[inline]
-pub fn lemire(x: u64, n: u64, w: u32) -> Option<u64> {
-    debug_assert!((1..=64).contains(&w) && n >= 1);
+/// below `n`, which is rare. `W` is a constant so that the synthesizers' 32- and 64-bit draws
+/// compile to one multiplication and a compare, and the tests check this very code on 10 bits.
+#[inline(always)]
+pub fn lemire<const W: u32>(x: u64, n: u64) -> Option<u64> {
+    debug_assert!((1..=64).contains(&W) && n >= 1);
     let m = u128::from(x) * u128::from(n);
-    let low = m & ((1u128 << w) - 1);
+    let low = m & ((1u128 << W) - 1);
     if low < u128::from(n) {
-        let refused = ((1u128 << w) - u128::from(n)) % u128::from(n);
+        let refused = ((1u128 << W) - u128::from(n)) % u128::from(n);
         if low < refused {
             return None;
         }
     }
-    // m < 2^w · n ≤ 2^(2w), so the high part fits in w ≤ 64 bits.
-    Some((m >> w) as u64)
+    // m < 2^W · n ≤ 2^(2W), so the high part fits in W ≤ 64 bits.
+    Some((m >> W) as u64)
 }
 
 impl Bits<'_> {
-    /// `k` (0 to 64) uniform bits, the low bits of the buffered word first. When fewer than
+    /// `k` (0 to 63) uniform bits, the low bits of the buffered word first. When fewer than
     /// `k` are left, the rest are dropped and a new 64-bit output of the generator is taken:
     /// each bit is used at most once, so draws stay independent.
-    #[inline]
+    #[inline(always)]
     pub fn bits(&mut self, k: u32) -> u64 {
-        debug_assert!(k <= 64);
-        if k == 0 {
-            return 0;
-        }
+        debug_assert!(k < 64);
         if self.left < k {
             self.word = self.rng.next_u64();
             self.left = 64;
         }
-        let v = if k == 64 {
+        let v = self.word & ((1u64 << k) - 1);
+        self.word >>= k;
+        self.left -= k;
+        v
+    }
+
+    /// 64 uniform bits: [`Bits::bits`]'s rule for `k` = 64 (the buffered word if it is whole,
+    /// else the next output, the rest dropped).
+    #[inline(always)]
+    pub fn bits64(&mut self) -> u64 {
+        let v = if self.left == 64 {
             self.word
         } else {
-            self.word & ((1u64 << k) - 1)
+            self.rng.next_u64()
         };
-        self.word = self.word.checked_shr(k).unwrap_or(0);
-        self.left -= k;
+        self.word = 0;
+        self.left = 0;
         v
     }
 
     /// A number exactly uniform in `0..n` (`n` ≥ 1): [`lemire`] on 32 bits when `n` ≤ 2³²,
     /// else on 64 bits, drawn again while refused.
-    #[inline]
+    #[inline(always)]
     pub fn uniform(&mut self, n: u64) -> u64 {
         debug_assert!(n >= 1);
-        let w = if n <= 1 << 32 { 32 } else { 64 };
+        if n <= 1 << 32 {
+            loop {
+                if let Some(v) = lemire::<32>(self.bits(32), n) {
+                    return v;
+                }
+            }
+        }
         loop {
-            if let Some(v) = lemire(self.bits(w), n, w) {
+            if let Some(v) = lemire::<64>(self.bits64(), n) {
                 return v;
             }
         }
@@ -298,6 +312,9 @@ pub struct Table<T> {
     k: u32,
     /// `W`, the sum of the weights.
     total: u64,
+    /// 2^32 mod `W` if `W` ≤ 2³², else 2^64 mod `W`: [`lemire`]'s refusal bound for the cut
+    /// draw, computed once so that a draw never divides.
+    refused: u64,
 }
 
 /// One column of a [`Table`].
@@ -368,18 +385,49 @@ impl<T: Copy> Table<T> {
                 }
             })
             .collect();
-        Some(Table { columns, k, total })
+        let refused = if total <= 1 << 32 {
+            ((1u64 << 32) - total) % total
+        } else {
+            total.wrapping_neg() % total
+        };
+        Some(Table {
+            columns,
+            k,
+            total,
+            refused,
+        })
     }
 
     /// One value.
     #[inline]
     pub fn draw(&self, bits: &mut Bits) -> T {
-        // The column is below 2^k = columns.len().
+        // The column is below 2^k = columns.len() (k ≤ 31).
         let c = &self.columns[bits.bits(self.k) as usize];
-        if c.cut == self.total || bits.uniform(self.total) < c.cut {
+        if c.cut == self.total || self.cut_draw(bits) < c.cut {
             c.keep
         } else {
             c.other
+        }
+    }
+
+    /// A uniform draw below `W`: exactly [`Bits::uniform`] (the same bits, the same result),
+    /// with the refusal bound computed once.
+    #[inline]
+    fn cut_draw(&self, bits: &mut Bits) -> u64 {
+        let n = self.total;
+        if n <= 1 << 32 {
+            loop {
+                let m = bits.bits(32) * n;
+                if m & 0xffff_ffff >= self.refused {
+                    return m >> 32;
+                }
+            }
+        }
+        loop {
+            let m = u128::from(bits.bits64()) * u128::from(n);
+            if m as u64 >= self.refused {
+                return (m >> 64) as u64;
+            }
         }
     }
 
@@ -552,7 +600,7 @@ mod tests {
             let mut seen = vec![0u32; n as usize];
             let mut refused = 0;
             for x in 0..1u64 << W {
-                match lemire(x, n, W) {
+                match lemire::<W>(x, n) {
                     Some(v) => seen[v as usize] += 1,
                     None => refused += 1,
                 }
@@ -562,18 +610,14 @@ mod tests {
             assert_eq!(refused, (1u64 << W) % n, "n = {n}");
         }
         // The widths the synthesizers use: extremes stay in range.
-        for (w, n) in [
-            (32, 1u64),
-            (32, 7),
-            (32, 1 << 32),
-            (64, (1 << 32) + 1),
-            (64, u64::MAX),
-        ] {
-            let top = if w == 64 { u64::MAX } else { (1 << w) - 1 };
-            for x in [0, 1, top / 2, top] {
-                if let Some(v) = lemire(x, n, w) {
-                    assert!(v < n, "w {w} n {n} x {x}");
-                }
+        for n in [1u64, 7, 5040, 1 << 32] {
+            for x in [0, 1, u64::from(u32::MAX) / 2, u64::from(u32::MAX)] {
+                assert!(lemire::<32>(x, n).is_none_or(|v| v < n), "n {n} x {x}");
+            }
+        }
+        for n in [(1u64 << 32) + 1, 7 << 60, u64::MAX] {
+            for x in [0, 1, u64::MAX / 2, u64::MAX] {
+                assert!(lemire::<64>(x, n).is_none_or(|v| v < n), "n {n} x {x}");
             }
         }
     }
@@ -618,7 +662,8 @@ mod tests {
         assert_eq!(bits.bits(32), (words[0] >> 13) & 0xffff_ffff);
         // 19 bits are left: a 32-bit draw takes the next word.
         assert_eq!(bits.bits(32), words[1] & 0xffff_ffff);
-        assert_eq!(bits.bits(64), words[2]);
+        // 32 left: 64 bits take the next word whole.
+        assert_eq!(bits.bits64(), words[2]);
     }
 
     /// The padded tables give every value exactly its weight: summed over the columns, the
@@ -683,6 +728,20 @@ mod tests {
         }
         let n = columns.len() as u64;
         assert_eq!(got, weights.map(|w| w * n));
+    }
+
+    /// A table's cut draw is `Bits::uniform` below its total, bit for bit.
+    #[test]
+    fn cut_draws_are_uniform_draws() {
+        for total in [1u64, 3, 100, 1 << 32, (1 << 32) + 1, 3_000_000_000, 7 << 58] {
+            let table = Table::new(&[(0u8, total)]).unwrap();
+            let mut a = LayoutRng::seed_from_u64(total);
+            let mut b = LayoutRng::seed_from_u64(total);
+            let (mut x, mut y) = (Bits::new(&mut a), Bits::new(&mut b));
+            for _ in 0..10_000 {
+                assert_eq!(table.cut_draw(&mut x), y.uniform(total), "{total}");
+            }
+        }
     }
 
     /// Drawn 10⁶ times, a padded table's counts pass a chi-square against its weights.

@@ -21,7 +21,7 @@
 use super::params::{MaxiParams, BONUS_CELLS, MULTIPLIERS};
 use crate::mechanic::draw::{Bits, PrizeIndex, Rate, Table};
 use crate::mechanic::hive::{MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
-use crate::mechanic::rows::{fill_slots, row_table, MULT, SLOT};
+use crate::mechanic::rows::{fill_slots, row_table, HiveText, RowTable, Text, MULT, SLOT};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::canonical;
 use rust_decimal::Decimal;
@@ -54,7 +54,7 @@ pub struct MaxiSynthesizer {
     row_kind: Table<(u8, u8)>,
     /// Rows by [`row_kind_index`] of (length, `P`, multiplier or not), then by cells left for
     /// a bee and an `E` (0 to 2).
-    rows: Vec<Vec<Table<[u8; 8]>>>,
+    rows: Vec<Vec<RowTable>>,
     /// Bees of a losing bonus stage: up to one fewer than win, more often near it (three bees
     /// when four win: so close).
     loser_bees: Table<u8>,
@@ -62,9 +62,9 @@ pub struct MaxiSynthesizer {
     /// bit masks (cell `i` is bit `i`).
     bonus_stages: Vec<Vec<[u8; BONUS_CELLS + 1]>>,
     /// Each row amount's text and `:`.
-    row_amounts: Vec<Vec<u8>>,
+    row_amounts: Vec<Text>,
     /// Each bee amount's text and `#`.
-    bee_amounts: Vec<Vec<u8>>,
+    bee_amounts: Vec<Text>,
 }
 
 /// Where the rows of a kind are in [`MaxiSynthesizer::rows`].
@@ -210,11 +210,6 @@ impl MaxiSynthesizer {
                     .collect()
             })
             .collect();
-        let with = |text: &str, end: u8| {
-            let mut t = text.as_bytes().to_vec();
-            t.push(end);
-            t
-        };
         Ok(MaxiSynthesizer {
             prizes: PrizeIndex::new(prizes),
             extra: Rate::new(nm.extra_rate),
@@ -224,11 +219,11 @@ impl MaxiSynthesizer {
             loser_bees: Table::new(&loser_weights).ok_or("bonus: no losing bee count")?,
             bonus_stages,
             row_amounts: (0..params.rows.len())
-                .map(|i| with(params.rows.get(i).1, b':'))
-                .collect(),
+                .map(|i| Text::new(params.rows.get(i).1, b':'))
+                .collect::<Result<_, _>>()?,
             bee_amounts: (0..params.bees.len())
-                .map(|i| with(params.bees.get(i).1, b'#'))
-                .collect(),
+                .map(|i| Text::new(params.bees.get(i).1, b'#'))
+                .collect::<Result<_, _>>()?,
             plans,
         })
     }
@@ -502,7 +497,8 @@ impl MaxiSynthesizer {
             Some(amount) => usize::from(amount),
             None => bits.uniform_index(self.bee_amounts.len()),
         };
-        out.extend_from_slice(&self.bee_amounts[top]);
+        let mut text = HiveText::new();
+        text.text(&self.bee_amounts[top]);
         for r in 0..ROWS {
             let len = ROW_LENGTHS[r];
             let (p, mult) = kinds[r];
@@ -519,11 +515,12 @@ impl MaxiSynthesizer {
                 fill_slots(row, (b'Q', q), (b'E', e), bits);
             }
             if r > 0 {
-                out.push(b'/');
+                text.byte(b'/');
             }
-            out.extend_from_slice(&self.row_amounts[amounts[r]]);
-            out.extend_from_slice(row);
+            text.text(&self.row_amounts[amounts[r]]);
+            text.cells(&cells, len);
         }
+        text.flush(out);
     }
 
     /// Writes `+` and the 12 bonus cells with `bees` bees at places drawn uniformly.

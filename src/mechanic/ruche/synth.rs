@@ -18,7 +18,7 @@
 use super::params::{RucheParams, MAX_EXTRA};
 use crate::mechanic::draw::{Bits, PrizeIndex, Table};
 use crate::mechanic::hive::{MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
-use crate::mechanic::rows::{fill_slots, row_table, SLOT};
+use crate::mechanic::rows::{fill_slots, row_table, HiveText, RowTable, Text, SLOT};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::canonical;
 use rust_decimal::Decimal;
@@ -67,11 +67,11 @@ pub struct Synth {
     /// Honey pots in a hive that wins no honey (fewer than the smallest winning count).
     loose_pots: Table<u8>,
     /// Rows that do not win, by length and then by cells left for honey pots and `E`.
-    losing: Vec<Vec<Table<[u8; 8]>>>,
+    losing: Vec<Vec<RowTable>>,
     /// Winning rows (three `P`), by length and then by cells left for honey pots and `E`.
-    winning: Vec<Vec<Table<[u8; 8]>>>,
+    winning: Vec<Vec<RowTable>>,
     /// Each row amount's text and `:`.
-    amounts: Vec<Vec<u8>>,
+    amounts: Vec<Text>,
 }
 
 impl Synth {
@@ -157,12 +157,8 @@ impl Synth {
             }
         }
         let amounts = (0..params.rows.len())
-            .map(|i| {
-                let mut text = params.rows.get(i).1.as_bytes().to_vec();
-                text.push(b':');
-                text
-            })
-            .collect();
+            .map(|i| Text::new(params.rows.get(i).1, b':'))
+            .collect::<Result<_, _>>()?;
         Ok(Synth {
             prizes: PrizeIndex::new(prizes),
             plans,
@@ -274,9 +270,10 @@ impl Synth {
                 total -= 1;
             }
         }
+        let mut text = HiveText::new();
         for (r, &len) in ROW_LENGTHS.iter().enumerate() {
             if r > 0 {
-                out.push(b'/');
+                text.byte(b'/');
             }
             let [hs, es] = special[r];
             let (amount, mut cells) = match winning[r] {
@@ -289,9 +286,10 @@ impl Synth {
             if hs + es > 0 {
                 fill_slots(&mut cells[..len], (b'H', hs), (b'E', es), bits);
             }
-            out.extend_from_slice(&self.amounts[amount]);
-            out.extend_from_slice(&cells[..len]);
+            text.text(&self.amounts[amount]);
+            text.cells(&cells, len);
         }
+        text.flush(out);
     }
 }
 
