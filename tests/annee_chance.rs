@@ -11,8 +11,8 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     assert_pinned(
         &folder,
         "faac20b747d22575db88523924ffd449116d1319186289f6de379b7da0b035a8",
-        "ea295163cd131d06a7c6c0eea6b7193c3f3e949f1ebf0d953ec8c484f3b885e2",
-        "9898876183fc25d6eeb20bdfeef3267f30dec3bebdbdb71a6011e2adea9e853f",
+        "1da7d7c2cd1a7eee654375797f2e9cfe8901f3db1036ffdfbeb3e535ae2b03c3",
+        "526a220d07e60c7d78d27815763a94835a8a46db3075c00e862e8a42932833b4",
     );
     verify_with_forms(&w, &folder, "2 000 000");
     assert_article_3(

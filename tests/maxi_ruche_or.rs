@@ -10,9 +10,9 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     let folder = emit_with_1_and_2_threads(&w, "maxi-ruche-or", "3");
     assert_pinned(
         &folder,
-        "54910b264688d1c1b13bc8c879794ffc62fcbf23a5c2f31e37433a61d4115121",
-        "49c999e9903431db9c54bf922ec716b003a4d76f7cee0348855e75cbec3d940c",
-        "d63b71dd722859a00298cd9d8275a91832c2aaee36b1bd383901594cbe0673b2",
+        "6395ce22055578fe273ae25c5d034aec6a154c96c3549e32495d4e4810756d62",
+        "b659288cc09c742a9b9403535aaf7c9741e15ddec049f13728a035fc8c38eabe",
+        "5a3575f167b4f4e02a1832d1cd1b857f43d1dd8386df8ab6062a1bb039320b95",
     );
     verify_with_forms(&w, &folder, "7 500 000");
     assert_article_3(

@@ -1,6 +1,6 @@
 //! Whole hive rows for the two hive synthesizers (generator 3, SPEC §4): every row of a kind,
-//! as its string of cells, in one exact [`Table`], so that writing a row is one weighted draw
-//! and a copy of its bytes, with no work per cell and no shuffle.
+//! as its string of cells, in a [`RowTable`], so that writing a row is two draws and a copy of
+//! its bytes, with no work per cell and no shuffle.
 //!
 //! The law of a row is generator 2's: its fixed cells (the three `P` of a winning row, a
 //! multiplier, the cells that will hold a honey pot, a bee or an `E`), then, in the cells

@@ -14,9 +14,9 @@
 //!
 //! Generator 3 (SPEC §4) draws from tables built here once: the `P` count and multiplier of
 //! a non-winning row in one draw from an exact alias table ([`Table`]); each row's cells, in
-//! order, in one draw from the table of every row of its kind ([`row_table`]: its `P`, its
-//! multiplier, the cells left for a bee and an `E`, the filler, the order); a bonus stage from
-//! the list of all its strings; the prize's plan from its cents ([`PrizeIndex`]).
+//! order, from the [`RowTable`] of its kind (its `P`, its multiplier, the cells left for a bee
+//! and an `E`; the filler and the order in two draws); a bonus stage from the list of all its
+//! strings; the prize's plan from its cents ([`PrizeIndex`]).
 
 use super::params::{MaxiParams, BONUS_CELLS, MULTIPLIERS};
 use crate::mechanic::draw::{Bits, PrizeIndex, Rate, Table};

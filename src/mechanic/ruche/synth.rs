@@ -10,10 +10,10 @@
 //!
 //! Generator 3 (SPEC §4) draws from tables built here once: the number of EXTRA hives and
 //! the loose honey pots from exact alias tables ([`Table`]); each row, cells and all, from
-//! the table of every row of its length and number of honey-pot and EXTRA cells
-//! ([`row_table`]: the `P` of a non-winning row by the game's weights, the filler, the order
-//! of the cells, in one draw); the prize's plan from its cents ([`PrizeIndex`]), with the
-//! weights of its forms for each number of EXTRA hives worked out once.
+//! the [`RowTable`] of its length and number of honey-pot and EXTRA cells (the `P` of a
+//! non-winning row by the game's weights, the filler and the order of the cells, in two
+//! draws); the prize's plan from its cents ([`PrizeIndex`]), with the weights of its forms for
+//! each number of EXTRA hives worked out once.
 
 use super::params::{RucheParams, MAX_EXTRA};
 use crate::mechanic::draw::{Bits, PrizeIndex, Table};
