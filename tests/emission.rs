@@ -354,7 +354,7 @@ fn a_replay_refuses_a_block_made_by_another_generator_version() {
     let manifest = w.path(FOLDER).join("block-00001.manifest.json");
     let edited = String::from_utf8(read(&manifest))
         .unwrap()
-        .replace("(generator 3)", "(generator 7)");
+        .replace("(generator 3)", "(generator 2)");
     std::fs::write(&manifest, edited).unwrap();
     resign(&w, &manifest);
     let out = w.run_expect(
@@ -371,13 +371,26 @@ fn a_replay_refuses_a_block_made_by_another_generator_version() {
         1,
     );
     let said = text(&out);
-    assert!(said.contains("(generator 7)"), "{said}");
+    assert!(said.contains("(generator 2)"), "{said}");
     assert!(said.contains("this program is generator 3"), "{said}");
     // Without --seed the decoder is the referee whatever generator made the block: a block of
-    // generator 1 (as every block made before generator 2) still verifies.
+    // generator 2 (as every block made before generator 3) still verifies.
+    let out = w.run_expect(
+        &[
+            "verify",
+            "--game",
+            &data("mini-ruche.toml"),
+            "--public-key",
+            "keys/public-key.pem",
+            manifest.with_file_name("block-00001.csv").to_str().unwrap(),
+        ],
+        0,
+    );
+    assert!(text(&out).contains("OK "), "{}", text(&out));
+    // So does one of generator 1.
     let edited = String::from_utf8(read(&manifest))
         .unwrap()
-        .replace("(generator 7)", "(generator 1)");
+        .replace("(generator 2)", "(generator 1)");
     std::fs::write(&manifest, edited).unwrap();
     resign(&w, &manifest);
     let csv = manifest.with_file_name("block-00001.csv");

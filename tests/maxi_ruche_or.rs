@@ -10,9 +10,9 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     let folder = emit_with_1_and_2_threads(&w, "maxi-ruche-or", "3");
     assert_pinned(
         &folder,
-        "54910b264688d1c1b13bc8c879794ffc62fcbf23a5c2f31e37433a61d4115121",
-        "18e5c167c74e5e4aaa955da3d92c2f4af13b860a2fb7a6aaa2ad4c6e02ba4da0",
-        "e4e495e902a6ce8178c414a3c6a9348d1d75fdb0e17186098401cdf5a87ccf7d",
+        "6395ce22055578fe273ae25c5d034aec6a154c96c3549e32495d4e4810756d62",
+        "b659288cc09c742a9b9403535aaf7c9741e15ddec049f13728a035fc8c38eabe",
+        "5a3575f167b4f4e02a1832d1cd1b857f43d1dd8386df8ab6062a1bb039320b95",
     );
     verify_with_forms(&w, &folder, "7 500 000");
     assert_article_3(

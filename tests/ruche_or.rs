@@ -61,9 +61,9 @@ fn one_and_two_threads_give_identical_files() {
     let folder = emit_with_1_and_2_threads(&w, "ruche-or", "0.5");
     assert_pinned(
         &folder,
-        "87d0c7d0f92d5874b23386e9c9b4f51796f2fc124370efaa3cc7c28d014a0097",
-        "7179ec9201eda5fb520d448d5d2379cd6ea5d6b0c18a0e9c286bc70da60967b8",
-        "57275e99160bed77959f53574844625732d7238a68b00bfe6df8fa3f1f33bab1",
+        "ee4191f8da61f825b13235b0cd1df8e8dd7aa4faa7e022cab385595a38854b4a",
+        "832a68320f5b83841e124a70bec62de767f187314d14816b0b147bc354ec78d1",
+        "7156e4af2cf6a3ba44da15ec610f7e698cfe6723bb640e71bb8ec1bdc09ff3fc",
     );
     verify_with_forms(&w, &folder, "900 000");
 }

@@ -21,6 +21,7 @@ pub(crate) mod draw;
 pub mod explain;
 pub mod hive;
 pub mod maxi_ruche;
+pub(crate) mod rows;
 pub mod ruche;
 pub(crate) mod util;
 

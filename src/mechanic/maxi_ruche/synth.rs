@@ -12,15 +12,16 @@
 //! reveals first never give the result away. The chances of those parts are the game's
 //! `near_miss` settings.
 //!
-//! Generator 2 draws from tables built here once (SPEC §4): the `P` and multiplier of a
-//! non-winning row, the `A`/`B` filler by its length, the bees of a losing bonus stage come
-//! from exact alias tables; a row's cells are put in order with one draw from the table of
-//! all its orders, the bonus bees' places with one draw from the table of all their places;
-//! random bits come from [`Bits`].
+//! Generator 3 (SPEC §4) draws from tables built here once: the `P` count and multiplier of
+//! a non-winning row in one draw from an exact alias table ([`Table`]); each row's cells, in
+//! order, from the [`RowTable`] of its kind (its `P`, its multiplier, the cells left for a bee
+//! and an `E`; the filler and the order in two draws); a bonus stage from the list of all its
+//! strings; the prize's plan from its cents ([`PrizeIndex`]).
 
 use super::params::{MaxiParams, BONUS_CELLS, MULTIPLIERS};
-use crate::mechanic::draw::{filler_table, index_table, row_orders, weighted, Alias, Bits, Rate};
-use crate::mechanic::hive::{MAX_OTHER, MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
+use crate::mechanic::draw::{Bits, PrizeIndex, Rate, Table};
+use crate::mechanic::hive::{MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
+use crate::mechanic::rows::{fill_slots, row_table, HiveText, RowTable, Text, MULT, SLOT};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::canonical;
 use rust_decimal::Decimal;
@@ -42,23 +43,33 @@ const MAX_COMPONENTS: usize = 3;
 /// Builds Maxi Ruche d'or layouts for one stake.
 #[derive(Debug, Clone)]
 pub struct MaxiSynthesizer {
-    params: MaxiParams,
+    /// The plan of each prize, found by its cents.
+    prizes: PrizeIndex,
     plans: Vec<Plan>,
     /// Chance of an EXTRA hive, for every prize.
     extra: Rate,
-    /// Chance of a multiplier on a row that does not win.
-    row_multiplier: Rate,
     /// Weight of the bonus stage among the forms of a prize it pays.
     bonus_weight: u32,
-    /// `P` on a row that does not win.
-    losing_p: Alias<usize>,
-    /// `A` and `B` counts of the filler, by its length (0 to 7).
-    filler: Vec<Alias<[u8; 2]>>,
+    /// `P` count and multiplier (index in `MULTIPLIERS` + 1, or 0) of a row that does not win.
+    row_kind: Table<(u8, u8)>,
+    /// Rows by [`row_kind_index`] of (length, `P`, multiplier or not), then by cells left for
+    /// a bee and an `E` (0 to 2).
+    rows: Vec<Vec<RowTable>>,
     /// Bees of a losing bonus stage: up to one fewer than win, more often near it (three bees
     /// when four win: so close).
-    loser_bees: Alias<usize>,
-    /// The places of `n` bees among the bonus cells, as bit masks, by `n`.
-    bee_places: Vec<Vec<u16>>,
+    loser_bees: Table<u8>,
+    /// Every bonus stage (`+` and its cells) with `n` bees, by `n`, in the order of their
+    /// bit masks (cell `i` is bit `i`).
+    bonus_stages: Vec<Vec<[u8; BONUS_CELLS + 1]>>,
+    /// Each row amount's text and `:`.
+    row_amounts: Vec<Text>,
+    /// Each bee amount's text and `#`.
+    bee_amounts: Vec<Text>,
+}
+
+/// Where the rows of a kind are in [`MaxiSynthesizer::rows`].
+fn row_kind_index(len: usize, p: usize, multiplied: bool) -> usize {
+    (len * (ROW_WIN + 1) + p) * 2 + usize::from(multiplied)
 }
 
 /// One winning part of a layout.
@@ -89,7 +100,6 @@ struct Shape {
 /// Every way to show one prize.
 #[derive(Debug, Clone)]
 struct Plan {
-    prize: Decimal,
     /// Bees of the bonus stage that win exactly this prize, if any.
     bonus_bees: Option<usize>,
     /// Shapes by number of components minus one.
@@ -114,11 +124,7 @@ impl MaxiSynthesizer {
         for &prize in prizes {
             let bonus_bees = (1..params.bonus.len()).find(|&n| params.bonus[n] == prize);
             let shapes = decompositions(&comps, prize);
-            let plan = Plan {
-                prize,
-                bonus_bees,
-                shapes,
-            };
+            let plan = Plan { bonus_bees, shapes };
             let bonus_weight = params.near_miss.bonus_weight;
             if plan.bonus_bees.is_some()
                 && bonus_weight == 0
@@ -147,26 +153,77 @@ impl MaxiSynthesizer {
             plans.push(plan);
         }
         let nm = &params.near_miss;
+        // (P, multiplier) of a non-winning row: P by the weights, a multiplier with the rate
+        // (in units of 2^-32), then one of the six alike.
+        let rate = Rate::new(nm.row_multiplier_rate).units();
+        let mut kinds = Vec::new();
+        for (p, &wp) in (0u8..).zip(&nm.row_p_weights) {
+            kinds.push((
+                (p, 0),
+                u64::from(wp) * ((1u64 << 32) - rate) * MULTIPLIERS.len() as u64,
+            ));
+            for m in 1..=MULTIPLIERS.len() as u8 {
+                kinds.push(((p, m), u64::from(wp) * rate));
+            }
+        }
+        let row_kind = Table::new(&kinds).ok_or("near_miss.row_p_weights: all zero")?;
+        let mut rows = vec![Vec::new(); row_kind_index(MAX_ROW_LEN + 1, 0, false)];
+        for &len in &ROW_LENGTHS {
+            for p in 0..=ROW_WIN {
+                for multiplied in [false, true] {
+                    let at = row_kind_index(len, p, multiplied);
+                    let fixed = usize::from(multiplied) + p;
+                    if !rows[at].is_empty() || fixed > len {
+                        continue;
+                    }
+                    for slots in 0..=2.min(len - fixed) {
+                        rows[at].push(
+                            row_table(
+                                len,
+                                &[(b'P', p), (MULT, usize::from(multiplied)), (SLOT, slots)],
+                                &[1],
+                            )
+                            .ok_or("a row cannot be drawn")?,
+                        );
+                    }
+                }
+            }
+        }
         let loser_max_bees = params.bonus_min - 1;
-        let loser_weights: Vec<u32> = (1..=loser_max_bees as u32 + 1).collect();
-        let bee_places = (0..=BONUS_CELLS)
+        let loser_weights: Vec<(u8, u64)> = (0..=loser_max_bees as u8)
+            .map(|n| (n, u64::from(n) + 1))
+            .collect();
+        let bonus_stages = (0..=BONUS_CELLS)
             .map(|n| {
                 (0u16..1 << BONUS_CELLS)
                     .filter(|m| m.count_ones() as usize == n)
+                    .map(|m| {
+                        let mut stage = [b'.'; BONUS_CELLS + 1];
+                        stage[0] = b'+';
+                        for (i, cell) in stage[1..].iter_mut().enumerate() {
+                            if m >> i & 1 == 1 {
+                                *cell = b'Q';
+                            }
+                        }
+                        stage
+                    })
                     .collect()
             })
             .collect();
         Ok(MaxiSynthesizer {
+            prizes: PrizeIndex::new(prizes),
             extra: Rate::new(nm.extra_rate),
-            row_multiplier: Rate::new(nm.row_multiplier_rate),
             bonus_weight: nm.bonus_weight,
-            losing_p: index_table(&nm.row_p_weights).ok_or("near_miss.row_p_weights: all zero")?,
-            filler: (0..=MAX_ROW_LEN)
-                .map(|k| filler_table(k, MAX_OTHER))
-                .collect(),
-            loser_bees: index_table(&loser_weights).ok_or("bonus: no losing bee count")?,
-            bee_places,
-            params,
+            row_kind,
+            rows,
+            loser_bees: Table::new(&loser_weights).ok_or("bonus: no losing bee count")?,
+            bonus_stages,
+            row_amounts: (0..params.rows.len())
+                .map(|i| Text::new(params.rows.get(i).1, b':'))
+                .collect::<Result<_, _>>()?,
+            bee_amounts: (0..params.bees.len())
+                .map(|i| Text::new(params.bees.get(i).1, b'#'))
+                .collect::<Result<_, _>>()?,
             plans,
         })
     }
@@ -279,12 +336,12 @@ impl MaxiSynthesizer {
         let mut extra = HiveSpec::default();
         let mut bonus = None;
         if prize.is_zero() {
-            bonus = Some(self.loser_bees.draw(bits));
+            bonus = Some(usize::from(self.loser_bees.draw(bits)));
         } else {
             let plan = self
-                .plans
-                .iter()
-                .find(|p| p.prize == prize)
+                .prizes
+                .find(prize)
+                .map(|i| &self.plans[i])
                 .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
             match pick(plan, has_extra, self.bonus_weight, bits) {
                 None => bonus = plan.bonus_bees,
@@ -307,7 +364,7 @@ impl MaxiSynthesizer {
 /// `new()` made sure some class is usable without an EXTRA hive.
 fn pick(plan: &Plan, has_extra: bool, bonus_weight: u32, bits: &mut Bits) -> Option<Decomp> {
     let class_weights = plan.class_weights(has_extra, bonus_weight);
-    let class = weighted(bits, &class_weights);
+    let class = bits.pick(&class_weights);
     if class == 0 {
         return None;
     }
@@ -318,8 +375,8 @@ fn pick(plan: &Plan, has_extra: bool, bonus_weight: u32, bits: &mut Bits) -> Opt
     for (w, s) in shape_weights.iter_mut().zip(shapes.iter()) {
         *w = if s.usable(has_extra) { s.weight } else { 0 };
     }
-    let shape = &shapes[weighted(bits, &shape_weights[..n])];
-    Some(shape.decomps[bits.index(shape.decomps.len())])
+    let shape = &shapes[bits.pick(&shape_weights[..n])];
+    Some(shape.decomps[bits.uniform_index(shape.decomps.len())])
 }
 
 impl Shape {
@@ -365,9 +422,9 @@ fn place(d: &Decomp, has_extra: bool, main: &mut HiveSpec, extra: &mut HiveSpec,
     } else if bees == 2 {
         1
     } else if comps.len() == 1 {
-        2 * bits.index(2)
+        2 * bits.uniform_index(2)
     } else {
-        weighted(bits, &PLACEMENT_WEIGHTS)
+        bits.pick(&PLACEMENT_WEIGHTS)
     };
     let mut moved = 0;
     for (i, c) in comps.iter().enumerate() {
@@ -387,7 +444,7 @@ fn place(d: &Decomp, has_extra: bool, main: &mut HiveSpec, extra: &mut HiveSpec,
             Comp::Row { amount, mult } => {
                 // At most 3 parts, so a free row is always found quickly.
                 loop {
-                    let r = bits.index(ROWS);
+                    let r = bits.uniform_index(ROWS);
                     if hive.rows[r].is_none() {
                         hive.rows[r] = Some((amount, mult));
                         break;
@@ -401,46 +458,35 @@ fn place(d: &Decomp, has_extra: bool, main: &mut HiveSpec, extra: &mut HiveSpec,
 impl MaxiSynthesizer {
     /// Writes one hive: winning rows as specified, everything else from the common distribution.
     fn write_hive(&self, spec: &HiveSpec, bits: &mut Bits, out: &mut Vec<u8>) {
-        let mut cells = [[b'F'; 8]; ROWS];
-        let mut filled = [0usize; ROWS];
+        // Per row: amount index, P, multiplier (index + 1, or 0), cells taken.
         let mut amounts = [0usize; ROWS];
+        let mut kinds = [(0u8, 0u8); ROWS];
+        let mut filled = [0usize; ROWS];
         for r in 0..ROWS {
-            let row = &mut cells[r];
-            let mut k = 0;
-            let mult = match spec.rows[r] {
+            match spec.rows[r] {
                 Some((amount, mult)) => {
                     amounts[r] = usize::from(amount);
-                    row[..ROW_WIN].fill(b'P');
-                    k = ROW_WIN;
-                    usize::from(mult)
+                    kinds[r] = (ROW_WIN as u8, mult);
                 }
                 None => {
-                    amounts[r] = bits.index(self.params.rows.len());
-                    let p = self.losing_p.draw(bits);
-                    row[..p].fill(b'P');
-                    k += p;
-                    if bits.chance(self.row_multiplier) {
-                        1 + bits.index(MULTIPLIERS.len())
-                    } else {
-                        0
-                    }
+                    amounts[r] = bits.uniform_index(self.row_amounts.len());
+                    kinds[r] = self.row_kind.draw(bits);
                 }
-            };
-            if mult > 0 {
-                row[k] = MULTIPLIERS[mult - 1].0;
-                k += 1;
             }
-            filled[r] = k;
+            filled[r] = usize::from(kinds[r].0) + usize::from(kinds[r].1 > 0);
         }
         // Bee and E go to a free cell drawn uniformly over the hive.
-        let specials = [spec.bee.map(|_| b'Q'), spec.has_e.then_some(b'E')];
-        for special in specials.into_iter().flatten() {
+        let mut slots = [[0usize; 2]; ROWS];
+        for (kind, present) in [spec.bee.is_some(), spec.has_e].into_iter().enumerate() {
+            if !present {
+                continue;
+            }
             let free: usize = (0..ROWS).map(|r| ROW_LENGTHS[r] - filled[r]).sum();
-            let mut x = bits.index(free);
+            let mut x = bits.uniform_index(free);
             for r in 0..ROWS {
                 let f = ROW_LENGTHS[r] - filled[r];
                 if x < f {
-                    cells[r][filled[r]] = special;
+                    slots[r][kind] += 1;
                     filled[r] += 1;
                     break;
                 }
@@ -449,32 +495,37 @@ impl MaxiSynthesizer {
         }
         let top = match spec.bee {
             Some(amount) => usize::from(amount),
-            None => bits.index(self.params.bees.len()),
+            None => bits.uniform_index(self.bee_amounts.len()),
         };
-        out.extend_from_slice(self.params.bees.get(top).1.as_bytes());
-        out.push(b'#');
-        let orders = row_orders();
+        let mut text = HiveText::new();
+        text.text(&self.bee_amounts[top]);
         for r in 0..ROWS {
             let len = ROW_LENGTHS[r];
-            let row = &mut cells[r];
-            let n = filled[r];
-            let [a, b] = self.filler[len - n].draw(bits).map(usize::from);
-            row[n..n + a].fill(b'A');
-            row[n + a..n + a + b].fill(b'B');
-            if r > 0 {
-                out.push(b'/');
+            let (p, mult) = kinds[r];
+            let [q, e] = slots[r];
+            let mut cells =
+                self.rows[row_kind_index(len, usize::from(p), mult > 0)][q + e].draw(bits);
+            let row = &mut cells[..len];
+            if mult > 0 {
+                for cell in row.iter_mut().filter(|c| **c == MULT) {
+                    *cell = MULTIPLIERS[usize::from(mult) - 1].0;
+                }
             }
-            out.extend_from_slice(self.params.rows.get(amounts[r]).1.as_bytes());
-            out.push(b':');
-            out.extend_from_slice(&orders[len].shuffle(row, bits)[..len]);
+            if q + e > 0 {
+                fill_slots(row, (b'Q', q), (b'E', e), bits);
+            }
+            if r > 0 {
+                text.byte(b'/');
+            }
+            text.text(&self.row_amounts[amounts[r]]);
+            text.cells(&cells, len);
         }
+        text.flush(out);
     }
 
     /// Writes `+` and the 12 bonus cells with `bees` bees at places drawn uniformly.
     fn write_bonus(&self, bees: usize, bits: &mut Bits, out: &mut Vec<u8>) {
-        let places = &self.bee_places[bees.min(BONUS_CELLS)];
-        let mask = places[bits.index(places.len())];
-        out.push(b'+');
-        out.extend((0..BONUS_CELLS).map(|i| if mask >> i & 1 == 1 { b'Q' } else { b'.' }));
+        let stages = &self.bonus_stages[bees.min(BONUS_CELLS)];
+        out.extend_from_slice(&stages[bits.uniform_index(stages.len())]);
     }
 }

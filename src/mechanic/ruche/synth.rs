@@ -8,14 +8,17 @@
 //! up to three honey pots, EXTRA symbols: the game's `near_miss` weights), so no part outside
 //! the winning cells hints at the result.
 //!
-//! Generator 2 draws from tables built here once (SPEC §4): the number of EXTRA hives, the
-//! loose honey pots, the `P` of a non-winning row (by the cells left free) and the `A`/`B`
-//! filler (by its length) come from exact alias tables; a row's cells are put in order with
-//! one draw from the table of all its orders; random bits come from [`Bits`].
+//! Generator 3 (SPEC §4) draws from tables built here once: the number of EXTRA hives and
+//! the loose honey pots from exact alias tables ([`Table`]); each row, cells and all, from
+//! the [`RowTable`] of its length and number of honey-pot and EXTRA cells (the `P` of a
+//! non-winning row by the game's weights, the filler and the order of the cells, in two
+//! draws); the prize's plan from its cents ([`PrizeIndex`]), with the weights of its forms for
+//! each number of EXTRA hives worked out once.
 
 use super::params::{RucheParams, MAX_EXTRA};
-use crate::mechanic::draw::{filler_table, index_table, row_orders, weighted, Alias, Bits};
-use crate::mechanic::hive::{MAX_OTHER, MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
+use crate::mechanic::draw::{Bits, PrizeIndex, Table};
+use crate::mechanic::hive::{MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
+use crate::mechanic::rows::{fill_slots, row_table, HiveText, RowTable, Text, SLOT};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::canonical;
 use rust_decimal::Decimal;
@@ -32,20 +35,43 @@ enum Component {
 /// Most components a prize is split into.
 const MAX_PARTS: usize = 3;
 
+/// Every way to show one prize.
+#[derive(Debug, Clone)]
+struct Plan {
+    /// The decompositions, by number of components - 1, fewest honey wins first.
+    by_size: [Vec<Vec<Component>>; MAX_PARTS],
+    /// What to draw from, by the number of EXTRA hives drawn (0 to [`MAX_EXTRA`]).
+    choices: [Choice; MAX_EXTRA + 1],
+}
+
+/// The forms of a prize that fit a number of hives.
+#[derive(Debug, Clone, Copy, Default)]
+struct Choice {
+    /// EXTRA hives on the ticket: those drawn, or more when no form fits fewer (only a table
+    /// without single-hive forms needs it).
+    extras: usize,
+    /// Weights of 1, 2, 3 components (`near_miss.part_weights`, zero where none fits).
+    weights: [u32; MAX_PARTS],
+    /// Decompositions of each size that fit (the first ones of `by_size`).
+    usable: [usize; MAX_PARTS],
+}
+
 /// Draws La ruche d'or layouts.
 #[derive(Debug, Clone)]
 pub struct Synth {
-    params: RucheParams,
-    /// For each prize of the table: the decompositions, by number of components - 1.
-    plans: Vec<(Decimal, [Vec<Vec<Component>>; MAX_PARTS])>,
+    /// The plan of each prize, found by its cents.
+    prizes: PrizeIndex,
+    plans: Vec<Plan>,
     /// EXTRA hives on a ticket.
-    extras: Alias<usize>,
+    extras: Table<u8>,
     /// Honey pots in a hive that wins no honey (fewer than the smallest winning count).
-    loose_pots: Alias<usize>,
-    /// `P` on a non-winning row, by the cells the row has free (0 to 7).
-    near_p: Vec<Alias<usize>>,
-    /// `A` and `B` counts of the filler, by its length (0 to 7).
-    filler: Vec<Alias<[u8; 2]>>,
+    loose_pots: Table<u8>,
+    /// Rows that do not win, by length and then by cells left for honey pots and `E`.
+    losing: Vec<Vec<RowTable>>,
+    /// Winning rows (three `P`), by length and then by cells left for honey pots and `E`.
+    winning: Vec<Vec<RowTable>>,
+    /// Each row amount's text and `:`.
+    amounts: Vec<Text>,
 }
 
 impl Synth {
@@ -93,36 +119,54 @@ impl Synth {
                     crate::mechanic::util::MAX_WEIGHT
                 ));
             }
-            plans.push((prize, by_size));
+            let choices = std::array::from_fn(|drawn| choice(&by_size, drawn, &part_weights));
+            plans.push(Plan { by_size, choices });
         }
         let nm = &params.near_miss;
-        let extras = index_table(&nm.extra_weights).ok_or("near_miss.extra_weights: all zero")?;
+        let extras = counts_table(&nm.extra_weights).ok_or("near_miss.extra_weights: all zero")?;
         // Loose pots stay below the smallest winning count: more would win honey.
         let loose_limit = params.min_winning_pots().saturating_sub(1);
         let mut loose = [0u32; 4];
         for (pots, &w) in nm.loose_pots_weights.iter().enumerate() {
             loose[pots.min(loose_limit)] += w;
         }
-        let loose_pots = index_table(&loose).ok_or("near_miss.loose_pots_weights: all zero")?;
-        let near_p = (0..=MAX_ROW_LEN)
-            .map(|free| {
-                let mut w = [0u32; ROW_WIN];
+        let loose_pots = counts_table(&loose).ok_or("near_miss.loose_pots_weights: all zero")?;
+        let mut losing = vec![Vec::new(); MAX_ROW_LEN + 1];
+        let mut winning = vec![Vec::new(); MAX_ROW_LEN + 1];
+        for &len in &ROW_LENGTHS {
+            if !losing[len].is_empty() {
+                continue;
+            }
+            for slots in 0..=len {
+                // P on a row that does not win, capped by the cells left free.
+                let free = len - slots;
+                let mut w = [0u64; ROW_WIN];
                 for (p, &weight) in nm.row_p_weights.iter().enumerate() {
-                    w[p.min(free)] += weight;
+                    w[p.min(free)] += u64::from(weight);
                 }
-                index_table(&w).ok_or("near_miss.row_p_weights: all zero")
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let filler = (0..=MAX_ROW_LEN)
-            .map(|k| filler_table(k, MAX_OTHER))
-            .collect();
+                losing[len].push(
+                    row_table(len, &[(SLOT, slots)], &w)
+                        .ok_or("near_miss.row_p_weights: all zero")?,
+                );
+                if slots + ROW_WIN <= len {
+                    winning[len].push(
+                        row_table(len, &[(b'P', ROW_WIN), (SLOT, slots)], &[1])
+                            .ok_or("a winning row cannot be drawn")?,
+                    );
+                }
+            }
+        }
+        let amounts = (0..params.rows.len())
+            .map(|i| Text::new(params.rows.get(i).1, b':'))
+            .collect::<Result<_, _>>()?;
         Ok(Synth {
-            params,
+            prizes: PrizeIndex::new(prizes),
             plans,
             extras,
             loose_pots,
-            near_p,
-            filler,
+            losing,
+            winning,
+            amounts,
         })
     }
 
@@ -134,49 +178,47 @@ impl Synth {
         out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError> {
         let bits = &mut Bits::new(rng);
+        // The number of EXTRA hives is drawn as for a loser, so that EXTRA symbols say
+        // nothing.
+        let mut extras = usize::from(self.extras.draw(bits));
         // Components assigned to hives: rows (amount index) and honey pots per hive.
-        let mut extras = self.extras.draw(bits);
         let mut rows: [[Option<usize>; ROWS]; MAX_EXTRA + 1] = [[None; ROWS]; MAX_EXTRA + 1];
         let mut pots: [Option<usize>; MAX_EXTRA + 1] = [None; MAX_EXTRA + 1];
         if !prize.is_zero() {
             let plan = self
-                .plans
-                .iter()
-                .find(|(p, _)| *p == prize)
-                .map(|(_, plan)| plan)
+                .prizes
+                .find(prize)
+                .map(|i| &self.plans[i])
                 .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
-            // The number of EXTRA hives is drawn as for a loser, so that EXTRA symbols say
-            // nothing; a hive wins honey once, so keep the decompositions that fit.
-            let part_weights = &self.params.near_miss.part_weights;
-            let mut usable = [0usize; MAX_PARTS];
-            let mut weights = [0u32; MAX_PARTS];
-            loop {
-                for (k, options) in plan.iter().enumerate() {
-                    usable[k] = options.partition_point(|d| honey_count(d) <= extras + 1);
-                    weights[k] = if usable[k] > 0 { part_weights[k] } else { 0 };
-                }
-                if weights.iter().any(|&w| w > 0) || extras == MAX_EXTRA {
-                    break;
-                }
-                extras += 1; // Only a table without single-hive forms gets here.
-            }
+            // A hive wins honey once, so only the decompositions that fit are drawn.
+            let choice = &plan.choices[extras];
+            extras = choice.extras;
             // `new` made sure some weighted form fits MAX_EXTRA + 1 hives.
-            let k = weighted(bits, &weights);
-            let parts = &plan[k][bits.index(usable[k])];
+            let k = bits.pick(&choice.weights);
+            let parts = &plan.by_size[k][bits.uniform_index(choice.usable[k])];
             let hives = extras + 1;
-            let order = row_orders()[hives].shuffle(&[0, 1, 2, 3, 0, 0, 0, 0], bits);
-            let mut next_honey_hive = 0;
+            let mut honey_hives = 0;
             for part in parts {
                 match *part {
                     Component::Honey(n) => {
-                        pots[usize::from(order[next_honey_hive])] = Some(n);
-                        next_honey_hive += 1;
+                        // A hive without honey yet, uniformly.
+                        let mut x = bits.uniform_index(hives - honey_hives);
+                        for slot in pots.iter_mut().take(hives) {
+                            if slot.is_none() {
+                                if x == 0 {
+                                    *slot = Some(n);
+                                    break;
+                                }
+                                x -= 1;
+                            }
+                        }
+                        honey_hives += 1;
                     }
                     Component::Row(i) => {
-                        let h = bits.index(hives);
+                        let h = bits.uniform_index(hives);
                         // Find a free row in that hive at random (at most 3 rows are taken).
                         loop {
-                            let r = bits.index(ROWS);
+                            let r = bits.uniform_index(ROWS);
                             if rows[h][r].is_none() {
                                 rows[h][r] = Some(i);
                                 break;
@@ -206,8 +248,8 @@ impl Synth {
         e: usize,
         out: &mut Vec<u8>,
     ) {
-        let h = pots.unwrap_or_else(|| self.loose_pots.draw(bits));
-        // Spread the H and E cells over the rows, leaving three cells to winning rows.
+        let h = pots.unwrap_or_else(|| usize::from(self.loose_pots.draw(bits)));
+        // Spread the H and E cells over the cells the winning rows leave free, uniformly.
         let mut special = [[0usize; 2]; ROWS];
         let mut free: [usize; ROWS] = [0; ROWS];
         for r in 0..ROWS {
@@ -216,7 +258,7 @@ impl Synth {
         let mut total: usize = free.iter().sum();
         for (kind, count) in [(0, h), (1, e)] {
             for _ in 0..count {
-                let mut x = bits.index(total);
+                let mut x = bits.uniform_index(total);
                 for r in 0..ROWS {
                     if x < free[r] {
                         special[r][kind] += 1;
@@ -228,35 +270,58 @@ impl Synth {
                 total -= 1;
             }
         }
-        let orders = row_orders();
+        let mut text = HiveText::new();
         for (r, &len) in ROW_LENGTHS.iter().enumerate() {
             if r > 0 {
-                out.push(b'/');
+                text.byte(b'/');
             }
-            let amount = match winning[r] {
-                Some(i) => i,
-                None => bits.index(self.params.rows.len()),
-            };
-            out.extend_from_slice(self.params.rows.get(amount).1.as_bytes());
-            out.push(b':');
-            // The row's cells in a fixed order (H, E, P, A, B, then flowers), then shuffled.
-            let mut cells = [b'F'; 8];
             let [hs, es] = special[r];
-            cells[..hs].fill(b'H');
-            cells[hs..hs + es].fill(b'E');
-            let mut n = hs + es;
-            let p = match winning[r] {
-                Some(_) => ROW_WIN,
-                None => self.near_p[len - n].draw(bits),
+            let (amount, mut cells) = match winning[r] {
+                Some(i) => (i, self.winning[len][hs + es].draw(bits)),
+                None => (
+                    bits.uniform_index(self.amounts.len()),
+                    self.losing[len][hs + es].draw(bits),
+                ),
             };
-            cells[n..n + p].fill(b'P');
-            n += p;
-            let [a, b] = self.filler[len - n].draw(bits).map(usize::from);
-            cells[n..n + a].fill(b'A');
-            cells[n + a..n + a + b].fill(b'B');
-            out.extend_from_slice(&orders[len].shuffle(&cells, bits)[..len]);
+            if hs + es > 0 {
+                fill_slots(&mut cells[..len], (b'H', hs), (b'E', es), bits);
+            }
+            text.text(&self.amounts[amount]);
+            text.cells(&cells, len);
         }
+        text.flush(out);
     }
+}
+
+/// The forms of a plan that fit `drawn` EXTRA hives (or the fewest more that some form fits).
+fn choice(
+    by_size: &[Vec<Vec<Component>>; MAX_PARTS],
+    drawn: usize,
+    part_weights: &[u32; MAX_PARTS],
+) -> Choice {
+    let mut c = Choice {
+        extras: drawn,
+        ..Choice::default()
+    };
+    loop {
+        for (k, options) in by_size.iter().enumerate() {
+            c.usable[k] = options.partition_point(|d| honey_count(d) <= c.extras + 1);
+            c.weights[k] = if c.usable[k] > 0 { part_weights[k] } else { 0 };
+        }
+        if c.weights.iter().any(|&w| w > 0) || c.extras == MAX_EXTRA {
+            return c;
+        }
+        c.extras += 1;
+    }
+}
+
+/// An alias table over the counts `0..weights.len()` (`None` if every weight is zero).
+fn counts_table(weights: &[u32]) -> Option<Table<u8>> {
+    let entries: Vec<(u8, u64)> = (0u8..)
+        .zip(weights)
+        .map(|(i, &w)| (i, u64::from(w)))
+        .collect();
+    Table::new(&entries)
 }
 
 fn honey_count(parts: &[Component]) -> usize {
