@@ -51,7 +51,7 @@ for game in "${games[@]}"; do
   esac
   folder=emissions/$game/$price/e0001
   "$bin" emit --game "$game" --price "$price" --seed "$seed" --signing-key keys/signing-key.pem \
-    --force --quiet --threads 2 >/dev/null
+    --force --quiet --threads 2 >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 2; }
   rm -f "$work"/{verify,report}
   for _ in $(seq "$rounds"); do
     measure "$work/verify" "$bin" verify --quiet --public-key keys/public-key.pem --threads 2 "$folder"

@@ -5,8 +5,9 @@
 //! Every block is first verified in full ([`crate::verify::verify_block`]: signature, hashes,
 //! Merkle root, every layout against its prize column); a block that fails is listed with its
 //! problems and not analysed. A verified block is then read once more, in parallel
-//! ([`scan`]): every ticket is explained by the game's explainer (the decoder is the referee),
-//! and the file's SHA-256 must still be the one its signed manifest states.
+//! ([`scan`]): every ticket goes through its mechanic's features-only path (its wins checked
+//! against the prize column), and the file's SHA-256 must still be the one its signed manifest
+//! states, so the bytes read are the ones the decoder, the referee, accepted in `verify`.
 //!
 //! The statistics ([`stats`], [`order`]) treat a block as what it is, a random permutation of
 //! a fixed multiset of prizes: their null laws are conditional on the block's counts.
