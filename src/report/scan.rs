@@ -313,14 +313,14 @@ fn merge(
         hashes[usize::from(tier)].push(hash);
     }
     for (key, (count, i)) in part.forms {
-        if !totals.form_texts.contains_key(&key) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = totals.form_texts.entry(key) {
             // The decoder's text for this way of winning, read once on its first ticket.
             let layout = std::str::from_utf8(layout_of(lines[i])).map_err(|e| e.to_string())?;
             let e = c
                 .reader
                 .explain(layout)
                 .map_err(|e| format!("invalid layout: {e}"))?;
-            totals.form_texts.insert(key, e.form);
+            slot.insert(e.form);
         }
         *totals.forms.entry(key).or_insert(0) += count;
     }

@@ -74,7 +74,7 @@ impl MaxiExplainer {
             params: params.clone(),
             rows: CentsTable::new(&params.rows),
             bees: CentsTable::new(&params.bees),
-            bonus: params.bonus.map(|win| crate::money::cents(win)),
+            bonus: params.bonus.map(crate::money::cents),
         }
     }
 }
