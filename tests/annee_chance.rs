@@ -10,9 +10,9 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     let folder = emit_with_1_and_2_threads(&w, "annee-chance", "3");
     assert_pinned(
         &folder,
-        "9ec69a8e1bcee90affb9898b73a6328699d8d0a5bb4077ebd8985aeff6404db6",
-        "e0987bbb650c404f8a7915fcf9d915daf1ecb201d5064a691a988bc5aefded90",
-        "860ae8ba2cafc3c9ab6641b4f76896450ac9ab4aeaade9d459b75dca9f3997c7",
+        "e16be1cd7e9b326c1de57b73ea45696511f5f2dd2e206b981cded2ff86aeccdd",
+        "5bc00186771dc14e7d298b5a99fa24e51c56347f11052a9ba80c8bd5685fa14c",
+        "8fe5cdefa3138e2b937f709d4d0c4b379b878666df30ec5c87f0ce3fdd3e3110",
     );
     verify_with_forms(&w, &folder, "2 000 000");
     assert_article_3(

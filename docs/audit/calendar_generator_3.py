@@ -9,6 +9,7 @@ The built-in definition's settings are written below (games/annee-chance.toml); 
 and the first prizes are the pinned ones (the prize shuffle is not re-made here).
 """
 import hashlib
+import math
 import pathlib
 import sys
 M128 = (1 << 128) - 1
@@ -24,42 +25,52 @@ class Pcg:
         return ((x >> rot) | (x << (64 - rot))) & ((1 << 64) - 1)
 
 class Bits:
+    """bits(k), uniform(n), pick(weights) and chance(r) of SPEC §4 (the hive paragraph)."""
     def __init__(self, rng):
-        self.rng, self.buf, self.left = rng, 0, 0
-    def read(self, k):
-        while self.left < k:
-            self.buf |= self.rng.next() << self.left
-            self.left += 64
-        v = self.buf & ((1 << k) - 1)
-        self.buf >>= k; self.left -= k
+        self.rng, self.word, self.left = rng, 0, 0
+    def bits(self, k):
+        if self.left < k:
+            self.word, self.left = self.rng.next(), 64
+        v = self.word & ((1 << k) - 1)
+        self.word >>= k; self.left -= k
         return v
-    def below(self, n):
+    def bits64(self):
+        v = self.word if self.left == 64 else self.rng.next()
+        self.word, self.left = 0, 0
+        return v
+    def uniform(self, n):
+        w = 32 if n <= 1 << 32 else 64
         while True:
-            m = self.read(32) * n
-            if (m & 0xffffffff) >= (1 << 32) % n:
-                return m >> 32
+            m = (self.bits(32) if w == 32 else self.bits64()) * n
+            if m % (1 << w) >= (1 << w) % n:
+                return m >> w
+    def pick(self, weights):
+        x = self.uniform(sum(weights))
+        for i, w in enumerate(weights):
+            if x < w: return i
+            x -= w
+        return len(weights) - 1
     def chance(self, r):
-        return self.read(32) < r
+        return self.bits(32) < r
 
-def alias(entries):
+def table(entries):
+    """The table draw of SPEC §4: exact Walker-Vose alias table of 2^k columns."""
     entries = [(v, w) for v, w in entries if w > 0]
     n = len(entries); k = 0
     while (1 << k) < n: k += 1
-    Q = 1 << (k + 32); W = sum(w for _, w in entries)
-    q = [w * Q // W for _, w in entries]
-    rem = sorted(range(n), key=lambda i: (-(entries[i][1] * Q % W), i))
-    for i in rem[:Q - sum(q)]: q[i] += 1
-    cols = 1 << k; q += [0] * (cols - n)
-    C = 1 << 32
-    cut = [C] * cols; ali = list(range(cols))
-    small = [i for i in range(cols) if q[i] < C]; large = [i for i in range(cols) if q[i] >= C]
+    N = 1 << k; W = sum(w for _, w in entries)
+    s = [N * w for _, w in entries] + [0] * (N - n)
+    cut = [W] * N; ali = list(range(N))
+    small = [i for i in range(N) if s[i] < W]; large = [i for i in range(N) if s[i] >= W]
     while small and large:
-        s = small.pop(); l = large[-1]
-        cut[s] = q[s]; ali[s] = l; q[l] -= C - q[s]
-        if q[l] < C: large.pop(); small.append(l)
+        i = small.pop(); l = large[-1]
+        cut[i] = s[i]; ali[i] = l; s[l] -= W - s[i]
+        if s[l] < W: large.pop(); small.append(l)
     def draw(bits):
-        v = bits.read(k + 32); c = v % cols; u = v >> k
-        i = c if u < cut[c] else ali[c]
+        c = bits.bits(k)
+        if cut[c] == W: i = c
+        elif cut[c] == 0: i = ali[c]
+        else: i = c if bits.uniform(W) < cut[c] else ali[c]
         return entries[i][0]
     return draw
 
@@ -75,7 +86,10 @@ for a in range(n):
             w = r * n + 2 * (2**32 - r) if abs(a - b) == 1 else 2 * (2**32 - r)
             for j in range(len(months)):
                 lm.append(((a, b, j), w))
-losing = alias(lm)
+g = 0
+for _, w in lm: g = math.gcd(g, w)
+lm = [(e, w // g) for e, w in lm]
+losing = table(lm)
 trip = [(a,b,c) for a in range(1,14) for b in range(1,14) for c in range(1,14) if len({a,b,c})==3]
 wins = [t for t in trip if 13 in t]
 twelves = [t for t in trip if 12 in t and 13 not in t]
@@ -111,28 +125,25 @@ def layout(prize, seed16):
     win = [None] * 12; clover = None
     if prize:
         counts = plan(prize)
-        total = sum(w for w, _ in counts); x = bits.below(total)
-        for w, forms in counts:
-            if x < w: break
-            x -= w
-        form = forms[bits.below(len(forms))]
-        months_d, clover = form[bits.below(len(form))]
+        forms = counts[bits.pick([w for w, _ in counts])][1]
+        form = forms[bits.uniform(len(forms))]
+        months_d, clover = form[bits.uniform(len(form))]
         places = list(range(12))
         for i, a in enumerate(months_d):
-            j = i + bits.below(12 - i)
+            j = i + bits.uniform(12 - i)
             places[i], places[j] = places[j], places[i]
             win[places[i]] = a
     out = []
     for m in range(12):
         if win[m] is not None:
-            s = letters[bits.below(n)]; out.append(f"{s}{s}:{months[win[m]]}")
+            s = letters[bits.uniform(n)]; out.append(f"{s}{s}:{months[win[m]]}")
         else:
             a, b, j = losing(bits); out.append(f"{letters[a]}{letters[b]}:{months[j]}")
     if clover is not None:
-        t = wins[bits.below(len(wins))]; amt = clover_amts[clover]
+        t = wins[bits.uniform(len(wins))]; amt = clover_amts[clover]
     else:
         lst = twelves if bits.chance(r) else plain
-        t = lst[bits.below(len(lst))]; amt = clover_amts[bits.below(len(clover_amts))]
+        t = lst[bits.uniform(len(lst))]; amt = clover_amts[bits.uniform(len(clover_amts))]
     return "/".join(out) + "|" + "-".join(map(str, t)) + ":" + amt
 
 def ticket_seed(layout_key, index):

@@ -6,16 +6,16 @@
 //! most of the synthesis time in the generator; [`Bits`] hands out a 64-bit draw a few bits
 //! at a time instead.
 //!
-//! Generator 3 (the hive games, SPEC §4) draws with [`Bits::uniform`] (Lemire's
+//! Generator 3 (SPEC §4) draws with [`Bits::uniform`] (Lemire's
 //! multiply-shift: exact, and a draw is refused with a chance below n/2³², so almost never) and
 //! with [`Table`], an exact alias table whose number of columns is a power of two (so the
 //! column is plain bits) and whose columns that keep their value whole draw nothing more: one
 //! weighted choice is `k` bits and, for a split column, one exact uniform compare. A hive row
-//! is one such choice among every whole row ([`arrangements`] lists them).
+//! is one such choice among every whole row ([`arrangements`] lists them); a calendar month
+//! that does not win, one among every (two pictures, amount).
 //!
-//! Generator 2 (the calendar, until its own generator 3) draws with [`Bits::below`] (the
-//! fewest bits, refused while too large) and [`Alias`] (two such draws per choice); they are
-//! kept unchanged so that its layouts stay the same.
+//! Every synthesizer (the hive games and the calendar) draws with these primitives and no
+//! others: one shape for every game.
 //!
 //! Written by hand rather than with `rand::distr::weighted::WeightedAliasIndex`: that one
 //! works in floating point (not exact) and draws one generator step per choice.
@@ -41,53 +41,10 @@ impl<'a> Bits<'a> {
         }
     }
 
-    /// `k` (1 to 32) uniform bits. Bits left over in a word too short for `k` are dropped:
-    /// each bit is used at most once, so draws stay independent.
-    #[inline]
-    fn take(&mut self, k: u32) -> u64 {
-        debug_assert!((1..=32).contains(&k));
-        if self.left < k {
-            self.word = self.rng.next_u64();
-            self.left = 64;
-        }
-        let v = self.word & ((1u64 << k) - 1);
-        self.word >>= k;
-        self.left -= k;
-        v
-    }
-
-    /// A number uniform in `0..n` (`0` when `n` ≤ 1): the fewest bits that can hold `n - 1`,
-    /// drawn again while they are `n` or more (so exactly uniform; at most half the draws are
-    /// refused).
-    #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n <= 1 {
-            return 0;
-        }
-        let k = 64 - (n - 1).leading_zeros();
-        loop {
-            let v = if k <= 32 {
-                self.take(k)
-            } else {
-                self.take(32) | (self.take(k - 32) << 32)
-            };
-            if v < n {
-                return v;
-            }
-        }
-    }
-
-    /// [`Bits::below`] for indexes.
-    #[inline]
-    pub fn index(&mut self, n: usize) -> usize {
-        // Indexes here are at most a few thousand: the cast is exact both ways.
-        self.below(n as u64) as usize
-    }
-
     /// True with the probability of `rate`.
     #[inline]
     pub fn chance(&mut self, rate: Rate) -> bool {
-        self.take(32) < rate.0
+        self.bits(32) < rate.0
     }
 }
 
@@ -105,98 +62,6 @@ impl Rate {
     pub fn units(self) -> u64 {
         self.0
     }
-}
-
-/// An exact alias table (Walker, Vose): draws one of `values` with probability proportional
-/// to its integer weight, with two uniform draws and no floating point.
-#[derive(Debug, Clone)]
-pub struct Alias<T> {
-    values: Vec<T>,
-    /// Column `i` keeps `values[i]` when the second draw, below `total`, is below `cut[i]`.
-    cut: Vec<u64>,
-    alias: Vec<u32>,
-    total: u64,
-}
-
-impl<T: Copy> Alias<T> {
-    /// The table of `(value, weight)`; `None` if every weight is zero, there are more than
-    /// 2³² values or the weights add up to more than 2⁶³.
-    pub fn new(entries: &[(T, u64)]) -> Option<Self> {
-        let entries: Vec<(T, u64)> = entries.iter().copied().filter(|e| e.1 > 0).collect();
-        let n = entries.len();
-        u32::try_from(n).ok()?;
-        let total = entries
-            .iter()
-            .try_fold(0u64, |s, e| s.checked_add(e.1))
-            .filter(|&t| t > 0 && t < 1 << 63)?;
-        // Column i holds weight n·w_i out of n·total; columns are filled to `total` each.
-        let mut scaled: Vec<u128> = entries
-            .iter()
-            .map(|e| u128::from(e.1) * n as u128)
-            .collect();
-        let full = u128::from(total);
-        let mut cut = vec![total; n];
-        let mut alias: Vec<u32> = (0..n as u32).collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
-            (0..n).partition(|&i| scaled[i] < full);
-        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-            // scaled[s] < full, so it fits in u64.
-            cut[s] = scaled[s] as u64;
-            alias[s] = l as u32;
-            scaled[l] -= full - scaled[s];
-            if scaled[l] < full {
-                large.pop();
-                small.push(l);
-            }
-        }
-        // What is left is exactly full (integer arithmetic): those columns keep their value.
-        Some(Alias {
-            values: entries.iter().map(|e| e.0).collect(),
-            cut,
-            alias,
-            total,
-        })
-    }
-
-    /// One value.
-    #[inline]
-    pub fn draw(&self, bits: &mut Bits) -> T {
-        let i = bits.index(self.values.len());
-        let j = if bits.below(self.total) < self.cut[i] {
-            i
-        } else {
-            self.alias[i] as usize
-        };
-        self.values[j]
-    }
-
-    /// Every value with its probability.
-    #[cfg(test)]
-    pub fn probabilities(&self) -> Vec<(T, f64)> {
-        let n = self.values.len() as f64;
-        let mut p = vec![0.0; self.values.len()];
-        for i in 0..self.values.len() {
-            let keep = self.cut[i] as f64 / self.total as f64;
-            p[i] += keep / n;
-            p[self.alias[i] as usize] += (1.0 - keep) / n;
-        }
-        self.values.iter().copied().zip(p).collect()
-    }
-}
-
-/// An index drawn with the given weights (not all zero), from one uniform draw: for the
-/// small lists whose weights change per ticket.
-#[inline]
-pub fn weighted(bits: &mut Bits, weights: &[u32]) -> usize {
-    let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
-    let mut x = bits.below(total);
-    for (i, &w) in weights.iter().enumerate() {
-        if x < u64::from(w) {
-            return i;
-        }
-        x -= u64::from(w);
-    }
-    weights.len() - 1
 }
 
 /// One step of Lemire's multiply-shift method on a `W`-bit draw `x` (1 ≤ `W` ≤ 64, `x` <
@@ -530,65 +395,22 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
+    /// A chance reads 32 bits: rate 0 never, rate 1 always, and otherwise exactly when those
+    /// bits are below the rate's units.
     #[test]
-    fn alias_tables_give_exactly_the_weights() {
-        for weights in [
-            vec![25u64, 40, 35],
-            vec![84, 11, 4, 1],
-            vec![1],
-            vec![0, 7, 0, 1],
-            vec![1 << 40, 3, 5],
-        ] {
-            let entries: Vec<(usize, u64)> = weights.iter().copied().enumerate().collect();
-            let table = Alias::new(&entries).unwrap();
-            let total: u64 = weights.iter().sum();
-            let mut got = vec![0.0; weights.len()];
-            for (i, p) in table.probabilities() {
-                got[i] += p;
-            }
-            for (i, &w) in weights.iter().enumerate() {
-                let want = w as f64 / total as f64;
-                assert!((got[i] - want).abs() < 1e-12, "{weights:?}: {got:?}");
-            }
+    fn chances_compare_32_bits_with_the_rate() {
+        let mut a = LayoutRng::seed_from_u64(9);
+        let mut b = LayoutRng::seed_from_u64(9);
+        let (mut bits, mut raw) = (Bits::new(&mut a), Bits::new(&mut b));
+        let rate = Rate::new(0.375);
+        assert_eq!(rate.units(), 3 << 29);
+        for _ in 0..1000 {
+            assert_eq!(bits.chance(rate), raw.bits(32) < 3 << 29);
+            assert!(!bits.chance(Rate::new(0.0)));
+            assert!(bits.chance(Rate::new(1.0)));
+            raw.bits(32);
+            raw.bits(32);
         }
-        assert!(Alias::<usize>::new(&[(0, 0), (1, 0)]).is_none());
-        assert!(Alias::<usize>::new(&[]).is_none());
-    }
-
-    #[test]
-    fn draws_follow_the_table() {
-        let table = Alias::new(&[(0, 25), (1, 40), (2, 35)]).unwrap();
-        let mut rng = LayoutRng::seed_from_u64(3);
-        let mut bits = Bits::new(&mut rng);
-        let mut seen = [0u32; 3];
-        for _ in 0..100_000 {
-            seen[table.draw(&mut bits)] += 1;
-        }
-        // Within 5 standard deviations (about 150) of 25 000, 40 000, 35 000.
-        for (got, want) in seen.iter().zip([25_000, 40_000, 35_000]) {
-            assert!((i64::from(*got) - want).abs() < 800, "{seen:?}");
-        }
-    }
-
-    #[test]
-    fn below_is_uniform_and_in_range() {
-        let mut rng = LayoutRng::seed_from_u64(9);
-        let mut bits = Bits::new(&mut rng);
-        let mut seen = [0u32; 7];
-        for _ in 0..70_000 {
-            seen[bits.index(7)] += 1;
-        }
-        assert!(
-            seen.iter().all(|&c| (9_500..10_500).contains(&c)),
-            "{seen:?}"
-        );
-        for n in [1u64, 2, 3, 1 << 32, (1 << 40) + 7] {
-            for _ in 0..100 {
-                assert!(bits.below(n) < n);
-            }
-        }
-        assert!(!bits.chance(Rate::new(0.0)));
-        assert!(bits.chance(Rate::new(1.0)));
     }
 
     /// Lemire's step, exhaustively on 10-bit draws: every result in `0..n` comes from
@@ -728,6 +550,22 @@ mod tests {
         }
         let n = columns.len() as u64;
         assert_eq!(got, weights.map(|w| w * n));
+    }
+
+    /// Equal weights on a power of two are one certain column each: a draw is `k` bits, the
+    /// column's own value, and nothing more is read.
+    #[test]
+    fn equal_weights_on_a_power_of_two_draw_only_the_column() {
+        let table = Table::new(&[(0u8, 5), (1, 5), (2, 5), (3, 5)]).unwrap();
+        let (columns, total) = table.law();
+        assert!(columns.iter().all(|c| c.0 == total && c.1 == c.2));
+        let mut a = LayoutRng::seed_from_u64(21);
+        let mut b = LayoutRng::seed_from_u64(21);
+        let (mut bits, mut raw) = (Bits::new(&mut a), Bits::new(&mut b));
+        for _ in 0..1000 {
+            let column = raw.bits(2) as usize;
+            assert_eq!(table.draw(&mut bits), columns[column].1);
+        }
     }
 
     /// A table's cut draw is `Bits::uniform` below its total, bit for bit.

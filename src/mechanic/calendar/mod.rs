@@ -11,7 +11,6 @@
 //! new TOML file. The decoder ([`decode`]) and the synthesizer ([`synth`]) share nothing else.
 
 mod decode;
-mod draw;
 pub mod features;
 mod params;
 mod synth;

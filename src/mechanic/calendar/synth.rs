@@ -16,14 +16,13 @@
 //!
 //! Generator 3 (SPEC §4) draws from tables built here once, so that a layout is a few table
 //! reads and copies of whole pieces of text: a month that does not win is one draw from an
-//! alias table of every (two pictures, amount) it may show, already written `AB:10/`; a
-//! winning month one uniform letter for its text `CC:6/`; the clover's numbers, in the order
-//! shown, one draw from the list of all of them, written `4-12-13:`. Random bits come from
-//! [`Bits`] (no bit dropped, uniform choices by multiply-shift, see [`super::draw`]).
+//! exact alias table ([`Table`]) of every (two pictures, amount) it may show, already written
+//! `AB:10/`; a winning month one uniform letter for its text `CC:6/`; the clover's numbers, in
+//! the order shown, one uniform draw from the list of all of them, written `4-12-13:`. The
+//! drawing primitives are the hive games' ([`crate::mechanic::draw`]): one set for every game.
 
-use super::draw::{weighted, Alias, Bits};
 use super::params::{CalendarParams, CLOVER_MAX, CLOVER_WIN, MAX_WINNING_MONTHS, MONTHS};
-use crate::mechanic::draw::Rate;
+use crate::mechanic::draw::{Bits, PrizeIndex, Rate, Table};
 use crate::mechanic::{LayoutRng, SynthesisError};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
@@ -104,19 +103,18 @@ struct ComponentCount {
 #[derive(Debug, Clone)]
 struct Plan {
     prize: Decimal,
-    /// The prize in cents: what a ticket's prize is looked up by.
-    cents: i128,
     counts: Vec<ComponentCount>,
-    /// The weight of each entry of `counts`, and their sum.
+    /// The weight of each entry of `counts`.
     weights: Vec<u32>,
-    total: u32,
 }
 
 /// Synthesizes calendar layouts for one stake.
 #[derive(Debug, Clone)]
 pub struct CalendarSynthesizer {
-    /// One plan per prize of the stake's table (losers need none).
+    /// One plan per prize of the stake's table (losers need none), in the table's order.
     plans: Vec<Plan>,
+    /// Finds a ticket's prize among `plans` by its cents.
+    index: PrizeIndex,
     /// Number of symbols and of month amounts.
     letters: usize,
     month_amounts: usize,
@@ -124,7 +122,7 @@ pub struct CalendarSynthesizer {
     winning_months: Vec<Piece>,
     /// A month that does not win, as an index into `losing_month_text`: its two different
     /// pictures and its amount drawn together.
-    losing_months: Alias<u32>,
+    losing_months: Table<u32>,
     /// `AB:amount/` for the ordered pair of different symbols number `p` (`A` ≠ `B`, in the
     /// order of the picture list, the second running fastest) and month amount `a`, at
     /// `p × month_amounts + a`.
@@ -187,10 +185,11 @@ impl CalendarSynthesizer {
             .collect::<Result<_, _>>()?;
         Ok(CalendarSynthesizer {
             plans,
+            index: PrizeIndex::new(prizes),
             letters: letters.len(),
             month_amounts: month_texts.len(),
             winning_months,
-            losing_months: Alias::new(&losing)
+            losing_months: Table::new(&losing)
                 .ok_or("symbols: a losing month needs two different symbols")?,
             losing_month_text,
             twelve: Rate::new(params.near_miss.twelve_rate),
@@ -216,16 +215,15 @@ impl CalendarSynthesizer {
     /// Draws the decomposition that shows `prize` (not zero) on this ticket: the number of
     /// components by weight, the form uniformly among those, the decomposition uniformly.
     fn choose(&self, prize: Decimal, bits: &mut Bits) -> Result<Decomposition, SynthesisError> {
-        let cents = in_cents(prize);
         let plan = self
-            .plans
-            .iter()
-            .find(|p| Some(p.cents) == cents)
+            .index
+            .find(prize)
+            .map(|i| &self.plans[i])
             .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
         // The plan is never empty and its weights are positive.
-        let count = &plan.counts[weighted(bits, &plan.weights, plan.total)];
-        let form = &count.forms[bits.index(count.forms.len())];
-        Ok(form.ways[bits.index(form.ways.len())])
+        let count = &plan.counts[bits.pick(&plan.weights)];
+        let form = &count.forms[bits.uniform_index(count.forms.len())];
+        Ok(form.ways[bits.uniform_index(form.ways.len())])
     }
 
     /// Appends a layout for `prize` to `out`.
@@ -248,7 +246,7 @@ impl CalendarSynthesizer {
                 .iter()
                 .enumerate()
             {
-                let j = i + bits.index(MONTHS - i);
+                let j = i + bits.uniform_index(MONTHS - i);
                 places.swap(i, j);
                 winning[usize::from(places[i])] = amount + 1;
             }
@@ -262,7 +260,7 @@ impl CalendarSynthesizer {
             let piece = if slot == 0 {
                 &self.losing_month_text[self.losing_months.draw(bits) as usize]
             } else {
-                let s = bits.index(self.letters);
+                let s = bits.uniform_index(self.letters);
                 &self.winning_months[s * self.month_amounts + usize::from(slot - 1)]
             };
             text.push(piece);
@@ -275,8 +273,8 @@ impl CalendarSynthesizer {
             None => (&self.clover_plain, None),
         };
         // In random order, so the first number revealed says nothing; then the amount.
-        text.push(&numbers[bits.index(numbers.len())]);
-        let amount = amount.unwrap_or_else(|| bits.index(self.clover_amounts.len()));
+        text.push(&numbers[bits.uniform_index(numbers.len())]);
+        let amount = amount.unwrap_or_else(|| bits.uniform_index(self.clover_amounts.len()));
         text.push(&self.clover_amounts[amount]);
         out.extend_from_slice(&text.bytes[..text.len]);
         Ok(())
@@ -290,27 +288,12 @@ fn texts(amounts: &AmountTable) -> Vec<&[u8]> {
         .collect()
 }
 
-/// `amount` in cents, exactly, from its integer mantissa and scale (no decimal arithmetic: a
-/// ticket's prize is looked up with it); `None` if it is not a whole number of cents.
-#[inline]
-fn in_cents(amount: Decimal) -> Option<i128> {
-    let m = amount.mantissa();
-    match amount.scale() {
-        0 => m.checked_mul(100),
-        1 => m.checked_mul(10),
-        2 => Some(m),
-        // Scales run to 28: 10^26 fits.
-        s => {
-            let p = 10i128.pow(s - 2);
-            (m % p == 0).then_some(m / p)
-        }
-    }
-}
-
 /// The ordered pairs of different pictures a losing month may show, as indexes (the second
 /// running fastest), with exact weights: with chance `neighbours` two neighbours in the
 /// picture list (either order), else any two different pictures. In units of 2⁻³² × 1 /
-/// (2n(n − 1)): a pair of neighbours weighs r·n + 2(2³² − r), any other pair 2(2³² − r).
+/// (2n(n − 1)): a pair of neighbours weighs r·n + 2(2³² − r), any other pair 2(2³² − r);
+/// then every weight is divided by their greatest common divisor (the same law, and for the
+/// usual rates a total below 2³², whose table draws then read 32 bits, not a whole output).
 fn losing_pairs(n: usize, neighbours: Rate) -> Vec<([usize; 2], u64)> {
     let r = neighbours.units();
     let rest = 2 * ((1u64 << 32) - r);
@@ -327,7 +310,19 @@ fn losing_pairs(n: usize, neighbours: Rate) -> Vec<([usize; 2], u64)> {
             }
         }
     }
+    let divisor = out.iter().fold(0, |g, e| gcd(g, e.1)).max(1);
+    for e in &mut out {
+        e.1 /= divisor;
+    }
     out
+}
+
+/// The greatest common divisor of `a` and `b` (`gcd(0, b)` = `b`).
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// Every ordered triple of distinct clover numbers holding `first` (0: none) and two others
@@ -417,13 +412,10 @@ fn plan(prize: Decimal, params: &CalendarParams) -> Option<Plan> {
         }
     }
     let weights: Vec<u32> = counts.iter().map(|c| c.weight).collect();
-    let total = weights.iter().sum();
     (!counts.is_empty()).then_some(Plan {
         prize,
-        cents: in_cents(prize)?,
         counts,
         weights,
-        total,
     })
 }
 
@@ -452,5 +444,49 @@ fn sums(
         current.push(i as u8);
         sums(amounts, i, target - a, left - 1, current, found);
         current.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Through the losing months' table, two neighbouring pictures come exactly with the chance
+    /// `neighbour_rate` asks, r/2³² + (1 − r/2³²)·2/n, for several rates and numbers of
+    /// pictures; the built-in rate's weights reduce to 17 and 5 (a total below 2³²).
+    #[test]
+    fn losing_months_show_neighbours_with_exactly_the_rate() {
+        for (n, rate) in [(8usize, 0.375), (8, 0.3), (2, 0.5), (26, 0.0), (5, 1.0)] {
+            let r = Rate::new(rate);
+            let pairs = losing_pairs(n, r);
+            let entries: Vec<(usize, u64)> =
+                pairs.iter().enumerate().map(|(i, p)| (i, p.1)).collect();
+            let table = Table::new(&entries).unwrap();
+            let (columns, total) = table.law();
+            let mut units = vec![0u128; pairs.len()];
+            for (cut, keep, other) in &columns {
+                units[*keep] += u128::from(*cut);
+                units[*other] += u128::from(total - cut);
+            }
+            let neighbours: u128 = pairs
+                .iter()
+                .zip(&units)
+                .filter(|(p, _)| p.0[0].abs_diff(p.0[1]) == 1)
+                .map(|(_, u)| u)
+                .sum();
+            let all = columns.len() as u128 * u128::from(total);
+            let (r, n) = (u128::from(r.units()), n as u128);
+            // neighbours / all == (r·n + 2(2³² − r)) / (2³²·n), cross-multiplied.
+            assert_eq!(
+                neighbours * (n << 32),
+                all * (r * n + 2 * ((1 << 32) - r)),
+                "{n} pictures, rate {rate}"
+            );
+        }
+        let weights: Vec<u64> = losing_pairs(8, Rate::new(0.375))
+            .iter()
+            .map(|p| p.1)
+            .collect();
+        assert_eq!(weights[..2], [17, 5]);
     }
 }
