@@ -177,6 +177,19 @@ fn the_factorys_own_blocks_pass_every_test() {
         assert!(!b["leaks"].as_array().unwrap().is_empty());
         assert!(!b["near_misses"].as_array().unwrap().is_empty());
         assert!(!b["forms"].as_array().unwrap().is_empty());
+        // Features seen outside the wins carry their share per part (what the leak check
+        // compares), beside the share of tickets; near misses do not.
+        let features = b["features"].as_array().unwrap();
+        assert!(!features.is_empty());
+        for f in features {
+            for key in ["losers_share", "winners_share"] {
+                let share = f[key].as_f64().unwrap_or_else(|| panic!("{key}: {f}"));
+                assert!((0.0..=1.0).contains(&share), "{f}");
+            }
+        }
+        for n in b["near_misses"].as_array().unwrap() {
+            assert!(n["losers_share"].is_null(), "{n}");
+        }
     }
     assert_eq!(
         json["emissions"][0]["cross_block"]

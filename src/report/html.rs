@@ -319,13 +319,20 @@ fn gaps(out: &mut String, n: usize, order: &Order) {
     );
 }
 
-/// Per feature, the share of losers and of winners showing it.
+/// Per feature, on losers and on winners: the share of tickets with a near miss, and the share
+/// of the parts shown outside the wins with a value above 0.
 fn features(out: &mut String, n: usize, b: &BlockSection) {
     let rows: Vec<(&str, f64, f64)> = b
         .near_misses
         .iter()
         .chain(&b.features)
-        .map(|r| (r.feature.as_str(), r.losers_rate, r.winners_rate))
+        .map(|r| {
+            (
+                r.feature.as_str(),
+                r.losers_share.unwrap_or(r.losers_rate),
+                r.winners_share.unwrap_or(r.winners_rate),
+            )
+        })
         .collect();
     let (left, width, row) = (200.0, 700.0, 26.0);
     let height = row * rows.len() as f64 + 30.0;

@@ -165,6 +165,13 @@ pub struct Rate {
     pub losers_rate: f64,
     /// winners / all winners.
     pub winners_rate: f64,
+    /// For a feature seen outside the wins: the share of its observations (the parts shown
+    /// outside the winning ones: rows, hives, months…) whose value is above 0, on losers; what
+    /// the leak check compares, per part rather than per ticket (a winner shows fewer losing
+    /// parts). `None` for near misses.
+    pub losers_share: Option<f64>,
+    /// The same share on winners.
+    pub winners_share: Option<f64>,
 }
 
 /// The leak check of one feature: are its values, outside the winning parts, distributed
@@ -402,6 +409,8 @@ fn analyse_block(
         winners: v[1],
         losers_rate: ratio(v[0], losers),
         winners_rate: ratio(v[1], winners),
+        losers_share: None,
+        winners_share: None,
     };
     let mut forms: Vec<FormRow> = tally
         .forms
@@ -443,7 +452,14 @@ fn analyse_block(
             .shown
             .iter()
             .filter(|(n, _)| observed_names.contains(n))
-            .map(|(n, &v)| rate(n, v))
+            .map(|(n, &v)| {
+                let [losers_share, winners_share] = shares(n, &tally);
+                Rate {
+                    losers_share: Some(losers_share),
+                    winners_share: Some(winners_share),
+                    ..rate(n, v)
+                }
+            })
             .collect(),
         leaks: observed_names
             .iter()
@@ -506,6 +522,20 @@ fn payout(stake: &Stake, counts: &[u64], tickets: u64) -> f64 {
     } else {
         (total / stakes).to_f64().unwrap_or(0.0)
     }
+}
+
+/// Per group (losers, winners), the share of a feature's observations whose value is above 0.
+fn shares(feature: &str, tally: &scan::Tally) -> [f64; 2] {
+    let (mut all, mut above) = ([0u64; 2], [0u64; 2]);
+    for (&(_, value), counts) in tally.observations.range((feature, 0)..=(feature, u32::MAX)) {
+        for g in 0..2 {
+            all[g] += counts[g];
+            if value > 0 {
+                above[g] += counts[g];
+            }
+        }
+    }
+    [ratio(above[0], all[0]), ratio(above[1], all[1])]
 }
 
 /// Chi-square of independence between the group (losers, winners) and the feature's value,
@@ -648,5 +678,27 @@ pub fn describe(t: &OrderTest) -> String {
         (_, Some(l), _) => format!("{} (lag {l})", t.test),
         (_, _, Some([a, b])) => format!("{} (blocks {a}, {b})", t.test),
         _ => t.test.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Winners show fewer losing parts (a hive that wins honey shows no loose pots), so the
+    /// share of tickets showing a feature differs between losers and winners even when every
+    /// part is drawn alike; the share of the parts does not, and it is what `report` shows.
+    #[test]
+    fn feature_shares_are_per_part_not_per_ticket() {
+        let mut tally = scan::Tally::default();
+        // 100 losers, one part each: 40 with loose pots. 100 winners, 50 of them with one
+        // losing part: 20 with loose pots.
+        tally.observations.insert(("loose_honey", 0), [60, 30]);
+        tally.observations.insert(("loose_honey", 2), [40, 20]);
+        tally.observations.insert(("other", 1), [1, 1]);
+        assert_eq!(shares("loose_honey", &tally), [0.4, 0.4]);
+        // The ticket rates, 40 % and 20 %, are not what the share says.
+        assert_ne!(ratio(20, 100), shares("loose_honey", &tally)[1]);
+        assert_eq!(shares("missing", &tally), [ratio(0, 0), ratio(0, 0)]);
     }
 }

@@ -113,7 +113,7 @@ fn block(out: &mut String, b: &BlockSection) {
     if !b.features.is_empty() {
         let _ = writeln!(
             out,
-            "  seen outside the wins (value > 0)       losers   winners   leak p (Holm)"
+            "  seen outside the wins (parts > 0)       losers   winners   leak p (Holm)"
         );
         for r in &b.features {
             let leak = b.leaks.iter().find(|l| l.feature == r.feature);
@@ -126,8 +126,8 @@ fn block(out: &mut String, b: &BlockSection) {
                 out,
                 "    {:<34} {:>8.2} % {:>7.2} % {verdict}",
                 r.feature,
-                r.losers_rate * 100.0,
-                r.winners_rate * 100.0
+                r.losers_share.unwrap_or(r.losers_rate) * 100.0,
+                r.winners_share.unwrap_or(r.winners_rate) * 100.0
             );
         }
     }
