@@ -21,18 +21,8 @@ shift || true
 games=("$@")
 [ ${#games[@]} -gt 0 ] || games=(ruche-or maxi-ruche-or annee-chance)
 scaling=${SCALING:-1}
-if [ -z "${BIN:-}" ]; then
-  cargo build --release --quiet
-  BIN=$PWD/target/release/emission-factory
-fi
-bin=$(realpath "$BIN")
 command -v perf >/dev/null || { echo "perf is missing: apt-get install -y linux-perf" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-"$bin" keygen --out keys >/dev/null
-seed=$(printf 'cd%.0s' $(seq 32))
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+. benches/common.sh
 # Runs a command, appends "wall_s peak_KB cpu_ms" to the file $1.
 measure() {
   local out=$1
@@ -43,7 +33,6 @@ measure() {
   cpu=$(awk -F, '$3 ~ /^task-clock/ {print $1}' "$work/p")
   echo "$(cat "$work/t") $cpu" >>"$out"
 }
-col() { cut -d' ' -f"$2" "$1" | median; }
 echo "$(nproc) cores; load average: $(cut -d' ' -f1-3 /proc/loadavg); $rounds rounds; $(basename "$bin") $("$bin" --version | cut -d' ' -f2)"
 printf '%-14s %8s %7s %7s %6s %8s %10s %8s %10s %8s %9s %8s %9s\n' \
   game tickets emit_s verify_s cat_s emit/cat verify/cat emit_us verify_us emit_x2 verify_x2 emit_MB verify_MB

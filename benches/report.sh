@@ -19,17 +19,7 @@ rounds=${1:-3}
 shift || true
 games=("$@")
 [ ${#games[@]} -gt 0 ] || games=(ruche-or maxi-ruche-or annee-chance)
-if [ -z "${BIN:-}" ]; then
-  cargo build --release --quiet
-  BIN=$PWD/target/release/emission-factory
-fi
-bin=$(realpath "$BIN")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-"$bin" keygen --out keys >/dev/null
-seed=$(printf 'cd%.0s' $(seq 32))
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+. benches/common.sh
 # Runs a command, appends "wall_s cpu_s peak_KB" to the file $1.
 measure() {
   local out=$1
@@ -38,7 +28,6 @@ measure() {
     || { cat "$work/err" >&2; exit 2; }
   awk '{print $1, $2 + $3, $4}' "$work/t" >>"$out"
 }
-col() { cut -d' ' -f"$2" "$1" | median; }
 echo "$(nproc) cores; load average: $(cut -d' ' -f1-3 /proc/loadavg); $rounds rounds; $(basename "$bin") $("$bin" --version | cut -d' ' -f2)"
 printf '%-14s %8s %8s %8s %10s %10s %6s %6s %9s %9s %9s\n' \
   game tickets verify_s report_s verify_cpu report_cpu wall_x cpu_x report_us verify_MB report_MB
