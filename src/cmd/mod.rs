@@ -540,6 +540,24 @@ fn stake<'g>(
     Ok(game.stake(price)?)
 }
 
+/// What `verify`, `report`, `show` and `prove` trust: the public key given (read and checked
+/// here, the error naming the file) and the game definition given (a built-in id or a file);
+/// without them, the emission's own key and the built-in definition the manifest names.
+fn trusted(
+    public_key: Option<&std::path::Path>,
+    game: Option<&str>,
+) -> anyhow::Result<emission_factory::verify::VerifyOptions> {
+    Ok(emission_factory::verify::VerifyOptions {
+        public_key: public_key
+            .map(emission_factory::block::keys::read_public_key)
+            .transpose()?,
+        game: game
+            .map(emission_factory::game::Game::resolve)
+            .transpose()?,
+        ..Default::default()
+    })
+}
+
 /// A rayon pool of `threads` workers (default: one per core): the engine runs every part of
 /// its work (reading, hashing, writing) as tasks of this pool, so these are all the threads
 /// that work.

@@ -7,7 +7,6 @@ use emission_factory::block::keys;
 use emission_factory::game::Game;
 use emission_factory::proof::{self, Ticket, MAX_PROOF_BYTES};
 use emission_factory::untrusted::{read_at_most, shown_path, ReadError};
-use emission_factory::verify::VerifyOptions;
 use std::path::PathBuf;
 
 /// `prove` arguments.
@@ -58,14 +57,7 @@ pub struct VerifyProofArgs {
 }
 
 pub(super) fn run(args: ProveArgs) -> Result<Exit> {
-    let options = VerifyOptions {
-        public_key: match &args.public_key {
-            Some(path) => Some(keys::read_public_key(path)?),
-            None => None,
-        },
-        game: args.game.as_deref().map(Game::resolve).transpose()?,
-        ..VerifyOptions::default()
-    };
+    let options = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     if args.public_key.is_none() {
         errln!("warning: the block's signature is checked against the emission's own emission.pub.pem: this proves the files are intact, not who made them; give --public-key with the key you trust");
     }

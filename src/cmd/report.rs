@@ -2,26 +2,14 @@
 
 use super::{pool, progress_bar, Exit, ReportArgs};
 use anyhow::{bail, Context, Result};
-use emission_factory::block::keys;
 use emission_factory::game::Game;
 use emission_factory::report::{html, report, text};
-use emission_factory::verify::{find_blocks, VerifyOptions};
+use emission_factory::verify::find_blocks;
 use std::io::Write;
 use std::path::Path;
 
 pub(super) fn run(args: ReportArgs) -> Result<Exit> {
-    let options = VerifyOptions {
-        public_key: match &args.public_key {
-            Some(path) => Some(keys::read_public_key(path)?),
-            None => None,
-        },
-        game: match &args.game {
-            Some(g) => Some(Game::resolve(g)?),
-            None => None,
-        },
-        forms: false,
-        seed: None,
-    };
+    let options = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     let blocks = find_blocks(&args.paths)?;
     if blocks.is_empty() {
         bail!("no block file (block-NNNNN.csv) found in the paths given");

@@ -7,30 +7,18 @@
 use super::{Exit, ShowArgs, WhenColour};
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::{bail, Context, Result};
-use emission_factory::block::keys;
 use emission_factory::block::{self, CSV_HEADER};
-use emission_factory::game::Game;
 use emission_factory::mechanic::explain::{
     Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
 };
 use emission_factory::money::canonical;
 use emission_factory::untrusted::{shown, shown_path};
-use emission_factory::verify::{check_manifest_of, TicketCheck, VerifyOptions};
+use emission_factory::verify::{check_manifest_of, TicketCheck};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 pub(super) fn run(args: ShowArgs) -> Result<Exit> {
-    let options = VerifyOptions {
-        public_key: match &args.public_key {
-            Some(path) => Some(keys::read_public_key(path)?),
-            None => None,
-        },
-        game: match &args.game {
-            Some(g) => Some(Game::resolve(g)?),
-            None => None,
-        },
-        ..VerifyOptions::default()
-    };
+    let options = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     let csv = &args.block;
     let name = shown_path(csv);
     let (report, checked) = check_manifest_of(csv, &options);

@@ -7,7 +7,6 @@ use anyhow::{bail, Result};
 use emission_factory::block::keys;
 use emission_factory::emission::record::{EmissionKind, RECORD_FILE};
 use emission_factory::emission::seal::check_folder;
-use emission_factory::game::Game;
 use emission_factory::money::canonical;
 use emission_factory::untrusted::shown_path;
 use emission_factory::verify::{find_blocks, verify_block, VerifyOptions};
@@ -15,15 +14,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
+    let trusted = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     let mut options = VerifyOptions {
-        public_key: match &args.public_key {
-            Some(path) => Some(keys::read_public_key(path)?),
-            None => None,
-        },
-        game: match &args.game {
-            Some(g) => Some(Game::resolve(g)?),
-            None => None,
-        },
         forms: args.forms,
         seed: match given_seed(
             args.seed.as_deref(),
@@ -36,6 +28,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 None => None,
             },
         },
+        ..trusted
     };
     let blocks = find_blocks(&args.paths)?;
     if !args.share.is_empty() {
