@@ -152,6 +152,15 @@ fn sha256_lanes(c: &mut Criterion) {
     group.bench_function("block/lanes x4", |b| {
         b.iter(|| lanes::compress(&mut four, [&blocks[0], &blocks[1], &blocks[2], &blocks[3]]))
     });
+    group.throughput(Throughput::Elements(16));
+    let mut sixteen = lanes::States16::default();
+    let mut input = lanes::Blocks16::default();
+    for (l, block) in input.0.iter_mut().enumerate() {
+        *block = blocks[l % 4];
+    }
+    group.bench_function("block/lanes x16 (AVX-512)", |b| {
+        b.iter(|| lanes::compress16(&mut sixteen, &input))
+    });
     // 1024 ticket lines of 80 to 100 bytes (two blocks each), as a verify piece hashes them.
     let lines: Vec<Vec<u8>> = (0u32..1024)
         .map(|i| {
@@ -162,11 +171,18 @@ fn sha256_lanes(c: &mut Criterion) {
     let messages: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
     group.throughput(Throughput::Elements(messages.len() as u64));
     group.bench_function("1024 lines/one by one", |b| {
-        b.iter(|| messages.iter().map(|m| sha256::digest(m)).collect::<Vec<_>>())
+        b.iter(|| {
+            messages
+                .iter()
+                .map(|m| sha256::digest(m))
+                .collect::<Vec<_>>()
+        })
     });
-    group.bench_function("1024 lines/digest_many", |b| {
-        b.iter(|| sha256::digest_many(&messages))
-    });
+    for engine in sha256::Engine::available() {
+        group.bench_function(format!("1024 lines/digest_many {engine:?}"), |b| {
+            b.iter(|| sha256::digest_many_with(engine, &messages))
+        });
+    }
     // The Merkle subtree of a 1024-ticket piece: leaf by leaf, or the piece at once.
     let hashes: Vec<[u8; 32]> = messages.iter().map(|m| sha256::digest(m)).collect();
     group.bench_function("1024 leaves/MerkleRoot::push", |b| {
@@ -186,5 +202,10 @@ fn sha256_lanes(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, synthesize_and_decode, plan_and_merkle, sha256_lanes);
+criterion_group!(
+    benches,
+    synthesize_and_decode,
+    plan_and_merkle,
+    sha256_lanes
+);
 criterion_main!(benches);

@@ -10,10 +10,10 @@
 //! advance, without the streaming hasher's buffering: the same SHA-256, a fraction of the
 //! overhead ([`super::sha256`]). A run of leaves given at once ([`MerkleRoot::extend`]) is
 //! hashed level by level, the leaves and then each level's nodes several at a time
-//! ([`super::sha256::digest_many`]): the same tree, the independent hashes interleaved. The
+//! ([`super::sha256::digest_many`]): the same tree, the independent hashes computed side by side. The
 //! RFC 6962 known answers below, and the comparison with `Sha256::digest`, guard it.
 
-use super::sha256::{digest_each, lanes, of_blocks, pad, Block};
+use super::sha256::{digest_each, of_blocks, pad, Block, Engine};
 use sha2::{Digest, Sha256};
 
 /// A running Merkle root.
@@ -50,8 +50,8 @@ pub fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
     of_blocks(&blocks)
 }
 
-/// The leaf hashes of `ticket_hashes`, hashed together (interleaved if `interleave`).
-fn leaf_hashes(ticket_hashes: &[[u8; 32]], interleave: bool) -> Vec<[u8; 32]> {
+/// The leaf hashes of `ticket_hashes`, hashed together by `engine`.
+fn leaf_hashes(ticket_hashes: &[[u8; 32]], engine: Engine) -> Vec<[u8; 32]> {
     let messages: Vec<[u8; 33]> = ticket_hashes
         .iter()
         .map(|hash| {
@@ -61,13 +61,13 @@ fn leaf_hashes(ticket_hashes: &[[u8; 32]], interleave: bool) -> Vec<[u8; 32]> {
         })
         .collect();
     let mut out = vec![[0u8; 32]; messages.len()];
-    digest_each(messages.len(), |i| &messages[i], &mut out, interleave);
+    digest_each(messages.len(), |i| &messages[i], &mut out, engine);
     out
 }
 
 /// The root of a perfect tree (2^k nodes, k ≥ 0, at its lowest level), hashed a level at a
 /// time, each level's nodes together.
-fn perfect_root(level: &[[u8; 32]], interleave: bool) -> [u8; 32] {
+fn perfect_root(level: &[[u8; 32]], engine: Engine) -> [u8; 32] {
     debug_assert!(level.len().is_power_of_two());
     let mut level = level.to_vec();
     let mut messages: Vec<[u8; 65]> = Vec::with_capacity(level.len() / 2);
@@ -80,7 +80,7 @@ fn perfect_root(level: &[[u8; 32]], interleave: bool) -> [u8; 32] {
             message
         }));
         level.truncate(messages.len());
-        digest_each(messages.len(), |i| &messages[i], &mut level, interleave);
+        digest_each(messages.len(), |i| &messages[i], &mut level, engine);
     }
     level[0]
 }
@@ -120,12 +120,12 @@ impl MerkleRoot {
     /// tree as [`push`](Self::push) of each, with the leaves and the nodes of each level
     /// hashed together ([`super::sha256::digest_many`]).
     pub fn extend(&mut self, ticket_hashes: &[[u8; 32]]) {
-        self.extend_with(ticket_hashes, lanes::available());
+        self.extend_with(ticket_hashes, Engine::best());
     }
 
-    /// [`extend`](Self::extend), interleaved or not (the tests take both paths).
-    fn extend_with(&mut self, ticket_hashes: &[[u8; 32]], interleave: bool) {
-        let leaves = leaf_hashes(ticket_hashes, interleave);
+    /// [`extend`](Self::extend) by `engine` (the tests take each).
+    fn extend_with(&mut self, ticket_hashes: &[[u8; 32]], engine: Engine) {
+        let leaves = leaf_hashes(ticket_hashes, engine);
         // The leaves split into the perfect subtrees that pushing them one by one would
         // build: from each position, the largest power of two it is a multiple of that fits.
         let mut at = self.len();
@@ -138,7 +138,7 @@ impl MerkleRoot {
                 fits.min(1u64 << at.trailing_zeros())
             };
             let (run, next) = rest.split_at(size as usize);
-            self.push_subtree(size, perfect_root(run, interleave));
+            self.push_subtree(size, perfect_root(run, engine));
             at += size;
             rest = next;
         }
@@ -336,11 +336,11 @@ mod tests {
                 let all = &leaves[..before + run];
                 let mut pushed = MerkleRoot::new();
                 all.iter().for_each(|l| pushed.push(l));
-                for interleave in [lanes::available(), false] {
+                for engine in Engine::available() {
                     let mut tree = MerkleRoot::new();
                     all[..before].iter().for_each(|l| tree.push(l));
-                    tree.extend_with(&all[before..], interleave);
-                    assert_eq!(tree.stack, pushed.stack, "{before} + {run}, {interleave}");
+                    tree.extend_with(&all[before..], engine);
+                    assert_eq!(tree.stack, pushed.stack, "{before} + {run}, {engine:?}");
                     assert_eq!(tree.root(), reference(all), "{before} + {run}");
                 }
             }
@@ -349,8 +349,10 @@ mod tests {
         let piece: Vec<[u8; 32]> = (0u32..1024)
             .map(|i| Sha256::digest(i.to_le_bytes()).into())
             .collect();
-        let mut tree = MerkleRoot::new();
-        tree.extend(&piece);
-        assert_eq!(tree.root(), reference(&piece));
+        for engine in Engine::available() {
+            let mut tree = MerkleRoot::new();
+            tree.extend_with(&piece, engine);
+            assert_eq!(tree.root(), reference(&piece), "{engine:?}");
+        }
     }
 }
