@@ -99,44 +99,48 @@ pub fn digest(message: &[u8]) -> [u8; 32] {
     to_bytes(&state)
 }
 
-/// A message as SHA-256 blocks: its whole 64-byte blocks read in place, the rest of it and
-/// the padding copied into one or two blocks of their own.
-struct Padded<'a> {
-    /// The message's whole blocks (a multiple of 64 bytes).
-    whole: &'a [u8],
-    /// The tail of the message and the padding.
-    tail: [[u8; 64]; 2],
-    /// Blocks in all.
+/// The number of 64-byte blocks of a `len`-byte message once padded.
+fn block_count(len: usize) -> usize {
+    len / 64 + if len % 64 <= 55 { 1 } else { 2 }
+}
+
+/// Writes block `i` (below [`block_count`]) of `message` padded into `out`: 64 bytes of the
+/// message, or its tail with the padding.
+fn fill_block(message: &[u8], i: usize, out: &mut [u8; 64]) {
+    let start = i * 64;
+    if let Some(whole) = message.get(start..start + 64) {
+        out.copy_from_slice(whole);
+        return;
+    }
+    *out = [0; 64];
+    if let Some(rest) = message.get(start..) {
+        // The block where the message ends (rest is 0 to 63 bytes): the 0x80 that ends it.
+        out[..rest.len()].copy_from_slice(rest);
+        out[rest.len()] = 0x80;
+    }
+    if i + 1 == block_count(message.len()) {
+        out[56..].copy_from_slice(&(message.len() as u64).wrapping_mul(8).to_be_bytes());
+    }
+}
+
+/// A lane's message while it is hashed.
+struct Lane<'a> {
+    /// Its place in the output.
+    index: usize,
+    message: &'a [u8],
+    /// The next block to compress.
+    at: usize,
+    /// Its blocks in all.
     count: usize,
 }
 
-impl<'a> Padded<'a> {
-    fn new(message: &'a [u8]) -> Self {
-        let split = message.len() - message.len() % 64;
-        let (whole, rest) = message.split_at(split);
-        let mut tail = [[0u8; 64]; 2];
-        tail[0][..rest.len()].copy_from_slice(rest);
-        // The rest is at most 63 bytes: the 0x80 that ends the message fits the first block.
-        tail[0][rest.len()] = 0x80;
-        let tail_count = if rest.len() <= 55 { 1 } else { 2 };
-        let bits = (message.len() as u64).wrapping_mul(8).to_be_bytes();
-        tail[tail_count - 1][56..].copy_from_slice(&bits);
-        Padded {
-            whole,
-            tail,
-            count: split / 64 + tail_count,
-        }
-    }
-
-    /// Block `i` (below `count`).
-    fn block(&self, i: usize) -> &[u8; 64] {
-        let whole = self.whole.len() / 64;
-        if i < whole {
-            self.whole[i * 64..i * 64 + 64]
-                .try_into()
-                .expect("a whole block is 64 bytes")
-        } else {
-            &self.tail[i - whole]
+impl<'a> Lane<'a> {
+    fn new(index: usize, message: &'a [u8]) -> Self {
+        Lane {
+            index,
+            message,
+            at: 0,
+            count: block_count(message.len()),
         }
     }
 }
@@ -227,9 +231,6 @@ pub(crate) fn digest_each<'a>(
     }
 }
 
-/// The message of each lane: (its index, its blocks, the next block to compress).
-type Work<'a> = Option<(usize, Padded<'a>, usize)>;
-
 /// [`digest_each`] with SHA-NI, `W` lanes interleaved. A lane whose message is done takes the
 /// next, so messages of different lengths keep every lane busy until the last ones.
 fn interleaved<'a, const W: usize>(
@@ -238,38 +239,41 @@ fn interleaved<'a, const W: usize>(
     out: &mut [[u8; 32]],
 ) {
     let mut states = [IV; W];
-    let mut work: [Work; W] = std::array::from_fn(|_| None);
+    let mut blocks = [[0u8; 64]; W];
+    let mut slots: [Option<Lane>; W] = std::array::from_fn(|_| None);
     let mut next = 0;
     loop {
-        for (lane, state) in work.iter_mut().zip(&mut states) {
+        let mut busy = 0;
+        for ((lane, state), block) in slots.iter_mut().zip(&mut states).zip(&mut blocks) {
             if lane.is_none() && next < count {
-                *lane = Some((next, Padded::new(message(next)), 0));
+                *lane = Some(Lane::new(next, message(next)));
                 *state = IV;
                 next += 1;
             }
-        }
-        let block = |l: usize| work[l].as_ref().map(|(_, padded, at)| padded.block(*at));
-        match (0..W).filter_map(block).count() {
-            0 => return,
-            n if n == W => {
-                let blocks = std::array::from_fn(|l| block(l).expect("every lane is busy"));
-                lanes::compress(&mut states, blocks);
+            if let Some(lane) = lane {
+                fill_block(lane.message, lane.at, block);
+                busy += 1;
             }
-            _ => {
-                // The last messages: one by one.
-                for (l, state) in states.iter_mut().enumerate() {
-                    if let Some(block) = block(l) {
-                        lanes::compress(std::array::from_mut(state), [block]);
-                    }
+        }
+        if busy == 0 {
+            return;
+        }
+        if busy == W {
+            lanes::compress(&mut states, std::array::from_fn(|l| &blocks[l]));
+        } else {
+            // The last messages: one by one.
+            for ((lane, state), block) in slots.iter().zip(&mut states).zip(&blocks) {
+                if lane.is_some() {
+                    lanes::compress(std::array::from_mut(state), [block]);
                 }
             }
         }
-        for (lane, state) in work.iter_mut().zip(&states) {
-            if let Some((index, padded, at)) = lane {
-                *at += 1;
-                if *at == padded.count {
-                    out[*index] = to_bytes(state);
-                    *lane = None;
+        for (slot, state) in slots.iter_mut().zip(&states) {
+            if let Some(lane) = slot {
+                lane.at += 1;
+                if lane.at == lane.count {
+                    out[lane.index] = to_bytes(state);
+                    *slot = None;
                 }
             }
         }
@@ -281,18 +285,18 @@ fn interleaved<'a, const W: usize>(
 fn sixteen<'a>(count: usize, message: impl Fn(usize) -> &'a [u8], out: &mut [[u8; 32]]) {
     let mut states = lanes::States16::default();
     let mut blocks = lanes::Blocks16::default();
-    let mut work: [Work; 16] = std::array::from_fn(|_| None);
+    let mut slots: [Option<Lane>; 16] = std::array::from_fn(|_| None);
     let mut next = 0;
     loop {
         let mut busy = false;
-        for (l, lane) in work.iter_mut().enumerate() {
-            if lane.is_none() && next < count {
-                *lane = Some((next, Padded::new(message(next)), 0));
+        for (l, (slot, block)) in slots.iter_mut().zip(&mut blocks.0).enumerate() {
+            if slot.is_none() && next < count {
+                *slot = Some(Lane::new(next, message(next)));
                 states.set(l, &IV);
                 next += 1;
             }
-            if let Some((_, padded, at)) = lane {
-                blocks.0[l] = *padded.block(*at);
+            if let Some(lane) = slot {
+                fill_block(lane.message, lane.at, block);
                 busy = true;
             }
         }
@@ -300,12 +304,12 @@ fn sixteen<'a>(count: usize, message: impl Fn(usize) -> &'a [u8], out: &mut [[u8
             return;
         }
         lanes::compress16(&mut states, &blocks);
-        for (l, lane) in work.iter_mut().enumerate() {
-            if let Some((index, padded, at)) = lane {
-                *at += 1;
-                if *at == padded.count {
-                    out[*index] = to_bytes(&states.get(l));
-                    *lane = None;
+        for (l, slot) in slots.iter_mut().enumerate() {
+            if let Some(lane) = slot {
+                lane.at += 1;
+                if lane.at == lane.count {
+                    out[lane.index] = to_bytes(&states.get(l));
+                    *slot = None;
                 }
             }
         }
