@@ -439,8 +439,14 @@ impl LineChecker<'_> {
         let mut start = 0;
         let text = &piece.text;
         let ends: Vec<usize> = memchr::memchr_iter(b'\n', text).collect();
-        let hashes = line_hashes(text, &ends, self.tickets.max_line());
-        for ((line_no, &end), hash) in (piece.first_line..).zip(&ends).zip(&hashes) {
+        let mut hashes = Vec::new();
+        for (k, (line_no, &end)) in (piece.first_line..).zip(&ends).enumerate() {
+            // The hashes of the next LINE_GROUP lines, made together while they are in cache.
+            if k % LINE_GROUP == 0 {
+                let group = &ends[k..(k + LINE_GROUP).min(ends.len())];
+                hashes = line_hashes(text, start, group, self.tickets.max_line());
+            }
+            let hash = &hashes[k % LINE_GROUP];
             let line = &text[start..end];
             start = end + 1;
             if piece.unterminated && start == text.len() {
@@ -504,10 +510,12 @@ fn hashed_part(line: &[u8]) -> &[u8] {
     &line[..memchr::memrchr(b',', line).unwrap_or(line.len())]
 }
 
-/// The SHA-256 of [`hashed_part`] of each line of `text` (ending at `ends`), all hashed
-/// together. A line longer than `max_line` is not read (its hash is not used).
-fn line_hashes(text: &[u8], ends: &[usize], max_line: usize) -> Vec<[u8; 32]> {
-    let mut start = 0;
+/// Lines of a piece hashed together.
+const LINE_GROUP: usize = 64;
+
+/// The SHA-256 of [`hashed_part`] of each line of `text` from `start` (ending at `ends`), all
+/// hashed together. A line longer than `max_line` is not read (its hash is not used).
+fn line_hashes(text: &[u8], mut start: usize, ends: &[usize], max_line: usize) -> Vec<[u8; 32]> {
     let parts: Vec<&[u8]> = ends
         .iter()
         .map(|&end| {
@@ -757,7 +765,7 @@ mod tests {
             ends.push(text.len());
             text.push(b'\n');
         }
-        let hashes = line_hashes(&text, &ends, check.max_line());
+        let hashes = line_hashes(&text, 0, &ends, check.max_line());
         assert_eq!(hashes.len(), lines.len());
         for (l, hash) in lines.iter().zip(&hashes) {
             let alone = check.inspect(l, 42, true);
