@@ -512,7 +512,7 @@ impl BlockMaker<'_> {
         let mut hashes = Vec::with_capacity(end - start);
         for (index, &tier) in order.iter().enumerate().take(end).skip(start) {
             let prize = self.tiers[tier as usize];
-            if (index - start) % GROUP == 0 {
+            if (index - start).is_multiple_of(GROUP) {
                 let group_end = (index + GROUP).min(end);
                 rngs = key.ticket_rngs(index as u64..group_end as u64).into_iter();
             }

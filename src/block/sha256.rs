@@ -607,6 +607,8 @@ pub mod lanes {
                 }
             }
             let (abef_in, cdgh_in) = (abef, cdgh);
+            // `j` is also the round group (which constants), not only an index into `w`.
+            #[allow(clippy::needless_range_loop)]
             for j in 0..4 {
                 let words: [__m128i; N] = std::array::from_fn(|l| w[l][j]);
                 rounds4!(abef, cdgh, words, j);

@@ -442,7 +442,7 @@ impl LineChecker<'_> {
         let mut hashes = Vec::new();
         for (k, (line_no, &end)) in (piece.first_line..).zip(&ends).enumerate() {
             // The hashes of the next LINE_GROUP lines, made together while they are in cache.
-            if k % LINE_GROUP == 0 {
+            if k.is_multiple_of(LINE_GROUP) {
                 let group = &ends[k..(k + LINE_GROUP).min(ends.len())];
                 hashes = line_hashes(text, start, group, self.tickets.max_line());
             }
