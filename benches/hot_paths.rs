@@ -1,7 +1,7 @@
 //! The hot paths of an emission, per ticket: synthesize and decode (both readings: the
 //! `Decimal` referee and the one-pass reading in cents) for each game, the check of
 //! a whole ticket line as verify runs it (split, hash, serial, prize, decode), the prize shuffle
-//! of a block, and the Merkle tree.
+//! of a block, the Merkle tree, and SHA-256 one message at a time or several together.
 //!
 //! `cargo bench --bench hot_paths`
 
@@ -126,5 +126,86 @@ fn plan_and_merkle(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, synthesize_and_decode, plan_and_merkle);
+/// SHA-256's block function alone (`sha2` one stream; the interleaved SHA-NI lanes by 1, 2 and
+/// 4), then whole messages as the pipelines hash them: one by one or together.
+fn sha256_lanes(c: &mut Criterion) {
+    use emission_factory::block::sha256::{self, lanes};
+    let mut group = c.benchmark_group("sha256");
+    let blocks: Vec<[u8; 64]> = (0u8..4).map(|i| [i.wrapping_mul(97); 64]).collect();
+    // Throughput in 64-byte blocks compressed.
+    group.throughput(Throughput::Elements(1));
+    let mut state = [1u32; 8];
+    group.bench_function("block/sha2 one stream", |b| {
+        b.iter(|| sha2::compress256(&mut state, &[blocks[0].into()]))
+    });
+    let mut one = [[1u32; 8]; 1];
+    group.bench_function("block/lanes x1", |b| {
+        b.iter(|| lanes::compress(&mut one, [&blocks[0]]))
+    });
+    group.throughput(Throughput::Elements(2));
+    let mut two = [[1u32; 8]; 2];
+    group.bench_function("block/lanes x2", |b| {
+        b.iter(|| lanes::compress(&mut two, [&blocks[0], &blocks[1]]))
+    });
+    group.throughput(Throughput::Elements(4));
+    let mut four = [[1u32; 8]; 4];
+    group.bench_function("block/lanes x4", |b| {
+        b.iter(|| lanes::compress(&mut four, [&blocks[0], &blocks[1], &blocks[2], &blocks[3]]))
+    });
+    group.throughput(Throughput::Elements(16));
+    let mut sixteen = lanes::States16::default();
+    let mut input = lanes::Blocks16::default();
+    for (l, block) in input.0.iter_mut().enumerate() {
+        *block = blocks[l % 4];
+    }
+    group.bench_function("block/lanes x16 (AVX-512)", |b| {
+        b.iter(|| lanes::compress16(&mut sixteen, &input))
+    });
+    // 1024 ticket lines of 80 to 100 bytes (two blocks each), as a verify piece hashes them.
+    let lines: Vec<Vec<u8>> = (0u32..1024)
+        .map(|i| {
+            let len = 80 + (i as usize * 7) % 21;
+            (0..len).map(|j| (i as usize * 31 + j) as u8).collect()
+        })
+        .collect();
+    let messages: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+    group.throughput(Throughput::Elements(messages.len() as u64));
+    group.bench_function("1024 lines/one by one", |b| {
+        b.iter(|| {
+            messages
+                .iter()
+                .map(|m| sha256::digest(m))
+                .collect::<Vec<_>>()
+        })
+    });
+    for engine in sha256::Engine::available() {
+        group.bench_function(format!("1024 lines/digest_many {engine:?}"), |b| {
+            b.iter(|| sha256::digest_many_with(engine, &messages))
+        });
+    }
+    // The Merkle subtree of a 1024-ticket piece: leaf by leaf, or the piece at once.
+    let hashes: Vec<[u8; 32]> = messages.iter().map(|m| sha256::digest(m)).collect();
+    group.bench_function("1024 leaves/MerkleRoot::push", |b| {
+        b.iter(|| {
+            let mut tree = MerkleRoot::new();
+            hashes.iter().for_each(|h| tree.push(h));
+            tree.root()
+        })
+    });
+    group.bench_function("1024 leaves/MerkleRoot::extend", |b| {
+        b.iter(|| {
+            let mut tree = MerkleRoot::new();
+            tree.extend(&hashes);
+            tree.root()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    synthesize_and_decode,
+    plan_and_merkle,
+    sha256_lanes
+);
 criterion_main!(benches);

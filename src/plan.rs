@@ -60,9 +60,26 @@ impl BlockKey {
     pub fn ticket_rng(&self, index: u64) -> LayoutRng {
         // SHA-256(layout key ‖ index): 40 bytes, one block, once per ticket.
         let digest = crate::block::sha256::short(&[&self.layout_key, &index.to_be_bytes()]);
-        let mut seed = [0u8; 16];
-        seed.copy_from_slice(&digest[..16]);
-        LayoutRng::from_seed(seed)
+        layout_rng(&digest)
+    }
+
+    /// The cosmetic generators of the tickets at `indexes`, in order: the same as
+    /// [`ticket_rng`](Self::ticket_rng) of each, their seeds hashed together
+    /// ([`crate::block::sha256::digest_many`]).
+    pub fn ticket_rngs(&self, indexes: std::ops::Range<u64>) -> Vec<LayoutRng> {
+        let messages: Vec<[u8; 40]> = indexes
+            .map(|index| {
+                let mut message = [0u8; 40];
+                message[..32].copy_from_slice(&self.layout_key);
+                message[32..].copy_from_slice(&index.to_be_bytes());
+                message
+            })
+            .collect();
+        let slices: Vec<&[u8]> = messages.iter().map(|m| &m[..]).collect();
+        crate::block::sha256::digest_many(&slices)
+            .iter()
+            .map(layout_rng)
+            .collect()
     }
 
     /// The block's prize list in sale order, as indexes into `stake.tiers()` (0 is the top
@@ -77,6 +94,13 @@ impl BlockKey {
         order.shuffle(&mut ChaCha20Rng::from_seed(self.prize_key));
         order
     }
+}
+
+/// A ticket's cosmetic generator from its seed digest (the first 16 bytes seed it).
+fn layout_rng(digest: &[u8; 32]) -> LayoutRng {
+    let mut seed = [0u8; 16];
+    seed.copy_from_slice(&digest[..16]);
+    LayoutRng::from_seed(seed)
 }
 
 /// SHA-256 of the seed: the commitment written in every manifest.
@@ -125,6 +149,22 @@ mod tests {
             BlockKey::derive(&[8u8; 32], &game.id, stake, 1, 1),
         ] {
             assert_ne!(order, other.prize_order(stake, game.block_size));
+        }
+    }
+
+    #[test]
+    fn ticket_rngs_are_the_ticket_rng_of_each_index() {
+        use rand::RngCore;
+        let game = Game::builtin("ruche-or").unwrap();
+        let key = BlockKey::derive(&[3u8; 32], &game.id, &game.stakes[0], 1, 1);
+        for range in [0..0, 0..1, 5..12, 1000..1203, u64::MAX - 3..u64::MAX] {
+            let rngs = key.ticket_rngs(range.clone());
+            assert_eq!(rngs.len() as u64, range.end - range.start);
+            for (index, mut rng) in range.zip(rngs) {
+                let mut alone = key.ticket_rng(index);
+                assert_eq!(rng.next_u64(), alone.next_u64(), "ticket {index}");
+                assert_eq!(rng, alone, "ticket {index}");
+            }
         }
     }
 

@@ -8,10 +8,12 @@
 //! A block's tree hashes about two million fixed-length messages (a 33-byte leaf, a 65-byte
 //! node), so they go straight to `sha2`'s block function with their padding written in
 //! advance, without the streaming hasher's buffering: the same SHA-256, a fraction of the
-//! overhead ([`super::sha256`]). The RFC 6962 known answers below, and the comparison with
-//! `Sha256::digest`, guard it.
+//! overhead ([`super::sha256`]). A run of leaves given at once ([`MerkleRoot::extend`]) is
+//! hashed level by level, the leaves and then each level's nodes several at a time
+//! ([`super::sha256::digest_many`]): the same tree, the independent hashes computed side by side. The
+//! RFC 6962 known answers below, and the comparison with `Sha256::digest`, guard it.
 
-use super::sha256::{of_blocks, pad, Block};
+use super::sha256::{digest_each, of_blocks, pad, Block, Engine};
 use sha2::{Digest, Sha256};
 
 /// A running Merkle root.
@@ -48,6 +50,41 @@ pub fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
     of_blocks(&blocks)
 }
 
+/// The leaf hashes of `ticket_hashes`, hashed together by `engine`.
+fn leaf_hashes(ticket_hashes: &[[u8; 32]], engine: Engine) -> Vec<[u8; 32]> {
+    let messages: Vec<[u8; 33]> = ticket_hashes
+        .iter()
+        .map(|hash| {
+            let mut message = [0u8; 33];
+            message[1..].copy_from_slice(hash);
+            message
+        })
+        .collect();
+    let mut out = vec![[0u8; 32]; messages.len()];
+    digest_each(messages.len(), |i| &messages[i], &mut out, engine);
+    out
+}
+
+/// The root of a perfect tree (2^k nodes, k ≥ 0, at its lowest level), hashed a level at a
+/// time, each level's nodes together.
+fn perfect_root(level: &[[u8; 32]], engine: Engine) -> [u8; 32] {
+    debug_assert!(level.len().is_power_of_two());
+    let mut level = level.to_vec();
+    let mut messages: Vec<[u8; 65]> = Vec::with_capacity(level.len() / 2);
+    while level.len() > 1 {
+        messages.clear();
+        messages.extend(level.chunks_exact(2).map(|pair| {
+            let mut message = [1u8; 65];
+            message[1..33].copy_from_slice(&pair[0]);
+            message[33..].copy_from_slice(&pair[1]);
+            message
+        }));
+        level.truncate(messages.len());
+        digest_each(messages.len(), |i| &messages[i], &mut level, engine);
+    }
+    level[0]
+}
+
 impl MerkleRoot {
     /// An empty tree.
     pub fn new() -> Self {
@@ -61,15 +98,50 @@ impl MerkleRoot {
 
     /// Appends a leaf whose data is `data` (the RFC's `MTH({d(0)}) = SHA-256(0x00 ‖ d(0))`).
     pub fn push_data(&mut self, data: &[u8]) {
-        let mut item = (1u64, leaf_hash(data));
-        while let Some(&(size, hash)) = self.stack.last() {
-            if size != item.0 {
+        self.push_subtree(1, leaf_hash(data));
+    }
+
+    /// Appends the root `hash` of a perfect subtree of `size` leaves that starts at a
+    /// multiple of `size` (so every subtree on the stack is at least as large), merging equal
+    /// sizes as the leaves pushed one by one would.
+    fn push_subtree(&mut self, size: u64, hash: [u8; 32]) {
+        let mut item = (size, hash);
+        while let Some(&(top, left)) = self.stack.last() {
+            if top != item.0 {
                 break;
             }
             self.stack.pop();
-            item = (size * 2, node_hash(&hash, &item.1));
+            item = (top * 2, node_hash(&left, &item.1));
         }
         self.stack.push(item);
+    }
+
+    /// Appends the leaves of the tickets whose hashes are `ticket_hashes`, in order: the same
+    /// tree as [`push`](Self::push) of each, with the leaves and the nodes of each level
+    /// hashed together ([`super::sha256::digest_many`]).
+    pub fn extend(&mut self, ticket_hashes: &[[u8; 32]]) {
+        self.extend_with(ticket_hashes, Engine::best());
+    }
+
+    /// [`extend`](Self::extend) by `engine` (the tests take each).
+    fn extend_with(&mut self, ticket_hashes: &[[u8; 32]], engine: Engine) {
+        let leaves = leaf_hashes(ticket_hashes, engine);
+        // The leaves split into the perfect subtrees that pushing them one by one would
+        // build: from each position, the largest power of two it is a multiple of that fits.
+        let mut at = self.len();
+        let mut rest = leaves.as_slice();
+        while !rest.is_empty() {
+            let fits = 1u64 << (63 - (rest.len() as u64).leading_zeros());
+            let size = if at == 0 {
+                fits
+            } else {
+                fits.min(1u64 << at.trailing_zeros())
+            };
+            let (run, next) = rest.split_at(size as usize);
+            self.push_subtree(size, perfect_root(run, engine));
+            at += size;
+            rest = next;
+        }
     }
 
     /// Leaves pushed so far.
@@ -96,15 +168,7 @@ impl MerkleRoot {
             return false;
         }
         for &(size, hash) in &other.stack {
-            let mut item = (size, hash);
-            while let Some(&(top, left)) = self.stack.last() {
-                if top != item.0 {
-                    break;
-                }
-                self.stack.pop();
-                item = (top * 2, node_hash(&left, &item.1));
-            }
-            self.stack.push(item);
+            self.push_subtree(size, hash);
         }
         true
     }
@@ -258,6 +322,37 @@ mod tests {
                 tree.push_data(&hex::decode(input).unwrap());
             }
             assert_eq!(hex::encode(tree.root()), *expected, "{n} leaves");
+        }
+    }
+
+    #[test]
+    fn extend_builds_the_tree_of_pushing_one_by_one() {
+        let leaves: Vec<[u8; 32]> = (0u32..300)
+            .map(|i| Sha256::digest(i.to_be_bytes()).into())
+            .collect();
+        // Runs of every length after trees of every size (aligned or not), both paths.
+        for before in [0usize, 1, 2, 3, 5, 8, 13, 64, 100] {
+            for run in [0usize, 1, 2, 3, 4, 7, 16, 31, 64, 65, 100, 199] {
+                let all = &leaves[..before + run];
+                let mut pushed = MerkleRoot::new();
+                all.iter().for_each(|l| pushed.push(l));
+                for engine in Engine::available() {
+                    let mut tree = MerkleRoot::new();
+                    all[..before].iter().for_each(|l| tree.push(l));
+                    tree.extend_with(&all[before..], engine);
+                    assert_eq!(tree.stack, pushed.stack, "{before} + {run}, {engine:?}");
+                    assert_eq!(tree.root(), reference(all), "{before} + {run}");
+                }
+            }
+        }
+        // A piece of 1024 leaves, as verify and emit hash them.
+        let piece: Vec<[u8; 32]> = (0u32..1024)
+            .map(|i| Sha256::digest(i.to_le_bytes()).into())
+            .collect();
+        for engine in Engine::available() {
+            let mut tree = MerkleRoot::new();
+            tree.extend_with(&piece, engine);
+            assert_eq!(tree.root(), reference(&piece), "{engine:?}");
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! The file is read, hashed and cut into pieces of 2^10 ticket lines a batch at a time; rayon
 //! workers check whole pieces in parallel (each line, its hash, the piece's Merkle subtree,
-//! its prize counts), and the pieces are folded in order. Reading the next batch is one more
+//! its prize counts), and the pieces are folded in order. A piece's line hashes, and then its
+//! Merkle subtree, are hashed all together (interleaved SHA-256, [`sha256::digest_many`]). Reading the next batch is one more
 //! task beside the checks of the current one (`rayon::join`), not a thread of its own: so what
 //! only one thread can do (reading, the file's SHA-256, finding line ends) overlaps the checks,
 //! and `--threads N` means N threads in all (with one, everything runs in turn on it). Piece
@@ -148,6 +149,18 @@ impl TicketCheck {
 
     /// Runs every check on one line; with `forms`, also names the form of a valid layout.
     pub(super) fn inspect<'l>(&self, line: &'l [u8], index: u64, forms: bool) -> Inspection<'l> {
+        self.inspect_hashed(line, index, forms, None)
+    }
+
+    /// [`inspect`](Self::inspect), with the SHA-256 of the line up to its last comma already
+    /// made if `known` ([`line_hashes`]): the hash of a line of four fields.
+    fn inspect_hashed<'l>(
+        &self,
+        line: &'l [u8],
+        index: u64,
+        forms: bool,
+        known: Option<&[u8; 32]>,
+    ) -> Inspection<'l> {
         let mut out = Inspection {
             tier: None,
             hash: [0; 32],
@@ -188,7 +201,11 @@ impl TicketCheck {
             return out;
         }
         let hashed = &line[..line.len() - fields[3].len() - 1];
-        out.hash = sha256::digest(hashed);
+        debug_assert_eq!(hashed, hashed_part(line));
+        out.hash = match known {
+            Some(hash) => *hash,
+            None => sha256::digest(hashed),
+        };
         let serial = fields[0];
         let prefix = self.prefix.as_bytes();
         let digits = block::index_digits(index);
@@ -301,7 +318,7 @@ struct Checked {
     tickets: u64,
     /// The piece starts at a multiple of [`PIECE_TICKETS`]: `merkle` is a subtree of the
     /// block's tree. Otherwise (after a piece cut short by [`PIECE_BYTES`]) its leaves are
-    /// appended one by one from `leaves`.
+    /// appended from `leaves` (the ticket hashes, in order).
     aligned: bool,
     merkle: MerkleRoot,
     leaves: Vec<[u8; 32]>,
@@ -383,7 +400,7 @@ impl LineChecker<'_> {
         progress: &dyn Progress,
     ) {
         if !checked.aligned {
-            checked.leaves.iter().for_each(|leaf| merkle.push(leaf));
+            merkle.extend(&checked.leaves);
         } else if !merkle.append(&checked.merkle) {
             // An aligned piece holds at most 2^10 tickets from a multiple of 2^10: never.
             report.problem(format!(
@@ -421,7 +438,15 @@ impl LineChecker<'_> {
         };
         let mut start = 0;
         let text = &piece.text;
-        for (line_no, end) in (piece.first_line..).zip(memchr::memchr_iter(b'\n', text)) {
+        let ends: Vec<usize> = memchr::memchr_iter(b'\n', text).collect();
+        let mut hashes = Vec::new();
+        for (k, (line_no, &end)) in (piece.first_line..).zip(&ends).enumerate() {
+            // The hashes of the next LINE_GROUP lines, made together while they are in cache.
+            if k.is_multiple_of(LINE_GROUP) {
+                let group = &ends[k..(k + LINE_GROUP).min(ends.len())];
+                hashes = line_hashes(text, start, group, self.tickets.max_line());
+            }
+            let hash = &hashes[k % LINE_GROUP];
             let line = &text[start..end];
             start = end + 1;
             if piece.unterminated && start == text.len() {
@@ -439,23 +464,25 @@ impl LineChecker<'_> {
                     )));
                 }
             } else {
-                self.line(line, line_no - 2, &mut out);
+                self.line(line, line_no - 2, hash, &mut out);
             }
+        }
+        if out.aligned {
+            out.merkle.extend(&out.leaves);
         }
         out
     }
 
-    /// Checks one ticket line; `index` is the ticket's index in the block.
-    fn line(&self, line: &[u8], index: u64, out: &mut Checked) {
-        let mut seen = self.tickets.inspect(line, index, self.forms);
+    /// Checks one ticket line; `index` is the ticket's index in the block, `hash` the SHA-256
+    /// of the line up to its last comma ([`line_hashes`]).
+    fn line(&self, line: &[u8], index: u64, hash: &[u8; 32], out: &mut Checked) {
+        let mut seen = self
+            .tickets
+            .inspect_hashed(line, index, self.forms, Some(hash));
         if let (Some(replay), Some(layout)) = (self.replay, seen.layout) {
             replay.check(self.tickets, index, seen.tier, layout, &mut seen.problems);
         }
-        if out.aligned {
-            out.merkle.push(&seen.hash);
-        } else {
-            out.leaves.push(seen.hash);
-        }
+        out.leaves.push(seen.hash);
         out.tickets += 1;
         if let Some(tier) = seen.tier {
             out.counts[tier] += 1;
@@ -475,6 +502,33 @@ impl LineChecker<'_> {
             )));
         }
     }
+}
+
+/// A line up to its last comma (the whole line if it has none): what a ticket line's sha256
+/// field is the hash of, when the line has its four fields.
+fn hashed_part(line: &[u8]) -> &[u8] {
+    &line[..memchr::memrchr(b',', line).unwrap_or(line.len())]
+}
+
+/// Lines of a piece hashed together.
+const LINE_GROUP: usize = 64;
+
+/// The SHA-256 of [`hashed_part`] of each line of `text` from `start` (ending at `ends`), all
+/// hashed together. A line longer than `max_line` is not read (its hash is not used).
+fn line_hashes(text: &[u8], mut start: usize, ends: &[usize], max_line: usize) -> Vec<[u8; 32]> {
+    let parts: Vec<&[u8]> = ends
+        .iter()
+        .map(|&end| {
+            let line = &text[start..end];
+            start = end + 1;
+            if line.len() > max_line {
+                &[]
+            } else {
+                hashed_part(line)
+            }
+        })
+        .collect();
+    sha256::digest_many(&parts)
 }
 
 /// Reads `file`, hashes it, and cuts it into pieces of whole lines (the header and the first
@@ -680,6 +734,50 @@ mod tests {
             Ok(()) => panic!("{} should be refused", String::from_utf8_lossy(line)),
             Err(m) => assert!(m.contains(needle), "{m:?} should mention {needle:?}"),
         }
+    }
+
+    /// The hashes a piece makes together are those each line's check would make alone, and
+    /// so are the verdicts: for good lines, lines of 3 or 5 fields, without a comma, empty,
+    /// too long, and with a wrong hash.
+    #[test]
+    fn a_piece_hashes_its_lines_as_each_check_would() {
+        let (game, stake, check) = setup();
+        let layout = synthesized(&game, &stake, Decimal::from(20), 1);
+        let serial = "ruche-or-200-0003-00007-0000042";
+        let good = line(serial, "20", &layout);
+        let mut wrong_hash = good.clone();
+        let last = wrong_hash.len() - 1;
+        wrong_hash[last] ^= 1;
+        let lines: Vec<Vec<u8>> = vec![
+            good.clone(),
+            wrong_hash,
+            format!("{serial},20,{layout}").into_bytes(),
+            [&good[..], b",extra"].concat(),
+            b"no comma at all".to_vec(),
+            Vec::new(),
+            vec![b','; check.max_line() + 1],
+            [&good[..], &good[..]].concat(),
+        ];
+        let mut text = Vec::new();
+        let mut ends = Vec::new();
+        for l in &lines {
+            text.extend_from_slice(l);
+            ends.push(text.len());
+            text.push(b'\n');
+        }
+        let hashes = line_hashes(&text, 0, &ends, check.max_line());
+        assert_eq!(hashes.len(), lines.len());
+        for (l, hash) in lines.iter().zip(&hashes) {
+            let alone = check.inspect(l, 42, true);
+            let together = check.inspect_hashed(l, 42, true, Some(hash));
+            let shown = String::from_utf8_lossy(l);
+            assert_eq!(together.hash, alone.hash, "{shown}");
+            assert_eq!(together.problems, alone.problems, "{shown}");
+        }
+        assert!(check
+            .inspect_hashed(&good, 42, true, Some(&hashes[0]))
+            .problems
+            .is_empty());
     }
 
     #[test]
