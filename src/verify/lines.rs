@@ -58,6 +58,12 @@ pub struct TicketCheck {
     decoder: Box<dyn Decoder>,
     /// The longest ticket line the game allows, line end excluded.
     max_line: usize,
+    /// The tiers' texts packed as [`packed_text`] packs them (`None` for a text too long to
+    /// pack: such a prize is found by the full reading only).
+    tier_keys: Vec<Option<u128>>,
+    /// The serial's prefix has no comma (always, for game ids the loader accepts) and the tier
+    /// texts are distinct: only then does [`TicketCheck::quick`] read lines.
+    quick: bool,
 }
 
 /// What one ticket line showed.
@@ -90,6 +96,14 @@ impl TicketCheck {
         let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
         let tier_cents = tiers.iter().copied().map(cents).collect();
         let longest_prize = tier_text.iter().map(String::len).max().unwrap_or(1);
+        let tier_keys = tier_text
+            .iter()
+            .map(|t| packed_text(t.as_bytes()))
+            .collect();
+        // The quick reading finds the tier from the end (losers first); with distinct texts
+        // (always: the tiers are distinct amounts) that is the full reading's tier.
+        let distinct = (1..tier_text.len()).all(|i| !tier_text[..i].contains(&tier_text[i]));
+        let quick = distinct && !prefix.contains(',');
         // serial "," prize "," layout "," sha256
         let max_line = prefix.len()
             + INDEX_DIGITS
@@ -107,6 +121,8 @@ impl TicketCheck {
             tier_cents,
             decoder,
             max_line,
+            tier_keys,
+            quick,
         })
     }
 
@@ -148,6 +164,67 @@ impl TicketCheck {
 
     /// Runs every check on one line; with `forms`, also names the form of a valid layout.
     pub(super) fn inspect<'l>(&self, line: &'l [u8], index: u64, forms: bool) -> Inspection<'l> {
+        if let Some(seen) = self.quick(line, index, forms) {
+            return seen;
+        }
+        self.inspect_fully(line, index, forms)
+    }
+
+    /// The reading of a line written as `emit` writes it, in one pass and without allocating:
+    /// the fields are found where a valid line has them (the serial is of known length, the
+    /// prize a short text before the second comma, the hash the last 64 bytes), and every
+    /// check of [`inspect_fully`](Self::inspect_fully) is made on them. `None` as soon as any
+    /// of them fails, or the line is not shaped so: the full reading then names what is wrong,
+    /// so messages are its own.
+    #[inline]
+    fn quick<'l>(&self, line: &'l [u8], index: u64, forms: bool) -> Option<Inspection<'l>> {
+        if !self.quick || line.len() > self.max_line || index >= self.block_size {
+            return None;
+        }
+        let prefix = self.prefix.as_bytes();
+        let serial_end = prefix.len() + INDEX_DIGITS;
+        // serial "," prize "," layout "," hash: the hash field and its comma end the line.
+        let hashed_end = line.len().checked_sub(HASH_HEX + 1)?;
+        let (hashed, comma_hash) = line.split_at(hashed_end);
+        let (&comma, hash_text) = comma_hash.split_first()?;
+        if comma != b',' || hashed.get(serial_end) != Some(&b',') {
+            return None;
+        }
+        let digits = <[u8; INDEX_DIGITS]>::try_from(&hashed[prefix.len()..serial_end]).ok()?;
+        if &hashed[..prefix.len()] != prefix || digits != block::index_digits(index) {
+            return None;
+        }
+        // The prize, then the layout to the hash's comma, which holds no comma of its own.
+        let after_serial = &hashed[serial_end + 1..];
+        let (key, prize_len) = packed_before_comma(after_serial)?;
+        let tier = self.tier_keys.iter().rposition(|&k| k == Some(key))?;
+        let layout = after_serial.get(prize_len + 1..)?;
+        if memchr::memchr(b',', layout).is_some() {
+            return None;
+        }
+        let hash = sha256::digest(hashed);
+        if !is_hex_of(hash_text, &hash) {
+            return None;
+        }
+        let won = self.decoder.decode_cents(layout).ok()?;
+        if self.tier_cents[tier] != Some(won) {
+            return None;
+        }
+        Some(Inspection {
+            tier: Some(tier),
+            hash,
+            problems: Vec::new(),
+            form: if forms {
+                self.decoder.form(layout).ok()
+            } else {
+                None
+            },
+            layout: Some(layout),
+        })
+    }
+
+    /// Runs every check on one line, field by field, naming every rule it breaks.
+    fn inspect_fully<'l>(&self, line: &'l [u8], index: u64, forms: bool) -> Inspection<'l> {
         let mut out = Inspection {
             tier: None,
             hash: [0; 32],
@@ -213,9 +290,7 @@ impl TicketCheck {
                 shown(fields[1])
             )),
         }
-        let mut hex_hash = [0u8; HASH_HEX];
-        hex::encode_to_slice(out.hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
-        if fields[3] != hex_hash {
+        if !is_hex_of(fields[3], &out.hash) {
             out.problems.push(format!(
                 "sha256 {} is not the SHA-256 of serial,prize,layout ({})",
                 shown(fields[3]),
@@ -246,6 +321,69 @@ impl TicketCheck {
         }
         out
     }
+}
+
+/// A text of 1 to 15 bytes and its length in one integer (its bytes from the lowest, its
+/// length in the top byte): one-to-one on such texts, whatever their bytes. `None` for longer
+/// or empty texts.
+fn packed_text(text: &[u8]) -> Option<u128> {
+    if text.is_empty() || text.len() > 15 {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    bytes[..text.len()].copy_from_slice(text);
+    bytes[15] = text.len() as u8;
+    Some(u128::from_le_bytes(bytes))
+}
+
+/// The text before the first comma of `text`, packed as [`packed_text`] packs it, and its
+/// length: `None` if it is empty, or no comma is among the first 16 bytes (or `text` is
+/// shorter than 16 bytes: a ticket line always has the hash after its prize). The comma is
+/// found in one 16-byte word, without a loop over bytes whose exit the varying lengths of
+/// prizes would keep mispredicting.
+#[inline]
+fn packed_before_comma(text: &[u8]) -> Option<(u128, usize)> {
+    const ONES: u128 = u128::MAX / 255; // 0x0101…01
+    const HIGH: u128 = ONES << 7; // 0x8080…80
+    let word = u128::from_le_bytes(*text.first_chunk::<16>()?);
+    // Commas become 0; the lowest byte flagged is exactly the first zero (a borrow can only
+    // flag bytes above it).
+    let x = word ^ (ONES * u128::from(b','));
+    let zeros = x.wrapping_sub(ONES) & !x & HIGH;
+    let len = (zeros.trailing_zeros() / 8) as usize; // 16 when there is none
+    if len == 0 || len > 15 {
+        return None;
+    }
+    let key = (word & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
+    Some((key, len))
+}
+
+/// Whether `text` is `hash` in lowercase hex, as `emit` writes it, compared eight digits at a
+/// time without formatting a string.
+#[inline]
+fn is_hex_of(text: &[u8], hash: &[u8; 32]) -> bool {
+    if text.len() != HASH_HEX {
+        return false;
+    }
+    let mut diff = 0u64;
+    for (digits, bytes) in text.chunks_exact(8).zip(hash.chunks_exact(4)) {
+        let digits = u64::from_le_bytes(digits.try_into().unwrap_or([0; 8]));
+        diff |= digits ^ hex_word([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    }
+    diff == 0
+}
+
+/// The eight lowercase hex digits of four bytes, in text order, as a little-endian word.
+#[inline]
+fn hex_word(b: [u8; 4]) -> u64 {
+    const LOW: u64 = 0x000f_000f_000f_000f;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // Byte k of `b` goes to bytes 2k (its high nibble) and 2k + 1 (its low nibble).
+    let spread = u64::from_le_bytes([b[0], 0, b[1], 0, b[2], 0, b[3], 0]);
+    let nibbles = ((spread >> 4) & LOW) | ((spread & LOW) << 8);
+    // '0' + n below 10, 'a' + n - 10 = '0' + n + 39 from 10 (n + 6 carries into bit 4).
+    let above_9 = ((nibbles + 6 * ONES) >> 4) & ONES;
+    nibbles + b'0' as u64 * ONES + 39 * above_9
 }
 
 /// Reads the ticket lines of a block file, with the checks of [`TicketCheck`] and, with the
@@ -783,6 +921,182 @@ mod tests {
                 check.max_line()
             ),
         );
+    }
+
+    /// Both readings of a line: the quick one accepts exactly what the full one finds no fault
+    /// in, and then sees the same tier, hash and layout.
+    #[track_caller]
+    fn readings_agree(check: &TicketCheck, line: &[u8], index: u64) {
+        let full = check.inspect_fully(line, index, true);
+        let quick = check.quick(line, index, true);
+        let shown = String::from_utf8_lossy(line);
+        match quick {
+            None => assert!(
+                !full.problems.is_empty(),
+                "quick refused a valid line {shown}"
+            ),
+            Some(q) => {
+                assert!(
+                    full.problems.is_empty(),
+                    "quick accepted {shown}: {:?}",
+                    full.problems
+                );
+                assert_eq!(q.tier, full.tier, "{shown}");
+                assert_eq!(q.hash, full.hash, "{shown}");
+                assert_eq!(q.layout, full.layout, "{shown}");
+                assert_eq!(q.form, full.form, "{shown}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_quick_reading_accepts_exactly_the_lines_the_full_one_finds_valid() {
+        let (game, stake, check) = setup();
+        let serial = "ruche-or-200-0003-00007-0000042";
+        let layout = synthesized(&game, &stake, Decimal::from(20), 1);
+        let ok = line(serial, "20", &layout);
+        assert!(check.quick(&ok, 42, false).is_some());
+        let body = format!("{serial},20,{layout}");
+        let hash = hex::encode(Sha256::digest(body.as_bytes()));
+        let mut cases: Vec<Vec<u8>> = vec![
+            ok.clone(),
+            Vec::new(),
+            b",,,".to_vec(),
+            // Missing fields, extra commas, commas in the wrong field.
+            format!("{serial},20,{layout}").into_bytes(),
+            format!("{serial},20,{hash}").into_bytes(),
+            format!("{serial},20,{layout},{hash},").into_bytes(),
+            format!("{serial},,20,{layout},{hash}").into_bytes(),
+            format!(",{serial},20,{layout},{hash}").into_bytes(),
+            line(serial, "20", &format!("{layout},")),
+            line(serial, "20", &layout.replacen('/', ",", 1)),
+            line(serial, "2,0", &layout),
+            line(&format!("{serial},"), "20", &layout),
+            line(serial, "", &layout),
+            line(serial, "20", ""),
+            // The hash in capitals, short, long, of something else.
+            format!("{body},{}", hash.to_uppercase()).into_bytes(),
+            format!("{body},{}", &hash[..63]).into_bytes(),
+            format!("{body},{hash}0").into_bytes(),
+            format!("{body},0{hash}").into_bytes(),
+            // Prizes that are not tiers, or not the layout's; long prize texts.
+            line(serial, "4", &layout),
+            line(serial, "20.0", &layout),
+            line(serial, "020", &layout),
+            line(serial, "123456789012345678", &layout),
+            line(serial, &"2".repeat(15), &layout),
+            // Serials of other tickets, blocks, lengths.
+            line("ruche-or-200-0003-00007-0000043", "20", &layout),
+            line("ruche-or-200-0003-00007-000042", "20", &layout),
+            line("ruche-or-200-0003-00007-00000042", "20", &layout),
+            line("ruche-or-200-0003-00008-0000042", "20", &layout),
+            line("", "20", &layout),
+            // Bytes that are not UTF-8, or not ASCII, anywhere.
+            line(serial, "20", &format!("{layout}\u{e9}")),
+            [&ok[..5], b"\xff", &ok[6..]].concat(),
+            [
+                &ok[..serial.len() + 4],
+                b"\xff\xfe",
+                &ok[serial.len() + 6..],
+            ]
+            .concat(),
+        ];
+        // Every byte of the valid line changed, and every length it can be cut to.
+        for at in 0..ok.len() {
+            for to in [b',', b'0', b'P', b'/', b'a', b'A', 0, 0x80, 0xff] {
+                let mut changed = ok.clone();
+                changed[at] = to;
+                cases.push(changed);
+            }
+            cases.push(ok[..at].to_vec());
+            cases.push([&ok[..at], &ok[at + 1..]].concat());
+        }
+        // A line too long to be a ticket line, and one just as long as the longest.
+        cases.push([&ok[..], &vec![b'F'; check.max_line()]].concat());
+        for case in &cases {
+            readings_agree(&check, case, 42);
+        }
+        // A valid line at the wrong index, or past the block's end.
+        readings_agree(&check, &ok, 41);
+        let last = format!("ruche-or-200-0003-00007-{:07}", game.block_size);
+        readings_agree(&check, &line(&last, "20", &layout), game.block_size);
+        // Every tier of every game, losers included.
+        for id in ["ruche-or", "maxi-ruche-or", "annee-chance"] {
+            let game = Game::builtin(id).unwrap();
+            for stake in &game.stakes {
+                let check = TicketCheck::new(&game, stake, 1, 1).unwrap();
+                for (i, tier) in stake.tiers().into_iter().enumerate() {
+                    let layout = synthesized(&game, stake, tier, i as u64);
+                    let serial = format!("{}{:07}", check.prefix, i);
+                    let ok = line(&serial, &canonical(tier), &layout);
+                    let seen = check.quick(&ok, i as u64, false);
+                    assert_eq!(seen.map(|s| s.tier), Some(Some(i)), "{id} {tier}");
+                    readings_agree(&check, &ok, i as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hex_is_compared_as_hex_encode_writes_it() {
+        let mut hash = [0u8; 32];
+        for round in 0..300u32 {
+            for (i, b) in hash.iter_mut().enumerate() {
+                *b = (round as u8).wrapping_mul(37).wrapping_add(i as u8 * 11) ^ (round >> 3) as u8;
+            }
+            if round == 0 {
+                hash = [0xff; 32];
+            }
+            let text = hex::encode(hash).into_bytes();
+            assert!(is_hex_of(&text, &hash), "{}", hex::encode(hash));
+            for at in 0..text.len() {
+                let mut wrong = text.clone();
+                for to in [b'0', b'9', b'a', b'f', b'A', b'F', b'g', b':', b'`'] {
+                    wrong[at] = to;
+                    assert_eq!(is_hex_of(&wrong, &hash), wrong == text, "{at} {to}");
+                }
+            }
+            assert!(
+                !is_hex_of(&text.to_ascii_uppercase(), &hash)
+                    || !text.iter().any(u8::is_ascii_alphabetic)
+            );
+            assert!(!is_hex_of(&text[..63], &hash));
+            assert!(!is_hex_of(&[&text[..], b"0"].concat(), &hash));
+        }
+    }
+
+    #[test]
+    fn the_text_before_a_comma_is_packed_one_to_one() {
+        let packed = |t: &[u8]| packed_before_comma(t).map(|(k, n)| (k, n));
+        let rest = b"PPPPPPPPPPPPPPPPPPPP";
+        for text in [&b"0"[..], b"20", b"0.5", b"123456789012345"] {
+            let with_rest = [text, b",", rest].concat();
+            assert_eq!(
+                packed(&with_rest),
+                Some((packed_text(text).unwrap(), text.len()))
+            );
+        }
+        for text in [
+            &b",0,PPPPPPPPPPPPPPPP"[..],
+            b"1234567890123456,PPPP",
+            b"0123456789abcdef0",
+            b"0,1",
+        ] {
+            assert_eq!(packed(text), None, "{}", String::from_utf8_lossy(text));
+        }
+        // Distinct texts, distinct keys, whatever their bytes (a 0 byte is not the end).
+        assert_ne!(packed_text(b"1"), packed_text(b"1\0"));
+        assert_ne!(packed_text(b"\xff"), packed_text(b"\xff\xff"));
+        assert_eq!(
+            packed(&[b"1\0,", &rest[..]].concat()),
+            Some((packed_text(b"1\0").unwrap(), 2))
+        );
+        assert_eq!(
+            packed(&[b"\xe9\x80,", &rest[..]].concat()),
+            Some((packed_text(b"\xe9\x80").unwrap(), 2))
+        );
+        assert_eq!(packed_text(b""), None);
+        assert_eq!(packed_text(&[b'1'; 16]), None);
     }
 
     /// Gives its bytes a few at a time, each read a different length.
