@@ -1,13 +1,16 @@
 //! The ticket lines of a block: the checks of one line ([`TicketCheck`]), and the scan of a
 //! whole file as a pipeline.
 //!
-//! The file is read, hashed and cut into pieces of 2^10 ticket lines a batch at a time; rayon
+//! The file is read, hashed and cut into pieces of 2^10 ticket lines a batch at a time (read
+//! straight into the batch's buffer: only the unfinished piece at its end is copied on); rayon
 //! workers check whole pieces in parallel (each line, its hash, the piece's Merkle subtree,
 //! its prize counts), and the pieces are folded in order. Reading the next batch is one more
 //! task beside the checks of the current one (`rayon::join`), not a thread of its own: so what
 //! only one thread can do (reading, the file's SHA-256, finding line ends) overlaps the checks,
-//! and `--threads N` means N threads in all (with one, everything runs in turn on it). Piece
-//! buffers are reused batch after batch: memory stays a few megabytes whatever the block size.
+//! and `--threads N` means N threads in all (with one, everything runs in turn on it). The two
+//! batch buffers are reused batch after batch: memory stays a few dozen megabytes whatever the
+//! block size. The file is read, not mapped: a mapped file that another process truncates
+//! kills the reader with SIGBUS, which safe code cannot catch.
 
 use super::replay::Replay;
 use super::BlockReport;
@@ -30,9 +33,13 @@ const PIECE_TICKETS: u64 = 1024;
 /// A piece also ends at the first line end past this many bytes (only long, hostile lines
 /// reach it): what is held stays a few megabytes.
 const PIECE_BYTES: usize = 256 << 10;
-/// Pieces checked in parallel at a time while the next batch is read: at least this many are
-/// cut before a batch is checked (two batches, a dozen megabytes, are held at once).
+/// Pieces checked in parallel at a time while the next batch is read: this many are cut
+/// before a batch is checked, unless its buffer fills first (two batches are held at once).
 const PIECES_PER_BATCH: usize = 32;
+/// Bytes of a batch's buffer: 32 pieces of 1024 ticket lines of every game fit (lines of
+/// about 200 bytes), and always one piece at its longest (`PIECE_BYTES` and a line of
+/// `MAX_LINE_READ`) with room to read more.
+const BATCH_BYTES: usize = 8 << 20;
 /// Bytes read at a time.
 const READ_SIZE: usize = 1 << 20;
 /// Reading stops at a line with no line end within this many bytes (a longer line that does
@@ -406,10 +413,18 @@ pub(super) struct Scan {
     pub(super) counts: Vec<u64>,
 }
 
+/// Pieces of the file read in one buffer.
+struct Batch {
+    /// The bytes read (only the pieces' ranges are to be read: the rest is stale or unread).
+    text: Vec<u8>,
+    pieces: Vec<Piece>,
+}
+
 /// Whole lines of the file, as the reader cut them.
 struct Piece {
-    /// The lines, each ending with a line end (one is added to an unterminated last line).
-    text: Vec<u8>,
+    /// Where the lines are in the batch's text, each ending with a line end (one is added to
+    /// an unterminated last line).
+    range: std::ops::Range<usize>,
     /// The number of its first line in the file (the header is line 1).
     first_line: u64,
     /// Its last line is the file's last and had no line end.
@@ -462,28 +477,28 @@ impl LineChecker<'_> {
         let file = std::fs::File::open(csv)?.take(expected.saturating_add(1));
         let mut merkle = MerkleRoot::new();
         let mut counts = vec![0; self.tickets.tiers.len()];
-        let mut reader = Reader::new(file, self.tickets.max_line());
-        let mut spares: Vec<Vec<u8>> = Vec::new();
-        let mut batch = reader.batch(PIECES_PER_BATCH, &mut spares)?;
-        while !batch.is_empty() {
+        let mut reader = Reader::new(file, self.tickets.max_line(), BATCH_BYTES);
+        let mut spare = Vec::new();
+        let mut batch = reader.batch(PIECES_PER_BATCH, Vec::new())?;
+        while !batch.pieces.is_empty() {
             // Reading, hashing and cutting the next batch is one task beside the checks of
             // this one's pieces: on one thread they run one after the other; on more, the
             // thread that reads takes pieces to check once it is done.
-            let mut next_spares = Vec::new();
+            let spare_text = std::mem::take(&mut spare);
             let (next, checked) = rayon::join(
-                || reader.batch(PIECES_PER_BATCH, &mut spares),
+                || reader.batch(PIECES_PER_BATCH, spare_text),
                 || {
                     batch
+                        .pieces
                         .par_iter()
-                        .map(|piece| self.piece(piece))
+                        .map(|piece| self.piece(&batch.text[piece.range.clone()], piece))
                         .collect::<Vec<Checked>>()
                 },
             );
-            for (piece, checked) in batch.drain(..).zip(checked) {
+            for checked in checked {
                 self.fold(checked, &mut merkle, &mut counts, report, progress);
-                next_spares.push(piece.text);
             }
-            spares.append(&mut next_spares);
+            spare = batch.text;
             batch = next?;
         }
         let end = reader.end.take().ok_or_else(|| {
@@ -545,8 +560,8 @@ impl LineChecker<'_> {
         progress.add(checked.tickets);
     }
 
-    /// Checks the lines of one piece.
-    fn piece(&self, piece: &Piece) -> Checked {
+    /// Checks the lines of one piece, whose bytes are `text`.
+    fn piece(&self, text: &[u8], piece: &Piece) -> Checked {
         let first_ticket = piece.first_line.saturating_sub(2);
         let mut out = Checked {
             tickets: 0,
@@ -558,7 +573,6 @@ impl LineChecker<'_> {
             forms: BTreeMap::new(),
         };
         let mut start = 0;
-        let text = &piece.text;
         for (line_no, end) in (piece.first_line..).zip(memchr::memchr_iter(b'\n', text)) {
             let line = &text[start..end];
             start = end + 1;
@@ -617,45 +631,46 @@ impl LineChecker<'_> {
 
 /// Reads `file`, hashes it, and cuts it into pieces of whole lines (the header and the first
 /// [`PIECE_TICKETS`] ticket lines, then [`PIECE_TICKETS`] lines each, or fewer at a line end
-/// past [`PIECE_BYTES`]), a batch at a time, into recycled buffers. Stops at a line with no
-/// line end within [`MAX_LINE_READ`] bytes, or at an unterminated last line longer than
-/// `max_line` (their bytes are not kept; the lines before are given), or when a signal asks
-/// the program to stop (an error then: an interrupted scan proves nothing).
+/// past [`PIECE_BYTES`]), a batch at a time, straight into recycled buffers. Stops at a line
+/// with no line end within [`MAX_LINE_READ`] bytes, or at an unterminated last line longer
+/// than `max_line` (their bytes are not kept; the lines before are given), or when a signal
+/// asks the program to stop (an error then: an interrupted scan proves nothing).
 struct Reader<R> {
     file: R,
     max_line: usize,
+    /// Bytes of a batch's buffer (a buffer only grows past it if one piece cannot fit, which
+    /// the limits on lines rule out at [`BATCH_BYTES`]).
+    batch_bytes: usize,
     sha: Sha256,
     /// Bytes read.
     bytes: u64,
-    /// The read buffer, allocated once.
-    buf: Vec<u8>,
-    /// The piece being filled.
-    piece: Piece,
+    /// The bytes read of the piece being filled, when a batch ended before it: they start
+    /// the next batch's buffer.
+    carry: Vec<u8>,
+    /// The number of the first line of the piece being filled.
+    first_line: u64,
     /// Whole lines read.
     lines: u64,
     /// Ticket lines read.
     tickets: u64,
     /// Bytes of the line being read, in the reads before the last one.
     line_len: usize,
-    /// Where that line starts in `piece.text`.
+    /// Where that line starts in the piece being filled.
     line_at: usize,
     /// How reading ended, once it has.
     end: Option<ReadEnd>,
 }
 
 impl<R: Read> Reader<R> {
-    fn new(file: R, max_line: usize) -> Self {
+    fn new(file: R, max_line: usize, batch_bytes: usize) -> Self {
         Reader {
             file,
             max_line,
+            batch_bytes: batch_bytes.max(1),
             sha: Sha256::new(),
             bytes: 0,
-            buf: vec![0u8; READ_SIZE],
-            piece: Piece {
-                text: Vec::new(),
-                first_line: 1,
-                unterminated: false,
-            },
+            carry: Vec::new(),
+            first_line: 1,
             lines: 0,
             tickets: 0,
             line_len: 0,
@@ -664,45 +679,59 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    /// Reads on until at least `want` pieces are cut or the file ends, and gives them (none
-    /// once reading has ended: then [`Reader::end`] says how). Piece buffers are taken from
-    /// `spares` when there are some.
-    fn batch(&mut self, want: usize, spares: &mut Vec<Vec<u8>>) -> std::io::Result<Vec<Piece>> {
-        let mut out = Vec::with_capacity(want + READ_SIZE / PIECE_BYTES + 1);
+    /// Reads on into `text` (a spare buffer, or an empty one) until `want` pieces are cut, the
+    /// buffer is full, or the file ends, and gives them (none once reading has ended: then
+    /// [`Reader::end`] says how).
+    fn batch(&mut self, want: usize, mut text: Vec<u8>) -> std::io::Result<Batch> {
+        let mut pieces = Vec::with_capacity(want);
         if self.end.is_some() {
-            return Ok(out);
+            return Ok(Batch { text, pieces });
         }
+        // Zeroed once per buffer: a recycled buffer is read into as it is.
+        if text.len() < self.batch_bytes.max(self.carry.len() + 1) {
+            text.resize(self.batch_bytes.max(self.carry.len() + 1), 0);
+        }
+        text[..self.carry.len()].copy_from_slice(&self.carry);
+        let mut filled = self.carry.len();
+        self.carry.clear();
+        // Where the piece being filled starts in `text`.
+        let mut piece_start = 0;
         let stop = MAX_LINE_READ.max(self.max_line);
-        let mut new_piece = |first_line: u64| {
-            let mut text = spares.pop().unwrap_or_default();
-            text.clear();
-            Piece {
-                text,
-                first_line,
-                unterminated: false,
-            }
-        };
-        while out.len() < want {
+        while pieces.len() < want {
             if crate::interrupt::requested().is_some() {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::Interrupted,
                     "stopped by a signal",
                 ));
             }
-            let n = self.file.read(&mut self.buf)?;
+            if filled == text.len() {
+                if piece_start > 0 {
+                    break; // full: the piece being filled goes on in the next buffer
+                }
+                // One piece larger than the buffer (not with the sizes used): make room.
+                text.resize(text.len() * 2, 0);
+            }
+            let room = (text.len() - filled).min(READ_SIZE);
+            let n = self.file.read(&mut text[filled..filled + room])?;
             if n == 0 {
                 if self.line_len > self.max_line {
-                    self.stop_at(&mut out);
-                    return Ok(out);
+                    self.stop_at(&text[piece_start..filled], &mut pieces, piece_start);
+                    return Ok(Batch { text, pieces });
                 }
+                let mut unterminated = false;
                 if self.line_len > 0 {
-                    self.piece.text.push(b'\n');
-                    self.piece.unterminated = true;
+                    // `read` was given room: there is a byte free for the line end.
+                    text[filled] = b'\n';
+                    filled += 1;
+                    unterminated = true;
                     self.lines += 1;
                 }
-                let piece = std::mem::replace(&mut self.piece, new_piece(0));
-                if !piece.text.is_empty() {
-                    out.push(piece);
+                if filled > piece_start {
+                    pieces.push(Piece {
+                        range: piece_start..filled,
+                        first_line: self.first_line,
+                        unterminated,
+                    });
                 }
                 self.end = Some(ReadEnd {
                     bytes: self.bytes,
@@ -710,13 +739,12 @@ impl<R: Read> Reader<R> {
                     lines: self.lines,
                     stopped: None,
                 });
-                return Ok(out);
+                return Ok(Batch { text, pieces });
             }
-            let read = &self.buf[..n];
+            let read = &text[filled..filled + n];
             self.sha.update(read);
             self.bytes += n as u64;
-            let mut from = 0; // what `piece` has not taken of this read starts here
-            let mut line_start = 0;
+            let mut line_start = 0; // in `read`
             let mut too_long = false;
             for end in memchr::memchr_iter(b'\n', read) {
                 if self.line_len + (end - line_start) > stop {
@@ -726,18 +754,20 @@ impl<R: Read> Reader<R> {
                 self.line_len = 0;
                 line_start = end + 1;
                 self.lines += 1;
-                self.line_at = self.piece.text.len() + (line_start - from);
+                let at = filled + line_start; // in `text`
+                self.line_at = at - piece_start;
                 if self.lines == 1 {
                     continue; // the header rides with the first piece
                 }
                 self.tickets += 1;
                 if self.tickets.is_multiple_of(PIECE_TICKETS) || self.line_at >= PIECE_BYTES {
-                    self.piece.text.extend_from_slice(&read[from..line_start]);
-                    from = line_start;
-                    out.push(std::mem::replace(
-                        &mut self.piece,
-                        new_piece(self.lines + 1),
-                    ));
+                    pieces.push(Piece {
+                        range: piece_start..at,
+                        first_line: self.first_line,
+                        unterminated: false,
+                    });
+                    piece_start = at;
+                    self.first_line = self.lines + 1;
                     self.line_at = 0;
                 }
             }
@@ -745,29 +775,27 @@ impl<R: Read> Reader<R> {
                 self.line_len += n - line_start;
                 too_long = self.line_len > stop;
             }
-            self.piece.text.extend_from_slice(&read[from..]);
+            filled += n;
             if too_long {
-                self.stop_at(&mut out);
-                return Ok(out);
+                self.stop_at(&text[piece_start..filled], &mut pieces, piece_start);
+                return Ok(Batch { text, pieces });
             }
         }
-        Ok(out)
+        self.carry.extend_from_slice(&text[piece_start..filled]);
+        Ok(Batch { text, pieces })
     }
 
-    /// Stops at the line that starts at `line_at` in the piece being filled, after the whole
-    /// lines read: the lines before it are given, nothing of it is.
-    fn stop_at(&mut self, out: &mut Vec<Piece>) {
-        let mut piece = std::mem::replace(
-            &mut self.piece,
-            Piece {
-                text: Vec::new(),
-                first_line: 0,
+    /// Stops at the line that starts at `line_at` in the piece being filled (`filling`, at
+    /// `start` in the buffer), after the whole lines read: the lines before it are given,
+    /// nothing of it is.
+    fn stop_at(&mut self, filling: &[u8], pieces: &mut Vec<Piece>, start: usize) {
+        let kept = self.line_at.min(filling.len());
+        if kept > 0 {
+            pieces.push(Piece {
+                range: start..start + kept,
+                first_line: self.first_line,
                 unterminated: false,
-            },
-        );
-        piece.text.truncate(self.line_at);
-        if !piece.text.is_empty() {
-            out.push(piece);
+            });
         }
         self.end = Some(ReadEnd {
             bytes: self.bytes,
@@ -1115,25 +1143,59 @@ mod tests {
         }
     }
 
+    /// A piece as the reader gave it, its bytes copied out of the batch.
+    struct CutPiece {
+        text: Vec<u8>,
+        first_line: u64,
+        unterminated: bool,
+    }
+
     /// Runs the reader on `bytes` (read in pieces of `step`-varying sizes, or whole when `step`
-    /// is 0); returns the pieces it sent and its end.
-    fn cut(bytes: &[u8], max_line: usize, step: usize) -> (Vec<Piece>, ReadEnd) {
-        fn all<R: Read>(mut reader: Reader<R>) -> (Vec<Piece>, ReadEnd) {
-            let (mut pieces, mut spares) = (Vec::new(), Vec::new());
+    /// is 0) with batch buffers of the size used, and with small ones (full before 3 pieces
+    /// are cut, or smaller than a piece); returns the pieces it sent and its end, checking
+    /// that every buffer size gives the same.
+    fn cut(bytes: &[u8], max_line: usize, step: usize) -> (Vec<CutPiece>, ReadEnd) {
+        fn all<R: Read>(mut reader: Reader<R>) -> (Vec<CutPiece>, ReadEnd) {
+            let mut pieces = Vec::new();
+            // Buffers are recycled, stale bytes and all, as the scan recycles them.
+            let mut spare = vec![b'#'; 10];
             loop {
-                let batch = reader.batch(3, &mut spares).unwrap();
-                if batch.is_empty() {
+                let batch = reader.batch(3, std::mem::take(&mut spare)).unwrap();
+                if batch.pieces.is_empty() {
                     break;
                 }
-                pieces.extend(batch);
+                pieces.extend(batch.pieces.iter().map(|p| CutPiece {
+                    text: batch.text[p.range.clone()].to_vec(),
+                    first_line: p.first_line,
+                    unterminated: p.unterminated,
+                }));
+                spare = batch.text;
             }
             (pieces, reader.end.unwrap())
         }
-        if step == 0 {
-            all(Reader::new(bytes, max_line))
-        } else {
-            all(Reader::new(Dribble { bytes, step }, max_line))
+        let run = |batch_bytes| {
+            if step == 0 {
+                all(Reader::new(bytes, max_line, batch_bytes))
+            } else {
+                all(Reader::new(Dribble { bytes, step }, max_line, batch_bytes))
+            }
+        };
+        let (pieces, end) = run(BATCH_BYTES);
+        for small in [1, 1000, 100_000] {
+            let (other, other_end) = run(small);
+            assert_eq!(other.len(), pieces.len(), "batch of {small} bytes");
+            for (a, b) in other.iter().zip(&pieces) {
+                assert!(a.text == b.text && a.first_line == b.first_line, "{small}");
+                assert_eq!(a.unterminated, b.unterminated, "{small}");
+            }
+            assert_eq!(&other_end.stopped, &end.stopped);
+            assert_eq!(other_end.lines, end.lines);
+            if end.stopped.is_none() {
+                // (Reading that stops has read as far as its reads went: the bytes vary.)
+                assert_eq!((other_end.bytes, other_end.sha256), (end.bytes, end.sha256));
+            }
         }
+        (pieces, end)
     }
 
     /// A file of a header and `n` ticket-like lines of varying lengths, `long` more bytes
