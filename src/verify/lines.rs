@@ -638,8 +638,8 @@ impl LineChecker<'_> {
 struct Reader<R> {
     file: R,
     max_line: usize,
-    /// Bytes of a batch's buffer (a buffer only grows past it if one piece cannot fit, which
-    /// the limits on lines rule out at [`BATCH_BYTES`]).
+    /// Bytes of a batch's buffer, at least (a buffer only grows past it if one piece cannot
+    /// fit, which the limits on lines rule out at [`BATCH_BYTES`]).
     batch_bytes: usize,
     sha: Sha256,
     /// Bytes read.
@@ -687,11 +687,12 @@ impl<R: Read> Reader<R> {
         if self.end.is_some() {
             return Ok(Batch { text, pieces });
         }
-        // Zeroed once per buffer: a recycled buffer is read into as it is.
-        if text.len() < self.batch_bytes.max(self.carry.len() + 1) {
-            text.resize(self.batch_bytes.max(self.carry.len() + 1), 0);
-        }
-        text[..self.carry.len()].copy_from_slice(&self.carry);
+        // Bytes are read into the buffer's spare capacity, which is never zeroed: `read_to_end`
+        // reads into uninitialized memory safely (zeroing the two buffers was 11 % of the
+        // instructions of verifying small blocks).
+        text.clear();
+        text.reserve(self.batch_bytes.max(self.carry.len() + 1));
+        text.extend_from_slice(&self.carry);
         let mut filled = self.carry.len();
         self.carry.clear();
         // Where the piece being filled starts in `text`.
@@ -704,15 +705,16 @@ impl<R: Read> Reader<R> {
                     "stopped by a signal",
                 ));
             }
-            if filled == text.len() {
+            if filled == text.capacity() {
                 if piece_start > 0 {
                     break; // full: the piece being filled goes on in the next buffer
                 }
                 // One piece larger than the buffer (not with the sizes used): make room.
-                text.resize(text.len() * 2, 0);
+                text.reserve(filled);
             }
-            let room = (text.len() - filled).min(READ_SIZE);
-            let n = self.file.read(&mut text[filled..filled + room])?;
+            // Up to `room` bytes (fewer only at the end of the file), within the capacity.
+            let room = (text.capacity() - filled).min(READ_SIZE);
+            let n = (&mut self.file).take(room as u64).read_to_end(&mut text)?;
             if n == 0 {
                 if self.line_len > self.max_line {
                     self.stop_at(&text[piece_start..filled], &mut pieces, piece_start);
@@ -720,8 +722,7 @@ impl<R: Read> Reader<R> {
                 }
                 let mut unterminated = false;
                 if self.line_len > 0 {
-                    // `read` was given room: there is a byte free for the line end.
-                    text[filled] = b'\n';
+                    text.push(b'\n');
                     filled += 1;
                     unterminated = true;
                     self.lines += 1;
