@@ -1096,7 +1096,7 @@ mod tests {
 
     #[test]
     fn the_text_before_a_comma_is_packed_one_to_one() {
-        let packed = |t: &[u8]| packed_before_comma(t).map(|(k, n)| (k, n));
+        let packed = packed_before_comma;
         let rest = b"PPPPPPPPPPPPPPPPPPPP";
         for text in [&b"0"[..], b"20", b"0.5", b"123456789012345"] {
             let with_rest = [text, b",", rest].concat();
