@@ -1,14 +1,17 @@
 //! The ticket lines of a block: the checks of one line ([`TicketCheck`]), and the scan of a
 //! whole file as a pipeline.
 //!
-//! The file is read, hashed and cut into pieces of 2^10 ticket lines a batch at a time; rayon
+//! The file is read, hashed and cut into pieces of 2^10 ticket lines a batch at a time (read
+//! straight into the batch's buffer: only the unfinished piece at its end is copied on); rayon
 //! workers check whole pieces in parallel (each line, its hash, the piece's Merkle subtree,
 //! its prize counts), and the pieces are folded in order. A piece's line hashes, and then its
 //! Merkle subtree, are hashed all together (interleaved SHA-256, [`sha256::digest_many`]). Reading the next batch is one more
 //! task beside the checks of the current one (`rayon::join`), not a thread of its own: so what
 //! only one thread can do (reading, the file's SHA-256, finding line ends) overlaps the checks,
-//! and `--threads N` means N threads in all (with one, everything runs in turn on it). Piece
-//! buffers are reused batch after batch: memory stays a few megabytes whatever the block size.
+//! and `--threads N` means N threads in all (with one, everything runs in turn on it). The two
+//! batch buffers are reused batch after batch: memory stays a few dozen megabytes whatever the
+//! block size. The file is read, not mapped: a mapped file that another process truncates
+//! kills the reader with SIGBUS, which safe code cannot catch.
 
 use super::replay::Replay;
 use super::BlockReport;
@@ -31,9 +34,13 @@ const PIECE_TICKETS: u64 = 1024;
 /// A piece also ends at the first line end past this many bytes (only long, hostile lines
 /// reach it): what is held stays a few megabytes.
 const PIECE_BYTES: usize = 256 << 10;
-/// Pieces checked in parallel at a time while the next batch is read: at least this many are
-/// cut before a batch is checked (two batches, a dozen megabytes, are held at once).
+/// Pieces checked in parallel at a time while the next batch is read: this many are cut
+/// before a batch is checked, unless its buffer fills first (two batches are held at once).
 const PIECES_PER_BATCH: usize = 32;
+/// Bytes of a batch's buffer: 32 pieces of 1024 ticket lines of every game fit (lines of
+/// about 200 bytes), and always one piece at its longest (`PIECE_BYTES` and a line of
+/// `MAX_LINE_READ`) with room to read more.
+const BATCH_BYTES: usize = 8 << 20;
 /// Bytes read at a time.
 const READ_SIZE: usize = 1 << 20;
 /// Reading stops at a line with no line end within this many bytes (a longer line that does
@@ -59,6 +66,12 @@ pub struct TicketCheck {
     decoder: Box<dyn Decoder>,
     /// The longest ticket line the game allows, line end excluded.
     max_line: usize,
+    /// The tiers' texts packed as [`packed_text`] packs them (`None` for a text too long to
+    /// pack: such a prize is found by the full reading only).
+    tier_keys: Vec<Option<u128>>,
+    /// The serial's prefix has no comma (always, for game ids the loader accepts) and the tier
+    /// texts are distinct: only then does [`TicketCheck::quick`] read lines.
+    quick: bool,
 }
 
 /// What one ticket line showed.
@@ -91,6 +104,14 @@ impl TicketCheck {
         let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
         let tier_cents = tiers.iter().copied().map(cents).collect();
         let longest_prize = tier_text.iter().map(String::len).max().unwrap_or(1);
+        let tier_keys = tier_text
+            .iter()
+            .map(|t| packed_text(t.as_bytes()))
+            .collect();
+        // The quick reading finds the tier from the end (losers first); with distinct texts
+        // (always: the tiers are distinct amounts) that is the full reading's tier.
+        let distinct = (1..tier_text.len()).all(|i| !tier_text[..i].contains(&tier_text[i]));
+        let quick = distinct && !prefix.contains(',');
         // serial "," prize "," layout "," sha256
         let max_line = prefix.len()
             + INDEX_DIGITS
@@ -108,6 +129,8 @@ impl TicketCheck {
             tier_cents,
             decoder,
             max_line,
+            tier_keys,
+            quick,
         })
     }
 
@@ -155,6 +178,84 @@ impl TicketCheck {
     /// [`inspect`](Self::inspect), with the SHA-256 of the line up to its last comma already
     /// made if `known` ([`line_hashes`]): the hash of a line of four fields.
     fn inspect_hashed<'l>(
+        &self,
+        line: &'l [u8],
+        index: u64,
+        forms: bool,
+        known: Option<&[u8; 32]>,
+    ) -> Inspection<'l> {
+        if let Some(seen) = self.quick(line, index, forms, known) {
+            return seen;
+        }
+        self.inspect_fully(line, index, forms, known)
+    }
+
+    /// The reading of a line written as `emit` writes it, in one pass and without allocating:
+    /// the fields are found where a valid line has them (the serial is of known length, the
+    /// prize a short text before the second comma, the hash the last 64 bytes), and every
+    /// check of [`inspect_fully`](Self::inspect_fully) is made on them. `None` as soon as any
+    /// of them fails, or the line is not shaped so: the full reading then names what is wrong,
+    /// so messages are its own.
+    #[inline]
+    fn quick<'l>(
+        &self,
+        line: &'l [u8],
+        index: u64,
+        forms: bool,
+        known: Option<&[u8; 32]>,
+    ) -> Option<Inspection<'l>> {
+        if !self.quick || line.len() > self.max_line || index >= self.block_size {
+            return None;
+        }
+        let prefix = self.prefix.as_bytes();
+        let serial_end = prefix.len() + INDEX_DIGITS;
+        // serial "," prize "," layout "," hash: the hash field and its comma end the line.
+        let hashed_end = line.len().checked_sub(HASH_HEX + 1)?;
+        let (hashed, comma_hash) = line.split_at(hashed_end);
+        let (&comma, hash_text) = comma_hash.split_first()?;
+        if comma != b',' || hashed.get(serial_end) != Some(&b',') {
+            return None;
+        }
+        let digits = <[u8; INDEX_DIGITS]>::try_from(&hashed[prefix.len()..serial_end]).ok()?;
+        if &hashed[..prefix.len()] != prefix || digits != block::index_digits(index) {
+            return None;
+        }
+        // The prize, then the layout to the hash's comma, which holds no comma of its own.
+        let after_serial = &hashed[serial_end + 1..];
+        let (key, prize_len) = packed_before_comma(after_serial)?;
+        let tier = self.tier_keys.iter().rposition(|&k| k == Some(key))?;
+        let layout = after_serial.get(prize_len + 1..)?;
+        if memchr::memchr(b',', layout).is_some() {
+            return None;
+        }
+        // `known` is the hash of the line up to its last comma: `hashed` when the hash field
+        // holds no comma, which `is_hex_of` requires.
+        let hash = match known {
+            Some(hash) => *hash,
+            None => sha256::digest(hashed),
+        };
+        if !is_hex_of(hash_text, &hash) {
+            return None;
+        }
+        let won = self.decoder.decode_cents(layout).ok()?;
+        if self.tier_cents[tier] != Some(won) {
+            return None;
+        }
+        Some(Inspection {
+            tier: Some(tier),
+            hash,
+            problems: Vec::new(),
+            form: if forms {
+                self.decoder.form(layout).ok()
+            } else {
+                None
+            },
+            layout: Some(layout),
+        })
+    }
+
+    /// Runs every check on one line, field by field, naming every rule it breaks.
+    fn inspect_fully<'l>(
         &self,
         line: &'l [u8],
         index: u64,
@@ -230,9 +331,7 @@ impl TicketCheck {
                 shown(fields[1])
             )),
         }
-        let mut hex_hash = [0u8; HASH_HEX];
-        hex::encode_to_slice(out.hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
-        if fields[3] != hex_hash {
+        if !is_hex_of(fields[3], &out.hash) {
             out.problems.push(format!(
                 "sha256 {} is not the SHA-256 of serial,prize,layout ({})",
                 shown(fields[3]),
@@ -265,6 +364,69 @@ impl TicketCheck {
     }
 }
 
+/// A text of 1 to 15 bytes and its length in one integer (its bytes from the lowest, its
+/// length in the top byte): one-to-one on such texts, whatever their bytes. `None` for longer
+/// or empty texts.
+fn packed_text(text: &[u8]) -> Option<u128> {
+    if text.is_empty() || text.len() > 15 {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    bytes[..text.len()].copy_from_slice(text);
+    bytes[15] = text.len() as u8;
+    Some(u128::from_le_bytes(bytes))
+}
+
+/// The text before the first comma of `text`, packed as [`packed_text`] packs it, and its
+/// length: `None` if it is empty, or no comma is among the first 16 bytes (or `text` is
+/// shorter than 16 bytes: a ticket line always has the hash after its prize). The comma is
+/// found in one 16-byte word, without a loop over bytes whose exit the varying lengths of
+/// prizes would keep mispredicting.
+#[inline]
+fn packed_before_comma(text: &[u8]) -> Option<(u128, usize)> {
+    const ONES: u128 = u128::MAX / 255; // 0x0101…01
+    const HIGH: u128 = ONES << 7; // 0x8080…80
+    let word = u128::from_le_bytes(*text.first_chunk::<16>()?);
+    // Commas become 0; the lowest byte flagged is exactly the first zero (a borrow can only
+    // flag bytes above it).
+    let x = word ^ (ONES * u128::from(b','));
+    let zeros = x.wrapping_sub(ONES) & !x & HIGH;
+    let len = (zeros.trailing_zeros() / 8) as usize; // 16 when there is none
+    if len == 0 || len > 15 {
+        return None;
+    }
+    let key = (word & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
+    Some((key, len))
+}
+
+/// Whether `text` is `hash` in lowercase hex, as `emit` writes it, compared eight digits at a
+/// time without formatting a string.
+#[inline]
+fn is_hex_of(text: &[u8], hash: &[u8; 32]) -> bool {
+    if text.len() != HASH_HEX {
+        return false;
+    }
+    let mut diff = 0u64;
+    for (digits, bytes) in text.chunks_exact(8).zip(hash.chunks_exact(4)) {
+        let digits = u64::from_le_bytes(digits.try_into().unwrap_or([0; 8]));
+        diff |= digits ^ hex_word([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    }
+    diff == 0
+}
+
+/// The eight lowercase hex digits of four bytes, in text order, as a little-endian word.
+#[inline]
+fn hex_word(b: [u8; 4]) -> u64 {
+    const LOW: u64 = 0x000f_000f_000f_000f;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // Byte k of `b` goes to bytes 2k (its high nibble) and 2k + 1 (its low nibble).
+    let spread = u64::from_le_bytes([b[0], 0, b[1], 0, b[2], 0, b[3], 0]);
+    let nibbles = ((spread >> 4) & LOW) | ((spread & LOW) << 8);
+    // '0' + n below 10, 'a' + n - 10 = '0' + n + 39 from 10 (n + 6 carries into bit 4).
+    let above_9 = ((nibbles + 6 * ONES) >> 4) & ONES;
+    nibbles + b'0' as u64 * ONES + 39 * above_9
+}
+
 /// Reads the ticket lines of a block file, with the checks of [`TicketCheck`] and, with the
 /// seed, the replay.
 pub(super) struct LineChecker<'a> {
@@ -285,10 +447,18 @@ pub(super) struct Scan {
     pub(super) counts: Vec<u64>,
 }
 
+/// Pieces of the file read in one buffer.
+struct Batch {
+    /// The bytes read (only the pieces' ranges are to be read: the rest is stale or unread).
+    text: Vec<u8>,
+    pieces: Vec<Piece>,
+}
+
 /// Whole lines of the file, as the reader cut them.
 struct Piece {
-    /// The lines, each ending with a line end (one is added to an unterminated last line).
-    text: Vec<u8>,
+    /// Where the lines are in the batch's text, each ending with a line end (one is added to
+    /// an unterminated last line).
+    range: std::ops::Range<usize>,
     /// The number of its first line in the file (the header is line 1).
     first_line: u64,
     /// Its last line is the file's last and had no line end.
@@ -341,28 +511,28 @@ impl LineChecker<'_> {
         let file = std::fs::File::open(csv)?.take(expected.saturating_add(1));
         let mut merkle = MerkleRoot::new();
         let mut counts = vec![0; self.tickets.tiers.len()];
-        let mut reader = Reader::new(file, self.tickets.max_line());
-        let mut spares: Vec<Vec<u8>> = Vec::new();
-        let mut batch = reader.batch(PIECES_PER_BATCH, &mut spares)?;
-        while !batch.is_empty() {
+        let mut reader = Reader::new(file, self.tickets.max_line(), BATCH_BYTES);
+        let mut spare = Vec::new();
+        let mut batch = reader.batch(PIECES_PER_BATCH, Vec::new())?;
+        while !batch.pieces.is_empty() {
             // Reading, hashing and cutting the next batch is one task beside the checks of
             // this one's pieces: on one thread they run one after the other; on more, the
             // thread that reads takes pieces to check once it is done.
-            let mut next_spares = Vec::new();
+            let spare_text = std::mem::take(&mut spare);
             let (next, checked) = rayon::join(
-                || reader.batch(PIECES_PER_BATCH, &mut spares),
+                || reader.batch(PIECES_PER_BATCH, spare_text),
                 || {
                     batch
+                        .pieces
                         .par_iter()
-                        .map(|piece| self.piece(piece))
+                        .map(|piece| self.piece(&batch.text[piece.range.clone()], piece))
                         .collect::<Vec<Checked>>()
                 },
             );
-            for (piece, checked) in batch.drain(..).zip(checked) {
+            for checked in checked {
                 self.fold(checked, &mut merkle, &mut counts, report, progress);
-                next_spares.push(piece.text);
             }
-            spares.append(&mut next_spares);
+            spare = batch.text;
             batch = next?;
         }
         let end = reader.end.take().ok_or_else(|| {
@@ -424,8 +594,8 @@ impl LineChecker<'_> {
         progress.add(checked.tickets);
     }
 
-    /// Checks the lines of one piece.
-    fn piece(&self, piece: &Piece) -> Checked {
+    /// Checks the lines of one piece, whose bytes are `text`.
+    fn piece(&self, text: &[u8], piece: &Piece) -> Checked {
         let first_ticket = piece.first_line.saturating_sub(2);
         let mut out = Checked {
             tickets: 0,
@@ -437,7 +607,6 @@ impl LineChecker<'_> {
             forms: BTreeMap::new(),
         };
         let mut start = 0;
-        let text = &piece.text;
         let ends: Vec<usize> = memchr::memchr_iter(b'\n', text).collect();
         let mut hashes = Vec::new();
         for (k, (line_no, &end)) in (piece.first_line..).zip(&ends).enumerate() {
@@ -533,45 +702,46 @@ fn line_hashes(text: &[u8], mut start: usize, ends: &[usize], max_line: usize) -
 
 /// Reads `file`, hashes it, and cuts it into pieces of whole lines (the header and the first
 /// [`PIECE_TICKETS`] ticket lines, then [`PIECE_TICKETS`] lines each, or fewer at a line end
-/// past [`PIECE_BYTES`]), a batch at a time, into recycled buffers. Stops at a line with no
-/// line end within [`MAX_LINE_READ`] bytes, or at an unterminated last line longer than
-/// `max_line` (their bytes are not kept; the lines before are given), or when a signal asks
-/// the program to stop (an error then: an interrupted scan proves nothing).
+/// past [`PIECE_BYTES`]), a batch at a time, straight into recycled buffers. Stops at a line
+/// with no line end within [`MAX_LINE_READ`] bytes, or at an unterminated last line longer
+/// than `max_line` (their bytes are not kept; the lines before are given), or when a signal
+/// asks the program to stop (an error then: an interrupted scan proves nothing).
 struct Reader<R> {
     file: R,
     max_line: usize,
+    /// Bytes of a batch's buffer, at least (a buffer only grows past it if one piece cannot
+    /// fit, which the limits on lines rule out at [`BATCH_BYTES`]).
+    batch_bytes: usize,
     sha: Sha256,
     /// Bytes read.
     bytes: u64,
-    /// The read buffer, allocated once.
-    buf: Vec<u8>,
-    /// The piece being filled.
-    piece: Piece,
+    /// The bytes read of the piece being filled, when a batch ended before it: they start
+    /// the next batch's buffer.
+    carry: Vec<u8>,
+    /// The number of the first line of the piece being filled.
+    first_line: u64,
     /// Whole lines read.
     lines: u64,
     /// Ticket lines read.
     tickets: u64,
     /// Bytes of the line being read, in the reads before the last one.
     line_len: usize,
-    /// Where that line starts in `piece.text`.
+    /// Where that line starts in the piece being filled.
     line_at: usize,
     /// How reading ended, once it has.
     end: Option<ReadEnd>,
 }
 
 impl<R: Read> Reader<R> {
-    fn new(file: R, max_line: usize) -> Self {
+    fn new(file: R, max_line: usize, batch_bytes: usize) -> Self {
         Reader {
             file,
             max_line,
+            batch_bytes: batch_bytes.max(1),
             sha: Sha256::new(),
             bytes: 0,
-            buf: vec![0u8; READ_SIZE],
-            piece: Piece {
-                text: Vec::new(),
-                first_line: 1,
-                unterminated: false,
-            },
+            carry: Vec::new(),
+            first_line: 1,
             lines: 0,
             tickets: 0,
             line_len: 0,
@@ -580,45 +750,60 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    /// Reads on until at least `want` pieces are cut or the file ends, and gives them (none
-    /// once reading has ended: then [`Reader::end`] says how). Piece buffers are taken from
-    /// `spares` when there are some.
-    fn batch(&mut self, want: usize, spares: &mut Vec<Vec<u8>>) -> std::io::Result<Vec<Piece>> {
-        let mut out = Vec::with_capacity(want + READ_SIZE / PIECE_BYTES + 1);
+    /// Reads on into `text` (a spare buffer, or an empty one) until `want` pieces are cut, the
+    /// buffer is full, or the file ends, and gives them (none once reading has ended: then
+    /// [`Reader::end`] says how).
+    fn batch(&mut self, want: usize, mut text: Vec<u8>) -> std::io::Result<Batch> {
+        let mut pieces = Vec::with_capacity(want);
         if self.end.is_some() {
-            return Ok(out);
+            return Ok(Batch { text, pieces });
         }
+        // Bytes are read into the buffer's spare capacity, which is never zeroed: `read_to_end`
+        // reads into uninitialized memory safely (zeroing the two buffers was 11 % of the
+        // instructions of verifying small blocks).
+        text.clear();
+        text.reserve(self.batch_bytes.max(self.carry.len() + 1));
+        text.extend_from_slice(&self.carry);
+        let mut filled = self.carry.len();
+        self.carry.clear();
+        // Where the piece being filled starts in `text`.
+        let mut piece_start = 0;
         let stop = MAX_LINE_READ.max(self.max_line);
-        let mut new_piece = |first_line: u64| {
-            let mut text = spares.pop().unwrap_or_default();
-            text.clear();
-            Piece {
-                text,
-                first_line,
-                unterminated: false,
-            }
-        };
-        while out.len() < want {
+        while pieces.len() < want {
             if crate::interrupt::requested().is_some() {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::Interrupted,
                     "stopped by a signal",
                 ));
             }
-            let n = self.file.read(&mut self.buf)?;
+            if filled == text.capacity() {
+                if piece_start > 0 {
+                    break; // full: the piece being filled goes on in the next buffer
+                }
+                // One piece larger than the buffer (not with the sizes used): make room.
+                text.reserve(filled);
+            }
+            // Up to `room` bytes (fewer only at the end of the file), within the capacity.
+            let room = (text.capacity() - filled).min(READ_SIZE);
+            let n = (&mut self.file).take(room as u64).read_to_end(&mut text)?;
             if n == 0 {
                 if self.line_len > self.max_line {
-                    self.stop_at(&mut out);
-                    return Ok(out);
+                    self.stop_at(&text[piece_start..filled], &mut pieces, piece_start);
+                    return Ok(Batch { text, pieces });
                 }
+                let mut unterminated = false;
                 if self.line_len > 0 {
-                    self.piece.text.push(b'\n');
-                    self.piece.unterminated = true;
+                    text.push(b'\n');
+                    filled += 1;
+                    unterminated = true;
                     self.lines += 1;
                 }
-                let piece = std::mem::replace(&mut self.piece, new_piece(0));
-                if !piece.text.is_empty() {
-                    out.push(piece);
+                if filled > piece_start {
+                    pieces.push(Piece {
+                        range: piece_start..filled,
+                        first_line: self.first_line,
+                        unterminated,
+                    });
                 }
                 self.end = Some(ReadEnd {
                     bytes: self.bytes,
@@ -626,13 +811,12 @@ impl<R: Read> Reader<R> {
                     lines: self.lines,
                     stopped: None,
                 });
-                return Ok(out);
+                return Ok(Batch { text, pieces });
             }
-            let read = &self.buf[..n];
+            let read = &text[filled..filled + n];
             self.sha.update(read);
             self.bytes += n as u64;
-            let mut from = 0; // what `piece` has not taken of this read starts here
-            let mut line_start = 0;
+            let mut line_start = 0; // in `read`
             let mut too_long = false;
             for end in memchr::memchr_iter(b'\n', read) {
                 if self.line_len + (end - line_start) > stop {
@@ -642,18 +826,20 @@ impl<R: Read> Reader<R> {
                 self.line_len = 0;
                 line_start = end + 1;
                 self.lines += 1;
-                self.line_at = self.piece.text.len() + (line_start - from);
+                let at = filled + line_start; // in `text`
+                self.line_at = at - piece_start;
                 if self.lines == 1 {
                     continue; // the header rides with the first piece
                 }
                 self.tickets += 1;
                 if self.tickets.is_multiple_of(PIECE_TICKETS) || self.line_at >= PIECE_BYTES {
-                    self.piece.text.extend_from_slice(&read[from..line_start]);
-                    from = line_start;
-                    out.push(std::mem::replace(
-                        &mut self.piece,
-                        new_piece(self.lines + 1),
-                    ));
+                    pieces.push(Piece {
+                        range: piece_start..at,
+                        first_line: self.first_line,
+                        unterminated: false,
+                    });
+                    piece_start = at;
+                    self.first_line = self.lines + 1;
                     self.line_at = 0;
                 }
             }
@@ -661,29 +847,27 @@ impl<R: Read> Reader<R> {
                 self.line_len += n - line_start;
                 too_long = self.line_len > stop;
             }
-            self.piece.text.extend_from_slice(&read[from..]);
+            filled += n;
             if too_long {
-                self.stop_at(&mut out);
-                return Ok(out);
+                self.stop_at(&text[piece_start..filled], &mut pieces, piece_start);
+                return Ok(Batch { text, pieces });
             }
         }
-        Ok(out)
+        self.carry.extend_from_slice(&text[piece_start..filled]);
+        Ok(Batch { text, pieces })
     }
 
-    /// Stops at the line that starts at `line_at` in the piece being filled, after the whole
-    /// lines read: the lines before it are given, nothing of it is.
-    fn stop_at(&mut self, out: &mut Vec<Piece>) {
-        let mut piece = std::mem::replace(
-            &mut self.piece,
-            Piece {
-                text: Vec::new(),
-                first_line: 0,
+    /// Stops at the line that starts at `line_at` in the piece being filled (`filling`, at
+    /// `start` in the buffer), after the whole lines read: the lines before it are given,
+    /// nothing of it is.
+    fn stop_at(&mut self, filling: &[u8], pieces: &mut Vec<Piece>, start: usize) {
+        let kept = self.line_at.min(filling.len());
+        if kept > 0 {
+            pieces.push(Piece {
+                range: start..start + kept,
+                first_line: self.first_line,
                 unterminated: false,
-            },
-        );
-        piece.text.truncate(self.line_at);
-        if !piece.text.is_empty() {
-            out.push(piece);
+            });
         }
         self.end = Some(ReadEnd {
             bytes: self.bytes,
@@ -883,6 +1067,195 @@ mod tests {
         );
     }
 
+    /// Both readings of a line: the quick one accepts exactly what the full one finds no fault
+    /// in, and then sees the same tier, hash and layout.
+    #[track_caller]
+    fn readings_agree(check: &TicketCheck, line: &[u8], index: u64) {
+        let full = check.inspect_fully(line, index, true, None);
+        let quick = check.quick(line, index, true, None);
+        // The same with the hash of the line to its last comma made beforehand, as a piece's
+        // lines are hashed together.
+        let known = sha256::digest(hashed_part(line));
+        let quick_known = check.quick(line, index, true, Some(&known));
+        let shown = String::from_utf8_lossy(line);
+        assert_eq!(
+            quick
+                .as_ref()
+                .map(|q| (q.tier, q.hash, q.layout, q.form.clone())),
+            quick_known.map(|q| (q.tier, q.hash, q.layout, q.form)),
+            "{shown}"
+        );
+        let full_known = check.inspect_fully(line, index, true, Some(&known));
+        assert_eq!(full_known.problems, full.problems, "{shown}");
+        match quick {
+            None => assert!(
+                !full.problems.is_empty(),
+                "quick refused a valid line {shown}"
+            ),
+            Some(q) => {
+                assert!(
+                    full.problems.is_empty(),
+                    "quick accepted {shown}: {:?}",
+                    full.problems
+                );
+                assert_eq!(q.tier, full.tier, "{shown}");
+                assert_eq!(q.hash, full.hash, "{shown}");
+                assert_eq!(q.layout, full.layout, "{shown}");
+                assert_eq!(q.form, full.form, "{shown}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_quick_reading_accepts_exactly_the_lines_the_full_one_finds_valid() {
+        let (game, stake, check) = setup();
+        let serial = "ruche-or-200-0003-00007-0000042";
+        let layout = synthesized(&game, &stake, Decimal::from(20), 1);
+        let ok = line(serial, "20", &layout);
+        assert!(check.quick(&ok, 42, false, None).is_some());
+        let body = format!("{serial},20,{layout}");
+        let hash = hex::encode(Sha256::digest(body.as_bytes()));
+        let mut cases: Vec<Vec<u8>> = vec![
+            ok.clone(),
+            Vec::new(),
+            b",,,".to_vec(),
+            // Missing fields, extra commas, commas in the wrong field.
+            format!("{serial},20,{layout}").into_bytes(),
+            format!("{serial},20,{hash}").into_bytes(),
+            format!("{serial},20,{layout},{hash},").into_bytes(),
+            format!("{serial},,20,{layout},{hash}").into_bytes(),
+            format!(",{serial},20,{layout},{hash}").into_bytes(),
+            line(serial, "20", &format!("{layout},")),
+            line(serial, "20", &layout.replacen('/', ",", 1)),
+            line(serial, "2,0", &layout),
+            line(&format!("{serial},"), "20", &layout),
+            line(serial, "", &layout),
+            line(serial, "20", ""),
+            // The hash in capitals, short, long, of something else.
+            format!("{body},{}", hash.to_uppercase()).into_bytes(),
+            format!("{body},{}", &hash[..63]).into_bytes(),
+            format!("{body},{hash}0").into_bytes(),
+            format!("{body},0{hash}").into_bytes(),
+            // Prizes that are not tiers, or not the layout's; long prize texts.
+            line(serial, "4", &layout),
+            line(serial, "20.0", &layout),
+            line(serial, "020", &layout),
+            line(serial, "123456789012345678", &layout),
+            line(serial, &"2".repeat(15), &layout),
+            // Serials of other tickets, blocks, lengths.
+            line("ruche-or-200-0003-00007-0000043", "20", &layout),
+            line("ruche-or-200-0003-00007-000042", "20", &layout),
+            line("ruche-or-200-0003-00007-00000042", "20", &layout),
+            line("ruche-or-200-0003-00008-0000042", "20", &layout),
+            line("", "20", &layout),
+            // Bytes that are not UTF-8, or not ASCII, anywhere.
+            line(serial, "20", &format!("{layout}\u{e9}")),
+            [&ok[..5], b"\xff", &ok[6..]].concat(),
+            [
+                &ok[..serial.len() + 4],
+                b"\xff\xfe",
+                &ok[serial.len() + 6..],
+            ]
+            .concat(),
+        ];
+        // Every byte of the valid line changed, and every length it can be cut to.
+        for at in 0..ok.len() {
+            for to in [b',', b'0', b'P', b'/', b'a', b'A', 0, 0x80, 0xff] {
+                let mut changed = ok.clone();
+                changed[at] = to;
+                cases.push(changed);
+            }
+            cases.push(ok[..at].to_vec());
+            cases.push([&ok[..at], &ok[at + 1..]].concat());
+        }
+        // A line too long to be a ticket line, and one just as long as the longest.
+        cases.push([&ok[..], &vec![b'F'; check.max_line()]].concat());
+        for case in &cases {
+            readings_agree(&check, case, 42);
+        }
+        // A valid line at the wrong index, or past the block's end.
+        readings_agree(&check, &ok, 41);
+        let last = format!("ruche-or-200-0003-00007-{:07}", game.block_size);
+        readings_agree(&check, &line(&last, "20", &layout), game.block_size);
+        // Every tier of every game, losers included.
+        for id in ["ruche-or", "maxi-ruche-or", "annee-chance"] {
+            let game = Game::builtin(id).unwrap();
+            for stake in &game.stakes {
+                let check = TicketCheck::new(&game, stake, 1, 1).unwrap();
+                for (i, tier) in stake.tiers().into_iter().enumerate() {
+                    let layout = synthesized(&game, stake, tier, i as u64);
+                    let serial = format!("{}{:07}", check.prefix, i);
+                    let ok = line(&serial, &canonical(tier), &layout);
+                    let seen = check.quick(&ok, i as u64, false, None);
+                    assert_eq!(seen.map(|s| s.tier), Some(Some(i)), "{id} {tier}");
+                    readings_agree(&check, &ok, i as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hex_is_compared_as_hex_encode_writes_it() {
+        let mut hash = [0u8; 32];
+        for round in 0..300u32 {
+            for (i, b) in hash.iter_mut().enumerate() {
+                *b = (round as u8).wrapping_mul(37).wrapping_add(i as u8 * 11) ^ (round >> 3) as u8;
+            }
+            if round == 0 {
+                hash = [0xff; 32];
+            }
+            let text = hex::encode(hash).into_bytes();
+            assert!(is_hex_of(&text, &hash), "{}", hex::encode(hash));
+            for at in 0..text.len() {
+                let mut wrong = text.clone();
+                for to in [b'0', b'9', b'a', b'f', b'A', b'F', b'g', b':', b'`'] {
+                    wrong[at] = to;
+                    assert_eq!(is_hex_of(&wrong, &hash), wrong == text, "{at} {to}");
+                }
+            }
+            assert!(
+                !is_hex_of(&text.to_ascii_uppercase(), &hash)
+                    || !text.iter().any(u8::is_ascii_alphabetic)
+            );
+            assert!(!is_hex_of(&text[..63], &hash));
+            assert!(!is_hex_of(&[&text[..], b"0"].concat(), &hash));
+        }
+    }
+
+    #[test]
+    fn the_text_before_a_comma_is_packed_one_to_one() {
+        let packed = packed_before_comma;
+        let rest = b"PPPPPPPPPPPPPPPPPPPP";
+        for text in [&b"0"[..], b"20", b"0.5", b"123456789012345"] {
+            let with_rest = [text, b",", rest].concat();
+            assert_eq!(
+                packed(&with_rest),
+                Some((packed_text(text).unwrap(), text.len()))
+            );
+        }
+        for text in [
+            &b",0,PPPPPPPPPPPPPPPP"[..],
+            b"1234567890123456,PPPP",
+            b"0123456789abcdef0",
+            b"0,1",
+        ] {
+            assert_eq!(packed(text), None, "{}", String::from_utf8_lossy(text));
+        }
+        // Distinct texts, distinct keys, whatever their bytes (a 0 byte is not the end).
+        assert_ne!(packed_text(b"1"), packed_text(b"1\0"));
+        assert_ne!(packed_text(b"\xff"), packed_text(b"\xff\xff"));
+        assert_eq!(
+            packed(&[b"1\0,", &rest[..]].concat()),
+            Some((packed_text(b"1\0").unwrap(), 2))
+        );
+        assert_eq!(
+            packed(&[b"\xe9\x80,", &rest[..]].concat()),
+            Some((packed_text(b"\xe9\x80").unwrap(), 2))
+        );
+        assert_eq!(packed_text(b""), None);
+        assert_eq!(packed_text(&[b'1'; 16]), None);
+    }
+
     /// Gives its bytes a few at a time, each read a different length.
     struct Dribble<'a> {
         bytes: &'a [u8],
@@ -899,25 +1272,59 @@ mod tests {
         }
     }
 
+    /// A piece as the reader gave it, its bytes copied out of the batch.
+    struct CutPiece {
+        text: Vec<u8>,
+        first_line: u64,
+        unterminated: bool,
+    }
+
     /// Runs the reader on `bytes` (read in pieces of `step`-varying sizes, or whole when `step`
-    /// is 0); returns the pieces it sent and its end.
-    fn cut(bytes: &[u8], max_line: usize, step: usize) -> (Vec<Piece>, ReadEnd) {
-        fn all<R: Read>(mut reader: Reader<R>) -> (Vec<Piece>, ReadEnd) {
-            let (mut pieces, mut spares) = (Vec::new(), Vec::new());
+    /// is 0) with batch buffers of the size used, and with small ones (full before 3 pieces
+    /// are cut, or smaller than a piece); returns the pieces it sent and its end, checking
+    /// that every buffer size gives the same.
+    fn cut(bytes: &[u8], max_line: usize, step: usize) -> (Vec<CutPiece>, ReadEnd) {
+        fn all<R: Read>(mut reader: Reader<R>) -> (Vec<CutPiece>, ReadEnd) {
+            let mut pieces = Vec::new();
+            // Buffers are recycled, stale bytes and all, as the scan recycles them.
+            let mut spare = vec![b'#'; 10];
             loop {
-                let batch = reader.batch(3, &mut spares).unwrap();
-                if batch.is_empty() {
+                let batch = reader.batch(3, std::mem::take(&mut spare)).unwrap();
+                if batch.pieces.is_empty() {
                     break;
                 }
-                pieces.extend(batch);
+                pieces.extend(batch.pieces.iter().map(|p| CutPiece {
+                    text: batch.text[p.range.clone()].to_vec(),
+                    first_line: p.first_line,
+                    unterminated: p.unterminated,
+                }));
+                spare = batch.text;
             }
             (pieces, reader.end.unwrap())
         }
-        if step == 0 {
-            all(Reader::new(bytes, max_line))
-        } else {
-            all(Reader::new(Dribble { bytes, step }, max_line))
+        let run = |batch_bytes| {
+            if step == 0 {
+                all(Reader::new(bytes, max_line, batch_bytes))
+            } else {
+                all(Reader::new(Dribble { bytes, step }, max_line, batch_bytes))
+            }
+        };
+        let (pieces, end) = run(BATCH_BYTES);
+        for small in [1, 1000, 100_000] {
+            let (other, other_end) = run(small);
+            assert_eq!(other.len(), pieces.len(), "batch of {small} bytes");
+            for (a, b) in other.iter().zip(&pieces) {
+                assert!(a.text == b.text && a.first_line == b.first_line, "{small}");
+                assert_eq!(a.unterminated, b.unterminated, "{small}");
+            }
+            assert_eq!(&other_end.stopped, &end.stopped);
+            assert_eq!(other_end.lines, end.lines);
+            if end.stopped.is_none() {
+                // (Reading that stops has read as far as its reads went: the bytes vary.)
+                assert_eq!((other_end.bytes, other_end.sha256), (end.bytes, end.sha256));
+            }
         }
+        (pieces, end)
     }
 
     /// A file of a header and `n` ticket-like lines of varying lengths, `long` more bytes
