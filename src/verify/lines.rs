@@ -9,6 +9,7 @@
 //! and `--threads N` means N threads in all (with one, everything runs in turn on it). Piece
 //! buffers are reused batch after batch: memory stays a few megabytes whatever the block size.
 
+use super::observe::{CheckedLine, PieceObserver, PiecePart};
 use super::replay::Replay;
 use super::BlockReport;
 use crate::block::merkle::MerkleRoot;
@@ -256,6 +257,8 @@ pub(super) struct LineChecker<'a> {
     pub(super) tickets: &'a TicketCheck,
     pub(super) forms: bool,
     pub(super) replay: Option<&'a Replay>,
+    /// Given the valid lines of each piece as it is checked (`report`).
+    pub(super) observer: Option<&'a dyn PieceObserver>,
 }
 
 /// What reading the CSV measured.
@@ -308,6 +311,8 @@ struct Checked {
     counts: Vec<u64>,
     problems: Vec<Problem>,
     forms: BTreeMap<(Decimal, String), u64>,
+    /// The observer's part of the piece.
+    observed: Option<PiecePart>,
 }
 
 impl LineChecker<'_> {
@@ -398,6 +403,9 @@ impl LineChecker<'_> {
         for (key, n) in checked.forms {
             *report.forms.entry(key).or_insert(0) += n;
         }
+        if let (Some(observer), Some(part)) = (self.observer, checked.observed) {
+            observer.fold(part);
+        }
         for problem in checked.problems {
             match problem {
                 Problem::File(text) => report.problem(text),
@@ -418,7 +426,12 @@ impl LineChecker<'_> {
             counts: vec![0; self.tickets.tiers.len()],
             problems: Vec::new(),
             forms: BTreeMap::new(),
+            observed: None,
         };
+        let mut observed: Vec<CheckedLine<'_>> = Vec::new();
+        if self.observer.is_some() {
+            observed.reserve(PIECE_TICKETS as usize);
+        }
         let mut start = 0;
         let text = &piece.text;
         for (line_no, end) in (piece.first_line..).zip(memchr::memchr_iter(b'\n', text)) {
@@ -438,15 +451,21 @@ impl LineChecker<'_> {
                         shown(line)
                     )));
                 }
-            } else {
-                self.line(line, line_no - 2, &mut out);
+            } else if let Some(valid) = self.line(line, line_no - 2, &mut out) {
+                if self.observer.is_some() {
+                    observed.push(valid);
+                }
             }
+        }
+        if let Some(observer) = self.observer {
+            out.observed = Some(observer.piece(&observed));
         }
         out
     }
 
-    /// Checks one ticket line; `index` is the ticket's index in the block.
-    fn line(&self, line: &[u8], index: u64, out: &mut Checked) {
+    /// Checks one ticket line; `index` is the ticket's index in the block. Gives the line
+    /// back if it is valid.
+    fn line<'l>(&self, line: &'l [u8], index: u64, out: &mut Checked) -> Option<CheckedLine<'l>> {
         let mut seen = self.tickets.inspect(line, index, self.forms);
         if let (Some(replay), Some(layout)) = (self.replay, seen.layout) {
             replay.check(self.tickets, index, seen.tier, layout, &mut seen.problems);
@@ -473,7 +492,13 @@ impl LineChecker<'_> {
                 self.tickets.serial(index),
                 seen.problems.join("; ")
             )));
+            return None;
         }
+        Some(CheckedLine {
+            index,
+            layout: seen.layout?,
+            tier: seen.tier?,
+        })
     }
 }
 
