@@ -308,6 +308,65 @@ fn a_copy_of_another_block_fails_the_cross_block_test() {
     assert!(said.contains("blocks 1 and 3"), "{said}");
 }
 
+/// Per prize, the tickets whose layout is byte for byte an earlier ticket's of that prize.
+fn exact_duplicates(tickets: &[(String, String)]) -> std::collections::BTreeMap<String, u64> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = std::collections::BTreeMap::new();
+    for (prize, layout) in tickets {
+        if !seen.insert((prize.clone(), layout.clone())) {
+            *out.entry(prize.clone()).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+/// The report's duplicates of its first block, per prize.
+fn reported_duplicates(json: &serde_json::Value) -> std::collections::BTreeMap<String, u64> {
+    json["blocks"][0]["duplicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["prize"].as_str().unwrap().to_string(),
+                d["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn planted_duplicate_layouts_are_counted_exactly() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let mut tickets = tickets(&folder, 1);
+    let (json, said) = report(&w, &[&folder], 0);
+    assert_eq!(
+        reported_duplicates(&json),
+        exact_duplicates(&tickets),
+        "{said}"
+    );
+    // Two losers and two winners of the same prize made to show the same layout as an
+    // earlier ticket of their prize (the report counts them; the block still verifies).
+    let winning = tickets.iter().find(|t| t.0 != "0").unwrap().0.clone();
+    for prize in ["0", "0", winning.as_str(), winning.as_str()] {
+        let first = tickets.iter().position(|t| t.0 == prize).unwrap();
+        let later = tickets
+            .iter()
+            .rposition(|t| t.0 == prize && t.1 != tickets[first].1)
+            .unwrap();
+        tickets[later].1 = tickets[first].1.clone();
+    }
+    rewrite(&w, &folder, 1, &tickets);
+    let expected = exact_duplicates(&tickets);
+    assert!(
+        expected["0"] >= 2 && expected[&winning] >= 2,
+        "{expected:?}"
+    );
+    let (json, said) = report(&w, &[&folder], 0);
+    assert_eq!(reported_duplicates(&json), expected, "{said}");
+}
+
 #[test]
 fn a_block_that_fails_verification_is_not_analysed_and_fails_the_report() {
     let w = Workdir::new();

@@ -248,7 +248,16 @@ pub(crate) fn amount_before(
     table: &CentsTable,
 ) -> Result<(u16, u64), LayoutError> {
     let start = (*pos).min(text.len());
-    // Amounts are a few bytes: a plain loop rather than a vectorised search.
+    // The table's look-up without a loop over bytes (whose exit the varying lengths of
+    // amounts mispredict: measured, 15 % of a Maxi report's CPU); the loop below only for
+    // what it does not find (an error, or an amount too long to pack).
+    if let Some((i, cents, len)) = table.table.lookup_before(&text[start..], sep) {
+        if let (Ok(code), Some(&Some(own))) = (u16::try_from(i), table.cents.get(i)) {
+            debug_assert_eq!(own, cents);
+            *pos = start + len + 1;
+            return Ok((code, own));
+        }
+    }
     let end = text[start..]
         .iter()
         .position(|&b| b == sep)

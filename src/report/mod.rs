@@ -359,6 +359,7 @@ fn analyse_block(
         manifest,
         game,
         stake,
+        duplicates,
     } = observed;
     let tiers: Vec<Decimal> = stake.tiers();
     let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
@@ -375,7 +376,12 @@ fn analyse_block(
         .map(|(a, &c)| a * Decimal::from(c))
         .sum();
     let amounts: Vec<f64> = tiers.iter().map(|a| a.to_f64().unwrap_or(0.0)).collect();
-    let order = order::analyse(&tally.order, &amounts, &tier_text);
+    // The order statistics beside the duplicates' sort (and re-read, if hashes collide).
+    let (order, duplicates) = rayon::join(
+        || order::analyse(&tally.order, &amounts, &tier_text),
+        || duplicates.count(),
+    );
+    let duplicates = duplicates?;
     let rate = |name: &str, v: [u64; 2]| Rate {
         feature: name.to_string(),
         losers: v[0],
@@ -439,8 +445,7 @@ fn analyse_block(
             .filter_map(|n| leak_test(n, &tally))
             .collect(),
         order: Some(order),
-        duplicates: tally
-            .duplicates
+        duplicates: duplicates
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0)

@@ -67,9 +67,6 @@ pub struct Tally {
     pub near_misses: BTreeMap<&'static str, [u64; 2]>,
     /// The first layouts of each tier.
     pub samples: Vec<Vec<String>>,
-    /// Tickets whose layout is byte for byte the same as an earlier ticket's of the same tier,
-    /// per tier.
-    pub duplicates: Vec<u64>,
 }
 
 /// What [`Observer::finish`] gives.
@@ -82,6 +79,65 @@ pub struct Observed {
     pub game: Game,
     /// Its stake.
     pub stake: Stake,
+    /// What counts the layouts that repeat an earlier one of their tier.
+    pub duplicates: Duplicates,
+}
+
+/// The duplicate check of a block, once its every layout hash is known.
+pub struct Duplicates {
+    csv: std::path::PathBuf,
+    /// Per tier, the layout hash of each ticket.
+    hashes: Vec<Vec<u64>>,
+    /// What the re-read needs: the tiers as written, the file's size and SHA-256 (hex).
+    tiers: Vec<String>,
+    bytes: u64,
+    sha256: String,
+    hash: LayoutHash,
+}
+
+impl Duplicates {
+    /// Per tier, the tickets whose layout is byte for byte an earlier ticket's of the same
+    /// tier. Distinct hashes are distinct layouts; a hash held more than once is checked by
+    /// reading the file again (it must still be the manifest's bytes).
+    pub fn count(mut self) -> anyhow::Result<Vec<u64>> {
+        let name = crate::untrusted::shown_path(&self.csv);
+        let mut shared: Vec<HashSet<u64>> = Vec::with_capacity(self.hashes.len());
+        for keys in self.hashes.iter_mut() {
+            keys.par_sort_unstable();
+            shared.push(
+                keys.windows(2)
+                    .filter(|w| w[0] == w[1])
+                    .map(|w| w[0])
+                    .collect(),
+            );
+        }
+        if shared.iter().all(HashSet::is_empty) {
+            return Ok(vec![0; self.hashes.len()]);
+        }
+        // Memory first: the hashes are no longer needed.
+        drop(std::mem::take(&mut self.hashes));
+        let file =
+            File::open(&self.csv).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+        exact_duplicates(file, &shared, &self.re_read(), self.hash)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))
+    }
+
+    fn re_read(&self) -> ReRead<'_> {
+        ReRead {
+            tiers: &self.tiers,
+            bytes: self.bytes,
+            sha256: &self.sha256,
+        }
+    }
+}
+
+/// What the duplicates' re-read checks the file against.
+struct ReRead<'a> {
+    /// The tiers as written in the prize column.
+    tiers: &'a [String],
+    /// The manifest's size and SHA-256 (hex) of the file.
+    bytes: u64,
+    sha256: &'a str,
 }
 
 /// Tallies what the report needs of every ticket `verify` checks: give it to
@@ -179,7 +235,7 @@ impl Observer {
             .state
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (Some(context), Some(mut state)) = (self.context.get(), state) else {
+        let (Some(context), Some(state)) = (self.context.get(), state) else {
             anyhow::bail!("{name}: internal error: the report saw no ticket of the block");
         };
         if let Some(e) = state.error {
@@ -187,14 +243,20 @@ impl Observer {
         }
         let mut tally = state.tally;
         state.totals.into_tally(&mut tally, context);
-        tally.duplicates = duplicates(csv, &mut state.hashes, context, self.hash)
-            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let (manifest, game, stake) = state.head;
         Ok(Observed {
             tally,
             manifest,
             game,
             stake,
+            duplicates: Duplicates {
+                csv: csv.to_path_buf(),
+                hashes: state.hashes,
+                tiers: context.tiers.clone(),
+                bytes: context.bytes,
+                sha256: context.sha256.clone(),
+                hash: self.hash,
+            },
         })
     }
 }
@@ -484,39 +546,13 @@ fn read_ticket(
     Ok(())
 }
 
-/// Per tier, the tickets whose layout is byte for byte an earlier ticket's of the same tier.
-/// `hashes` (sorted here) hold every ticket's layout hash by tier: distinct hashes are distinct
-/// layouts; a hash held more than once is checked by reading the file again.
-fn duplicates(
-    csv: &Path,
-    hashes: &mut [Vec<u64>],
-    c: &Context,
-    hash: LayoutHash,
-) -> Result<Vec<u64>, String> {
-    let mut shared: Vec<HashSet<u64>> = Vec::with_capacity(hashes.len());
-    for keys in hashes.iter_mut() {
-        keys.par_sort_unstable();
-        shared.push(
-            keys.windows(2)
-                .filter(|w| w[0] == w[1])
-                .map(|w| w[0])
-                .collect(),
-        );
-    }
-    if shared.iter().all(HashSet::is_empty) {
-        return Ok(vec![0; hashes.len()]);
-    }
-    let file = File::open(csv).map_err(|e| format!("cannot read: {e}"))?;
-    exact_duplicates(file, &shared, c, hash)
-}
-
 /// Reads the block again (it must be the manifest's bytes) and counts, among the tickets of
 /// each tier whose layout hash is in `shared`, those whose layout is the same as an earlier
 /// one's.
 fn exact_duplicates<R: Read>(
     file: R,
     shared: &[HashSet<u64>],
-    c: &Context,
+    c: &ReRead<'_>,
     hash: LayoutHash,
 ) -> Result<Vec<u64>, String> {
     let changed = "the file changed while it was read (its SHA-256 or size is no longer the manifest's): run the report again";
@@ -598,20 +634,22 @@ fn exact_duplicates<R: Read>(
 mod tests {
     use super::*;
 
-    /// A context for a block of `text` with tiers `10` and `0` (only what the re-read uses).
-    fn context(text: &str) -> Context {
-        let game = Game::builtin("ruche-or").unwrap();
-        let stake = game.stake(rust_decimal::Decimal::from(2)).unwrap();
-        Context {
-            tiers: vec!["10".into(), "0".into()],
-            cents: vec![Some(1000), Some(0)],
-            loser: 1,
-            reader: stake.mechanic.explainer(),
-            positive: Vec::new(),
-            seen_names: 0,
-            near_names: 0,
-            bytes: text.len() as u64,
-            sha256: hex::encode(Sha256::digest(text.as_bytes())),
+    const TIERS: [&str; 2] = ["10", "0"];
+
+    /// What the re-read of the block `text` checks, tiers `10` and `0`.
+    fn facts(text: &str) -> (Vec<String>, u64, String) {
+        (
+            TIERS.iter().map(|t| t.to_string()).collect(),
+            text.len() as u64,
+            hex::encode(Sha256::digest(text.as_bytes())),
+        )
+    }
+
+    fn re_read(facts: &(Vec<String>, u64, String)) -> ReRead<'_> {
+        ReRead {
+            tiers: &facts.0,
+            bytes: facts.1,
+            sha256: &facts.2,
         }
     }
 
@@ -634,7 +672,7 @@ mod tests {
 
     fn count(lines: &[(&str, &str)], hash: LayoutHash) -> Result<Vec<u64>, String> {
         let text = block(lines);
-        let c = context(&text);
+        let facts = facts(&text);
         let mut shared = Vec::new();
         for mut keys in hashes(lines, hash) {
             keys.sort_unstable();
@@ -645,7 +683,7 @@ mod tests {
                 .collect();
             shared.push(set);
         }
-        exact_duplicates(text.as_bytes(), &shared, &c, hash)
+        exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), hash)
     }
 
     const TICKETS: [(&str, &str); 6] = [
@@ -676,17 +714,17 @@ mod tests {
     #[test]
     fn the_re_read_refuses_a_file_that_is_not_the_manifests() {
         let text = block(&TICKETS);
-        let mut c = context(&text);
+        let mut facts = facts(&text);
         let shared = vec![HashSet::from_iter([7u64]), HashSet::default()];
         let mut changed = text.clone().into_bytes();
         changed[text.len() - 2] = b'x';
-        let said = exact_duplicates(&changed[..], &shared, &c, |_| 7).unwrap_err();
+        let said = exact_duplicates(&changed[..], &shared, &re_read(&facts), |_| 7).unwrap_err();
         assert!(
             said.contains("the file changed while it was read"),
             "{said}"
         );
-        c.bytes -= 1;
-        let said = exact_duplicates(text.as_bytes(), &shared, &c, |_| 7).unwrap_err();
+        facts.1 -= 1;
+        let said = exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), |_| 7).unwrap_err();
         assert!(
             said.contains("the file changed while it was read"),
             "{said}"
