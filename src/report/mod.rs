@@ -2,12 +2,12 @@
 //! prizes, does anything a player sees give the result away, and are the winners in a random
 //! order?
 //!
-//! Every block is first verified in full ([`crate::verify::verify_block`]: signature, hashes,
-//! Merkle root, every layout against its prize column); a block that fails is listed with its
-//! problems and not analysed. A verified block is then read once more, in parallel
-//! ([`scan`]): every ticket goes through its mechanic's features-only path (its wins checked
-//! against the prize column), and the file's SHA-256 must still be the one its signed manifest
-//! states, so the bytes read are the ones the decoder, the referee, accepted in `verify`.
+//! Every block is verified in full ([`crate::verify::verify_block_observed`]: signature,
+//! hashes, Merkle root, every layout against its prize column), and the report's tallies are
+//! made in that same pass ([`scan`]): each piece of lines `verify` has just accepted goes, in
+//! the same parallel task, through its mechanic's features-only path (its wins checked against
+//! the prize column once more). The block is read, hashed and split once. A block that fails
+//! is listed with its problems and not analysed: what was tallied of it is dropped.
 //!
 //! The statistics ([`stats`], [`order`]) treat a block as what it is, a random permutation of
 //! a fixed multiset of prizes: their null laws are conditional on the block's counts.
