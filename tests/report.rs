@@ -8,6 +8,11 @@ use common::{data, fixed_test_key, text, Workdir, SEED};
 use emission_factory::block::keys;
 use emission_factory::block::manifest::Manifest;
 use emission_factory::block::merkle::MerkleRoot;
+use emission_factory::game::{Game, Stake};
+use emission_factory::progress::NoProgress;
+use emission_factory::verify::{
+    verify_block_observed, CheckedLine, PieceObserver, PiecePart, VerifyOptions,
+};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -365,6 +370,87 @@ fn planted_duplicate_layouts_are_counted_exactly() {
     );
     let (json, said) = report(&w, &[&folder], 0);
     assert_eq!(reported_duplicates(&json), expected, "{said}");
+}
+
+/// Records, in the order `verify` folds them, the lines it gives (index, tier, layout).
+#[derive(Default)]
+struct Recorder {
+    started: std::sync::Mutex<Option<String>>,
+    lines: std::sync::Mutex<Vec<(u64, usize, String)>>,
+}
+
+impl PieceObserver for Recorder {
+    fn start(&self, manifest: &Manifest, _: &Game, _: &Stake) {
+        *self.started.lock().unwrap() = Some(manifest.game.clone());
+    }
+
+    fn piece(&self, lines: &[CheckedLine<'_>]) -> PiecePart {
+        let seen: Vec<(u64, usize, String)> = lines
+            .iter()
+            .map(|l| {
+                let layout = String::from_utf8(l.layout.to_vec()).unwrap();
+                (l.index, l.tier, layout)
+            })
+            .collect();
+        Box::new(seen)
+    }
+
+    fn fold(&self, part: PiecePart) {
+        let seen = part.downcast::<Vec<(u64, usize, String)>>().unwrap();
+        self.lines.lock().unwrap().extend(*seen);
+    }
+}
+
+/// The hook `report` makes its tallies through: every valid line, once, in block order, with
+/// its tier; a line that fails a check is not given.
+#[test]
+fn verify_gives_its_observer_every_valid_line_once_in_block_order() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = Game::resolve(&data("mini-ruche.toml")).unwrap();
+    let options = VerifyOptions {
+        public_key: Some(keys::read_public_key(&w.path("keys/public-key.pem")).unwrap()),
+        game: Some(game.clone()),
+        ..VerifyOptions::default()
+    };
+    let csv = folder.join("block-00001.csv");
+    let tickets = tickets(&folder, 1);
+    let tiers: Vec<String> = game.stakes[0]
+        .tiers()
+        .into_iter()
+        .map(emission_factory::money::canonical)
+        .collect();
+    let recorder = Recorder::default();
+    let verdict = verify_block_observed(&csv, &options, &NoProgress, Some(&recorder));
+    assert!(verdict.ok(), "{:?}", verdict.problems);
+    assert_eq!(
+        recorder.started.lock().unwrap().as_deref(),
+        Some("mini-ruche")
+    );
+    let seen = recorder.lines.into_inner().unwrap();
+    assert_eq!(seen.len(), tickets.len());
+    for (i, ((index, tier, layout), (prize, expected))) in seen.iter().zip(&tickets).enumerate() {
+        assert_eq!(*index, i as u64);
+        assert_eq!(&tiers[*tier], prize, "ticket {i}");
+        assert_eq!(layout, expected, "ticket {i}");
+    }
+    // One line tampered with: the block fails, and that line is not given.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // Line 1501, ticket 1499: the last hex digit of its hash changed.
+    let last = if lines[1500].ends_with('a') { "b" } else { "a" };
+    lines[1500].pop();
+    lines[1500].push_str(last);
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    let recorder = Recorder::default();
+    let verdict = verify_block_observed(&csv, &options, &NoProgress, Some(&recorder));
+    assert!(!verdict.ok());
+    let seen = recorder.lines.into_inner().unwrap();
+    assert_eq!(seen.len(), tickets.len() - 1);
+    assert!(
+        seen.iter().all(|s| s.0 != 1499),
+        "the tampered ticket is not given"
+    );
 }
 
 #[test]
