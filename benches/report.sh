@@ -4,8 +4,8 @@
 # Usage: benches/report.sh [ROUNDS] [GAME...]   (default 3 rounds, every built-in game)
 #   BIN=path/to/emission-factory  measures that binary instead of building this tree's.
 #
-# A round runs verify --threads 2, then report --threads 2 (which verifies the block in full,
-# then reads it once more for the report). Printed per game, medians of the rounds:
+# A round runs verify --threads 2, then report --threads 2 (which verifies the block in full
+# and makes its tallies in that same pass). Printed per game, medians of the rounds:
 #   verify_s, report_s        wall time in seconds (GNU time's %e)
 #   verify_cpu, report_cpu    CPU seconds, user + sys (GNU time's %U + %S)
 #   wall_x, cpu_x             report ÷ verify

@@ -318,11 +318,21 @@ impl AmountTable {
     /// kept mispredicting (measured: a fifth of the hive decoder's time).
     #[inline]
     pub fn lookup_cents_before(&self, text: &[u8], sep: u8) -> Option<(u64, usize)> {
+        self.lookup_before(text, sep)
+            .map(|(_, cents, len)| (cents, len))
+    }
+
+    /// [`lookup_cents_before`](Self::lookup_cents_before), with the amount's index in the
+    /// table (for readers that count amounts by index: the report's features path):
+    /// (index, cents, length of the text).
+    #[inline]
+    pub fn lookup_before(&self, text: &[u8], sep: u8) -> Option<(usize, u64, usize)> {
         const ONES: u128 = u128::MAX / 255; // 0x0101…01
         const HIGH: u128 = ONES << 7; // 0x8080…80
-                                      // Amounts of up to 7 bytes (every amount the built-in games state) in one 64-bit
-                                      // word: the decoders' next read waits on this length, and the 128-bit arithmetic
-                                      // below is twice the chain. Found at the same place, packed as the same key.
+
+        // Amounts of up to 7 bytes (every amount the built-in games state) in one 64-bit
+        // word: the decoders' next read waits on this length, and the 128-bit arithmetic
+        // below is twice the chain. Found at the same place, packed as the same key.
         if let (Some(bytes), true) = (text.first_chunk::<8>(), sep != 0) {
             const ONES_64: u64 = u64::MAX / 255;
             const HIGH_64: u64 = ONES_64 << 7;
@@ -337,7 +347,9 @@ impl AmountTable {
                 let k = u128::from(word & ((1u64 << (8 * len)) - 1)) | ((len as u128) << 120);
                 let found = self.slots.get(slot(k, self.multiplier, self.shift))?;
                 return if found.key == k {
-                    found.cents.map(|c| (c, len))
+                    // `index` is 1 + an index of `entries` wherever `found` is not empty.
+                    let index = (found.index as usize).checked_sub(1)?;
+                    found.cents.map(|c| (index, c, len))
                 } else {
                     None
                 };
@@ -369,7 +381,9 @@ impl AmountTable {
         let k = (word & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
         let found = self.slots.get(slot(k, self.multiplier, self.shift))?;
         if found.key == k {
-            found.cents.map(|c| (c, len))
+            // `index` is 1 + an index of `entries` wherever `found` is not empty.
+            let index = (found.index as usize).checked_sub(1)?;
+            found.cents.map(|c| (index, c, len))
         } else {
             None
         }
@@ -501,6 +515,14 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(text)
             );
+        }
+        // With the index: the one `index_bytes` gives the text before the separator.
+        for (i, (_, text)) in (0..t.len()).map(|i| (i, t.get(i))) {
+            let written = format!("{text}:PPP");
+            if let Some((c, len)) = t.lookup_cents_before(written.as_bytes(), b':') {
+                assert_eq!(t.lookup_before(written.as_bytes(), b':'), Some((i, c, len)));
+                assert_eq!(t.index_bytes(text.as_bytes()), Some(i));
+            }
         }
         let t = AmountTable::new([d("0.5"), Decimal::MAX]);
         assert_eq!(t.lookup_cents(b"0.5"), None, "a table without a hash");

@@ -8,6 +8,11 @@ use common::{data, fixed_test_key, text, Workdir, SEED};
 use emission_factory::block::keys;
 use emission_factory::block::manifest::Manifest;
 use emission_factory::block::merkle::MerkleRoot;
+use emission_factory::game::{Game, Stake};
+use emission_factory::progress::NoProgress;
+use emission_factory::verify::{
+    verify_block_observed, CheckedLine, PieceObserver, PiecePart, VerifyOptions,
+};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -306,6 +311,146 @@ fn a_copy_of_another_block_fails_the_cross_block_test() {
         .collect();
     assert!(pairs.contains(&(1, 3, 1.0, true)), "{pairs:?}");
     assert!(said.contains("blocks 1 and 3"), "{said}");
+}
+
+/// Per prize, the tickets whose layout is byte for byte an earlier ticket's of that prize.
+fn exact_duplicates(tickets: &[(String, String)]) -> std::collections::BTreeMap<String, u64> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = std::collections::BTreeMap::new();
+    for (prize, layout) in tickets {
+        if !seen.insert((prize.clone(), layout.clone())) {
+            *out.entry(prize.clone()).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+/// The report's duplicates of its first block, per prize.
+fn reported_duplicates(json: &serde_json::Value) -> std::collections::BTreeMap<String, u64> {
+    json["blocks"][0]["duplicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["prize"].as_str().unwrap().to_string(),
+                d["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn planted_duplicate_layouts_are_counted_exactly() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let mut tickets = tickets(&folder, 1);
+    let (json, said) = report(&w, &[&folder], 0);
+    assert_eq!(
+        reported_duplicates(&json),
+        exact_duplicates(&tickets),
+        "{said}"
+    );
+    // Two losers and two winners of the same prize made to show the same layout as an
+    // earlier ticket of their prize (the report counts them; the block still verifies).
+    let winning = tickets.iter().find(|t| t.0 != "0").unwrap().0.clone();
+    for prize in ["0", "0", winning.as_str(), winning.as_str()] {
+        let first = tickets.iter().position(|t| t.0 == prize).unwrap();
+        let later = tickets
+            .iter()
+            .rposition(|t| t.0 == prize && t.1 != tickets[first].1)
+            .unwrap();
+        tickets[later].1 = tickets[first].1.clone();
+    }
+    rewrite(&w, &folder, 1, &tickets);
+    let expected = exact_duplicates(&tickets);
+    assert!(
+        expected["0"] >= 2 && expected[&winning] >= 2,
+        "{expected:?}"
+    );
+    let (json, said) = report(&w, &[&folder], 0);
+    assert_eq!(reported_duplicates(&json), expected, "{said}");
+}
+
+/// Records, in the order `verify` folds them, the lines it gives (index, tier, layout).
+#[derive(Default)]
+struct Recorder {
+    started: std::sync::Mutex<Option<String>>,
+    lines: std::sync::Mutex<Vec<(u64, usize, String)>>,
+}
+
+impl PieceObserver for Recorder {
+    fn start(&self, manifest: &Manifest, _: &Game, _: &Stake) {
+        *self.started.lock().unwrap() = Some(manifest.game.clone());
+    }
+
+    fn piece(&self, lines: &[CheckedLine<'_>]) -> PiecePart {
+        let seen: Vec<(u64, usize, String)> = lines
+            .iter()
+            .map(|l| {
+                let layout = String::from_utf8(l.layout.to_vec()).unwrap();
+                (l.index, l.tier, layout)
+            })
+            .collect();
+        Box::new(seen)
+    }
+
+    fn fold(&self, part: PiecePart) {
+        let seen = part.downcast::<Vec<(u64, usize, String)>>().unwrap();
+        self.lines.lock().unwrap().extend(*seen);
+    }
+}
+
+/// The hook `report` makes its tallies through: every valid line, once, in block order, with
+/// its tier; a line that fails a check is not given.
+#[test]
+fn verify_gives_its_observer_every_valid_line_once_in_block_order() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = Game::resolve(&data("mini-ruche.toml")).unwrap();
+    let options = VerifyOptions {
+        public_key: Some(keys::read_public_key(&w.path("keys/public-key.pem")).unwrap()),
+        game: Some(game.clone()),
+        ..VerifyOptions::default()
+    };
+    let csv = folder.join("block-00001.csv");
+    let tickets = tickets(&folder, 1);
+    let tiers: Vec<String> = game.stakes[0]
+        .tiers()
+        .into_iter()
+        .map(emission_factory::money::canonical)
+        .collect();
+    let recorder = Recorder::default();
+    let verdict = verify_block_observed(&csv, &options, &NoProgress, Some(&recorder));
+    assert!(verdict.ok(), "{:?}", verdict.problems);
+    assert_eq!(
+        recorder.started.lock().unwrap().as_deref(),
+        Some("mini-ruche")
+    );
+    let seen = recorder.lines.into_inner().unwrap();
+    assert_eq!(seen.len(), tickets.len());
+    for (i, ((index, tier, layout), (prize, expected))) in seen.iter().zip(&tickets).enumerate() {
+        assert_eq!(*index, i as u64);
+        assert_eq!(&tiers[*tier], prize, "ticket {i}");
+        assert_eq!(layout, expected, "ticket {i}");
+    }
+    // One line tampered with: the block fails, and that line is not given.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // Line 1501, ticket 1499: the last hex digit of its hash changed.
+    let last = if lines[1500].ends_with('a') { "b" } else { "a" };
+    lines[1500].pop();
+    lines[1500].push_str(last);
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    let recorder = Recorder::default();
+    let verdict = verify_block_observed(&csv, &options, &NoProgress, Some(&recorder));
+    assert!(!verdict.ok());
+    let seen = recorder.lines.into_inner().unwrap();
+    assert_eq!(seen.len(), tickets.len() - 1);
+    assert!(
+        seen.iter().all(|s| s.0 != 1499),
+        "the tampered ticket is not given"
+    );
 }
 
 #[test]

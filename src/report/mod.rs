@@ -2,12 +2,12 @@
 //! prizes, does anything a player sees give the result away, and are the winners in a random
 //! order?
 //!
-//! Every block is first verified in full ([`crate::verify::verify_block`]: signature, hashes,
-//! Merkle root, every layout against its prize column); a block that fails is listed with its
-//! problems and not analysed. A verified block is then read once more, in parallel
-//! ([`scan`]): every ticket goes through its mechanic's features-only path (its wins checked
-//! against the prize column), and the file's SHA-256 must still be the one its signed manifest
-//! states, so the bytes read are the ones the decoder, the referee, accepted in `verify`.
+//! Every block is verified in full ([`crate::verify::verify_block_observed`]: signature,
+//! hashes, Merkle root, every layout against its prize column), and the report's tallies are
+//! made in that same pass ([`scan`]): each piece of lines `verify` has just accepted goes, in
+//! the same parallel task, through its mechanic's features-only path (its wins checked against
+//! the prize column once more). The block is read, hashed and split once. A block that fails
+//! is listed with its problems and not analysed: what was tallied of it is dropped.
 //!
 //! The statistics ([`stats`], [`order`]) treat a block as what it is, a random permutation of
 //! a fixed multiset of prizes: their null laws are conditional on the block's counts.
@@ -21,11 +21,10 @@ pub mod scan;
 pub mod stats;
 pub mod text;
 
-use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
 use crate::game::{Game, Stake};
 use crate::money::canonical;
-use crate::untrusted::{read_at_most, shown_path};
-use crate::verify::{verify_block, VerifyOptions};
+use crate::untrusted::shown_path;
+use crate::verify::{verify_block_observed, VerifyOptions};
 use order::{Order, OrderTest};
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
@@ -240,8 +239,10 @@ pub fn report(
     let mut bits: BTreeMap<Emission, Vec<(u32, u64, Vec<u64>)>> = BTreeMap::new();
     let mut tables: BTreeMap<Emission, (Stake, u64)> = BTreeMap::new();
     for csv in blocks {
-        progress.stage(&format!("verify {}", shown_path(csv)));
-        let verdict = verify_block(csv, options, progress);
+        progress.stage(&format!("verify and report {}", shown_path(csv)));
+        // The report's tallies are made in verify's own pass, from the lines it accepts.
+        let observer = scan::Observer::new();
+        let verdict = verify_block_observed(csv, options, progress, Some(&observer));
         crate::interrupt::check()?;
         if !verdict.ok() {
             let mut problems = verdict.problems.clone();
@@ -251,8 +252,7 @@ pub fn report(
             out.blocks.push(unverified(csv, problems));
             continue;
         }
-        progress.stage(&format!("report {}", shown_path(csv)));
-        let (section, order, game, stake) = analyse_block(csv, options, progress)?;
+        let (section, order, game, stake) = analyse_block(csv, observer.finish(csv)?)?;
         let key = (
             section.game.clone(),
             section.stake.clone(),
@@ -348,49 +348,23 @@ fn unverified(csv: &Path, problems: Vec<String>) -> BlockSection {
     }
 }
 
-/// Analyses one verified block; returns its section and its order (the tier of each ticket).
+/// Analyses one verified block from what was observed of it; returns its section and its order (the tier of each ticket).
 fn analyse_block(
     csv: &Path,
-    options: &VerifyOptions,
-    progress: &dyn crate::progress::Progress,
+    observed: scan::Observed,
 ) -> anyhow::Result<(BlockSection, Vec<u8>, Game, Stake)> {
     let name = shown_path(csv);
-    let number = crate::verify::block_number(csv)
-        .ok_or_else(|| anyhow::anyhow!("{name}: not a block file"))?;
-    let dir = csv.parent().unwrap_or(Path::new("."));
-    let manifest_path = dir.join(crate::block::manifest_name(number));
-    let manifest = Manifest::from_bytes(
-        &read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest")
-            .map_err(|e| anyhow::anyhow!("{}: {e}", shown_path(&manifest_path)))?,
-    )
-    .map_err(|e| anyhow::anyhow!("{}: {e}", shown_path(&manifest_path)))?;
-    let game = match &options.game {
-        Some(g) => g.clone(),
-        None => Game::builtin(&manifest.game)?,
-    };
-    let price = crate::money::parse_canonical(&manifest.stake)
-        .ok_or_else(|| anyhow::anyhow!("{name}: the manifest's stake is not an amount"))?;
-    let stake = game.stake(price)?.clone();
-    let explain = stake.mechanic.explainer();
+    let scan::Observed {
+        tally,
+        manifest,
+        game,
+        stake,
+        duplicates,
+    } = observed;
     let tiers: Vec<Decimal> = stake.tiers();
     let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
-    // scan says how many tickets it has read; the progress counts what was added.
-    let done = std::cell::Cell::new(0u64);
     let mut expected: Vec<u64> = stake.prizes.iter().map(|p| p.count).collect();
     expected.push(stake.losers(game.block_size));
-    let tally = scan::scan(
-        csv,
-        manifest.csv.bytes,
-        &tier_text,
-        &expected,
-        explain.as_ref(),
-        &|n| progress.add(n.saturating_sub(done.replace(n))),
-    )?;
-    if hex::encode(tally.sha256) != manifest.csv.sha256 {
-        anyhow::bail!(
-            "{name}: the file changed while it was read (its SHA-256 is no longer the manifest's): run the report again"
-        );
-    }
     let tickets = tally.order.len() as u64;
     let loser = tiers.len() - 1;
     let losers = tally.counts[loser];
@@ -402,7 +376,12 @@ fn analyse_block(
         .map(|(a, &c)| a * Decimal::from(c))
         .sum();
     let amounts: Vec<f64> = tiers.iter().map(|a| a.to_f64().unwrap_or(0.0)).collect();
-    let order = order::analyse(&tally.order, &amounts, &tier_text);
+    // The order statistics beside the duplicates' sort (and re-read, if hashes collide).
+    let (order, duplicates) = rayon::join(
+        || order::analyse(&tally.order, &amounts, &tier_text),
+        || duplicates.count(),
+    );
+    let duplicates = duplicates?;
     let rate = |name: &str, v: [u64; 2]| Rate {
         feature: name.to_string(),
         losers: v[0],
@@ -466,8 +445,7 @@ fn analyse_block(
             .filter_map(|n| leak_test(n, &tally))
             .collect(),
         order: Some(order),
-        duplicates: tally
-            .duplicates
+        duplicates: duplicates
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0)

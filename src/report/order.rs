@@ -3,6 +3,7 @@
 
 use super::stats::{self, Outcome, PowerSums, SerialNull};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Segments a block is cut into for the position test.
 pub const SEGMENTS: u64 = 100;
@@ -101,28 +102,65 @@ pub struct Order {
 /// The order statistics of a block: `order` holds every ticket's tier, `amounts` the amount
 /// of each tier (the last tier is the losers').
 pub fn analyse(order: &[u8], amounts: &[f64], tiers: &[String]) -> Order {
-    let n = order.len() as u64;
     let loser = amounts.len().saturating_sub(1) as u8;
-    let mut tests = Vec::new();
     let mut counts = vec![0u64; amounts.len()];
     for &t in order {
         counts[usize::from(t)] += 1;
     }
-    // Positions per tier, and of all winners together.
-    let mut along = Vec::new();
-    let mut tier_segments: Vec<Vec<u64>> = vec![vec![0; SEGMENTS as usize]; amounts.len()];
+    // The serial correlations beside the rest (the report's serial tail, on two threads).
+    let (serial, (mut out, at)) = rayon::join(
+        || serial_tests(order, amounts, &counts, loser),
+        || other_tests(order, amounts, tiers, &counts, loser),
+    );
+    out.tests.splice(at..at, serial);
+    out
+}
+
+/// Everything [`analyse`] does but the serial correlations, and where in the list of tests
+/// they go.
+fn other_tests(
+    order: &[u8],
+    amounts: &[f64],
+    tiers: &[String],
+    counts: &[u64],
+    loser: u8,
+) -> (Order, usize) {
+    let n = order.len() as u64;
+    let mut tests = Vec::new();
+    // Positions per tier, and of all winners together: counted per segment a sweep per
+    // number of segments (no division per ticket: `stats::segment_ranges`).
+    let mut by_segments: BTreeMap<u64, Vec<Vec<u64>>> = BTreeMap::new();
+    let mut per_tier = |s: u64| -> Vec<Vec<u64>> {
+        by_segments
+            .entry(s)
+            .or_insert_with(|| {
+                let mut c = vec![vec![0u64; s as usize]; amounts.len()];
+                for (j, range) in stats::segment_ranges(n, s).into_iter().enumerate() {
+                    for &t in &order[range] {
+                        c[usize::from(t)][j] += 1;
+                    }
+                }
+                c
+            })
+            .clone()
+    };
     let mut listed: Vec<Vec<u64>> = vec![Vec::new(); amounts.len()];
-    if n > 0 {
+    if counts.iter().any(|&k| k <= LISTED_POSITIONS) {
         for (i, &t) in order.iter().enumerate() {
             let t = usize::from(t);
-            tier_segments[t][stats::segment_of(i as u64, n, SEGMENTS)] += 1;
             if counts[t] <= LISTED_POSITIONS {
                 listed[t].push(i as u64);
             }
         }
     }
+    let tier_segments = if n > 0 {
+        per_tier(SEGMENTS)
+    } else {
+        vec![vec![0; SEGMENTS as usize]; amounts.len()]
+    };
     let winners: u64 = counts[..usize::from(loser)].iter().sum();
     let losers = n - winners;
+    let mut along = Vec::new();
     for t in 0..amounts.len() {
         along.push(TierPositions {
             prize: tiers[t].clone(),
@@ -132,25 +170,19 @@ pub fn analyse(order: &[u8], amounts: &[f64], tiers: &[String]) -> Order {
         });
     }
     // (prize, which tiers, tickets): each winning tier, then all winners.
-    type Group = (String, Box<dyn Fn(u8) -> bool>, u64);
-    let mut groups: Vec<Group> = (0..loser)
-        .map(|t| {
-            (
-                tiers[usize::from(t)].clone(),
-                Box::new(move |x: u8| x == t) as Box<dyn Fn(u8) -> bool>,
-                counts[usize::from(t)],
-            )
-        })
+    let mut groups: Vec<(String, std::ops::Range<usize>, u64)> = (0..usize::from(loser))
+        .map(|t| (tiers[t].clone(), t..t + 1, counts[t]))
         .collect();
-    groups.push(("winners".into(), Box::new(move |x| x != loser), winners));
-    for (prize, is, k) in groups {
+    groups.push(("winners".into(), 0..usize::from(loser), winners));
+    for (prize, which, k) in groups {
         let Some(s) = stats::segments_for(k, SEGMENTS) else {
             continue;
         };
+        let by_tier = per_tier(s);
         let mut c = vec![0u64; s as usize];
-        for (i, &t) in order.iter().enumerate() {
-            if is(t) {
-                c[stats::segment_of(i as u64, n, s)] += 1;
+        for t in which {
+            for (into, &from) in c.iter_mut().zip(&by_tier[t]) {
+                *into += from;
             }
         }
         let mut test = OrderTest::new(
@@ -175,47 +207,8 @@ pub fn analyse(order: &[u8], amounts: &[f64], tiers: &[String]) -> Order {
         stats::runs_test(runs, winners, losers),
         "exact conditional mean and variance, normal tail",
     ));
-    // Serial correlation of the win indicator and of the amount.
-    // Per tier, not per ticket: the values of a ticket are its tier's.
-    let win: Vec<f64> = (0..amounts.len())
-        .map(|t| f64::from(t != usize::from(loser)))
-        .collect();
-    let amount: Vec<f64> = amounts.to_vec();
-    for (name, values, null, how) in [
-        (
-            "serial_win",
-            &win,
-            SerialNull::Normal,
-            "exact permutation mean and variance, normal tail",
-        ),
-        (
-            "serial_amount",
-            &amount,
-            SerialNull::Chebyshev,
-            "exact permutation mean and variance, Chebyshev bound",
-        ),
-    ] {
-        let (products, _) = stats::lag_products_by_tier(order, values, LAGS);
-        let mean = stats::mean_by_tier(order, values);
-        let mut sums = PowerSums::default();
-        for (t, &a) in amounts.iter().enumerate() {
-            let x = if name == "serial_win" {
-                f64::from(t as u8 != loser)
-            } else {
-                a
-            };
-            sums.add(x - mean, counts[t]);
-        }
-        for (h, &product) in products.iter().enumerate() {
-            let mut test = OrderTest::new(
-                name,
-                stats::serial_test(product, &sums, h as u64 + 1, null),
-                how,
-            );
-            test.lag = Some(h as u32 + 1);
-            tests.push(test);
-        }
-    }
+    // Serial correlation of the win indicator and of the amount ([`serial_tests`]) go here.
+    let serial_at = tests.len();
     // Gaps between consecutive winners, and the longest losing streak (ends included).
     let mut gap_counts: Vec<u64> = Vec::new();
     let (mut current, mut longest, mut longest_at, mut seen_winner) = (0u64, 0u64, 0u64, false);
@@ -251,7 +244,7 @@ pub fn analyse(order: &[u8], amounts: &[f64], tiers: &[String]) -> Order {
         stats::longest_streak_test(longest, winners, losers),
         "Bonferroni upper bound from the exact law of one and two spacings",
     ));
-    Order {
+    let order = Order {
         tests,
         along,
         gaps: classes
@@ -264,7 +257,60 @@ pub fn analyse(order: &[u8], amounts: &[f64], tiers: &[String]) -> Order {
             .collect(),
         longest_losing_streak: longest,
         longest_losing_streak_at: longest_at,
-    }
+    };
+    (order, serial_at)
+}
+
+/// The serial-correlation tests of the win indicator and of the amount, lags 1 to [`LAGS`]
+/// (the two series computed at once).
+fn serial_tests(order: &[u8], amounts: &[f64], counts: &[u64], loser: u8) -> Vec<OrderTest> {
+    let win: Vec<f64> = (0..amounts.len())
+        .map(|t| f64::from(t != usize::from(loser)))
+        .collect();
+    let series = |name: &'static str, values: &[f64], null, how: &'static str| {
+        let (products, _) = stats::lag_products_by_tier(order, values, LAGS);
+        let mean = stats::mean_by_tier(order, values);
+        let mut sums = PowerSums::default();
+        for (t, &a) in amounts.iter().enumerate() {
+            let x = if name == "serial_win" {
+                f64::from(t as u8 != loser)
+            } else {
+                a
+            };
+            sums.add(x - mean, counts[t]);
+        }
+        let mut tests = Vec::new();
+        for (h, &product) in products.iter().enumerate() {
+            let mut test = OrderTest::new(
+                name,
+                stats::serial_test(product, &sums, h as u64 + 1, null),
+                how,
+            );
+            test.lag = Some(h as u32 + 1);
+            tests.push(test);
+        }
+        tests
+    };
+    let (mut tests, amount) = rayon::join(
+        || {
+            series(
+                "serial_win",
+                &win,
+                SerialNull::Normal,
+                "exact permutation mean and variance, normal tail",
+            )
+        },
+        || {
+            series(
+                "serial_amount",
+                amounts,
+                SerialNull::Chebyshev,
+                "exact permutation mean and variance, Chebyshev bound",
+            )
+        },
+    );
+    tests.extend(amount);
+    tests
 }
 
 /// The winners of a block as a bit set, for comparing blocks.

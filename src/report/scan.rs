@@ -1,32 +1,52 @@
-//! One pass over a block `verify` has just accepted: every ticket is read by its game's
-//! features-only path ([`Explain::features`]: one pass over the layout bytes into a fixed-size
-//! record, no allocation), its wins checked against its prize column, and what the report
-//! needs is tallied, in parallel, into fixed-size counters. Memory is bounded by the block's
-//! size: a byte per ticket for the order, 8 bytes per ticket for the duplicate check.
+//! What the report counts of every ticket, tallied inside `verify`'s own pass over the block
+//! ([`crate::verify::PieceObserver`]): no second read, hash or split of the file. Each piece
+//! of valid lines `verify` has just checked (decoded, its wins matched to its prize column)
+//! goes, in the same parallel task, through its mechanic's features-only path
+//! ([`Explain::features`]: one pass over the layout bytes into a fixed-size record, no
+//! allocation), its wins checked against the prize column once more; the pieces' counters are
+//! folded in block order. Memory is bounded by the block's size: a byte per ticket for the
+//! order, 8 bytes per ticket for the duplicate check.
 //!
-//! The decoder stays the referee: `verify` decoded every layout of this file, and the file's
-//! SHA-256, computed here as it is read, must still be the signed manifest's (the caller checks
-//! it) — so these are the very bytes it accepted. The texts of the forms are the decoder's
-//! (asked once per form key, on the first ticket that shows it), and the sample layouts are
-//! explained in full by `show`'s path.
+//! The decoder stays the referee: the tallies count only if `verify`'s verdict on the block is
+//! ok (the caller checks it), and then every line tallied is one it accepted, from the bytes
+//! whose SHA-256 is the signed manifest's. The texts of the forms are the decoder's (asked once
+//! per form key, on the first ticket that shows it), and the sample layouts are explained in
+//! full by `show`'s path.
+//!
+//! Duplicate layouts are found by 64-bit hashes compared within a tier, and made exact: if
+//! two tickets of a tier share a hash, the file is read once more (its SHA-256 and size must
+//! still be the manifest's) and the layouts of those hashes are compared byte for byte.
 
+use crate::block::manifest::Manifest;
 use crate::block::CSV_HEADER;
+use crate::game::{Game, Stake};
 use crate::mechanic::explain::{Explain, Features};
-use crate::untrusted::shown;
+use crate::money::canonical;
+use crate::verify::{CheckedLine, PieceObserver, PiecePart};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 
-/// Bytes read at a time.
-const READ_SIZE: usize = 8 << 20;
-/// Tickets per parallel task.
-const TASK: usize = 2048;
 /// Sample layouts kept per prize (the first ones of the block).
 pub const SAMPLES: usize = 3;
+/// Codes of one feature counted in a dense table; larger codes go to a map.
+const DENSE: usize = 256;
+/// Bytes read at a time by the duplicates' re-read.
+const READ_SIZE: usize = 8 << 20;
+/// The duplicates' re-read refuses a line longer than this (a ticket line is a few hundred
+/// bytes; the file was verified, so only a file changed since would hold one).
+const MAX_LINE: usize = 64 << 10;
+/// The duplicates' re-read keeps each distinct layout among those whose hash is shared; it
+/// gives up past this many bytes of them (only a block made to collide could get there).
+const MAX_SUSPECT_BYTES: usize = 256 << 20;
+
+/// The hash of a layout for the duplicate check.
+pub type LayoutHash = fn(&[u8]) -> u64;
 
 /// What the pass tallied.
 #[derive(Debug, Default)]
@@ -47,28 +67,128 @@ pub struct Tally {
     pub near_misses: BTreeMap<&'static str, [u64; 2]>,
     /// The first layouts of each tier.
     pub samples: Vec<Vec<String>>,
-    /// Tickets whose layout is the same as an earlier ticket's, per tier (64-bit layout hashes,
-    /// compared within a tier: a chance collision among the 7.5 million layouts of a Maxi
-    /// block has a probability of about 1.5 × 10⁻⁶).
-    pub duplicates: Vec<u64>,
-    /// Bytes and SHA-256 of the file as read.
-    pub bytes: u64,
-    /// SHA-256 of the file as read.
-    pub sha256: [u8; 32],
 }
 
-/// Codes of one feature counted in a dense table; larger codes go to a map.
-const DENSE: usize = 256;
+/// What [`Observer::finish`] gives.
+pub struct Observed {
+    /// The tallies.
+    pub tally: Tally,
+    /// The block's manifest, as `verify` checked it.
+    pub manifest: Manifest,
+    /// The game definition it was checked against.
+    pub game: Game,
+    /// Its stake.
+    pub stake: Stake,
+    /// What counts the layouts that repeat an earlier one of their tier.
+    pub duplicates: Duplicates,
+}
 
-/// What one parallel task tallied.
+/// The duplicate check of a block, once its every layout hash is known.
+pub struct Duplicates {
+    csv: std::path::PathBuf,
+    /// Per tier, the layout hash of each ticket.
+    hashes: Vec<Vec<u64>>,
+    /// What the re-read needs: the tiers as written, the file's size and SHA-256 (hex).
+    tiers: Vec<String>,
+    bytes: u64,
+    sha256: String,
+    hash: LayoutHash,
+}
+
+impl Duplicates {
+    /// Per tier, the tickets whose layout is byte for byte an earlier ticket's of the same
+    /// tier. Distinct hashes are distinct layouts; a hash held more than once is checked by
+    /// reading the file again (it must still be the manifest's bytes).
+    pub fn count(mut self) -> anyhow::Result<Vec<u64>> {
+        let name = crate::untrusted::shown_path(&self.csv);
+        let mut shared: Vec<HashSet<u64>> = Vec::with_capacity(self.hashes.len());
+        for keys in self.hashes.iter_mut() {
+            keys.par_sort_unstable();
+            shared.push(
+                keys.windows(2)
+                    .filter(|w| w[0] == w[1])
+                    .map(|w| w[0])
+                    .collect(),
+            );
+        }
+        if shared.iter().all(HashSet::is_empty) {
+            return Ok(vec![0; self.hashes.len()]);
+        }
+        // Memory first: the hashes are no longer needed.
+        drop(std::mem::take(&mut self.hashes));
+        let file =
+            File::open(&self.csv).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+        exact_duplicates(file, &shared, &self.re_read(), self.hash)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))
+    }
+
+    fn re_read(&self) -> ReRead<'_> {
+        ReRead {
+            tiers: &self.tiers,
+            bytes: self.bytes,
+            sha256: &self.sha256,
+        }
+    }
+}
+
+/// What the duplicates' re-read checks the file against.
+struct ReRead<'a> {
+    /// The tiers as written in the prize column.
+    tiers: &'a [String],
+    /// The manifest's size and SHA-256 (hex) of the file.
+    bytes: u64,
+    sha256: &'a str,
+}
+
+/// Tallies what the report needs of every ticket `verify` checks: give it to
+/// [`crate::verify::verify_block_observed`], then take the [`Tally`] with [`Observer::finish`]
+/// if the verdict is ok.
+pub struct Observer {
+    hash: LayoutHash,
+    /// Set by `start`.
+    context: OnceLock<Context>,
+    /// Set by `start`; folded into in block order.
+    state: Mutex<Option<State>>,
+}
+
+/// What every task needs to read its tickets.
+struct Context {
+    /// The tiers as written in the prize column, highest first, then `0`.
+    tiers: Vec<String>,
+    /// The prize of each tier in cents (`None`: not whole cents, no layout can win it).
+    cents: Vec<Option<u64>>,
+    loser: usize,
+    reader: Box<dyn Explain>,
+    /// Per feature, whether each dense code has a value above 0.
+    positive: Vec<bool>,
+    seen_names: usize,
+    near_names: usize,
+    /// The CSV's size and SHA-256 (hex) as the manifest states them (for the re-read).
+    bytes: u64,
+    sha256: String,
+}
+
+/// The tallies folded so far.
+struct State {
+    tally: Tally,
+    totals: Totals,
+    /// Per tier, the layout hash of each ticket.
+    hashes: Vec<Vec<u64>>,
+    /// The first error, naming the line.
+    error: Option<String>,
+    /// The manifest, game and stake `verify` checked the block against.
+    head: (Manifest, Game, Stake),
+}
+
+/// What one piece tallied.
 #[derive(Default)]
 struct Part {
     /// Tier of each ticket, in order.
     tiers: Vec<u8>,
-    /// 64-bit hash of each layout, in order.
+    /// Hash of each layout, in order.
     hashes: Vec<u64>,
-    /// (tier, form key) → (tickets, index in the task of the first one).
-    forms: HashMap<(u8, u64), (u64, usize)>,
+    /// (tier, form key) → (tickets, the layout of the first one).
+    forms: Vec<((u8, u64), u64, Vec<u8>)>,
     /// Observations: `feature * DENSE + code` → [on losers, on winners].
     seen: Vec<[u64; 2]>,
     /// Observations of codes of [`DENSE`] and above.
@@ -79,153 +199,150 @@ struct Part {
     shown: Vec<[u64; 2]>,
     /// Per kind of near miss, tickets with at least one.
     near: Vec<[u64; 2]>,
-    /// (tier, index in the task) of the first tickets of each tier in the task.
-    samples: Vec<(u8, usize)>,
-    error: Option<(usize, String)>,
+    /// The first layouts of each tier in the piece, in order.
+    samples: Vec<(u8, String)>,
+    /// The first line the features path could not read, and why.
+    error: Option<(u64, String)>,
 }
 
-/// What every task needs to read its tickets.
-struct Context<'a> {
-    tiers: &'a [String],
-    /// The prize of each tier in cents (`None`: not whole cents, no layout can win it).
-    cents: Vec<Option<u64>>,
-    loser: usize,
-    reader: &'a dyn Explain,
-    /// Per feature, whether each dense code has a value above 0.
-    positive: Vec<bool>,
-    seen_names: usize,
-    near_names: usize,
+impl Default for Observer {
+    fn default() -> Self {
+        Observer::new()
+    }
 }
 
-/// Reads the ticket lines of `csv` (at most `limit` bytes). `tiers` are the stake's prize
-/// amounts as written in the prize column, highest first, then `0`; `expected` the tickets of
-/// each tier a block holds (to reserve memory once). `progress` counts tickets.
-pub fn scan(
-    csv: &Path,
-    limit: u64,
-    tiers: &[String],
-    expected: &[u64],
-    reader: &dyn Explain,
-    progress: &dyn Fn(u64),
-) -> anyhow::Result<Tally> {
-    let name = crate::untrusted::shown_path(csv);
-    let names = reader.feature_names();
-    if names.seen.len() > 32 || names.near.len() > crate::mechanic::explain::MAX_NEAR {
-        anyhow::bail!("too many features for the report's tallies");
+impl Observer {
+    /// An observer for one block.
+    pub fn new() -> Self {
+        Observer::with_hash(xxhash_rust::xxh3::xxh3_64)
     }
-    let mut positive = vec![false; names.seen.len() * DENSE];
-    for (i, p) in positive.iter_mut().enumerate() {
-        *p = reader.seen_value(i / DENSE, (i % DENSE) as u16) > 0;
-    }
-    let context = Context {
-        tiers,
-        cents: tiers
-            .iter()
-            .map(|t| crate::money::parse_canonical(t).and_then(crate::money::cents))
-            .collect(),
-        loser: tiers.len().saturating_sub(1),
-        reader,
-        positive,
-        seen_names: names.seen.len(),
-        near_names: names.near.len(),
-    };
-    let mut file = File::open(csv)
-        .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?
-        .take(limit.saturating_add(1));
-    let mut tally = Tally {
-        counts: vec![0; tiers.len()],
-        samples: vec![Vec::new(); tiers.len()],
-        duplicates: vec![0; tiers.len()],
-        ..Tally::default()
-    };
-    // Reserved once at the block's size: a growing vector would hold two copies at its peak.
-    tally.order.reserve(expected.iter().sum::<u64>() as usize);
-    let mut hashes: Vec<Vec<u64>> = expected
-        .iter()
-        .map(|&n| Vec::with_capacity(n as usize))
-        .chain(std::iter::repeat_with(Vec::new))
-        .take(tiers.len())
-        .collect();
-    let mut totals = Totals::new(&context);
-    let mut sha = Sha256::new();
-    let mut pending: Vec<u8> = Vec::with_capacity(READ_SIZE * 2);
-    let mut buf = vec![0u8; READ_SIZE];
-    let mut header_seen = false;
-    loop {
-        crate::interrupt::check()?;
-        let n = file
-            .read(&mut buf)
-            .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
-        if n == 0 {
-            break;
+
+    /// An observer whose duplicate check hashes layouts with `hash` (tests force collisions).
+    pub fn with_hash(hash: LayoutHash) -> Self {
+        Observer {
+            hash,
+            context: OnceLock::new(),
+            state: Mutex::new(None),
         }
-        tally.bytes += n as u64;
-        pending.extend_from_slice(&buf[..n]);
-        let Some(last) = pending.iter().rposition(|&b| b == b'\n') else {
-            sha.update(&buf[..n]);
-            continue;
+    }
+
+    /// The tallies of a block whose verdict was ok (`csv` is its file, read once more only if
+    /// two layouts of a tier share a hash), with the manifest, game and stake `verify` checked
+    /// it against.
+    pub fn finish(self, csv: &Path) -> anyhow::Result<Observed> {
+        let name = crate::untrusted::shown_path(csv);
+        let state = self
+            .state
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (Some(context), Some(state)) = (self.context.get(), state) else {
+            anyhow::bail!("{name}: internal error: the report saw no ticket of the block");
         };
-        let mut lines_start = 0;
-        if !header_seen {
-            header_seen = true;
-            let end = memchr::memchr(b'\n', &pending).unwrap_or(last);
-            if &pending[..end] != CSV_HEADER.as_bytes() {
-                anyhow::bail!("{name} line 1: not the header '{CSV_HEADER}'");
-            }
-            lines_start = end + 1;
+        if let Some(e) = state.error {
+            anyhow::bail!("{name} {e}");
         }
-        // The file's hash and the tickets at once: the hash is the one serial part.
-        let first = tally.order.len();
-        let (_, parts) = rayon::join(
-            || sha.update(&buf[..n]),
-            || {
-                let text = &pending[lines_start.min(last)..last];
-                let mut lines: Vec<&[u8]> = Vec::new();
-                if lines_start < last {
-                    let mut at = 0;
-                    for end in memchr::memchr_iter(b'\n', text) {
-                        lines.push(&text[at..end]);
-                        at = end + 1;
-                    }
-                    lines.push(&text[at..]);
-                }
-                let parts: Vec<Part> = lines
-                    .par_chunks(TASK)
-                    .map(|chunk| read_part(chunk, &context))
-                    .collect();
-                (lines, parts)
+        let mut tally = state.tally;
+        state.totals.into_tally(&mut tally, context);
+        let (manifest, game, stake) = state.head;
+        Ok(Observed {
+            tally,
+            manifest,
+            game,
+            stake,
+            duplicates: Duplicates {
+                csv: csv.to_path_buf(),
+                hashes: state.hashes,
+                tiers: context.tiers.clone(),
+                bytes: context.bytes,
+                sha256: context.sha256.clone(),
+                hash: self.hash,
             },
-        );
-        let (chunk_lines, parts) = parts;
-        for (p, part) in parts.into_iter().enumerate() {
-            if let Some((i, e)) = part.error {
-                anyhow::bail!(
-                    "{name} line {}: {e} (the file changed since it was verified?)",
-                    first + p * TASK + i + 2
-                );
-            }
-            let chunk = &chunk_lines[p * TASK..];
-            merge(&mut tally, &mut totals, &mut hashes, part, chunk, &context).map_err(|e| {
-                anyhow::anyhow!("{name}: {e} (the file changed since it was verified?)")
-            })?;
-        }
-        pending.drain(..=last);
-        progress(tally.order.len() as u64);
+        })
     }
-    if !pending.is_empty() {
-        anyhow::bail!("{name}: the file does not end with a line end");
-    }
-    tally.sha256 = sha.finalize().into();
-    totals.into_tally(&mut tally, &context);
-    // Duplicate layouts: equal hashes sit side by side once sorted, tier by tier.
-    for (tier, keys) in hashes.iter_mut().enumerate() {
-        keys.par_sort_unstable();
-        tally.duplicates[tier] = keys.windows(2).filter(|w| w[0] == w[1]).count() as u64;
-    }
-    Ok(tally)
 }
 
-/// The sums of the tasks' dense counters, turned into the [`Tally`]'s named maps at the end.
+impl PieceObserver for Observer {
+    fn start(&self, manifest: &Manifest, game: &Game, stake: &Stake) {
+        let reader = stake.mechanic.explainer();
+        let names = reader.feature_names();
+        let mut state = State {
+            tally: Tally::default(),
+            totals: Totals::default(),
+            hashes: Vec::new(),
+            error: None,
+            head: (manifest.clone(), game.clone(), stake.clone()),
+        };
+        if names.seen.len() > 32 || names.near.len() > crate::mechanic::explain::MAX_NEAR {
+            state.error = Some(": too many features for the report's tallies".into());
+        }
+        let tiers: Vec<String> = stake.tiers().into_iter().map(canonical).collect();
+        let mut positive = vec![false; names.seen.len() * DENSE];
+        for (i, p) in positive.iter_mut().enumerate() {
+            *p = reader.seen_value(i / DENSE, (i % DENSE) as u16) > 0;
+        }
+        let mut expected: Vec<u64> = stake.prizes.iter().map(|p| p.count).collect();
+        expected.push(stake.losers(game.block_size));
+        let context = Context {
+            cents: tiers
+                .iter()
+                .map(|t| crate::money::parse_canonical(t).and_then(crate::money::cents))
+                .collect(),
+            loser: tiers.len().saturating_sub(1),
+            positive,
+            seen_names: names.seen.len(),
+            near_names: names.near.len(),
+            reader,
+            bytes: manifest.csv.bytes,
+            sha256: manifest.csv.sha256.clone(),
+            tiers,
+        };
+        state.tally.counts = vec![0; context.tiers.len()];
+        state.tally.samples = vec![Vec::new(); context.tiers.len()];
+        // Reserved once at the block's size: a growing vector would hold two copies at its
+        // peak. Article 3's counts are the verified block's (a block that holds others fails).
+        state
+            .tally
+            .order
+            .reserve(expected.iter().sum::<u64>() as usize);
+        state.hashes = expected
+            .iter()
+            .map(|&n| Vec::with_capacity(n as usize))
+            .chain(std::iter::repeat_with(Vec::new))
+            .take(context.tiers.len())
+            .collect();
+        state.totals = Totals::new(&context);
+        // One block per observer: a second start is ignored (it cannot happen).
+        if self.context.set(context).is_ok() {
+            *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(state);
+        }
+    }
+
+    fn piece(&self, lines: &[CheckedLine<'_>]) -> PiecePart {
+        match self.context.get() {
+            Some(c) => Box::new(read_part(lines, c, self.hash)),
+            None => Box::new(Part::default()),
+        }
+    }
+
+    fn fold(&self, part: PiecePart) {
+        let Ok(part) = part.downcast::<Part>() else {
+            return;
+        };
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let (Some(state), Some(c)) = (state.as_mut(), self.context.get()) else {
+            return;
+        };
+        if state.error.is_some() {
+            return;
+        }
+        if let Err(e) = merge(state, *part, c) {
+            state.error = Some(e);
+        }
+    }
+}
+
+/// The sums of the pieces' dense counters, turned into the [`Tally`]'s named maps at the end.
+#[derive(Default)]
 struct Totals {
     seen: Vec<[u64; 2]>,
     seen_large: HashMap<(u8, u16), [u64; 2]>,
@@ -237,7 +354,7 @@ struct Totals {
 }
 
 impl Totals {
-    fn new(c: &Context<'_>) -> Self {
+    fn new(c: &Context) -> Self {
         Totals {
             seen: vec![[0; 2]; c.seen_names * DENSE],
             seen_large: HashMap::default(),
@@ -249,7 +366,7 @@ impl Totals {
         }
     }
 
-    fn into_tally(self, tally: &mut Tally, c: &Context<'_>) {
+    fn into_tally(self, tally: &mut Tally, c: &Context) {
         let names = c.reader.feature_names();
         let observations = self
             .seen
@@ -292,34 +409,32 @@ impl Totals {
     }
 }
 
-fn merge(
-    tally: &mut Tally,
-    totals: &mut Totals,
-    hashes: &mut [Vec<u64>],
-    part: Part,
-    lines: &[&[u8]],
-    c: &Context<'_>,
-) -> Result<(), String> {
-    // Parts come in block order, and samples in order within a part: the first are kept.
-    for (tier, i) in part.samples {
+/// Adds one piece to the block's tallies (pieces come in block order).
+fn merge(state: &mut State, part: Part, c: &Context) -> Result<(), String> {
+    if let Some((index, e)) = part.error {
+        return Err(format!("line {}: {e}", index.saturating_add(2)));
+    }
+    let (tally, totals) = (&mut state.tally, &mut state.totals);
+    // Samples come in order within a piece: the first of the block are kept.
+    for (tier, layout) in part.samples {
         let kept = &mut tally.samples[usize::from(tier)];
         if kept.len() < SAMPLES {
-            kept.push(String::from_utf8_lossy(layout_of(lines[i])).into_owned());
+            kept.push(layout);
         }
     }
     for (&tier, &hash) in part.tiers.iter().zip(&part.hashes) {
         tally.order.push(tier);
         tally.counts[usize::from(tier)] += 1;
-        hashes[usize::from(tier)].push(hash);
+        state.hashes[usize::from(tier)].push(hash);
     }
-    for (key, (count, i)) in part.forms {
+    for (key, count, layout) in part.forms {
         if let std::collections::hash_map::Entry::Vacant(text) = totals.form_texts.entry(key) {
             // The decoder's text for this way of winning, read once on its first ticket.
-            let layout = std::str::from_utf8(layout_of(lines[i])).map_err(|e| e.to_string())?;
+            let layout = std::str::from_utf8(&layout).map_err(|e| format!(": {e}"))?;
             let e = c
                 .reader
                 .explain(layout)
-                .map_err(|e| format!("invalid layout: {e}"))?;
+                .map_err(|e| format!(": invalid layout: {e}"))?;
             text.insert(e.form);
         }
         *totals.forms.entry(key).or_insert(0) += count;
@@ -345,13 +460,7 @@ fn add2(into: &mut [u64; 2], v: [u64; 2]) {
     into[1] += v[1];
 }
 
-/// The layout field of a ticket line (`serial,prize,layout,sha256`), or the empty slice.
-fn layout_of(line: &[u8]) -> &[u8] {
-    let mut fields = line.splitn(4, |&b| b == b',');
-    fields.nth(2).unwrap_or(&[])
-}
-
-fn read_part(lines: &[&[u8]], c: &Context<'_>) -> Part {
+fn read_part(lines: &[CheckedLine<'_>], c: &Context, hash: LayoutHash) -> Part {
     let mut part = Part {
         tiers: Vec::with_capacity(lines.len()),
         hashes: Vec::with_capacity(lines.len()),
@@ -361,52 +470,58 @@ fn read_part(lines: &[&[u8]], c: &Context<'_>) -> Part {
         near: vec![[0; 2]; c.near_names],
         ..Part::default()
     };
-    let mut seen_in_task = vec![0usize; c.tiers.len()];
+    // (tier, form key) → (tickets, the line of the first one).
+    let mut forms: HashMap<(u8, u64), (u64, usize)> = HashMap::default();
+    let mut seen_in_piece = vec![0usize; c.tiers.len()];
     let mut features = Features::default();
     for (i, line) in lines.iter().enumerate() {
-        if let Err(e) = read_ticket(line, i, c, &mut part, &mut features, &mut seen_in_task) {
-            part.error = Some((i, e));
+        if let Err(e) = read_ticket(line, c, &mut part, &mut features) {
+            part.error = Some((line.index, e));
             return part;
         }
+        let form = forms
+            .entry((line.tier as u8, features.form))
+            .or_insert((0, i));
+        form.0 += 1;
+        if seen_in_piece[line.tier] < SAMPLES {
+            seen_in_piece[line.tier] += 1;
+            let layout = String::from_utf8_lossy(line.layout).into_owned();
+            part.samples.push((line.tier as u8, layout));
+        }
+        part.tiers.push(line.tier as u8);
+        part.hashes.push(hash(line.layout));
     }
+    part.forms = forms
+        .into_iter()
+        .map(|(key, (count, i))| (key, count, lines[i].layout.to_vec()))
+        .collect();
     part
 }
 
-/// Reads one ticket line into the task's counters.
+/// Reads one ticket's features into the piece's counters.
 #[inline]
 fn read_ticket(
-    line: &[u8],
-    i: usize,
-    c: &Context<'_>,
+    line: &CheckedLine<'_>,
+    c: &Context,
     part: &mut Part,
     features: &mut Features,
-    seen_in_task: &mut [usize],
 ) -> Result<(), String> {
-    let mut commas = memchr::memchr_iter(b',', line);
-    let (Some(a), Some(b), Some(d)) = (commas.next(), commas.next(), commas.next()) else {
-        return Err("not a ticket line".into());
-    };
-    let (prize, layout) = (&line[a + 1..b], &line[b + 1..d]);
-    let Some(tier) = c.tiers.iter().position(|t| t.as_bytes() == prize) else {
-        return Err(format!("prize {} is not one of the stake", shown(prize)));
-    };
+    let tier = line.tier;
+    if tier >= c.tiers.len() {
+        return Err("internal error: a tier the stake does not have".into());
+    }
     c.reader
-        .features(layout, features)
+        .features(line.layout, features)
         .map_err(|e| format!("invalid layout: {e}"))?;
     if c.cents[tier] != Some(features.won) {
         let won = rust_decimal::Decimal::from(features.won) / rust_decimal::Decimal::ONE_HUNDRED;
         return Err(format!(
-            "the layout wins {} € but the prize column says {} €",
-            crate::money::canonical(won),
+            "the report reads the layout as winning {} € but the decoder read {} €: the features path disagrees with the decoder (a defect of the program: please report it)",
+            canonical(won),
             c.tiers[tier]
         ));
     }
     let winner = usize::from(tier != c.loser);
-    let form = part
-        .forms
-        .entry((tier as u8, features.form))
-        .or_insert((0, i));
-    form.0 += 1;
     let (mut observed, mut shown_mask) = (0u32, 0u32);
     for &(f, code) in features.seen() {
         let f = usize::from(f);
@@ -428,11 +543,191 @@ fn read_ticket(
     for k in 0..c.near_names {
         part.near[k][winner] += u64::from(features.near[k] > 0);
     }
-    if seen_in_task[tier] < SAMPLES {
-        seen_in_task[tier] += 1;
-        part.samples.push((tier as u8, i));
-    }
-    part.tiers.push(tier as u8);
-    part.hashes.push(xxhash_rust::xxh3::xxh3_64(layout));
     Ok(())
+}
+
+/// Reads the block again (it must be the manifest's bytes) and counts, among the tickets of
+/// each tier whose layout hash is in `shared`, those whose layout is the same as an earlier
+/// one's.
+fn exact_duplicates<R: Read>(
+    file: R,
+    shared: &[HashSet<u64>],
+    c: &ReRead<'_>,
+    hash: LayoutHash,
+) -> Result<Vec<u64>, String> {
+    let changed = "the file changed while it was read (its SHA-256 or size is no longer the manifest's): run the report again";
+    let mut file = file.take(c.bytes.saturating_add(1));
+    // (tier, hash) → each distinct layout → its tickets.
+    let mut groups: HashMap<(usize, u64), BTreeMap<Vec<u8>, u64>> = HashMap::default();
+    let mut held = 0usize;
+    let mut sha = Sha256::new();
+    let mut bytes = 0u64;
+    let mut buf = vec![0u8; READ_SIZE];
+    let mut pending: Vec<u8> = Vec::new();
+    let mut header = true;
+    loop {
+        crate::interrupt::check().map_err(|e| e.to_string())?;
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| format!("cannot read: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        bytes += n as u64;
+        sha.update(&buf[..n]);
+        pending.extend_from_slice(&buf[..n]);
+        let mut at = 0;
+        for end in memchr::memchr_iter(b'\n', &pending) {
+            let line = &pending[at..end];
+            at = end + 1;
+            if std::mem::take(&mut header) {
+                if line != CSV_HEADER.as_bytes() {
+                    return Err(changed.into());
+                }
+                continue;
+            }
+            let mut fields = line.splitn(4, |&b| b == b',');
+            let (_, Some(prize), Some(layout)) = (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(changed.into());
+            };
+            let Some(tier) = c.tiers.iter().position(|t| t.as_bytes() == prize) else {
+                return Err(changed.into());
+            };
+            let h = hash(layout);
+            if !shared[tier].contains(&h) {
+                continue;
+            }
+            let distinct = groups.entry((tier, h)).or_default();
+            match distinct.get_mut(layout) {
+                Some(n) => *n += 1,
+                None => {
+                    held += layout.len();
+                    if held > MAX_SUSPECT_BYTES {
+                        return Err(format!(
+                            "more than {} MB of distinct layouts share their 64-bit hashes: the block looks made to collide; the duplicates cannot be counted",
+                            MAX_SUSPECT_BYTES >> 20
+                        ));
+                    }
+                    distinct.insert(layout.to_vec(), 1);
+                }
+            }
+        }
+        pending.drain(..at);
+        if pending.len() > MAX_LINE {
+            return Err(changed.into());
+        }
+    }
+    let sha256: [u8; 32] = sha.finalize().into();
+    if !pending.is_empty() || bytes != c.bytes || hex::encode(sha256) != c.sha256 {
+        return Err(changed.into());
+    }
+    let mut out = vec![0u64; shared.len()];
+    for ((tier, _), distinct) in groups {
+        // Every ticket but the first of each distinct layout repeats an earlier one.
+        out[tier] += distinct.values().map(|n| n - 1).sum::<u64>();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TIERS: [&str; 2] = ["10", "0"];
+
+    /// What the re-read of the block `text` checks, tiers `10` and `0`.
+    fn facts(text: &str) -> (Vec<String>, u64, String) {
+        (
+            TIERS.iter().map(|t| t.to_string()).collect(),
+            text.len() as u64,
+            hex::encode(Sha256::digest(text.as_bytes())),
+        )
+    }
+
+    fn re_read(facts: &(Vec<String>, u64, String)) -> ReRead<'_> {
+        ReRead {
+            tiers: &facts.0,
+            bytes: facts.1,
+            sha256: &facts.2,
+        }
+    }
+
+    fn block(lines: &[(&str, &str)]) -> String {
+        let mut text = format!("{CSV_HEADER}\n");
+        for (i, (prize, layout)) in lines.iter().enumerate() {
+            text.push_str(&format!("s{i},{prize},{layout},h\n"));
+        }
+        text
+    }
+
+    /// Hashes of the block's layouts by tier, as the pass collects them.
+    fn hashes(lines: &[(&str, &str)], hash: LayoutHash) -> Vec<Vec<u64>> {
+        let mut out = vec![Vec::new(), Vec::new()];
+        for (prize, layout) in lines {
+            out[usize::from(*prize == "0")].push(hash(layout.as_bytes()));
+        }
+        out
+    }
+
+    fn count(lines: &[(&str, &str)], hash: LayoutHash) -> Result<Vec<u64>, String> {
+        let text = block(lines);
+        let facts = facts(&text);
+        let mut shared = Vec::new();
+        for mut keys in hashes(lines, hash) {
+            keys.sort_unstable();
+            let set: HashSet<u64> = keys
+                .windows(2)
+                .filter(|w| w[0] == w[1])
+                .map(|w| w[0])
+                .collect();
+            shared.push(set);
+        }
+        exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), hash)
+    }
+
+    const TICKETS: [(&str, &str); 6] = [
+        ("10", "A"),
+        ("10", "B"),
+        ("0", "A"),
+        ("10", "A"),
+        ("0", "C"),
+        ("10", "A"),
+    ];
+
+    #[test]
+    fn a_repeated_layout_is_counted_within_its_tier() {
+        // "A" three times at 10 €: two repeat an earlier one; "A" at 0 € is another tier.
+        assert_eq!(count(&TICKETS, xxhash_rust::xxh3::xxh3_64), Ok(vec![2, 0]));
+    }
+
+    #[test]
+    fn layouts_that_only_share_their_hash_are_not_duplicates() {
+        // Every layout hashes alike: only the equal bytes count.
+        assert_eq!(count(&TICKETS, |_| 7), Ok(vec![2, 0]));
+        assert_eq!(
+            count(&[("10", "A"), ("10", "B"), ("0", "C"), ("0", "D")], |_| 7),
+            Ok(vec![0, 0])
+        );
+    }
+
+    #[test]
+    fn the_re_read_refuses_a_file_that_is_not_the_manifests() {
+        let text = block(&TICKETS);
+        let mut facts = facts(&text);
+        let shared = vec![HashSet::from_iter([7u64]), HashSet::default()];
+        let mut changed = text.clone().into_bytes();
+        changed[text.len() - 2] = b'x';
+        let said = exact_duplicates(&changed[..], &shared, &re_read(&facts), |_| 7).unwrap_err();
+        assert!(
+            said.contains("the file changed while it was read"),
+            "{said}"
+        );
+        facts.1 -= 1;
+        let said = exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), |_| 7).unwrap_err();
+        assert!(
+            said.contains("the file changed while it was read"),
+            "{said}"
+        );
+    }
 }

@@ -13,6 +13,7 @@
 //! block size. The file is read, not mapped: a mapped file that another process truncates
 //! kills the reader with SIGBUS, which safe code cannot catch.
 
+use super::observe::{CheckedLine, PieceObserver, PiecePart};
 use super::replay::Replay;
 use super::BlockReport;
 use crate::block::merkle::MerkleRoot;
@@ -435,6 +436,8 @@ pub(super) struct LineChecker<'a> {
     pub(super) tickets: &'a TicketCheck,
     pub(super) forms: bool,
     pub(super) replay: Option<&'a Replay>,
+    /// Given the valid lines of each piece as it is checked (`report`).
+    pub(super) observer: Option<&'a dyn PieceObserver>,
 }
 
 /// What reading the CSV measured.
@@ -495,6 +498,8 @@ struct Checked {
     counts: Vec<u64>,
     problems: Vec<Problem>,
     forms: BTreeMap<(Decimal, String), u64>,
+    /// The observer's part of the piece.
+    observed: Option<PiecePart>,
 }
 
 impl LineChecker<'_> {
@@ -585,6 +590,9 @@ impl LineChecker<'_> {
         for (key, n) in checked.forms {
             *report.forms.entry(key).or_insert(0) += n;
         }
+        if let (Some(observer), Some(part)) = (self.observer, checked.observed) {
+            observer.fold(part);
+        }
         for problem in checked.problems {
             match problem {
                 Problem::File(text) => report.problem(text),
@@ -605,7 +613,12 @@ impl LineChecker<'_> {
             counts: vec![0; self.tickets.tiers.len()],
             problems: Vec::new(),
             forms: BTreeMap::new(),
+            observed: None,
         };
+        let mut observed: Vec<CheckedLine<'_>> = Vec::new();
+        if self.observer.is_some() {
+            observed.reserve(PIECE_TICKETS as usize);
+        }
         let mut start = 0;
         let ends: Vec<usize> = memchr::memchr_iter(b'\n', text).collect();
         let mut hashes = Vec::new();
@@ -632,19 +645,30 @@ impl LineChecker<'_> {
                         shown(line)
                     )));
                 }
-            } else {
-                self.line(line, line_no - 2, hash, &mut out);
+            } else if let Some(valid) = self.line(line, line_no - 2, hash, &mut out) {
+                if self.observer.is_some() {
+                    observed.push(valid);
+                }
             }
         }
         if out.aligned {
             out.merkle.extend(&out.leaves);
         }
+        if let Some(observer) = self.observer {
+            out.observed = Some(observer.piece(&observed));
+        }
         out
     }
 
     /// Checks one ticket line; `index` is the ticket's index in the block, `hash` the SHA-256
-    /// of the line up to its last comma ([`line_hashes`]).
-    fn line(&self, line: &[u8], index: u64, hash: &[u8; 32], out: &mut Checked) {
+    /// of the line up to its last comma ([`line_hashes`]). Gives the line back if it is valid.
+    fn line<'l>(
+        &self,
+        line: &'l [u8],
+        index: u64,
+        hash: &[u8; 32],
+        out: &mut Checked,
+    ) -> Option<CheckedLine<'l>> {
         let mut seen = self
             .tickets
             .inspect_hashed(line, index, self.forms, Some(hash));
@@ -669,7 +693,13 @@ impl LineChecker<'_> {
                 self.tickets.serial(index),
                 seen.problems.join("; ")
             )));
+            return None;
         }
+        Some(CheckedLine {
+            index,
+            layout: seen.layout?,
+            tier: seen.tier?,
+        })
     }
 }
 

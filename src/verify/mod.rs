@@ -12,10 +12,12 @@
 
 mod lines;
 mod manifest;
+mod observe;
 mod replay;
 
 pub use lines::TicketCheck;
 pub use manifest::{check_signed, SignatureCheck};
+pub use observe::{CheckedLine, PieceObserver, PiecePart};
 
 use crate::block;
 use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
@@ -141,12 +143,23 @@ struct Stopped;
 
 /// Verifies one block, given its CSV file; `progress` counts the ticket lines checked.
 pub fn verify_block(csv: &Path, options: &VerifyOptions, progress: &dyn Progress) -> BlockReport {
+    verify_block_observed(csv, options, progress, None)
+}
+
+/// [`verify_block`], with an observer given every valid ticket line as it is checked, in the
+/// same pass ([`PieceObserver`]); what it saw counts only if the verdict is ok.
+pub fn verify_block_observed(
+    csv: &Path,
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+    observer: Option<&dyn PieceObserver>,
+) -> BlockReport {
     let mut report = BlockReport {
         csv: csv.to_path_buf(),
         ..BlockReport::default()
     };
     // Stopped early: what stopped it is in the report already.
-    let _ = check_block(&mut report, csv, options, progress);
+    let _ = check_block(&mut report, csv, options, progress, observer);
     report
 }
 
@@ -248,6 +261,7 @@ fn check_block(
     csv: &Path,
     options: &VerifyOptions,
     progress: &dyn Progress,
+    observer: Option<&dyn PieceObserver>,
 ) -> Result<(), Stopped> {
     let name = shown_path(csv);
     let Head {
@@ -290,7 +304,11 @@ fn check_block(
         tickets: &tickets,
         forms: options.forms,
         replay: replay.as_ref(),
+        observer,
     };
+    if let Some(observer) = observer {
+        observer.start(&manifest, &game, &stake);
+    }
     let scan = checker
         .scan(csv, manifest.csv.bytes, report, progress)
         .map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?;
