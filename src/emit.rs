@@ -65,6 +65,11 @@ pub struct EmitConfig {
     /// Blocks the whole emission holds (`--emission-blocks`), recorded by its first run; once
     /// they are all made, the run that completes them seals the emission.
     pub planned_blocks: Option<u32>,
+    /// The layout synthesizer of the stake of `price` ([`Stake::synthesizer`]), built once by
+    /// the caller when it checks the definition (building it lists every row and form: a few
+    /// milliseconds, serial, before the first ticket). Every layout it makes is still decoded
+    /// before it is written, so a synthesizer of another stake cannot make a wrong block.
+    pub synthesizer: Box<dyn Synthesizer>,
 }
 
 /// What happened to one block.
@@ -166,7 +171,7 @@ struct BlockMaker<'a> {
     /// The tiers in cents, as the decoder reads layouts (`None` if not whole cents: never
     /// for a checked game, and then no layout passes the re-check).
     tier_cents: Vec<Option<u64>>,
-    synthesizer: Box<dyn Synthesizer>,
+    synthesizer: &'a dyn Synthesizer,
     decoder: Box<dyn Decoder>,
     buffers: BufferPool,
 }
@@ -185,10 +190,6 @@ pub fn emit(
 ) -> Result<EmitSummary> {
     let game = &config.game;
     let stake = game.stake(config.price)?;
-    // Before anything is written: a prize the layouts cannot show is a definition error.
-    let synthesizer = stake
-        .synthesizer()
-        .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
     let blocks = block_range(config.first_block, config.blocks)?;
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
     create_dir(&folder, 0o755)?;
@@ -206,7 +207,7 @@ pub fn emit(
         tiers: stake.tiers(),
         tier_text: stake.tiers().into_iter().map(canonical).collect(),
         tier_cents: stake.tiers().into_iter().map(cents).collect(),
-        synthesizer,
+        synthesizer: config.synthesizer.as_ref(),
         buffers: BufferPool::default(),
         decoder: stake.decoder(),
     };
@@ -629,6 +630,7 @@ impl BlockMaker<'_> {
             writer: csv.file(),
             sha: Sha256::new(),
             bytes: 0,
+            flushed: 0,
             merkle: MerkleRoot::new(),
             counts: vec![0; self.tiers.len()],
             tmp: &tmp,
@@ -674,6 +676,8 @@ struct Output<'a> {
     writer: &'a mut std::fs::File,
     sha: Sha256,
     bytes: u64,
+    /// Bytes whose writeback to the disk was started.
+    flushed: u64,
     merkle: MerkleRoot,
     counts: Vec<u64>,
     tmp: &'a Path,
@@ -703,6 +707,9 @@ impl Output<'_> {
             progress.add(chunk.tickets);
             self.buffers.give(chunk.text);
         }
+        // The disk takes the batch while the next ones are made: the final fsync is short.
+        files::start_writeback(self.writer, self.flushed, self.bytes - self.flushed);
+        self.flushed = self.bytes;
         Ok(())
     }
 }
