@@ -529,10 +529,8 @@ impl BlockMaker<'_> {
                 ),
             }
             let hash = sha256::digest(&chunk.text[line_start..]);
-            let mut hex_hash = [0u8; 64];
-            hex::encode_to_slice(hash, &mut hex_hash).expect("64 bytes hold 32 in hex");
             chunk.text.push(b',');
-            chunk.text.extend_from_slice(&hex_hash);
+            chunk.text.extend_from_slice(&block::hex_hash(&hash));
             chunk.text.push(b'\n');
             chunk.merkle.push(&hash);
             chunk.counts[tier as usize] += 1;
@@ -638,7 +636,13 @@ impl BlockMaker<'_> {
         };
         out.write(format!("{CSV_HEADER}\n").as_bytes())?;
         let starts: Vec<usize> = (0..order.len()).step_by(CHUNK).collect();
-        let batches: Vec<&[usize]> = starts.chunks(CHUNKS_PER_BATCH).collect();
+        let mut batches: Vec<&[usize]> = Vec::new();
+        let mut rest = starts.as_slice();
+        for size in batch_sizes(starts.len()) {
+            let (batch, after) = rest.split_at(size);
+            batches.push(batch);
+            rest = after;
+        }
         let make = |batch: &[usize]| -> Result<Vec<Chunk>> {
             batch
                 .par_iter()
@@ -714,10 +718,58 @@ impl Output<'_> {
     }
 }
 
+/// The number of chunks of each batch, in order, for a block of `chunks` chunks:
+/// [`CHUNKS_PER_BATCH`] each, but the last ones halve down to one chunk (… 16, 8, 4, 2, 1, 1).
+/// The writing of the last batch is the one thing nothing overlaps: it is one chunk's
+/// instead of a whole batch's (12 MB of a La ruche d'or block written and hashed while the
+/// other threads wait), for a few more batches.
+fn batch_sizes(chunks: usize) -> Vec<usize> {
+    let mut tail = Vec::new();
+    let mut left = chunks;
+    let mut size = 1;
+    while left > 0 && size < CHUNKS_PER_BATCH {
+        let take = size.min(left);
+        tail.push(take);
+        left -= take;
+        // 1, 1, 2, 4, …: the last two batches are one chunk each.
+        if tail.len() > 1 {
+            size *= 2;
+        }
+    }
+    let mut sizes = vec![CHUNKS_PER_BATCH; left / CHUNKS_PER_BATCH];
+    if left % CHUNKS_PER_BATCH > 0 {
+        sizes.insert(0, left % CHUNKS_PER_BATCH);
+    }
+    sizes.extend(tail.iter().rev());
+    sizes
+}
+
 /// What the CSV writer measured.
 struct Written {
     bytes: u64,
     sha256: [u8; 32],
     root: [u8; 32],
     counts: Vec<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Batches cover every chunk once, in order, none larger than `CHUNKS_PER_BATCH`, and end
+    /// with one-chunk batches whenever the block has more than one chunk.
+    #[test]
+    fn batches_cover_the_block_and_end_small() {
+        for chunks in (0..200).chain([440, 3663]) {
+            let sizes = batch_sizes(chunks);
+            assert_eq!(sizes.iter().sum::<usize>(), chunks, "{chunks}: {sizes:?}");
+            assert!(sizes.iter().all(|&s| (1..=CHUNKS_PER_BATCH).contains(&s)));
+            if chunks > 1 {
+                assert_eq!(sizes[sizes.len() - 2..], [1, 1], "{chunks}: {sizes:?}");
+            }
+        }
+        assert_eq!(batch_sizes(40), vec![8, 16, 8, 4, 2, 1, 1]);
+        assert_eq!(batch_sizes(95), vec![31, 32, 16, 8, 4, 2, 1, 1]);
+        assert_eq!(batch_sizes(1), vec![1]);
+    }
 }
