@@ -1,15 +1,19 @@
 //! The emission pipeline: plan → synthesize → decode → hash → write → sign, once per block.
 //!
-//! Tickets are made in fixed-size chunks by rayon and written in order by one thread, while the
-//! next batch is being made (`rayon::join`), so a block streams through a few megabytes of
-//! memory whatever its size. Every ticket's randomness comes from the block key and its index,
+//! Tickets are made in fixed-size chunks by rayon and written in order by a task of the same
+//! pool, while the next batch is being made (`rayon::join`: no thread of its own, so
+//! `--threads N` is N threads in all), so a block streams through a few megabytes of memory
+//! whatever its size. Every ticket's randomness comes from the block key and its index,
 //! never from scheduling, so the files are byte-identical with any number of threads.
 //!
 //! What only one thread can do is kept small: a chunk is 2^11 tickets, so each chunk's maker
 //! also builds the Merkle tree of its tickets (a perfect subtree of the block's), and the writer
 //! only writes, hashes the file and appends the chunk's subtree. Chunk buffers go back to a
 //! pool once written, so a block reuses the same few megabytes instead of faulting in fresh
-//! pages for every chunk.
+//! pages for every chunk. What nothing overlaps is kept short too: the disk is asked to take
+//! each batch as soon as it is written (the final fsync only waits for the last ones), the
+//! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
+//! built once, by the caller.
 
 use crate::block::files::{self, create_dir, remove_stale_temps, stage, write_atomic, Staged};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
@@ -490,6 +494,7 @@ impl BlockMaker<'_> {
             merkle: MerkleRoot::new(),
             counts: vec![0; self.tiers.len()],
         };
+        let mut digits = block::index_digits(start as u64);
         for (index, &tier) in order.iter().enumerate().take(end).skip(start) {
             let prize = self.tiers[tier as usize];
             let mut rng = key.ticket_rng(index as u64);
@@ -500,7 +505,8 @@ impl BlockMaker<'_> {
             };
             let line_start = chunk.text.len();
             chunk.text.extend_from_slice(prefix.as_bytes());
-            block::push_index(&mut chunk.text, index as u64);
+            chunk.text.extend_from_slice(&digits);
+            block::next_index_digits(&mut digits);
             chunk.text.push(b',');
             chunk
                 .text
@@ -737,8 +743,9 @@ fn batch_sizes(chunks: usize) -> Vec<usize> {
         }
     }
     let mut sizes = vec![CHUNKS_PER_BATCH; left / CHUNKS_PER_BATCH];
-    if left % CHUNKS_PER_BATCH > 0 {
-        sizes.insert(0, left % CHUNKS_PER_BATCH);
+    let first = left % CHUNKS_PER_BATCH;
+    if first > 0 {
+        sizes.insert(0, first);
     }
     sizes.extend(tail.iter().rev());
     sizes

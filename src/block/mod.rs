@@ -62,6 +62,20 @@ pub fn push_index(out: &mut Vec<u8>, index: u64) {
     out.extend_from_slice(&index_digits(index));
 }
 
+/// Turns [`index_digits`] of an index into those of the next one (a carry per `9`), for the
+/// consecutive tickets of a chunk: seven divisions by ten per ticket otherwise.
+#[inline]
+pub fn next_index_digits(digits: &mut [u8; 7]) {
+    for d in digits.iter_mut().rev() {
+        if *d == b'9' {
+            *d = b'0';
+        } else {
+            *d += 1;
+            return;
+        }
+    }
+}
+
 /// A SHA-256 hash in lowercase hexadecimal, as the last field of a ticket line. Four bytes at
 /// a time in a 64-bit word (each nibble spread into a byte, then `0`–`9`/`a`–`f` added in
 /// every byte at once): one line's hash took 310 instructions with the `hex` crate's loop.
@@ -101,6 +115,24 @@ mod tests {
         let mut serial = serial_prefix(&game.id, two, 1, 7).into_bytes();
         push_index(&mut serial, 42);
         assert_eq!(serial, b"ruche-or-200-0001-00007-0000042");
+    }
+
+    /// Counting up the digits gives the digits of every next index, carries and the wrap
+    /// past 9 999 999 included (as `index_digits`, which keeps the last seven digits).
+    #[test]
+    fn next_index_digits_count_up() {
+        for start in [0u64, 999_990, 9_999_900] {
+            let mut digits = index_digits(start);
+            for index in start..start + 200 {
+                assert_eq!(digits, index_digits(index), "{index}");
+                next_index_digits(&mut digits);
+            }
+        }
+        let mut digits = index_digits(0);
+        for index in 0..2_000_000 {
+            assert_eq!(digits, index_digits(index));
+            next_index_digits(&mut digits);
+        }
     }
 
     /// The line's hash in hex is the `hex` crate's, for every byte value in every position.
