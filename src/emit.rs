@@ -1,15 +1,19 @@
 //! The emission pipeline: plan → synthesize → decode → hash → write → sign, once per block.
 //!
-//! Tickets are made in fixed-size chunks by rayon and written in order by one thread, while the
-//! next batch is being made (`rayon::join`), so a block streams through a few megabytes of
-//! memory whatever its size. Every ticket's randomness comes from the block key and its index,
+//! Tickets are made in fixed-size chunks by rayon and written in order by a task of the same
+//! pool, while the next batch is being made (`rayon::join`: no thread of its own, so
+//! `--threads N` is N threads in all), so a block streams through a few megabytes of memory
+//! whatever its size. Every ticket's randomness comes from the block key and its index,
 //! never from scheduling, so the files are byte-identical with any number of threads.
 //!
 //! What only one thread can do is kept small: a chunk is 2^11 tickets, so each chunk's maker
 //! also builds the Merkle tree of its tickets (a perfect subtree of the block's), and the writer
 //! only writes, hashes the file and appends the chunk's subtree. Chunk buffers go back to a
 //! pool once written, so a block reuses the same few megabytes instead of faulting in fresh
-//! pages for every chunk.
+//! pages for every chunk. What nothing overlaps is kept short too: the disk is asked to take
+//! each batch as soon as it is written (the final fsync only waits for the last ones), the
+//! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
+//! built once, by the caller.
 
 use crate::block::files::{self, create_dir, remove_stale_temps, stage, write_atomic, Staged};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
@@ -65,6 +69,11 @@ pub struct EmitConfig {
     /// Blocks the whole emission holds (`--emission-blocks`), recorded by its first run; once
     /// they are all made, the run that completes them seals the emission.
     pub planned_blocks: Option<u32>,
+    /// The layout synthesizer of the stake of `price` ([`Stake::synthesizer`]), built once by
+    /// the caller when it checks the definition (building it lists every row and form: a few
+    /// milliseconds, serial, before the first ticket). Every layout it makes is still decoded
+    /// before it is written, so a synthesizer of another stake cannot make a wrong block.
+    pub synthesizer: Box<dyn Synthesizer>,
 }
 
 /// What happened to one block.
@@ -166,7 +175,7 @@ struct BlockMaker<'a> {
     /// The tiers in cents, as the decoder reads layouts (`None` if not whole cents: never
     /// for a checked game, and then no layout passes the re-check).
     tier_cents: Vec<Option<u64>>,
-    synthesizer: Box<dyn Synthesizer>,
+    synthesizer: &'a dyn Synthesizer,
     decoder: Box<dyn Decoder>,
     buffers: BufferPool,
 }
@@ -185,10 +194,6 @@ pub fn emit(
 ) -> Result<EmitSummary> {
     let game = &config.game;
     let stake = game.stake(config.price)?;
-    // Before anything is written: a prize the layouts cannot show is a definition error.
-    let synthesizer = stake
-        .synthesizer()
-        .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
     let blocks = block_range(config.first_block, config.blocks)?;
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
     create_dir(&folder, 0o755)?;
@@ -206,7 +211,7 @@ pub fn emit(
         tiers: stake.tiers(),
         tier_text: stake.tiers().into_iter().map(canonical).collect(),
         tier_cents: stake.tiers().into_iter().map(cents).collect(),
-        synthesizer,
+        synthesizer: config.synthesizer.as_ref(),
         buffers: BufferPool::default(),
         decoder: stake.decoder(),
     };
@@ -491,7 +496,7 @@ fn write_hashes(text: &mut [u8], lines: &[(usize, usize)], hashes: &mut Vec<[u8;
     let first = hashes.len();
     hashes.extend(sha256::digest_many(&messages));
     for (&(_, b), hash) in lines.iter().zip(&hashes[first..]) {
-        hex::encode_to_slice(hash, &mut text[b + 1..b + 65]).expect("64 bytes hold 32 in hex");
+        text[b + 1..b + 65].copy_from_slice(&block::hex_hash(hash));
     }
 }
 
@@ -510,6 +515,7 @@ impl BlockMaker<'_> {
         let mut rngs = Vec::new().into_iter();
         let mut lines = Vec::with_capacity(GROUP);
         let mut hashes = Vec::with_capacity(end - start);
+        let mut digits = block::index_digits(start as u64);
         for (index, &tier) in order.iter().enumerate().take(end).skip(start) {
             let prize = self.tiers[tier as usize];
             if (index - start).is_multiple_of(GROUP) {
@@ -525,7 +531,8 @@ impl BlockMaker<'_> {
             };
             let line_start = chunk.text.len();
             chunk.text.extend_from_slice(prefix.as_bytes());
-            block::push_index(&mut chunk.text, index as u64);
+            chunk.text.extend_from_slice(&digits);
+            block::next_index_digits(&mut digits);
             chunk.text.push(b',');
             chunk
                 .text
@@ -659,6 +666,7 @@ impl BlockMaker<'_> {
             writer: csv.file(),
             sha: Sha256::new(),
             bytes: 0,
+            flushed: 0,
             merkle: MerkleRoot::new(),
             counts: vec![0; self.tiers.len()],
             tmp: &tmp,
@@ -666,7 +674,13 @@ impl BlockMaker<'_> {
         };
         out.write(format!("{CSV_HEADER}\n").as_bytes())?;
         let starts: Vec<usize> = (0..order.len()).step_by(CHUNK).collect();
-        let batches: Vec<&[usize]> = starts.chunks(CHUNKS_PER_BATCH).collect();
+        let mut batches: Vec<&[usize]> = Vec::new();
+        let mut rest = starts.as_slice();
+        for size in batch_sizes(starts.len()) {
+            let (batch, after) = rest.split_at(size);
+            batches.push(batch);
+            rest = after;
+        }
         let make = |batch: &[usize]| -> Result<Vec<Chunk>> {
             batch
                 .par_iter()
@@ -704,6 +718,8 @@ struct Output<'a> {
     writer: &'a mut std::fs::File,
     sha: Sha256,
     bytes: u64,
+    /// Bytes whose writeback to the disk was started.
+    flushed: u64,
     merkle: MerkleRoot,
     counts: Vec<u64>,
     tmp: &'a Path,
@@ -733,8 +749,38 @@ impl Output<'_> {
             progress.add(chunk.tickets);
             self.buffers.give(chunk.text);
         }
+        // The disk takes the batch while the next ones are made: the final fsync is short.
+        files::start_writeback(self.writer, self.flushed, self.bytes - self.flushed);
+        self.flushed = self.bytes;
         Ok(())
     }
+}
+
+/// The number of chunks of each batch, in order, for a block of `chunks` chunks:
+/// [`CHUNKS_PER_BATCH`] each, but the last ones halve down to one chunk (… 16, 8, 4, 2, 1, 1).
+/// The writing of the last batch is the one thing nothing overlaps: it is one chunk's
+/// instead of a whole batch's (12 MB of a La ruche d'or block written and hashed while the
+/// other threads wait), for a few more batches.
+fn batch_sizes(chunks: usize) -> Vec<usize> {
+    let mut tail = Vec::new();
+    let mut left = chunks;
+    let mut size = 1;
+    while left > 0 && size < CHUNKS_PER_BATCH {
+        let take = size.min(left);
+        tail.push(take);
+        left -= take;
+        // 1, 1, 2, 4, …: the last two batches are one chunk each.
+        if tail.len() > 1 {
+            size *= 2;
+        }
+    }
+    let mut sizes = vec![CHUNKS_PER_BATCH; left / CHUNKS_PER_BATCH];
+    let first = left % CHUNKS_PER_BATCH;
+    if first > 0 {
+        sizes.insert(0, first);
+    }
+    sizes.extend(tail.iter().rev());
+    sizes
 }
 
 /// What the CSV writer measured.
@@ -743,4 +789,26 @@ struct Written {
     sha256: [u8; 32],
     root: [u8; 32],
     counts: Vec<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Batches cover every chunk once, in order, none larger than `CHUNKS_PER_BATCH`, and end
+    /// with one-chunk batches whenever the block has more than one chunk.
+    #[test]
+    fn batches_cover_the_block_and_end_small() {
+        for chunks in (0..200).chain([440, 3663]) {
+            let sizes = batch_sizes(chunks);
+            assert_eq!(sizes.iter().sum::<usize>(), chunks, "{chunks}: {sizes:?}");
+            assert!(sizes.iter().all(|&s| (1..=CHUNKS_PER_BATCH).contains(&s)));
+            if chunks > 1 {
+                assert_eq!(sizes[sizes.len() - 2..], [1, 1], "{chunks}: {sizes:?}");
+            }
+        }
+        assert_eq!(batch_sizes(40), vec![8, 16, 8, 4, 2, 1, 1]);
+        assert_eq!(batch_sizes(95), vec![31, 32, 16, 8, 4, 2, 1, 1]);
+        assert_eq!(batch_sizes(1), vec![1]);
+    }
 }

@@ -78,6 +78,29 @@ impl Staged {
     }
 }
 
+/// Asks the kernel to start writing `len` bytes of `file` from `offset` to the disk, without
+/// waiting (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`; elsewhere nothing). A block's CSV
+/// is hundreds of megabytes: written back as it is made, its final fsync has only the last
+/// part left to wait for, instead of all of it after the last ticket (measured: 83 ms of
+/// a 0.8 s La ruche d'or emit, serial). Only a hint: errors are left to the fsync, which
+/// reports them.
+pub fn start_writeback(file: &File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+            return;
+        };
+        // SAFETY: a plain system call on a descriptor that `file` keeps open for the duration
+        // of the call; it reads no memory of this process.
+        let _ = unsafe {
+            libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
+        };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len);
+}
+
 /// Writes `bytes` to a temporary file for `path` and fsyncs it, to [`Staged::publish`] later.
 pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> Result<Staged> {
     let mut staged = Staged::create(path, mode)?;

@@ -62,6 +62,40 @@ pub fn push_index(out: &mut Vec<u8>, index: u64) {
     out.extend_from_slice(&index_digits(index));
 }
 
+/// Turns [`index_digits`] of an index into those of the next one (a carry per `9`), for the
+/// consecutive tickets of a chunk: seven divisions by ten per ticket otherwise.
+#[inline]
+pub fn next_index_digits(digits: &mut [u8; 7]) {
+    for d in digits.iter_mut().rev() {
+        if *d == b'9' {
+            *d = b'0';
+        } else {
+            *d += 1;
+            return;
+        }
+    }
+}
+
+/// A SHA-256 hash in lowercase hexadecimal, as the last field of a ticket line. Four bytes at
+/// a time in a 64-bit word (each nibble spread into a byte, then `0`–`9`/`a`–`f` added in
+/// every byte at once): one line's hash took 310 instructions with the `hex` crate's loop.
+#[inline]
+pub fn hex_hash(hash: &[u8; 32]) -> [u8; 64] {
+    let mut out = [0u8; 64];
+    for (four, eight) in hash.chunks_exact(4).zip(out.chunks_exact_mut(8)) {
+        let mut x = u64::from(u32::from_be_bytes([four[0], four[1], four[2], four[3]]));
+        x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
+        x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
+        // Each byte is one nibble, the first byte of the input's high nibble the highest.
+        x = (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+        // A nibble of 10 or more carries into bit 4 when 6 is added (no byte overflows).
+        let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+        x += 0x3030_3030_3030_3030 + letters * (b'a' - b'0' - 10) as u64;
+        eight.copy_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +115,35 @@ mod tests {
         let mut serial = serial_prefix(&game.id, two, 1, 7).into_bytes();
         push_index(&mut serial, 42);
         assert_eq!(serial, b"ruche-or-200-0001-00007-0000042");
+    }
+
+    /// Counting up the digits gives the digits of every next index, carries and the wrap
+    /// past 9 999 999 included (as `index_digits`, which keeps the last seven digits).
+    #[test]
+    fn next_index_digits_count_up() {
+        for start in [0u64, 999_990, 9_999_900] {
+            let mut digits = index_digits(start);
+            for index in start..start + 200 {
+                assert_eq!(digits, index_digits(index), "{index}");
+                next_index_digits(&mut digits);
+            }
+        }
+        let mut digits = index_digits(0);
+        for index in 0..2_000_000 {
+            assert_eq!(digits, index_digits(index));
+            next_index_digits(&mut digits);
+        }
+    }
+
+    /// The line's hash in hex is the `hex` crate's, for every byte value in every position.
+    #[test]
+    fn hex_hashes_are_lowercase_hex() {
+        for start in 0..=255u8 {
+            let hash: [u8; 32] = std::array::from_fn(|i| start.wrapping_add((i * 37) as u8));
+            assert_eq!(hex_hash(&hash).as_slice(), hex::encode(hash).as_bytes());
+        }
+        assert_eq!(&hex_hash(&[0xff; 32])[..4], b"ffff");
+        assert_eq!(&hex_hash(&[0x09; 32])[..4], b"0909");
+        assert_eq!(&hex_hash(&[0xa0; 32])[..4], b"a0a0");
     }
 }

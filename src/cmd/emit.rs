@@ -40,9 +40,9 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let stake = super::stake(&game, args.price.as_deref())?.clone();
     let price = stake.price;
     // Checked before any folder, seed or key file is made: the block range, and that every
-    // prize of the stake can be shown (the engine checks it again; building it twice is cheap).
+    // prize of the stake can be shown (the synthesizer built here is the engine's).
     block_range(args.first_block, args.blocks)?;
-    stake
+    let synthesizer = stake
         .synthesizer()
         .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
     let base = format!(
@@ -157,6 +157,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         },
         custody: custody.map(|(_, c)| c),
         planned_blocks: args.emission_blocks,
+        synthesizer,
     };
     let bar = progress_bar(
         args.quiet,

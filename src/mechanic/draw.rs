@@ -77,8 +77,10 @@ pub fn lemire<const W: u32>(x: u64, n: u64) -> Option<u64> {
     let m = u128::from(x) * u128::from(n);
     let low = m & ((1u128 << W) - 1);
     if low < u128::from(n) {
-        let refused = ((1u128 << W) - u128::from(n)) % u128::from(n);
-        if low < refused {
+        // (2^W - n) mod n in 64 bits ((2^W - 1) - (n - 1): no overflow for 1 ≤ n ≤ 2^W):
+        // a 128-bit remainder is a library call of dozens of instructions.
+        let refused = ((u64::MAX >> (64 - W)) - (n - 1)) % n;
+        if low < u128::from(refused) {
             return None;
         }
     }
@@ -264,7 +266,7 @@ impl<T: Copy> Table<T> {
     }
 
     /// One value.
-    #[inline]
+    #[inline(always)]
     pub fn draw(&self, bits: &mut Bits) -> T {
         // The column is below 2^k = columns.len() (k ≤ 31).
         let c = &self.columns[bits.bits(self.k) as usize];
@@ -277,7 +279,7 @@ impl<T: Copy> Table<T> {
 
     /// A uniform draw below `W`: exactly [`Bits::uniform`] (the same bits, the same result),
     /// with the refusal bound computed once.
-    #[inline]
+    #[inline(always)]
     fn cut_draw(&self, bits: &mut Bits) -> u64 {
         let n = self.total;
         if n <= 1 << 32 {

@@ -59,8 +59,9 @@ pub struct RowTable {
 }
 
 impl RowTable {
-    /// One row: its cells in the first bytes.
-    #[inline]
+    /// One row: its cells in the first bytes. Always inlined, with the table's draw, into
+    /// the hive's loop (the bit buffer stays in registers).
+    #[inline(always)]
     pub fn draw(&self, bits: &mut Bits) -> [u8; 8] {
         let (first, count) = self.multisets.draw(bits);
         // Every (first, count) of the table lies within `strings`.
