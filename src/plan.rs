@@ -67,19 +67,20 @@ impl BlockKey {
     /// [`ticket_rng`](Self::ticket_rng) of each, their seeds hashed together
     /// ([`crate::block::sha256::digest_many`]).
     pub fn ticket_rngs(&self, indexes: std::ops::Range<u64>) -> Vec<LayoutRng> {
-        let messages: Vec<[u8; 40]> = indexes
-            .map(|index| {
-                let mut message = [0u8; 40];
-                message[..32].copy_from_slice(&self.layout_key);
-                message[32..].copy_from_slice(&index.to_be_bytes());
-                message
-            })
-            .collect();
-        let slices: Vec<&[u8]> = messages.iter().map(|m| &m[..]).collect();
-        crate::block::sha256::digest_many(&slices)
-            .iter()
-            .map(layout_rng)
-            .collect()
+        use crate::block::sha256::{digest_fixed, Engine};
+        // The 40-byte message padded: the layout key, the index at 32..40, then 0x80 and the
+        // length in bits; only the index differs from one ticket to the next.
+        let mut template = [0u8; 64];
+        template[..32].copy_from_slice(&self.layout_key);
+        template[40] = 0x80;
+        template[56..].copy_from_slice(&(40u64 * 8).to_be_bytes());
+        let start = indexes.start;
+        let mut seeds = vec![[0u8; 32]; indexes.count()];
+        let fill = |i: usize, _: usize, block: &mut [u8; 64]| {
+            block[32..40].copy_from_slice(&(start + i as u64).to_be_bytes());
+        };
+        digest_fixed(&[template], fill, &mut seeds, Engine::best());
+        seeds.iter().map(layout_rng).collect()
     }
 
     /// The block's prize list in sale order, as indexes into `stake.tiers()` (0 is the top

@@ -9,11 +9,13 @@
 //! node), so they go straight to `sha2`'s block function with their padding written in
 //! advance, without the streaming hasher's buffering: the same SHA-256, a fraction of the
 //! overhead ([`super::sha256`]). A run of leaves given at once ([`MerkleRoot::extend`]) is
-//! hashed level by level, the leaves and then each level's nodes several at a time
-//! ([`super::sha256::digest_many`]): the same tree, the independent hashes computed side by side. The
+//! hashed level by level, the leaves and then each level's nodes several at a time, each
+//! message written straight into the lanes' blocks over its padded template
+//! ([`super::sha256::digest_fixed`]): the same tree, the independent hashes computed side by
+//! side, the levels in one scratch buffer. The
 //! RFC 6962 known answers below, and the comparison with `Sha256::digest`, guard it.
 
-use super::sha256::{digest_each, of_blocks, pad, Block, Engine};
+use super::sha256::{digest_fixed, of_blocks, pad, Block, Engine};
 use sha2::{Digest, Sha256};
 
 /// A running Merkle root.
@@ -50,39 +52,79 @@ pub fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
     of_blocks(&blocks)
 }
 
-/// The leaf hashes of `ticket_hashes`, hashed together by `engine`.
-fn leaf_hashes(ticket_hashes: &[[u8; 32]], engine: Engine) -> Vec<[u8; 32]> {
-    let messages: Vec<[u8; 33]> = ticket_hashes
-        .iter()
-        .map(|hash| {
-            let mut message = [0u8; 33];
-            message[1..].copy_from_slice(hash);
-            message
-        })
-        .collect();
-    let mut out = vec![[0u8; 32]; messages.len()];
-    digest_each(messages.len(), |i| &messages[i], &mut out, engine);
-    out
+/// A leaf's message (`0x00 ‖ ticket hash`, 33 bytes) padded: the ticket hash goes at 1..33.
+const LEAF: [[u8; 64]; 1] = {
+    let mut block = [0u8; 64];
+    block[33] = 0x80;
+    let bits = (33u64 * 8).to_be_bytes();
+    let mut i = 0;
+    while i < 8 {
+        block[56 + i] = bits[i];
+        i += 1;
+    }
+    [block]
+};
+
+/// A node's message (`0x01 ‖ left ‖ right`, 65 bytes) padded: left at 1..33, right at 33..64
+/// and the second block's first byte.
+const NODE: [[u8; 64]; 2] = {
+    let mut first = [0u8; 64];
+    first[0] = 1;
+    let mut second = [0u8; 64];
+    second[1] = 0x80;
+    let bits = (65u64 * 8).to_be_bytes();
+    let mut i = 0;
+    while i < 8 {
+        second[56 + i] = bits[i];
+        i += 1;
+    }
+    [first, second]
+};
+
+/// The leaf hashes of `ticket_hashes` into `out` (as long), hashed together by `engine`.
+fn leaf_hashes(ticket_hashes: &[[u8; 32]], out: &mut [[u8; 32]], engine: Engine) {
+    let fill = |i: usize, _: usize, block: &mut [u8; 64]| {
+        block[1..33].copy_from_slice(&ticket_hashes[i]);
+    };
+    digest_fixed(&LEAF, fill, out, engine);
 }
 
-/// The root of a perfect tree (2^k nodes, k ≥ 0, at its lowest level), hashed a level at a
-/// time, each level's nodes together.
-fn perfect_root(level: &[[u8; 32]], engine: Engine) -> [u8; 32] {
+/// The hashes of the nodes over the pairs of `level` into `out` (half as long), hashed
+/// together by `engine`.
+fn node_hashes(level: &[[u8; 32]], out: &mut [[u8; 32]], engine: Engine) {
+    debug_assert_eq!(level.len(), 2 * out.len());
+    let fill = |i: usize, k: usize, block: &mut [u8; 64]| {
+        let (left, right) = (&level[2 * i], &level[2 * i + 1]);
+        if k == 0 {
+            block[1..33].copy_from_slice(left);
+            block[33..].copy_from_slice(&right[..31]);
+        } else {
+            block[0] = right[31];
+        }
+    };
+    digest_fixed(&NODE, fill, out, engine);
+}
+
+/// The root of a perfect tree whose lowest level is `level` (2^k hashes, k ≥ 0), hashed a
+/// level at a time, each level's nodes together; `scratch` holds the levels above.
+fn perfect_root(level: &[[u8; 32]], scratch: &mut Vec<[u8; 32]>, engine: Engine) -> [u8; 32] {
     debug_assert!(level.len().is_power_of_two());
-    let mut level = level.to_vec();
-    let mut messages: Vec<[u8; 65]> = Vec::with_capacity(level.len() / 2);
-    while level.len() > 1 {
-        messages.clear();
-        messages.extend(level.chunks_exact(2).map(|pair| {
-            let mut message = [1u8; 65];
-            message[1..33].copy_from_slice(&pair[0]);
-            message[33..].copy_from_slice(&pair[1]);
-            message
-        }));
-        level.truncate(messages.len());
-        digest_each(messages.len(), |i| &messages[i], &mut level, engine);
+    if level.len() == 1 {
+        return level[0];
     }
-    level[0]
+    // The levels above one after the other: n/2 nodes, then n/4, ... then the root.
+    let n = level.len();
+    scratch.clear();
+    scratch.resize(n - 1, [0; 32]);
+    let (mut below, mut above) = scratch.split_at_mut(n / 2);
+    node_hashes(level, below, engine);
+    while below.len() > 1 {
+        let (next, rest) = above.split_at_mut(below.len() / 2);
+        node_hashes(below, next, engine);
+        below = next;
+        above = rest;
+    }
+    below[0]
 }
 
 impl MerkleRoot {
@@ -125,7 +167,9 @@ impl MerkleRoot {
 
     /// [`extend`](Self::extend) by `engine` (the tests take each).
     fn extend_with(&mut self, ticket_hashes: &[[u8; 32]], engine: Engine) {
-        let leaves = leaf_hashes(ticket_hashes, engine);
+        let mut leaves = vec![[0u8; 32]; ticket_hashes.len()];
+        leaf_hashes(ticket_hashes, &mut leaves, engine);
+        let mut scratch = Vec::new();
         // The leaves split into the perfect subtrees that pushing them one by one would
         // build: from each position, the largest power of two it is a multiple of that fits.
         let mut at = self.len();
@@ -138,7 +182,7 @@ impl MerkleRoot {
                 fits.min(1u64 << at.trailing_zeros())
             };
             let (run, next) = rest.split_at(size as usize);
-            self.push_subtree(size, perfect_root(run, engine));
+            self.push_subtree(size, perfect_root(run, &mut scratch, engine));
             at += size;
             rest = next;
         }
