@@ -303,11 +303,11 @@ pub(crate) fn digest_fixed<const BLOCKS: usize>(
                 fill(first + l, k, block);
             }
         }
-        for k in 0..BLOCKS {
+        for (a, b) in pair[0].iter().zip(&pair[1]) {
             if n == 2 {
-                lanes::compress(&mut states, [&pair[0][k], &pair[1][k]]);
+                lanes::compress(&mut states, [a, b]);
             } else {
-                lanes::compress(std::array::from_mut(&mut states[0]), [&pair[0][k]]);
+                lanes::compress(std::array::from_mut(&mut states[0]), [a]);
             }
         }
         for (hash, state) in hashes.iter_mut().zip(&states) {
