@@ -44,12 +44,8 @@ impl CalendarDecoder {
         }
     }
 
-    /// Whether `b` is one of the game's letters: no branch (the month reading tests two symbols in
-    /// each of twelve months).
-    #[inline]
     fn is_symbol(&self, b: u8) -> bool {
-        let i = b.wrapping_sub(b'A');
-        (i < 26) & (self.symbols >> (i & 31) & 1 != 0)
+        b.is_ascii_uppercase() && self.symbols & (1 << (b - b'A')) != 0
     }
 
     /// Reads the whole layout, or names the first rule it breaks.
@@ -193,11 +189,11 @@ impl CalendarDecoder {
         let mut prize = 0u64;
         let mut at = 0;
         for month in 1..=MONTHS {
-            let &[first, second, colon] = layout.get(at..at + 3)? else {
-                return None;
-            };
-            // One branch for the three tests (`&`, not `&&`): they all hold on every ticket.
-            if !(self.is_symbol(first) & self.is_symbol(second) & (colon == b':')) {
+            let (first, second) = (*layout.get(at)?, *layout.get(at + 1)?);
+            if !self.is_symbol(first)
+                || !self.is_symbol(second)
+                || layout.get(at + 2) != Some(&b':')
+            {
                 return None;
             }
             // The amount runs to the delimiter: '/' between months, '|' before the clover
@@ -207,9 +203,10 @@ impl CalendarDecoder {
                 .month_amounts
                 .lookup_cents_before(layout.get(at + 3..)?, delimiter)?;
             at += 3 + len + 1;
-            // Rule 4.3.2: two identical symbols win the month's amount (a select, not a
-            // branch: which months win is the ticket's chance).
-            prize = prize.checked_add(if first == second { amount } else { 0 })?;
+            // Rule 4.3.2: two identical symbols win the month's amount.
+            if first == second {
+                prize = prize.checked_add(amount)?;
+            }
         }
         let mut numbers = [0u8; CLOVER_NUMBERS];
         for i in 0..CLOVER_NUMBERS {
