@@ -32,11 +32,7 @@ pub const NOT_A_CELL: u8 = 0;
 pub fn count_cells<const N: usize>(cells: &[u8], class: &[u8; 256]) -> [u8; N] {
     const { assert!(N <= 8, "at most 8 classes fit the packed counts") };
     let mut counts = [0u8; N];
-    if cells.len() < 256 {
-        let packed = cells.iter().fold(0u64, |acc, &c| {
-            // Classes are below N ≤ 8: the shift stays below 64.
-            acc + (1u64 << (8 * u32::from(class[usize::from(c)] & 7)))
-        });
+    if let Some(packed) = packed_counts(cells, class) {
         counts.copy_from_slice(&packed.to_le_bytes()[..N]);
     } else {
         for &c in cells {
@@ -45,6 +41,49 @@ pub fn count_cells<const N: usize>(cells: &[u8], class: &[u8; 256]) -> [u8; N] {
         }
     }
     counts
+}
+
+/// The counts of [`count_cells`] as one word, byte `k` for class `k` (classes are taken
+/// modulo 8), for the one-pass readers that test a row's limits on the word with
+/// [`over_limits`] instead of a branch per count; `None` from 256 cells on, where a count
+/// would spill into the next byte.
+#[inline]
+pub fn packed_counts(cells: &[u8], class: &[u8; 256]) -> Option<u64> {
+    (cells.len() < 256).then(|| {
+        cells.iter().fold(0u64, |acc, &c| {
+            // The class is taken below 8: the shift stays below 64.
+            acc + (1u64 << (8 * u32::from(class[usize::from(c)] & 7)))
+        })
+    })
+}
+
+/// The bias that [`over_limits`] adds to packed counts: byte `k` is `0x7f - limits[k]`, so
+/// that a count above `limits[k]` (and at most `0x80 + limits[k]`) reaches the byte's top bit
+/// and no byte carries into the next. Limits above 127 are taken as 127: counts of a row or a
+/// hive are far below.
+pub const fn limit_bias(limits: [u8; 8]) -> u64 {
+    let mut bias = 0u64;
+    let mut k = 0;
+    while k < 8 {
+        let limit = if limits[k] > 0x7f { 0x7f } else { limits[k] };
+        bias |= ((0x7f - limit) as u64) << (8 * k);
+        k += 1;
+    }
+    bias
+}
+
+/// Whether a class of packed counts (each count at most 128) is above its limit, the limits
+/// given as [`limit_bias`]: one add and one mask for every class at once.
+#[inline]
+pub fn over_limits(packed: u64, bias: u64) -> bool {
+    const TOP_BITS: u64 = 0x8080_8080_8080_8080;
+    packed.wrapping_add(bias) & TOP_BITS != 0
+}
+
+/// The count of class `k` in packed counts.
+#[inline]
+pub fn packed_count(packed: u64, k: usize) -> u8 {
+    packed.to_le_bytes()[k & 7]
 }
 
 /// A row that breaks the `P`/`A`/`B` rule.
@@ -93,6 +132,41 @@ mod tests {
         assert_eq!(count_cells::<3>(&long, &class), [0, 255, 0]);
         let longer = [b'A'; 300];
         assert_eq!(count_cells::<3>(&longer, &class), [0, 0, 255]);
+    }
+
+    #[test]
+    fn limits_are_tested_on_packed_counts() {
+        // Class 0 at most 0, class 1 at most 3, class 2 at most 2, the others unlimited.
+        let bias = limit_bias([0, 3, 2, 127, 200, 127, 127, 127]);
+        let pack = |counts: [u8; 8]| u64::from_le_bytes(counts);
+        assert!(!over_limits(pack([0, 3, 2, 127, 127, 0, 0, 127]), bias));
+        assert!(over_limits(pack([0, 0, 0, 0, 128, 0, 0, 0]), bias));
+        assert!(over_limits(pack([1, 0, 0, 0, 0, 0, 0, 0]), bias));
+        assert!(over_limits(pack([0, 4, 0, 0, 0, 0, 0, 0]), bias));
+        assert!(over_limits(pack([0, 0, 3, 0, 0, 0, 0, 0]), bias));
+        assert!(over_limits(pack([0, 0, 0, 0, 0, 0, 0, 129]), bias));
+        // Every count of every class against every limit it can be given.
+        for k in 0..8 {
+            for limit in 0..=127u8 {
+                let mut limits = [127; 8];
+                limits[k] = limit;
+                for count in 0..=128u8 {
+                    let mut counts = [0; 8];
+                    counts[k] = count;
+                    assert_eq!(
+                        over_limits(pack(counts), limit_bias(limits)),
+                        count > limit,
+                        "class {k}, limit {limit}, count {count}"
+                    );
+                }
+            }
+        }
+        let mut class = [NOT_A_CELL; 256];
+        class[usize::from(b'P')] = 1;
+        let packed = packed_counts(b"PPxP", &class);
+        assert_eq!(packed.map(|p| packed_count(p, 1)), Some(3));
+        assert_eq!(packed.map(|p| packed_count(p, 0)), Some(1));
+        assert_eq!(packed_counts(&[b'P'; 256], &class), None);
     }
 
     #[test]

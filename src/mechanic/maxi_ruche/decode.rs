@@ -6,7 +6,10 @@
 //! block is made and when it is verified).
 
 use super::params::{multiplier_index, MaxiParams, BONUS_CELLS, MAX_BONUS_BEES, MULTIPLIERS};
-use crate::mechanic::hive::{count_cells, row_wins, RowFault, NOT_A_CELL, ROWS, ROW_LENGTHS};
+use crate::mechanic::hive::{
+    count_cells, limit_bias, over_limits, packed_count, packed_counts, row_wins, RowFault,
+    MAX_OTHER, NOT_A_CELL, ROWS, ROW_LENGTHS, ROW_WIN,
+};
 use crate::mechanic::{add_wins, multiply_win, Cursor, LayoutError};
 use crate::money::AmountTable;
 use crate::untrusted::shown;
@@ -80,12 +83,16 @@ impl MaxiDecoder {
 
     /// Reads `amount "#" row ("/" row){6}` at `*at` and moves past it: the hive's win in cents
     /// and whether it holds its one `E`.
+    ///
+    /// The rules of a row are tested on its packed counts at once ([`ROW_BIAS`]), those of
+    /// the hive on the sum of its rows' ([`HIVE_BIAS`]), and the verdict taken once at the
+    /// end: a bad row is rare, and any still gives `None`.
     #[inline]
     fn hive_cents(&self, text: &[u8], at: &mut usize, which: Which) -> Option<(u64, bool)> {
         let mut pos = *at;
         let (bee_amount, after) = amount_cents(text, pos, &self.params.bees, b'#')?;
         pos = after;
-        let (mut win, mut bees, mut es) = (0u64, 0u8, 0u8);
+        let (mut win, mut hive, mut bad) = (0u64, 0u64, false);
         for (r, &len) in ROW_LENGTHS.iter().enumerate() {
             if r > 0 {
                 if text.get(pos) != Some(&b'/') {
@@ -96,20 +103,12 @@ impl MaxiDecoder {
             let (amount, after) = amount_cents(text, pos, &self.params.rows, b':')?;
             let end = after + len;
             let cells = text.get(after..end)?;
-            let counts: [u8; CLASSES] = count_cells(cells, &CELL_CLASS);
-            if counts[usize::from(NOT_A_CELL)] > 0 || is_cell(text, end) {
-                return None;
-            }
-            let count = |class: u8| usize::from(counts[usize::from(class)]);
-            es += counts[usize::from(E)];
-            bees += counts[usize::from(Q)];
-            let winning = row_wins(count(P), count(A), count(B)).ok()?;
-            let mults = count(MULT);
-            if mults > 1 {
-                return None;
-            }
-            if winning {
-                let won = if mults == 1 {
+            let packed = packed_counts(cells, &CELL_CLASS)?;
+            bad |= over_limits(packed, ROW_BIAS) | is_cell(text, end);
+            hive += packed;
+            // Exactly ROW_WIN P win the row's amount, times its multiplier if it shows one.
+            if usize::from(packed_count(packed, usize::from(P))) == ROW_WIN {
+                let won = if packed_count(packed, usize::from(MULT)) != 0 {
                     let i = cells.iter().find_map(|&cell| multiplier_index(cell))?;
                     amount.checked_mul(u64::from(MULTIPLIERS[i].1))?
                 } else {
@@ -119,14 +118,16 @@ impl MaxiDecoder {
             }
             pos = end;
         }
-        if bees > 1 || es > 1 || (which == Which::Extra && es > 0) {
+        // 37 cells: the hive's counts stay far below the limits' 128.
+        let may_hold_e = usize::from(which == Which::Main);
+        if bad || over_limits(hive, HIVE_BIAS[may_hold_e]) {
             return None;
         }
-        if bees == 1 {
+        if packed_count(hive, usize::from(Q)) == 1 {
             win = win.checked_add(bee_amount)?;
         }
         *at = pos;
-        Some((win, es == 1))
+        Some((win, packed_count(hive, usize::from(E)) == 1))
     }
 
     /// The prize a layout wins.
@@ -163,6 +164,30 @@ const E: u8 = 5;
 const Q: u8 = 6;
 const MULT: u8 = 7;
 const CLASSES: usize = 8;
+
+/// The limits of a row's counts, for [`over_limits`]: no byte that is not a cell, at most
+/// [`ROW_WIN`] `P`, at most [`MAX_OTHER`] `A` and `B` each ([`row_wins`]), at most one
+/// multiplier.
+const ROW_BIAS: u64 = {
+    let mut limits = [u8::MAX; 8];
+    limits[NOT_A_CELL as usize] = 0;
+    limits[P as usize] = ROW_WIN as u8;
+    limits[A as usize] = MAX_OTHER as u8;
+    limits[B as usize] = MAX_OTHER as u8;
+    limits[MULT as usize] = 1;
+    limit_bias(limits)
+};
+
+/// The limits of a hive's counts, by the `E` it may hold (0 in an EXTRA hive, 1 in the
+/// main one): at most one bee.
+const HIVE_BIAS: [u64; 2] = {
+    let mut limits = [u8::MAX; 8];
+    limits[Q as usize] = 1;
+    limits[E as usize] = 0;
+    let extra = limit_bias(limits);
+    limits[E as usize] = 1;
+    [extra, limit_bias(limits)]
+};
 
 /// The class of every byte: a row is classified with one table look-up per cell.
 const CELL_CLASS: [u8; 256] = {

@@ -4,7 +4,8 @@
 use super::params::{RucheParams, MAX_EXTRA};
 use crate::mechanic::cursor::split;
 use crate::mechanic::hive::{
-    count_cells, row_wins, RowFault, MAX_OTHER, NOT_A_CELL, ROW_LENGTHS, ROW_WIN,
+    count_cells, limit_bias, over_limits, packed_count, packed_counts, row_wins, RowFault,
+    MAX_OTHER, NOT_A_CELL, ROW_LENGTHS, ROW_WIN,
 };
 use crate::mechanic::{add_wins, LayoutError};
 use crate::untrusted::shown;
@@ -119,6 +120,10 @@ pub(super) fn prize_cents(params: &RucheParams, honey: &[u64], layout: &[u8]) ->
 
 /// Reads the hive at `*at` (7 rows `amount ":" cells` joined by `/`), and moves `*at` past it:
 /// its win in cents (rows and honey) and its `E` count. What follows is the caller's.
+///
+/// The rules of a row are tested on its packed counts at once ([`ROW_BIAS`]) and the verdict
+/// of all seven rows is taken once at the end of the hive: a branch per count per row cost
+/// more than the whole count (a bad row is rare, and any bad row still gives `None`).
 #[inline]
 fn hive_cents(
     params: &RucheParams,
@@ -127,7 +132,7 @@ fn hive_cents(
     at: &mut usize,
 ) -> Option<(u64, u8)> {
     let mut pos = *at;
-    let (mut win, mut pots, mut extras) = (0u64, 0u8, 0u8);
+    let (mut win, mut hive, mut bad) = (0u64, 0u64, false);
     for (r, &len) in ROW_LENGTHS.iter().enumerate() {
         if r > 0 {
             if text.get(pos) != Some(&b'/') {
@@ -138,22 +143,34 @@ fn hive_cents(
         let rest = text.get(pos..)?;
         let (amount, colon) = params.rows.lookup_cents_before(rest, b':')?;
         let cells = rest.get(colon + 1..colon + 1 + len)?;
-        let count: [u8; KINDS] = count_cells(cells, &CELL_KIND);
-        if count[usize::from(NOT_A_CELL)] > 0 {
-            return None;
-        }
-        pots += count[H];
-        extras += count[E];
-        let p = usize::from(count[P]);
-        if row_wins(p, usize::from(count[A]), usize::from(count[B])).ok()? {
-            win = win.checked_add(amount)?;
-        }
+        let packed = packed_counts(cells, &CELL_KIND)?;
+        bad |= over_limits(packed, ROW_BIAS);
+        hive += packed;
+        // Exactly ROW_WIN P win the row's amount (more is refused above).
+        let wins = usize::from(packed_count(packed, P)) == ROW_WIN;
+        win = win.checked_add(if wins { amount } else { 0 })?;
         pos += colon + 1 + len;
     }
+    if bad {
+        return None;
+    }
+    // 37 cells: the hive's counts stay far below a byte's 256.
+    let (pots, extras) = (packed_count(hive, H), packed_count(hive, E));
     win = win.checked_add(*honey.get(usize::from(pots))?)?;
     *at = pos;
     Some((win, extras))
 }
+
+/// The limits of a row's counts, for [`over_limits`]: no byte that is not a cell, at most
+/// [`ROW_WIN`] `P`, at most [`MAX_OTHER`] `A` and `B` each ([`row_wins`]).
+const ROW_BIAS: u64 = {
+    let mut limits = [u8::MAX; 8];
+    limits[NOT_A_CELL as usize] = 0;
+    limits[P] = ROW_WIN as u8;
+    limits[A] = MAX_OTHER as u8;
+    limits[B] = MAX_OTHER as u8;
+    limit_bias(limits)
+};
 
 /// The longest layout [`decode`] can accept: the main hive and [`MAX_EXTRA`] EXTRA hives
 /// joined by `|`, every row showing the longest amount the stake allows.
