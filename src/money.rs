@@ -540,26 +540,8 @@ mod tests {
     #[test]
     fn the_amount_before_a_separator_is_read_as_a_byte_loop_reads_it() {
         // Texts of every length around the 8- and 16-byte words, separators at every place.
-        let t = AmountTable::new(
-            [
-                "0.5",
-                "2",
-                "20",
-                "20000",
-                "1234567",
-                "12345678",
-                "123456789012345",
-            ]
-            .map(|a| Decimal::from_str_exact(a).unwrap()),
-        );
-        let reference = |text: &[u8], sep: u8| -> Option<(u64, usize)> {
-            let len = text.iter().take(16).position(|&b| b == sep)?;
-            if sep == 0 && text.len() < 16 {
-                return None;
-            }
-            t.lookup_cents(&text[..len]).map(|c| (c, len))
-        };
-        let amounts = [
+        // The table's amounts; "7" is looked up too, and is not one of them.
+        let held = [
             "0.5",
             "2",
             "20",
@@ -567,10 +549,17 @@ mod tests {
             "1234567",
             "12345678",
             "123456789012345",
-            "7",
         ];
+        let t = AmountTable::new(held.map(|a| Decimal::from_str_exact(a).unwrap()));
+        let reference = |text: &[u8], sep: u8| -> Option<(u64, usize)> {
+            let len = text.iter().take(16).position(|&b| b == sep)?;
+            if sep == 0 && text.len() < 16 {
+                return None;
+            }
+            t.lookup_cents(&text[..len]).map(|c| (c, len))
+        };
         for sep in [b':', b'/', b',', 0] {
-            for amount in amounts {
+            for amount in held.into_iter().chain(["7"]) {
                 for tail in ["", "P", "PPPPPPPPPPPPPPPP", ":/,", "\0\0\0\0\0\0\0\0\0"] {
                     let sep_text = (sep as char).to_string();
                     let text = format!("{amount}{sep_text}{tail}");

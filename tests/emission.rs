@@ -375,37 +375,16 @@ fn a_replay_refuses_a_block_made_by_another_generator_version() {
     assert!(said.contains("this program is generator 3"), "{said}");
     // Without --seed the decoder is the referee whatever generator made the block: a block of
     // generator 2 (as every block made before generator 3) still verifies.
-    let out = w.run_expect(
-        &[
-            "verify",
-            "--game",
-            &data("mini-ruche.toml"),
-            "--public-key",
-            "keys/public-key.pem",
-            manifest.with_file_name("block-00001.csv").to_str().unwrap(),
-        ],
-        0,
-    );
-    assert!(text(&out).contains("OK "), "{}", text(&out));
+    let said = verify(&w, &manifest.with_file_name("block-00001.csv"), 0);
+    assert!(said.contains("OK "), "{said}");
     // So does one of generator 1.
     let edited = String::from_utf8(read(&manifest))
         .unwrap()
         .replace("(generator 2)", "(generator 1)");
     std::fs::write(&manifest, edited).unwrap();
     resign(&w, &manifest);
-    let csv = manifest.with_file_name("block-00001.csv");
-    let out = w.run_expect(
-        &[
-            "verify",
-            "--game",
-            &data("mini-ruche.toml"),
-            "--public-key",
-            "keys/public-key.pem",
-            csv.to_str().unwrap(),
-        ],
-        0,
-    );
-    assert!(text(&out).contains("OK "), "{}", text(&out));
+    let said = verify(&w, &manifest.with_file_name("block-00001.csv"), 0);
+    assert!(said.contains("OK "), "{said}");
     // emit does not keep it either.
     let said = text(&run(&w, &emit_args(&[]), 2));
     assert!(said.contains("this program is generator 3"), "{said}");
