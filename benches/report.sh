@@ -41,6 +41,9 @@ for game in "${games[@]}"; do
   folder=emissions/$game/$price/e0001
   "$bin" emit --game "$game" --price "$price" --seed "$seed" --signing-key keys/signing-key.pem \
     --force --quiet --threads 2 >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 2; }
+  # emit writes around the page cache: read the block once, unmeasured, so that every round
+  # reads it from memory, as the later rounds would anyway.
+  cat "$folder"/block-*.csv >/dev/null
   rm -f "$work"/{verify,report}
   for _ in $(seq "$rounds"); do
     measure "$work/verify" "$bin" verify --quiet --public-key keys/public-key.pem --threads 2 "$folder"

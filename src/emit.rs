@@ -15,7 +15,9 @@
 //! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
 //! built once, by the caller.
 
-use crate::block::files::{self, create_dir, remove_stale_temps, stage, write_atomic, Staged};
+use crate::block::files::{
+    self, create_dir, remove_stale_temps, stage, write_atomic, Staged, StreamWriter,
+};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, sha256, CSV_HEADER};
@@ -33,7 +35,6 @@ use ed25519_dalek::SigningKey;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Tickets per rayon task: a power of two, so that each full chunk is a perfect subtree of the
@@ -662,11 +663,9 @@ impl BlockMaker<'_> {
     ) -> Result<Written> {
         let tmp = csv.temp_path().to_path_buf();
         let mut out = Output {
-            // Chunks are hundreds of kilobytes: written as they are, without a buffer's copy.
-            writer: csv.file(),
+            writer: StreamWriter::new(csv.file(), true),
             sha: Sha256::new(),
             bytes: 0,
-            flushed: 0,
             merkle: MerkleRoot::new(),
             counts: vec![0; self.tiers.len()],
             tmp: &tmp,
@@ -704,6 +703,9 @@ impl BlockMaker<'_> {
         if let Some(chunks) = pending {
             out.chunks(chunks, progress)?;
         }
+        out.writer
+            .finish()
+            .with_context(|| format!("cannot write {} (disk full?)", tmp.display()))?;
         Ok(Written {
             bytes: out.bytes,
             sha256: out.sha.finalize().into(),
@@ -715,11 +717,9 @@ impl BlockMaker<'_> {
 
 /// The CSV being written.
 struct Output<'a> {
-    writer: &'a mut std::fs::File,
+    writer: StreamWriter<'a>,
     sha: Sha256,
     bytes: u64,
-    /// Bytes whose writeback to the disk was started.
-    flushed: u64,
     merkle: MerkleRoot,
     counts: Vec<u64>,
     tmp: &'a Path,
@@ -729,7 +729,7 @@ struct Output<'a> {
 impl Output<'_> {
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
         self.writer
-            .write_all(bytes)
+            .write(bytes)
             .with_context(|| format!("cannot write {} (disk full?)", self.tmp.display()))?;
         self.sha.update(bytes);
         self.bytes += bytes.len() as u64;
@@ -750,8 +750,7 @@ impl Output<'_> {
             self.buffers.give(chunk.text);
         }
         // The disk takes the batch while the next ones are made: the final fsync is short.
-        files::start_writeback(self.writer, self.flushed, self.bytes - self.flushed);
-        self.flushed = self.bytes;
+        self.writer.start_writeback();
         Ok(())
     }
 }

@@ -9,7 +9,7 @@
 
 use anyhow::{Context, Result};
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// A file being written under a temporary name beside its final `path`; deleted if dropped
@@ -99,6 +99,306 @@ pub fn start_writeback(file: &File, offset: u64, len: u64) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (file, offset, len);
+}
+
+/// Appends a stream of bytes to a new, empty file, around the page cache where the kernel
+/// allows it (Linux `O_DIRECT`), else through it.
+///
+/// A block's CSV is written once and not read again by the process that writes it (Maxi Ruche
+/// d'or: 1.5 GB per block). Through the page cache, the kernel copies every byte into freshly
+/// allocated cache pages: measured on the project's 2-vCPU EPYC VM, copying a Maxi block with
+/// `cat` took 0.43 to 5.0 s of CPU and 1.5 to 3.7 s of wall time, `dd oflag=direct` 0.11 to
+/// 0.16 s and 0.41 to 0.58 s; in `emit` the kernel's copy was 23 % of all CPU. So the bytes
+/// are gathered here in an aligned buffer and written in aligned multiples of
+/// [`StreamWriter::ALIGN`], the disk reading them straight from this buffer; the last partial
+/// block is written through the page cache by [`StreamWriter::finish`]. Where direct writes
+/// are refused (a file system without `O_DIRECT`, an unusual alignment: `EINVAL`), the writer
+/// falls back to ordinary writes for the rest of the file, so the bytes on disk are the same
+/// either way; only the file's final fsync makes them durable, in both cases.
+pub struct StreamWriter<'a> {
+    file: &'a File,
+    /// `buf[start..start + CAPACITY]` is aligned to `ALIGN`; `used` bytes of it are pending.
+    buf: Vec<u8>,
+    start: usize,
+    used: usize,
+    direct: bool,
+    /// Bytes handed to the kernel, and those whose writeback was started (ordinary writes).
+    written: u64,
+    flushed: u64,
+}
+
+impl<'a> StreamWriter<'a> {
+    /// The alignment of direct writes: of the buffer's address, the file offset and the length
+    /// (4 KiB: a multiple of every disk's logical block size).
+    pub const ALIGN: usize = 4096;
+    /// Bytes gathered before a direct write.
+    pub const CAPACITY: usize = 4 << 20;
+
+    /// A writer for `file`, which must be empty and open at offset 0. `direct`: try to write
+    /// around the page cache (if the kernel refuses, ordinary writes are used).
+    pub fn new(file: &'a File, direct: bool) -> StreamWriter<'a> {
+        let buf = vec![0u8; Self::CAPACITY + Self::ALIGN];
+        // `align_offset` may give up (usize::MAX) on exotic targets: then no direct writes.
+        let start = buf.as_ptr().align_offset(Self::ALIGN);
+        let aligned = start < Self::ALIGN;
+        let empty = file.metadata().map(|m| m.len() == 0).unwrap_or(false);
+        let mut writer = StreamWriter {
+            file,
+            buf,
+            start: if aligned { start } else { 0 },
+            used: 0,
+            direct: false,
+            written: 0,
+            flushed: 0,
+        };
+        if direct && aligned && empty {
+            writer.direct = set_direct(file, true);
+        }
+        writer
+    }
+
+    /// True while writes go around the page cache.
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    /// Appends `bytes`.
+    pub fn write(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        if !self.direct {
+            let mut file = self.file;
+            file.write_all(bytes)?;
+            self.written += bytes.len() as u64;
+            return Ok(());
+        }
+        while !bytes.is_empty() {
+            let room = Self::CAPACITY - self.used;
+            let take = room.min(bytes.len());
+            let at = self.start + self.used;
+            self.buf[at..at + take].copy_from_slice(&bytes[..take]);
+            self.used += take;
+            bytes = &bytes[take..];
+            if self.used == Self::CAPACITY {
+                self.drain(Self::CAPACITY)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Lets the disk take what was written so far without waiting for it (ordinary writes:
+    /// [`start_writeback`]; direct writes are on their way already).
+    pub fn start_writeback(&mut self) {
+        if !self.direct {
+            start_writeback(self.file, self.flushed, self.written - self.flushed);
+            self.flushed = self.written;
+        }
+    }
+
+    /// Writes what is still gathered. The file still needs its fsync.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        if self.direct {
+            // The tail is not a whole aligned block: through the page cache.
+            self.direct = !set_direct(self.file, false);
+        }
+        let used = self.used;
+        self.drain(used)
+    }
+
+    /// Writes the first `len` gathered bytes (a multiple of `ALIGN` while direct) and moves
+    /// the rest to the front of the buffer.
+    fn drain(&mut self, len: usize) -> std::io::Result<()> {
+        let mut done = 0;
+        while done < len {
+            let mut file = self.file;
+            let from = self.start + done;
+            match file.write(&self.buf[from..self.start + len]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // Refused (or a short write left an unaligned rest): ordinary writes from here.
+                Err(e) if self.direct && e.raw_os_error() == Some(EINVAL) => {
+                    self.direct = !set_direct(self.file, false);
+                    if self.direct {
+                        return Err(e);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.written += len as u64;
+        self.buf
+            .copy_within(self.start + len..self.start + self.used, self.start);
+        self.used -= len;
+        Ok(())
+    }
+}
+
+/// Reads a file from its start around the page cache where the kernel allows it (Linux
+/// `O_DIRECT`), else through it: the reading side of [`StreamWriter`].
+///
+/// `verify` reads each block once. Through the page cache, a block that is not cached yet
+/// (made by `emit`, which writes around it; copied in; evicted) is first copied by the kernel
+/// into freshly allocated cache pages: measured on the project's 2-vCPU EPYC VM, `verify` of a
+/// Maxi Ruche d'or block just made spent 2.1 to 2.3 s of system CPU on it, against 0.12 s
+/// when the block was cached. Read directly, the disk puts the bytes in this reader's aligned
+/// buffer, and they are copied from there. But a block already cached is read faster from
+/// the cache (1.46 s against 2.04 s of wall time, the same CPU: a direct read waits for the
+/// disk while the other threads check), so [`ReadMode::Auto`] reads directly only a file that
+/// is not wholly in the cache, seen by sampling pages with `RWF_NOWAIT` reads (which never
+/// wait for the disk). Where direct reads are refused (`EINVAL`), the reader goes on through
+/// the page cache from where it is: the bytes read are the same.
+pub struct DirectReader {
+    file: File,
+    /// `buf[start..start + CAPACITY]` is aligned; `buf[start + at..start + len]` is unread.
+    buf: Vec<u8>,
+    start: usize,
+    at: usize,
+    len: usize,
+    direct: bool,
+}
+
+impl DirectReader {
+    /// Bytes asked of the disk at a time.
+    pub const CAPACITY: usize = 4 << 20;
+
+    /// Opens `path` for reading, around the page cache or through it as `mode` says.
+    pub fn open(path: &Path, mode: ReadMode) -> std::io::Result<DirectReader> {
+        let file = File::open(path)?;
+        let align = StreamWriter::ALIGN;
+        let buf = vec![0u8; Self::CAPACITY + align];
+        let start = buf.as_ptr().align_offset(align);
+        let aligned = start < align;
+        let want = match mode {
+            ReadMode::Cached => false,
+            ReadMode::Direct => true,
+            ReadMode::Auto => !is_cached(&file),
+        };
+        let direct = want && aligned && set_direct(&file, true);
+        Ok(DirectReader {
+            file,
+            buf,
+            start: if aligned { start } else { 0 },
+            at: 0,
+            len: 0,
+            direct,
+        })
+    }
+
+    /// True while reads go around the page cache.
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    /// Reads the next bytes of the file into the buffer (none at its end).
+    fn fill(&mut self) -> std::io::Result<()> {
+        self.at = 0;
+        self.len = 0;
+        loop {
+            let mut file = &self.file;
+            match file.read(&mut self.buf[self.start..self.start + Self::CAPACITY]) {
+                Ok(n) => {
+                    self.len = n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // Refused (or a short read left the offset unaligned): the page cache from here.
+                Err(e) if self.direct && e.raw_os_error() == Some(EINVAL) => {
+                    self.direct = !set_direct(&self.file, false);
+                    if self.direct {
+                        return Err(e);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// How a [`DirectReader`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
+    /// Through the page cache.
+    Cached,
+    /// Around it, where the kernel allows.
+    Direct,
+    /// Around it only if the file is not wholly in the cache.
+    Auto,
+}
+
+/// True unless a sample of the file's pages shows one that is not in the page cache (or the
+/// kernel cannot tell: then the cache is used, as ordinary reads do). 64 one-byte `RWF_NOWAIT`
+/// reads spread over the file, the last byte included: a few microseconds.
+fn is_cached(file: &File) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::io::{preadv2, Errno, ReadWriteFlags};
+        const SAMPLES: u64 = 64;
+        let Ok(len) = file.metadata().map(|m| m.len()) else {
+            return true;
+        };
+        if len == 0 {
+            return true;
+        }
+        for k in 0..SAMPLES {
+            let offset = (len - 1) / (SAMPLES - 1) * k;
+            let offset = if k == SAMPLES - 1 { len - 1 } else { offset };
+            let mut byte = [0u8; 1];
+            let mut bufs = [std::io::IoSliceMut::new(&mut byte)];
+            match preadv2(file, &mut bufs, offset, ReadWriteFlags::NOWAIT) {
+                Err(Errno::AGAIN) => return false,
+                Err(_) => return true,
+                Ok(_) => {}
+            }
+        }
+        true
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        true
+    }
+}
+
+impl std::io::Read for DirectReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.len {
+            if out.is_empty() {
+                return Ok(0);
+            }
+            self.fill()?;
+        }
+        let n = out.len().min(self.len - self.at);
+        let from = self.start + self.at;
+        out[..n].copy_from_slice(&self.buf[from..from + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// `EINVAL`: how Linux refuses a direct write (the same number on every Unix).
+const EINVAL: i32 = 22;
+
+/// Turns `O_DIRECT` on or off for `file` (through `rustix`, no `unsafe`); true if the file now
+/// has it as asked.
+fn set_direct(file: &File, on: bool) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+        let Ok(flags) = fcntl_getfl(file) else {
+            return false;
+        };
+        let wanted = if on {
+            flags | OFlags::DIRECT
+        } else {
+            flags - OFlags::DIRECT
+        };
+        fcntl_setfl(file, wanted).is_ok()
+            && fcntl_getfl(file).is_ok_and(|now| now.contains(OFlags::DIRECT) == on)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        !on
+    }
 }
 
 /// Writes `bytes` to a temporary file for `path` and fsyncs it, to [`Staged::publish`] later.
@@ -629,5 +929,129 @@ mod tests {
             names(dir.path()),
             vec![".block-00002.csv.abcdefgh.tmp", "block-00001.csv"]
         );
+    }
+
+    /// Bytes written in pieces of every awkward size (empty, one byte, a few bytes short of an
+    /// aligned block, more than the whole buffer) reach the file exactly, in order, with direct
+    /// writes asked for or not; and where this folder's file system takes direct writes, the
+    /// writer keeps them to the end (a misaligned buffer or write would fall back silently).
+    #[test]
+    fn a_stream_writer_writes_exactly_its_bytes_direct_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let probe = File::create(dir.path().join("probe")).unwrap();
+        let supported = set_direct(&probe, true);
+        let align = StreamWriter::ALIGN;
+        let sizes = [
+            0,
+            1,
+            align - 3,
+            align,
+            7,
+            StreamWriter::CAPACITY - 1,
+            2 * StreamWriter::CAPACITY + 5,
+            align + 1,
+            0,
+            300,
+        ];
+        for direct in [true, false] {
+            let path = dir.path().join(format!("out-{direct}"));
+            let file = File::create(&path).unwrap();
+            let mut writer = StreamWriter::new(&file, direct);
+            assert_eq!(writer.is_direct(), direct && supported);
+            let mut expected = Vec::new();
+            let mut next = 0u32;
+            for &size in &sizes {
+                let piece: Vec<u8> = (0..size)
+                    .map(|_| {
+                        next = next.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                        (next >> 16) as u8
+                    })
+                    .collect();
+                writer.write(&piece).unwrap();
+                writer.start_writeback();
+                expected.extend_from_slice(&piece);
+            }
+            assert_eq!(writer.is_direct(), direct && supported);
+            writer.finish().unwrap();
+            file.sync_all().unwrap();
+            assert!(fs::read(&path).unwrap() == expected, "direct: {direct}");
+        }
+    }
+
+    /// A file that is not empty is appended to through the page cache: its offset would not be
+    /// aligned.
+    #[test]
+    fn a_stream_writer_appends_to_a_non_empty_file_without_direct_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        fs::write(&path, b"head,").unwrap();
+        let file = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut writer = StreamWriter::new(&file, true);
+        assert!(!writer.is_direct());
+        writer.write(&vec![b'x'; 3 * StreamWriter::ALIGN]).unwrap();
+        writer.finish().unwrap();
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(&bytes[..5], b"head,");
+        assert_eq!(bytes.len(), 5 + 3 * StreamWriter::ALIGN);
+    }
+
+    /// Files of every awkward size are read back exactly, in reads of awkward sizes, whichever
+    /// way they are read; asked to, the reader reads around the cache where the folder's file
+    /// system allows it, and keeps doing so to the end.
+    #[test]
+    fn a_direct_reader_reads_exactly_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let probe = File::create(dir.path().join("probe")).unwrap();
+        let supported = set_direct(&probe, true);
+        let align = StreamWriter::ALIGN;
+        for size in [
+            0,
+            1,
+            align - 1,
+            align,
+            align + 1,
+            DirectReader::CAPACITY + 3,
+        ] {
+            let bytes: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+            let path = dir.path().join(format!("in-{size}"));
+            fs::write(&path, &bytes).unwrap();
+            for mode in [ReadMode::Cached, ReadMode::Direct, ReadMode::Auto] {
+                let mut reader = DirectReader::open(&path, mode).unwrap();
+                assert_eq!(reader.is_direct(), mode == ReadMode::Direct && supported);
+                let mut got = Vec::new();
+                let mut piece = vec![0u8; 1000];
+                for step in [1, 999, 0, 37, 1000].iter().cycle() {
+                    let n = reader.read(&mut piece[..*step]).unwrap();
+                    if n == 0 && *step > 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&piece[..n]);
+                }
+                assert!(got == bytes, "size {size}, {mode:?}");
+                assert_eq!(reader.is_direct(), mode == ReadMode::Direct && supported);
+            }
+        }
+    }
+
+    /// `Auto` reads a file just written through the cache from the cache, and one written
+    /// around it (as `emit` writes a block) around it, where the file system allows that.
+    #[test]
+    fn auto_reads_around_the_cache_only_a_file_that_is_not_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = vec![b'x'; 2 * StreamWriter::CAPACITY + 10];
+        let cached = dir.path().join("cached");
+        fs::write(&cached, &bytes).unwrap();
+        assert!(!DirectReader::open(&cached, ReadMode::Auto)
+            .unwrap()
+            .is_direct());
+        let around = dir.path().join("around");
+        let file = File::create(&around).unwrap();
+        let mut writer = StreamWriter::new(&file, true);
+        let supported = writer.is_direct();
+        writer.write(&bytes).unwrap();
+        writer.finish().unwrap();
+        file.sync_all().unwrap();
+        let reader = DirectReader::open(&around, ReadMode::Auto).unwrap();
+        assert_eq!(reader.is_direct(), supported);
     }
 }

@@ -16,6 +16,7 @@
 use super::observe::{CheckedLine, PieceObserver, PiecePart};
 use super::replay::Replay;
 use super::BlockReport;
+use crate::block::files::{DirectReader, ReadMode};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, sha256, CSV_HEADER};
 use crate::game::{Game, Stake};
@@ -513,7 +514,7 @@ impl LineChecker<'_> {
         report: &mut BlockReport,
         progress: &dyn Progress,
     ) -> std::io::Result<Scan> {
-        let file = std::fs::File::open(csv)?.take(expected.saturating_add(1));
+        let file = DirectReader::open(csv, ReadMode::Auto)?.take(expected.saturating_add(1));
         let mut merkle = MerkleRoot::new();
         let mut counts = vec![0; self.tickets.tiers.len()];
         let mut reader = Reader::new(file, self.tickets.max_line(), BATCH_BYTES);
