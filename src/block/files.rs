@@ -361,6 +361,11 @@ fn is_cached(file: &File) -> bool {
 impl std::io::Read for DirectReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         if self.at == self.len {
+            if !self.direct {
+                // Through the cache: straight into the caller's buffer, no copy of our own.
+                let mut file = &self.file;
+                return file.read(out);
+            }
             if out.is_empty() {
                 return Ok(0);
             }
