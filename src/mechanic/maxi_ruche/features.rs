@@ -5,9 +5,9 @@
 use super::params::{multiplier_index, MaxiParams, MAX_BONUS_BEES, MULTIPLIERS};
 use super::MaxiDecoder;
 use crate::mechanic::explain::{
-    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, parsed_amount,
-    Board, BonusStage, CentsTable, Explain, Explanation, Feature, FeatureNames, Features, FormKey,
-    Hive,
+    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, packed_cells,
+    parsed_amount, Board, BonusStage, CentsTable, Explain, Explanation, Feature, FeatureNames,
+    Features, FormKey, Hive, CELL_END,
 };
 use crate::mechanic::hive::ROWS;
 use crate::mechanic::hive::ROW_WIN as WINNING_P;
@@ -64,6 +64,87 @@ impl HiveForm {
         }
         key.push(u32::from(self.bee), 1)
     }
+}
+
+/// What a row's cells hold, as [`MaxiExplainer::features`] counts them.
+#[derive(Debug, PartialEq, Eq)]
+struct RowCells {
+    p: u16,
+    extras: u16,
+    bee: bool,
+    /// The last multiplier's index in [`MULTIPLIERS`].
+    factor: Option<usize>,
+}
+
+/// [`CELL`]'s fields, 16 bits each: `P` count, `E` count, `Q` count, and multipliers: their
+/// count (bits 48..56) and the sum of their index + 1 (bits 56..64, exact when there is one).
+const CELL_P: u64 = 1;
+const CELL_E: u64 = 1 << 16;
+const CELL_Q: u64 = 1 << 32;
+const CELL_MULT: u64 = 1 << 48;
+
+/// Per byte, what it adds to a row's packed counts ([`CELL_END`] for `/`, `|`, `+`).
+const CELL: [u64; 256] = {
+    let mut t = [0u64; 256];
+    t[b'P' as usize] = CELL_P;
+    t[b'E' as usize] = CELL_E;
+    t[b'Q' as usize] = CELL_Q;
+    let mut i = 0;
+    while i < MULTIPLIERS.len() {
+        t[MULTIPLIERS[i].0 as usize] = CELL_MULT | ((i as u64 + 1) << 56);
+        i += 1;
+    }
+    t[b'/' as usize] = CELL_END;
+    t[b'|' as usize] = CELL_END;
+    t[b'+' as usize] = CELL_END;
+    t
+};
+
+/// Reads a row's cells from `*pos` to the byte that ends them (or the end of `layout`),
+/// leaving `*pos` on it: packed ([`packed_cells`]), or byte by byte ([`read_row_by_bytes`],
+/// the same answers) for what the packed counts cannot say exactly: a row with several
+/// multipliers, or longer than they hold.
+#[inline(always)]
+fn read_row(layout: &[u8], pos: &mut usize) -> RowCells {
+    match packed_cells(layout, *pos, &CELL) {
+        Some((packed, end)) if (packed >> 48) & 0xff <= 1 => {
+            *pos = end;
+            RowCells {
+                p: (packed & 0xffff) as u16,
+                extras: ((packed >> 16) & 0xffff) as u16,
+                bee: (packed >> 32) & 0xffff != 0,
+                factor: ((packed >> 48) & 0xff == 1).then(|| (packed >> 56) as usize - 1),
+            }
+        }
+        _ => read_row_by_bytes(layout, pos),
+    }
+}
+
+/// [`read_row`] one byte at a time: for any length and any number of multipliers.
+#[cold]
+#[inline(never)]
+fn read_row_by_bytes(layout: &[u8], pos: &mut usize) -> RowCells {
+    let mut row = RowCells {
+        p: 0,
+        extras: 0,
+        bee: false,
+        factor: None,
+    };
+    while let Some(&c) = layout.get(*pos) {
+        match c {
+            b'/' | b'|' | b'+' => break,
+            b'P' => row.p = row.p.saturating_add(1),
+            b'Q' => row.bee = true,
+            b'E' => row.extras = row.extras.saturating_add(1),
+            _ => {
+                if let Some(i) = multiplier_index(c) {
+                    row.factor = Some(i);
+                }
+            }
+        }
+        *pos += 1;
+    }
+    row
 }
 
 impl MaxiExplainer {
@@ -248,21 +329,10 @@ impl Explain for MaxiExplainer {
                 }
                 let (amount_code, amount_cents) =
                     amount_before(layout, &mut pos, b':', &self.rows)?;
-                let (mut p, mut factor) = (0u16, None);
-                while let Some(&c) = layout.get(pos) {
-                    match c {
-                        b'/' | b'|' | b'+' => break,
-                        b'P' => p = p.saturating_add(1),
-                        b'Q' => form.bee = true,
-                        b'E' => extras = extras.saturating_add(1),
-                        _ => {
-                            if let Some(i) = multiplier_index(c) {
-                                factor = Some(i);
-                            }
-                        }
-                    }
-                    pos += 1;
-                }
+                let row = read_row(layout, &mut pos);
+                let (p, factor) = (row.p, row.factor);
+                form.bee |= row.bee;
+                extras = extras.saturating_add(row.extras);
                 if usize::from(p) == WINNING_P {
                     let win = match factor {
                         Some(i) => amount_cents
@@ -392,5 +462,61 @@ mod tests {
             .unwrap();
         assert_eq!(won.wins, ["bonus stage: 6 bees → 10 €"]);
         assert_eq!(won.prize, Decimal::from_str("10").unwrap());
+    }
+}
+
+#[cfg(test)]
+mod row_tests {
+    use super::*;
+    use crate::mechanic::explain::PACKED_ROW;
+
+    /// The packed reading of a row's cells says what the byte-by-byte one says, and stops at
+    /// the same byte, on rows of every cell, separator, length and number of multipliers.
+    #[test]
+    fn packed_rows_read_as_byte_by_byte_rows() {
+        let alphabet = b"PPPEQAB23456X/|+-9:\x00\xff";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for case in 0..20_000 {
+            let len = match case % 4 {
+                0 => next(8),
+                1 => next(20),
+                2 => PACKED_ROW - 2 + next(4),
+                _ => next(300),
+            };
+            let mut layout: Vec<u8> = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            if case % 3 == 0 {
+                // Mostly cells, as rows are.
+                layout.retain(|b| !b"/|+".contains(b));
+            }
+            let start = next(layout.len() + 1);
+            let (mut a, mut b) = (start, start);
+            let packed = read_row(&layout, &mut a);
+            let bytes = read_row_by_bytes(&layout, &mut b);
+            assert_eq!(
+                packed,
+                bytes,
+                "{:?} from {start}",
+                String::from_utf8_lossy(&layout)
+            );
+            assert_eq!(a, b, "{:?} from {start}", String::from_utf8_lossy(&layout));
+        }
+        let mut pos = 0;
+        let row = read_row(b"PP3PE/Q", &mut pos);
+        assert_eq!(
+            row,
+            RowCells {
+                p: 3,
+                extras: 1,
+                bee: false,
+                factor: Some(1)
+            }
+        );
+        assert_eq!(pos, 5);
     }
 }

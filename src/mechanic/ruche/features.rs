@@ -5,13 +5,74 @@ use super::decode::{self, HiveOutcome};
 use super::params::{RucheParams, MAX_EXTRA};
 use super::RucheDecoder;
 use crate::mechanic::explain::{
-    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, Board,
-    CentsTable, Explain, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
+    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, packed_cells,
+    Board, CentsTable, Explain, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
+    CELL_END,
 };
 use crate::mechanic::hive::{ROWS, ROW_WIN};
 use crate::mechanic::LayoutError;
 use crate::mechanic::Params;
 use rust_decimal::Decimal;
+
+/// What a row's cells hold, as [`RucheExplainer::features`] counts them.
+#[derive(Debug, PartialEq, Eq)]
+struct RowCells {
+    p: u16,
+    pots: u16,
+    extras: u16,
+}
+
+/// Per byte, what it adds to a row's packed counts, 16 bits each: `P`, `H`, `E`
+/// ([`CELL_END`] for `/` and `|`).
+const CELL: [u64; 256] = {
+    let mut t = [0u64; 256];
+    t[b'P' as usize] = 1;
+    t[b'H' as usize] = 1 << 16;
+    t[b'E' as usize] = 1 << 32;
+    t[b'/' as usize] = CELL_END;
+    t[b'|' as usize] = CELL_END;
+    t
+};
+
+/// Reads a row's cells from `*pos` to the byte that ends them (or the end of `layout`),
+/// leaving `*pos` on it: packed ([`packed_cells`]), or byte by byte ([`read_row_by_bytes`],
+/// the same answers) for a row longer than the packed counts hold.
+#[inline(always)]
+fn read_row(layout: &[u8], pos: &mut usize) -> RowCells {
+    match packed_cells(layout, *pos, &CELL) {
+        Some((packed, end)) => {
+            *pos = end;
+            RowCells {
+                p: (packed & 0xffff) as u16,
+                pots: ((packed >> 16) & 0xffff) as u16,
+                extras: ((packed >> 32) & 0xffff) as u16,
+            }
+        }
+        None => read_row_by_bytes(layout, pos),
+    }
+}
+
+/// [`read_row`] one byte at a time: for a row of any length.
+#[cold]
+#[inline(never)]
+fn read_row_by_bytes(layout: &[u8], pos: &mut usize) -> RowCells {
+    let mut row = RowCells {
+        p: 0,
+        pots: 0,
+        extras: 0,
+    };
+    while let Some(&c) = layout.get(*pos) {
+        match c {
+            b'/' | b'|' => break,
+            b'P' => row.p = row.p.saturating_add(1),
+            b'H' => row.pots = row.pots.saturating_add(1),
+            b'E' => row.extras = row.extras.saturating_add(1),
+            _ => {}
+        }
+        *pos += 1;
+    }
+    row
+}
 
 /// Explains La ruche d'or layouts of one stake.
 #[derive(Debug, Clone)]
@@ -185,17 +246,10 @@ impl Explain for RucheExplainer {
                 }
                 let (amount_code, amount_cents) =
                     amount_before(layout, &mut pos, b':', &self.rows)?;
-                let mut p = 0u16;
-                while let Some(&c) = layout.get(pos) {
-                    match c {
-                        b'/' | b'|' => break,
-                        b'P' => p = p.saturating_add(1),
-                        b'H' => pots = pots.saturating_add(1),
-                        b'E' => extras = extras.saturating_add(1),
-                        _ => {}
-                    }
-                    pos += 1;
-                }
+                let row = read_row(layout, &mut pos);
+                let p = row.p;
+                pots = pots.saturating_add(row.pots);
+                extras = extras.saturating_add(row.extras);
                 if usize::from(p) == ROW_WIN {
                     hive_won = add_cents(hive_won, amount_cents)?;
                     winning_rows += 1;
@@ -312,5 +366,59 @@ mod tests {
         assert_eq!(value(&e, "near_miss_honey"), [1]);
         assert_eq!(value(&e, "near_miss_extra"), [0]);
         assert_eq!(value(&e, "losing_row_amount")[0], 500);
+    }
+}
+
+#[cfg(test)]
+mod row_tests {
+    use super::*;
+    use crate::mechanic::explain::PACKED_ROW;
+
+    /// The packed reading of a row's cells says what the byte-by-byte one says, and stops at
+    /// the same byte, on rows of every cell, separator and length.
+    #[test]
+    fn packed_rows_read_as_byte_by_byte_rows() {
+        let alphabet = b"PPPHHEAB/|+-9:\x00\xff";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for case in 0..20_000 {
+            let len = match case % 4 {
+                0 => next(8),
+                1 => next(20),
+                2 => PACKED_ROW - 2 + next(4),
+                _ => next(300),
+            };
+            let mut layout: Vec<u8> = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            if case % 3 == 0 {
+                layout.retain(|b| !b"/|".contains(b));
+            }
+            let start = next(layout.len() + 1);
+            let (mut a, mut b) = (start, start);
+            let packed = read_row(&layout, &mut a);
+            let bytes = read_row_by_bytes(&layout, &mut b);
+            assert_eq!(
+                packed,
+                bytes,
+                "{:?} from {start}",
+                String::from_utf8_lossy(&layout)
+            );
+            assert_eq!(a, b, "{:?} from {start}", String::from_utf8_lossy(&layout));
+        }
+        let mut pos = 0;
+        let row = read_row(b"PHPEPH|P", &mut pos);
+        assert_eq!(
+            row,
+            RowCells {
+                p: 3,
+                pots: 2,
+                extras: 1
+            }
+        );
+        assert_eq!(pos, 6);
     }
 }
