@@ -1059,4 +1059,37 @@ mod tests {
         let reader = DirectReader::open(&around, ReadMode::Auto).unwrap();
         assert_eq!(reader.is_direct(), supported);
     }
+
+    /// A direct write or read the kernel refuses (here: from a buffer one byte off its
+    /// alignment, `EINVAL`) goes on through the page cache from where it was: nothing is lost,
+    /// repeated or reordered.
+    #[test]
+    fn refused_direct_io_falls_back_to_the_page_cache_without_losing_a_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..2 * StreamWriter::CAPACITY + 12_345)
+            .map(|i| (i % 253) as u8)
+            .collect();
+        let path = dir.path().join("out");
+        let file = File::create(&path).unwrap();
+        let mut writer = StreamWriter::new(&file, true);
+        let supported = writer.is_direct();
+        writer.start += 1;
+        writer.write(&bytes[..100]).unwrap();
+        writer.write(&bytes[100..]).unwrap();
+        assert!(
+            !writer.is_direct(),
+            "the refused write must have turned direct writes off"
+        );
+        writer.finish().unwrap();
+        file.sync_all().unwrap();
+        assert!(fs::read(&path).unwrap() == bytes);
+
+        let mut reader = DirectReader::open(&path, ReadMode::Direct).unwrap();
+        assert_eq!(reader.is_direct(), supported);
+        reader.start += 1;
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).unwrap();
+        assert!(!reader.is_direct());
+        assert!(got == bytes);
+    }
 }
