@@ -75,6 +75,9 @@ pub struct EmitConfig {
     /// milliseconds, serial, before the first ticket). Every layout it makes is still decoded
     /// before it is written, so a synthesizer of another stake cannot make a wrong block.
     pub synthesizer: Box<dyn Synthesizer>,
+    /// Write the CSV around the page cache where the kernel allows it ([`StreamWriter`]);
+    /// `false`: through it (`--page-cache`). The bytes are the same.
+    pub direct_io: bool,
 }
 
 /// What happened to one block.
@@ -596,7 +599,8 @@ impl BlockMaker<'_> {
         let prefix = block::serial_prefix(&self.game.id, self.stake, config.emission, number);
         // Every early return below drops the staged files, which removes them.
         let mut csv = Staged::create(&paths.csv, 0o644)?;
-        let written = self.stream_csv(&key, &order, &prefix, &mut csv, progress)?;
+        let written =
+            self.stream_csv(&key, &order, &prefix, &mut csv, config.direct_io, progress)?;
         csv.finish()?;
 
         let tickets = order.len() as u64;
@@ -659,11 +663,12 @@ impl BlockMaker<'_> {
         order: &[u8],
         prefix: &str,
         csv: &mut Staged,
+        direct_io: bool,
         progress: &dyn Progress,
     ) -> Result<Written> {
         let tmp = csv.temp_path().to_path_buf();
         let mut out = Output {
-            writer: StreamWriter::new(csv.file(), true),
+            writer: StreamWriter::new(csv.file(), direct_io),
             sha: Sha256::new(),
             bytes: 0,
             merkle: MerkleRoot::new(),

@@ -158,6 +158,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         custody: custody.map(|(_, c)| c),
         planned_blocks: args.emission_blocks,
         synthesizer,
+        direct_io: !args.page_cache,
     };
     let bar = progress_bar(
         args.quiet,

@@ -205,6 +205,13 @@ pub struct EmitArgs {
     /// Make blocks again even if they exist (they are replaced).
     #[arg(long)]
     pub force: bool,
+    /// Write the blocks' CSV files through the page cache. By default they are written around
+    /// it (Linux O_DIRECT, where the file system allows it): less CPU, and a block of 1.5 GB
+    /// does not push everything else out of memory; through it, a block verified or loaded on
+    /// this machine straight after is read from memory instead of the disk. The files are the
+    /// same either way.
+    #[arg(long)]
+    pub page_cache: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,

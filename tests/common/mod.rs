@@ -155,8 +155,9 @@ pub fn assert_pinned(folder: &Path, csv: &str, manifest: &str, signature: &str) 
 /// byte-identical, and returns the folder of the first.
 pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBuf {
     fixed_test_key(w);
-    for (threads, out) in [("1", "one"), ("2", "two")] {
-        w.ok(&[
+    // One thread writing through the page cache, two writing around it (the default).
+    for (threads, out, page_cache) in [("1", "one", true), ("2", "two", false)] {
+        let mut args = vec![
             "emit",
             "--game",
             game,
@@ -171,7 +172,11 @@ pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBu
             "--out",
             out,
             "--quiet",
-        ]);
+        ];
+        if page_cache {
+            args.push("--page-cache");
+        }
+        w.ok(&args);
     }
     let folder = w.path(&format!("one/{game}/{price}/e0001"));
     for file in [
@@ -182,7 +187,10 @@ pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBu
     ] {
         let a = read(&folder.join(file));
         let b = read(&w.path(&format!("two/{game}/{price}/e0001/{file}")));
-        assert!(a == b, "{file} differs between 1 and 2 threads");
+        assert!(
+            a == b,
+            "{file} differs between 1 thread through the page cache and 2 around it"
+        );
     }
     folder
 }
