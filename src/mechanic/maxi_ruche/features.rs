@@ -468,44 +468,18 @@ mod tests {
 #[cfg(test)]
 mod row_tests {
     use super::*;
-    use crate::mechanic::explain::PACKED_ROW;
+    use crate::mechanic::explain::assert_packed_rows_agree;
 
     /// The packed reading of a row's cells says what the byte-by-byte one says, and stops at
-    /// the same byte, on rows of every cell, separator, length and number of multipliers.
+    /// the same byte, on rows of every cell, separator and length.
     #[test]
     fn packed_rows_read_as_byte_by_byte_rows() {
-        let alphabet = b"PPPEQAB23456X/|+-9:\x00\xff";
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
-        for case in 0..20_000 {
-            let len = match case % 4 {
-                0 => next(8),
-                1 => next(20),
-                2 => PACKED_ROW - 2 + next(4),
-                _ => next(300),
-            };
-            let mut layout: Vec<u8> = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
-            if case % 3 == 0 {
-                // Mostly cells, as rows are.
-                layout.retain(|b| !b"/|+".contains(b));
-            }
-            let start = next(layout.len() + 1);
-            let (mut a, mut b) = (start, start);
-            let packed = read_row(&layout, &mut a);
-            let bytes = read_row_by_bytes(&layout, &mut b);
-            assert_eq!(
-                packed,
-                bytes,
-                "{:?} from {start}",
-                String::from_utf8_lossy(&layout)
-            );
-            assert_eq!(a, b, "{:?} from {start}", String::from_utf8_lossy(&layout));
-        }
+        assert_packed_rows_agree(
+            b"PPPEQAB23456X/|+-9:\x00\xff",
+            b"/|+",
+            read_row,
+            read_row_by_bytes,
+        );
         let mut pos = 0;
         let row = read_row(b"PP3PE/Q", &mut pos);
         assert_eq!(
