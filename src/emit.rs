@@ -10,8 +10,10 @@
 //! also builds the Merkle tree of its tickets (a perfect subtree of the block's), and the writer
 //! only writes, hashes the file and appends the chunk's subtree. Chunk buffers go back to a
 //! pool once written, so a block reuses the same few megabytes instead of faulting in fresh
-//! pages for every chunk. What nothing overlaps is kept short too: the disk is asked to take
-//! each batch as soon as it is written (the final fsync only waits for the last ones), the
+//! pages for every chunk. The CSV goes to the disk around the page cache where the kernel
+//! allows it ([`StreamWriter`], SPEC §5: the kernel's copy into fresh cache pages was up to a
+//! quarter of emit's CPU), else through it with each batch's writeback started at once. What
+//! nothing overlaps is kept short too: the final fsync only waits for the last writes, the
 //! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
 //! built once, by the caller.
 
