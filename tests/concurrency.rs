@@ -591,3 +591,100 @@ fn a_full_disk_at_any_point_leaves_no_temporary_file_and_no_broken_block() {
         "no size failed after the CSV was complete (signature or manifest)"
     );
 }
+
+/// A disk that fills up while a full block's CSV (`ruche_args`) is written around the page
+/// cache (direct writes of 4 MiB): the error names the temporary CSV, and nothing of the run is left.
+#[test]
+fn a_full_disk_during_direct_writes_leaves_nothing_behind() {
+    let w = Workdir::new();
+    keys(&w);
+    let mount = w.path("small-disk");
+    std::fs::create_dir_all(&mount).unwrap();
+    if !mount_tmpfs(&mount, 16 << 20) {
+        return;
+    }
+    let _guard = Mount(mount.clone());
+    let args = ruche_args(mount.to_str().unwrap());
+    let out = w.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let message = said(&out);
+    assert_eq!(out.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains(".block-00001.csv.") && message.contains("disk full"),
+        "{message}"
+    );
+    let folder = mount.join("ruche-or/0.5/e0001");
+    assert!(
+        temporaries(&folder).is_empty(),
+        "{:?}",
+        temporaries(&folder)
+    );
+    for name in ["block-00001.csv", "block-00001.manifest.json"] {
+        assert!(!folder.join(name).exists(), "{name} is there: {message}");
+    }
+}
+
+/// A direct write the kernel refuses (`EINVAL`, injected by strace into the `n`-th write of
+/// each thread, for the `n` around the CSV writer's first 4 MiB one) does not stop the block: the rest of the CSV goes through the
+/// page cache and the block is byte for byte the one written without the fault. A refused
+/// write of another file fails the run cleanly.
+#[test]
+fn a_refused_direct_write_falls_back_and_gives_the_same_block() {
+    if !have_strace() {
+        return;
+    }
+    let w = Workdir::new();
+    keys(&w);
+    let reference = ruche_args("reference");
+    w.ok(&reference.iter().map(String::as_str).collect::<Vec<_>>());
+    let expected = block_files(&w.path("reference/ruche-or/0.5/e0001"), 1);
+    let mut fell_back = 0;
+    for n in 15..=35 {
+        let out_dir = format!("run-{n}");
+        let log = w.path(&format!("strace-{n}.log"));
+        let out = Command::new("strace")
+            .current_dir(w.dir.path())
+            .args(["-f", "-qq", "-o"])
+            .arg(&log)
+            .args([
+                "-e",
+                "trace=write",
+                "-e",
+                &format!("inject=write:error=EINVAL:when={n}"),
+            ])
+            .arg(env!("CARGO_BIN_EXE_emission-factory"))
+            .args(ruche_args(&out_dir))
+            .output()
+            .expect("strace runs");
+        let context = format!("write #{n} refused");
+        let traced = std::fs::read_to_string(&log).unwrap();
+        let direct_refused = traced
+            .lines()
+            .any(|l| l.contains("4194304) = -1 EINVAL") && l.contains("INJECTED"));
+        let folder = w.path(&format!("{out_dir}/ruche-or/0.5/e0001"));
+        assert!(
+            temporaries(&folder).is_empty(),
+            "{context}: {:?}",
+            temporaries(&folder)
+        );
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(2)),
+            "{context}: {}",
+            said(&out)
+        );
+        if direct_refused {
+            // strace counts each thread's writes apart: the same run may also refuse another
+            // thread's write (the audit log's: exit 2, said), but the block is made, and whole.
+            fell_back += 1;
+            assert!(
+                folder.join("block-00001.manifest.json").exists(),
+                "{context}: {}",
+                said(&out)
+            );
+            assert!(
+                block_files(&folder, 1) == expected,
+                "{context}: the block differs from the one written without the fault"
+            );
+        }
+    }
+    assert!(fell_back > 0, "no run refused a 4 MiB direct write");
+}

@@ -164,13 +164,7 @@ impl<'a> StreamWriter<'a> {
 
     /// Appends `bytes`.
     pub fn write(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
-        if !self.direct {
-            let mut file = self.file;
-            file.write_all(bytes)?;
-            self.written += bytes.len() as u64;
-            return Ok(());
-        }
-        while !bytes.is_empty() {
+        while self.direct && !bytes.is_empty() {
             let room = Self::CAPACITY - self.used;
             let take = room.min(bytes.len());
             let at = self.start + self.used;
@@ -181,6 +175,18 @@ impl<'a> StreamWriter<'a> {
                 self.drain(Self::CAPACITY)?;
             }
         }
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        // Through the page cache. Bytes still gathered go first: a direct write refused during
+        // this call or an earlier one leaves some, and they come before `bytes` in the file.
+        if self.used > 0 {
+            let used = self.used;
+            self.drain(used)?;
+        }
+        let mut file = self.file;
+        file.write_all(bytes)?;
+        self.written += bytes.len() as u64;
         Ok(())
     }
 
@@ -1074,12 +1080,16 @@ mod tests {
         let mut writer = StreamWriter::new(&file, true);
         let supported = writer.is_direct();
         writer.start += 1;
+        // The refusal comes in the middle of the second write, with bytes left gathered; the
+        // third write comes after them.
+        let tail = bytes.len() - 1000;
         writer.write(&bytes[..100]).unwrap();
-        writer.write(&bytes[100..]).unwrap();
+        writer.write(&bytes[100..tail]).unwrap();
         assert!(
             !writer.is_direct(),
             "the refused write must have turned direct writes off"
         );
+        writer.write(&bytes[tail..]).unwrap();
         writer.finish().unwrap();
         file.sync_all().unwrap();
         assert!(fs::read(&path).unwrap() == bytes);
