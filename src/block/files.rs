@@ -1094,12 +1094,17 @@ mod tests {
         file.sync_all().unwrap();
         assert!(fs::read(&path).unwrap() == bytes);
 
-        let mut reader = DirectReader::open(&path, ReadMode::Direct).unwrap();
-        assert_eq!(reader.is_direct(), supported);
-        reader.start += 1;
-        let mut got = Vec::new();
-        reader.read_to_end(&mut got).unwrap();
-        assert!(!reader.is_direct());
-        assert!(got == bytes);
+        // Refused at the first read, and after a whole buffer was read directly.
+        for before in [0, DirectReader::CAPACITY] {
+            let mut reader = DirectReader::open(&path, ReadMode::Direct).unwrap();
+            assert_eq!(reader.is_direct(), supported);
+            let mut got = vec![0u8; before];
+            reader.read_exact(&mut got).unwrap();
+            assert_eq!(reader.at, reader.len);
+            reader.start += 1;
+            reader.read_to_end(&mut got).unwrap();
+            assert!(!reader.is_direct());
+            assert!(got == bytes, "refused after {before} bytes");
+        }
     }
 }
