@@ -11,18 +11,11 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 shift || true
 bins=("$@")
-if [ ${#bins[@]} -eq 0 ]; then
-  cargo build --release --quiet
-  bins=("$PWD/target/release/emission-factory")
-fi
 for i in "${!bins[@]}"; do bins[i]=$(realpath "${bins[i]}"); done
+[ ${#bins[@]} -eq 0 ] || BIN=${bins[0]}
 command -v perf >/dev/null || { echo "perf is missing: apt-get install -y linux-perf" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-"${bins[0]}" keygen --out keys >/dev/null
-seed=$(printf 'cd%.0s' $(seq 32))
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. benches/common.sh
+[ ${#bins[@]} -gt 0 ] || bins=("$bin")
 # Runs a command; appends "wall_s cpu_ms" to the file $1.
 measure() {
   local out=$1
