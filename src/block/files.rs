@@ -137,15 +137,12 @@ impl<'a> StreamWriter<'a> {
     /// A writer for `file`, which must be empty and open at offset 0. `direct`: try to write
     /// around the page cache (if the kernel refuses, ordinary writes are used).
     pub fn new(file: &'a File, direct: bool) -> StreamWriter<'a> {
-        let buf = vec![0u8; Self::CAPACITY + Self::ALIGN];
-        // `align_offset` may give up (usize::MAX) on exotic targets: then no direct writes.
-        let start = buf.as_ptr().align_offset(Self::ALIGN);
-        let aligned = start < Self::ALIGN;
+        let (buf, start, aligned) = aligned_buffer(Self::CAPACITY);
         let empty = file.metadata().map(|m| m.len() == 0).unwrap_or(false);
         let mut writer = StreamWriter {
             file,
             buf,
-            start: if aligned { start } else { 0 },
+            start,
             used: 0,
             direct: false,
             written: 0,
@@ -222,10 +219,8 @@ impl<'a> StreamWriter<'a> {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 // Refused (or a short write left an unaligned rest): ordinary writes from here.
                 Err(e) if self.direct && e.raw_os_error() == Some(EINVAL) => {
-                    self.direct = !set_direct(self.file, false);
-                    if self.direct {
-                        return Err(e);
-                    }
+                    leave_direct(self.file, e)?;
+                    self.direct = false;
                 }
                 Err(e) => return Err(e),
             }
@@ -263,16 +258,13 @@ pub struct DirectReader {
 }
 
 impl DirectReader {
-    /// Bytes asked of the disk at a time.
-    pub const CAPACITY: usize = 4 << 20;
+    /// Bytes asked of the disk at a time (as many as [`StreamWriter`] writes at a time).
+    pub const CAPACITY: usize = StreamWriter::CAPACITY;
 
     /// Opens `path` for reading, around the page cache or through it as `mode` says.
     pub fn open(path: &Path, mode: ReadMode) -> std::io::Result<DirectReader> {
         let file = File::open(path)?;
-        let align = StreamWriter::ALIGN;
-        let buf = vec![0u8; Self::CAPACITY + align];
-        let start = buf.as_ptr().align_offset(align);
-        let aligned = start < align;
+        let (buf, start, aligned) = aligned_buffer(Self::CAPACITY);
         let want = match mode {
             ReadMode::Cached => false,
             ReadMode::Direct => true,
@@ -282,7 +274,7 @@ impl DirectReader {
         Ok(DirectReader {
             file,
             buf,
-            start: if aligned { start } else { 0 },
+            start,
             at: 0,
             len: 0,
             direct,
@@ -308,10 +300,8 @@ impl DirectReader {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 // Refused (or a short read left the offset unaligned): the page cache from here.
                 Err(e) if self.direct && e.raw_os_error() == Some(EINVAL) => {
-                    self.direct = !set_direct(&self.file, false);
-                    if self.direct {
-                        return Err(e);
-                    }
+                    leave_direct(&self.file, e)?;
+                    self.direct = false;
                 }
                 Err(e) => return Err(e),
             }
@@ -387,6 +377,30 @@ impl std::io::Read for DirectReader {
 
 /// `EINVAL`: how Linux refuses a direct write (the same number on every Unix).
 const EINVAL: i32 = 22;
+
+/// A zeroed buffer with room for `capacity` bytes from an address aligned to
+/// [`StreamWriter::ALIGN`]: the buffer, where that room starts, and whether it is aligned
+/// (`align_offset` may give up on exotic targets: then no direct I/O, and the room starts at 0).
+fn aligned_buffer(capacity: usize) -> (Vec<u8>, usize, bool) {
+    let align = StreamWriter::ALIGN;
+    let buf = vec![0u8; capacity + align];
+    let start = buf.as_ptr().align_offset(align);
+    if start < align {
+        (buf, start, true)
+    } else {
+        (buf, 0, false)
+    }
+}
+
+/// After the kernel refused a direct read or write with `refusal`: turns `O_DIRECT` off, so
+/// that the call can be made again through the page cache; `refusal` if it cannot be.
+fn leave_direct(file: &File, refusal: std::io::Error) -> std::io::Result<()> {
+    if set_direct(file, false) {
+        Ok(())
+    } else {
+        Err(refusal)
+    }
+}
 
 /// Turns `O_DIRECT` on or off for `file` (through `rustix`, no `unsafe`); true if the file now
 /// has it as asked.
@@ -942,6 +956,11 @@ mod tests {
         );
     }
 
+    /// True if the file system of `dir` takes `O_DIRECT`.
+    fn direct_io_here(dir: &Path) -> bool {
+        set_direct(&File::create(dir.join("probe")).unwrap(), true)
+    }
+
     /// Bytes written in pieces of every awkward size (empty, one byte, a few bytes short of an
     /// aligned block, more than the whole buffer) reach the file exactly, in order, with direct
     /// writes asked for or not; and where this folder's file system takes direct writes, the
@@ -949,8 +968,7 @@ mod tests {
     #[test]
     fn a_stream_writer_writes_exactly_its_bytes_direct_or_not() {
         let dir = tempfile::tempdir().unwrap();
-        let probe = File::create(dir.path().join("probe")).unwrap();
-        let supported = set_direct(&probe, true);
+        let supported = direct_io_here(dir.path());
         let align = StreamWriter::ALIGN;
         let sizes = [
             0,
@@ -1012,8 +1030,7 @@ mod tests {
     #[test]
     fn a_direct_reader_reads_exactly_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let probe = File::create(dir.path().join("probe")).unwrap();
-        let supported = set_direct(&probe, true);
+        let supported = direct_io_here(dir.path());
         let align = StreamWriter::ALIGN;
         for size in [
             0,
