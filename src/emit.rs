@@ -650,7 +650,9 @@ impl BlockMaker<'_> {
         interrupt::check()?;
         // All three files are on disk; publish them, the manifest last: a block is complete
         // exactly when its manifest is there. A block being replaced (--force) loses its
-        // manifest first, so that no moment shows an old manifest beside a new CSV.
+        // manifest first, so that no moment shows an old manifest beside a new CSV. The
+        // signal watchdog waits until the three are published.
+        let _publishing = interrupt::critical();
         files::remove(&paths.manifest)?;
         csv.publish()?;
         signature.publish()?;

@@ -15,6 +15,7 @@ pub mod block;
 pub mod custody;
 pub mod emission;
 pub mod emit;
+pub mod fs;
 pub mod game;
 pub mod interrupt;
 pub mod load;

@@ -107,7 +107,7 @@ pub enum ReadError {
 /// manifest`). A larger file is refused on its size before it is read, and a file that grows
 /// while it is read is refused as soon as it passes the limit: memory stays bounded.
 pub fn read_at_most(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
-    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let file = crate::fs::open::open_regular(path).map_err(ReadError::Io)?;
     let size = file.metadata().map_err(ReadError::Io)?.len();
     if size > limit {
         return Err(ReadError::TooLarge { size, limit, what });

@@ -263,7 +263,7 @@ impl DirectReader {
 
     /// Opens `path` for reading, around the page cache or through it as `mode` says.
     pub fn open(path: &Path, mode: ReadMode) -> std::io::Result<DirectReader> {
-        let file = File::open(path)?;
+        let file = crate::fs::open::open_regular(path)?;
         let (buf, start, aligned) = aligned_buffer(Self::CAPACITY);
         let want = match mode {
             ReadMode::Cached => false,
@@ -451,17 +451,17 @@ pub fn remove_stale_temps(path: &Path) -> Result<usize> {
     let name = file_name(path);
     let prefix = format!(".{name}.");
     let mut removed = 0;
-    let entries = match fs::read_dir(dir) {
+    let entries = match crate::fs::dir::list(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e).with_context(|| format!("cannot read folder {}", dir.display())),
     };
     for entry in entries {
-        let entry = entry.with_context(|| format!("cannot read folder {}", dir.display()))?;
-        let file = entry.file_name();
-        let Some(file) = file.to_str() else { continue };
+        let Some(file) = entry.name.to_str() else {
+            continue;
+        };
         if file.starts_with(&prefix) && file.ends_with(".tmp") {
-            let stale = entry.path();
+            let stale = entry.path;
             match fs::remove_file(&stale) {
                 Ok(()) => removed += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -742,7 +742,8 @@ fn open_nofollow(path: &Path, what: &str) -> Result<File> {
             path.display()
         );
     }
-    File::open(path).with_context(|| format!("cannot read {what} {}", path.display()))
+    crate::fs::open::open_regular(path)
+        .with_context(|| format!("cannot read {what} {}", path.display()))
 }
 
 #[cfg(unix)]

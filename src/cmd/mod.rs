@@ -281,13 +281,17 @@ pub struct ReportArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Also write the report as JSON (docs/FORMAT.md, "Report"; stable, versioned by
-    /// report_format).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    /// report_format). `-` writes it to standard output instead of the text report.
+    #[arg(long, value_name = "FILE", value_parser = output::target_parser())]
+    pub json: Option<output::Target>,
     /// Also write the report as one self-contained HTML page (inline SVG plots, no script, no
-    /// network).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    /// network). `-` writes it to standard output instead of the text report.
+    #[arg(long, value_name = "FILE", value_parser = output::target_parser())]
+    pub html: Option<output::Target>,
+    /// Replace FILE of --json or --html if it exists (only a regular file is ever replaced:
+    /// never a link, a device, a FIFO or a folder).
+    #[arg(long)]
+    pub force: bool,
     /// The public key (SPKI PEM) the blocks must be signed with. Without it the emission's own
     /// emission.pub.pem is used, which proves integrity but not origin.
     #[arg(long, value_name = "PEM")]
@@ -408,9 +412,13 @@ pub struct ShowArgs {
     #[arg(long, value_name = "N|SERIAL")]
     pub ticket: String,
     /// Also write the ticket as an SVG picture to FILE (hexagonal cells, or a calendar and a
-    /// clover; self-contained, opens in any browser).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    /// clover; self-contained, opens in any browser). `-` writes it to standard output
+    /// instead of the drawing.
+    #[arg(long, value_name = "FILE", value_parser = output::target_parser())]
+    pub svg: Option<output::Target>,
+    /// Replace FILE of --svg if it exists (only a regular file is ever replaced).
+    #[arg(long)]
+    pub force: bool,
     /// The public key (SPKI PEM) the block must be signed with. Without it the emission's own
     /// emission.pub.pem is used, which proves integrity but not origin.
     #[arg(long, value_name = "PEM")]

@@ -7,8 +7,74 @@
 //! other failure. Messages to standard error are best effort: one that cannot be written is
 //! dropped, there is nowhere else to say it.
 
+use emission_factory::fs::output::{self as file_output, Replace};
 use std::fmt;
 use std::io::{self, Write};
+use std::path::PathBuf;
+
+/// Where a command writes a file it was asked for (`--json FILE`, `--svg FILE`, `--out FILE`):
+/// `-` is standard output, anything else a path written by
+/// [`emission_factory::fs::output::write`] (never over a device, a FIFO, a link, nor over a
+/// file without `--force`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `-`: standard output.
+    Stdout,
+    /// A file.
+    File(PathBuf),
+}
+
+impl Target {
+    /// The path, unless it is standard output.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Target::Stdout => None,
+            Target::File(path) => Some(path),
+        }
+    }
+
+    /// Refuses at once a path that [`Target::write`] would refuse (before long work).
+    pub fn check(&self, force: bool, option: &str) -> anyhow::Result<()> {
+        if let Target::File(path) = self {
+            file_output::check(path, Replace::when(force))
+                .map_err(|e| anyhow::anyhow!("{option} {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` whole: to standard output, or to the file, which replaces only a
+    /// regular file and only with `force`. `option` names the option in errors (`--json`).
+    pub fn write(&self, bytes: &[u8], force: bool, option: &str) -> anyhow::Result<()> {
+        match self {
+            Target::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(bytes)
+                    .and_then(|()| out.flush())
+                    .map_err(|error| StdoutError { error, done: None })?;
+                Ok(())
+            }
+            Target::File(path) => file_output::write(path, bytes, Replace::when(force))
+                .map_err(|e| anyhow::anyhow!("{option} {e}")),
+        }
+    }
+}
+
+impl From<std::ffi::OsString> for Target {
+    /// `-` is standard output, anything else a path.
+    fn from(text: std::ffi::OsString) -> Target {
+        if text == "-" {
+            Target::Stdout
+        } else {
+            Target::File(PathBuf::from(text))
+        }
+    }
+}
+
+/// clap's parser of a [`Target`] (any bytes: a path need not be UTF-8).
+pub fn target_parser() -> impl clap::builder::TypedValueParser<Value = Target> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(Target::from)
+}
 
 /// Standard output could not be written.
 #[derive(Debug)]

@@ -18,6 +18,9 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 pub(super) fn run(args: ShowArgs) -> Result<Exit> {
+    if let Some(svg) = &args.svg {
+        svg.check(args.force, "--svg")?;
+    }
     let options = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     let csv = &args.block;
     let name = shown_path(csv);
@@ -63,12 +66,16 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     };
     let title = format!("{} · {} €", game.name, canonical(stake.price));
     let subtitle = format!("{serial} (block {}, line {})", manifest.block, index + 2);
-    outln!("{}", draw(&title, &subtitle, &explanation, colour))?;
-    if let Some(path) = &args.svg {
+    // With `--svg -` the picture is standard output's, the drawing is left out.
+    if args.svg != Some(super::output::Target::Stdout) {
+        outln!("{}", draw(&title, &subtitle, &explanation, colour))?;
+    }
+    if let Some(target) = &args.svg {
         let svg = emission_factory::picture::explanation_svg(&title, serial, &explanation);
-        std::fs::write(path, svg)
-            .with_context(|| format!("--svg {}: cannot write", shown_path(path)))?;
-        errln!("picture written to {}", shown_path(path));
+        target.write(svg.as_bytes(), args.force, "--svg")?;
+        if let Some(path) = target.path() {
+            errln!("picture written to {}", shown_path(path));
+        }
     }
     Ok(Exit::Ok)
 }
@@ -104,7 +111,8 @@ fn ticket_index(arg: &str, prefix: &str, tickets: u64) -> Result<u64> {
 /// than `max_line`: what is held is one line.
 fn read_ticket_line(csv: &Path, index: u64, file_bytes: u64, max_line: usize) -> Result<Vec<u8>> {
     let name = shown_path(csv);
-    let file = std::fs::File::open(csv).with_context(|| format!("{name}: cannot read"))?;
+    let file = emission_factory::fs::open::open_regular(csv)
+        .with_context(|| format!("{name}: cannot read"))?;
     let mut reader = BufReader::with_capacity(1 << 20, file.take(file_bytes));
     let mut line = Vec::with_capacity(max_line + 1);
     let limit = max_line.max(CSV_HEADER.len()) as u64 + 1;

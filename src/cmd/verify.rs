@@ -11,7 +11,7 @@ use emission_factory::money::canonical;
 use emission_factory::untrusted::shown_path;
 use emission_factory::verify::{find_blocks, verify_block, VerifyOptions};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let trusted = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
@@ -35,7 +35,8 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         // An auditor's rebuild: the shares name their emission, which must be the blocks'.
         let emission_id = blocks
             .first()
-            .and_then(|b| b.parent())
+            .map(|b| emission_factory::verify::folder_of(b))
+            .map(|folder| std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf()))
             .map(|folder| {
                 folder
                     .components()
@@ -58,7 +59,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     // Emission folders: those holding the blocks found, and those named that hold a record.
     let mut emissions: BTreeSet<PathBuf> = blocks
         .iter()
-        .filter_map(|b| b.parent().map(Path::to_path_buf))
+        .map(|b| emission_factory::verify::folder_of(b).to_path_buf())
         .filter(|f| f.join(RECORD_FILE).exists())
         .collect();
     emissions.extend(

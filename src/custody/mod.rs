@@ -357,7 +357,7 @@ fn create_private_dir(dir: &Path) -> Result<(), CustodyError> {
     }
     builder.create(dir).map_err(|source| CustodyError::Write {
         path: dir.to_path_buf(),
-        source,
+        error: source,
     })
 }
 
@@ -377,7 +377,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<(), CustodyError> {
         } else {
             CustodyError::Write {
                 path: path.to_path_buf(),
-                source,
+                error: source,
             }
         }
     })?;
@@ -386,7 +386,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<(), CustodyError> {
         let _ = std::fs::remove_file(path);
         return Err(CustodyError::Write {
             path: path.to_path_buf(),
-            source,
+            error: source,
         });
     }
     Ok(())
@@ -399,7 +399,7 @@ fn sync_dir(dir: &Path) -> Result<(), CustodyError> {
         .and_then(|d| d.sync_all())
         .map_err(|source| CustodyError::Write {
             path: dir.to_path_buf(),
-            source,
+            error: source,
         })?;
     Ok(())
 }

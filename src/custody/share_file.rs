@@ -106,7 +106,7 @@ pub(super) fn open(path: &Path, identities: &[KnownIdentity]) -> Result<OpenedSh
     let bytes = read_bounded(path, MAX_FILE_BYTES).map_err(|e| match e {
         Bounded::Io(source) => CustodyError::ReadShare {
             path: path.to_path_buf(),
-            source,
+            error: source,
         },
         Bounded::TooLarge(bytes) => CustodyError::ShareTooLarge {
             path: path.to_path_buf(),
@@ -234,7 +234,7 @@ pub(super) fn read_identities(paths: &[PathBuf]) -> Result<Vec<KnownIdentity>, C
     for path in paths {
         let read_error = |source| CustodyError::ReadIdentity {
             path: path.to_path_buf(),
-            source,
+            error: source,
         };
         let bytes =
             Zeroizing::new(read_bounded(path, MAX_IDENTITY_BYTES).map_err(|e| match e {
@@ -288,7 +288,7 @@ pub fn parse_recipient(text: &str, what: &str) -> Result<Recipient, CustodyError
 pub fn read_recipients_file(path: &Path) -> Result<Vec<Recipient>, CustodyError> {
     let read_error = |source| CustodyError::ReadRecipients {
         path: path.to_path_buf(),
-        source,
+        error: source,
     };
     let bytes = read_bounded(path, MAX_IDENTITY_BYTES).map_err(|e| match e {
         Bounded::Io(source) => read_error(source),
@@ -315,7 +315,7 @@ enum Bounded {
 
 /// Reads a whole file of at most `limit` bytes.
 fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Bounded> {
-    let file = std::fs::File::open(path).map_err(Bounded::Io)?;
+    let file = crate::fs::open::open_regular(path).map_err(Bounded::Io)?;
     // Room for all of it at once: an identity file's bytes are never copied by a reallocation
     // (the caller zeroizes the one buffer).
     let mut bytes = Vec::with_capacity(limit as usize + 1);

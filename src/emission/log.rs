@@ -148,7 +148,7 @@ impl Chain {
 /// Reads the log of `folder` and checks its chain; a missing log is an empty chain.
 pub fn read_chain(folder: &Path) -> Result<Chain> {
     let path = folder.join(LOG_FILE);
-    let bytes = match std::fs::File::open(&path) {
+    let bytes = match crate::fs::open::open_regular(&path) {
         Ok(file) => {
             let mut bytes = Vec::new();
             file.take(MAX_LOG_BYTES + 1)

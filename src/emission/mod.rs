@@ -35,6 +35,7 @@ pub fn json_bytes<T: serde::Serialize>(value: &T) -> Vec<u8> {
 /// Writes `bytes` to `path` and their raw Ed25519 signature to `sig_path`, the signature
 /// first, so that a file on disk always has its signature.
 pub fn write_signed(path: &Path, sig_path: &Path, bytes: &[u8], key: &SigningKey) -> Result<()> {
+    let _publishing = crate::interrupt::critical();
     write_atomic(sig_path, &keys::sign(key, bytes), 0o644)?;
     write_atomic(path, bytes, 0o644)
 }

@@ -95,12 +95,12 @@ impl Seal {
 /// Complete blocks of `folder` (those whose manifest is there), by number.
 pub fn complete_blocks(folder: &Path) -> Result<Vec<u32>> {
     let mut blocks = Vec::new();
-    for entry in std::fs::read_dir(folder)
-        .with_context(|| format!("cannot read folder {}", folder.display()))?
-    {
-        let entry = entry.with_context(|| format!("cannot read folder {}", folder.display()))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
+    let entries = crate::fs::dir::list(folder)
+        .with_context(|| format!("cannot read folder {}", folder.display()))?;
+    for entry in entries {
+        let Some(name) = entry.name.to_str() else {
+            continue;
+        };
         let Some(digits) = name
             .strip_prefix("block-")
             .and_then(|n| n.strip_suffix(".manifest.json"))
