@@ -15,6 +15,7 @@ use emission_factory::emit::{
 use emission_factory::game::Game;
 use emission_factory::money::canonical;
 use emission_factory::plan::{fresh_seed, Seed};
+use emission_factory::untrusted::shown_path;
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -38,6 +39,12 @@ pub fn parse_seed(text: &str) -> Result<Seed> {
 pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let stake = super::stake(&game, args.price.as_deref())?.clone();
+    // The one place the command names its folder; the engine builds it with the same function
+    // from the same values (`EmitConfig::out`, `emission`).
+    let folder = block::emission_dir(&args.out, &game, &stake, args.emission);
+    if args.print_folder {
+        return print_folder(&folder);
+    }
     let price = stake.price;
     // Checked before any folder, seed or key file is made: the block range, and that every
     // prize of the stake can be shown (the synthesizer built here is the engine's).
@@ -54,7 +61,6 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let private = args.out.join("private");
     // The seed and key files are read or made under the emission lock, so that two first runs
     // of an emission started at once agree on them.
-    let folder = block::emission_dir(&args.out, &game, &stake, args.emission);
     create_dir(&folder, 0o755)?;
     let lock = LockFile::emission(&folder)?;
     let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
@@ -264,6 +270,20 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             summary.folder.display()
         ))
     })?;
+    Ok(Exit::Ok)
+}
+
+/// `emit --print-folder`: the emission folder as one line of text, for a script to read with
+/// `$(...)`. A folder that is not UTF-8 or holds a control character (a line end) is refused
+/// rather than printed changed.
+fn print_folder(folder: &Path) -> Result<Exit> {
+    match folder.to_str() {
+        Some(text) if !text.chars().any(char::is_control) => outln!("{text}")?,
+        _ => bail!(
+            "--print-folder: the emission folder {} is not UTF-8 text or holds a control character (a line end), and cannot be printed as one line; give an --out without them",
+            shown_path(folder)
+        ),
+    }
     Ok(Exit::Ok)
 }
 

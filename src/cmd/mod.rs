@@ -133,7 +133,9 @@ pub enum Command {
   emission-factory emit --game maxi-ruche-or --first-block 11 --blocks 10 --emission-blocks 40 \\
       --share alice.share-1-of-3.age --share bob.share-2-of-3.age --identity my-identity.txt \\
       --signing-key keys/signing-key.pem
-  emission-factory emit --game tests/data/mini-ruche.toml --price 2 --seed-file - < test.seed")]
+  emission-factory emit --game tests/data/mini-ruche.toml --price 2 --seed-file - < test.seed
+  emission-factory emit --print-folder --game ruche-or --price 2.0 --out /shared/emissions
+      # prints /shared/emissions/ruche-or/2/e0001; in a job script: folder=$(emission-factory ...)")]
 pub struct EmitArgs {
     /// Game: a built-in id (ruche-or, maxi-ruche-or, annee-chance) or the path of a game
     /// definition (.toml).
@@ -215,6 +217,12 @@ pub struct EmitArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Make nothing: print the folder this emit would write into, from --game, --price,
+    /// --emission and --out (DIR/<game id>/<stake>/e<emission:04>, the stake written
+    /// canonically: --price 2.0 is 2), as one line, and exit 0. For job scripts, which ask it
+    /// instead of building the path themselves.
+    #[arg(long)]
+    pub print_folder: bool,
 }
 
 /// `verify` arguments.
