@@ -17,9 +17,7 @@
 //! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
 //! built once, by the caller.
 
-use crate::block::files::{
-    self, create_dir, remove_stale_temps, stage, write_atomic, Staged, StreamWriter,
-};
+use crate::block::files::{self, create_dir, remove_stale_temps, stage, Staged, StreamWriter};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, sha256, CSV_HEADER};
@@ -202,6 +200,15 @@ pub fn emit(
     let stake = game.stake(config.price)?;
     let blocks = block_range(config.first_block, config.blocks)?;
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
+    // Refused before anything is made (and again under the lock, in `join_or_create`).
+    if config.kind == EmissionKind::Production
+        && !crate::block::files::entry_exists(&folder.join(record::RECORD_FILE))?
+    {
+        bail!(
+            "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused",
+            folder.display()
+        );
+    }
     create_dir(&folder, 0o755)?;
     let public = config.signing_key.verifying_key();
     let wanted = record_of(config, game, stake)?;
@@ -315,11 +322,23 @@ fn join_or_create(
     let planned = match record::read(folder, &public)? {
         Some((existing, _)) => {
             existing.check_run(wanted, &folder.join(record::RECORD_FILE))?;
+            // A production run's shares must be the ceremony's, as the signed record says.
+            if let Some(rebuilt) = &config.custody {
+                crate::emission::ceremony::admit_shares(folder, &existing, rebuilt, &public)?;
+            }
             existing.blocks
         }
         None => {
             if folder.join(record::RECORD_FILE).exists() {
                 bail!("{}: unreadable emission record", folder.display());
+            }
+            // Only the ceremony makes a production emission's record: shares with no record
+            // behind them could have been made by anyone holding the custodians' public keys.
+            if config.kind == EmissionKind::Production || config.custody.is_some() {
+                bail!(
+                    "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused",
+                    folder.display()
+                );
             }
             if let Some(planned) = wanted.blocks {
                 if *blocks.end() > planned {
@@ -468,26 +487,11 @@ fn check_emission_key(
     on_event: &mut impl FnMut(Event),
 ) -> Result<()> {
     let path = folder.join(block::PUBLIC_KEY_FILE);
-    let count = remove_stale_temps(&path)?;
+    let count = crate::emission::write_or_check_public_key(folder, public)?;
     if count > 0 {
-        on_event(Event::StaleRemoved {
-            path: path.clone(),
-            count,
-        });
+        on_event(Event::StaleRemoved { path, count });
     }
-    if path.exists() {
-        let existing = keys::read_public_key(&path)?;
-        if existing != *public {
-            bail!(
-                "{} holds another public key (SHA-256 {}) than this run's signing key (SHA-256 {}): this emission was signed with another key. Give the same --signing-key, or another --emission.",
-                path.display(),
-                hex::encode(keys::public_key_sha256(&existing)?),
-                hex::encode(keys::public_key_sha256(public)?)
-            );
-        }
-        return Ok(());
-    }
-    write_atomic(&path, keys::public_pem(public)?.as_bytes(), 0o644)
+    Ok(())
 }
 
 /// Tickets whose generator seeds and line hashes are hashed together: enough to keep every

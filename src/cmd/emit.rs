@@ -46,9 +46,11 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         return print_folder(&folder);
     }
     let price = stake.price;
-    // Checked before any folder, seed or key file is made: the block range, and that every
-    // prize of the stake can be shown (the synthesizer built here is the engine's).
+    // Checked before any folder, seed or key file is made: the block range, that every prize
+    // of the stake can be shown (the synthesizer built here is the engine's), and that the
+    // emission's kind is the run's (the engine checks the signed record again, under the lock).
     block_range(args.first_block, args.blocks)?;
+    refuse_wrong_kind(&folder, !args.share.is_empty())?;
     let synthesizer = stake
         .synthesizer()
         .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
@@ -271,6 +273,37 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         ))
     })?;
     Ok(Exit::Ok)
+}
+
+/// Refuses, before anything is made: custody shares for an emission the ceremony has not
+/// started (no record), and a run without shares on a production emission (which would draw
+/// or read another seed). The record is only peeked at here (its kind): the engine reads it
+/// whole and checks its signature under the emission lock.
+fn refuse_wrong_kind(folder: &Path, shares: bool) -> Result<()> {
+    let path = folder.join(emission_factory::emission::record::RECORD_FILE);
+    if !files::entry_exists(&path)? {
+        if shares {
+            bail!(
+                "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused. Nothing was written",
+                folder.display()
+            );
+        }
+        return Ok(());
+    }
+    if shares {
+        return Ok(());
+    }
+    let bytes = emission_factory::emission::read_bounded(&path, 1 << 20)?;
+    let kind = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    if kind.as_deref() == Some("production") {
+        bail!(
+            "{} is a production emission: its seed comes only from its custody shares; give them with --share and --identity (k of them). Nothing was written",
+            folder.display()
+        );
+    }
+    Ok(())
 }
 
 /// `emit --print-folder`: the emission folder as one line of text, for a script to read with
