@@ -106,10 +106,11 @@ mod tests {
 
     #[test]
     fn lines_keep_the_first_failure_for_the_end() {
-        let mut lines = Lines::default();
-        lines.failed = Some(StdoutError::from(io::Error::from(
-            io::ErrorKind::BrokenPipe,
-        )));
+        let mut lines = Lines {
+            failed: Some(StdoutError::from(io::Error::from(
+                io::ErrorKind::BrokenPipe,
+            ))),
+        };
         lines.line(format_args!("not written"));
         let e = lines.finish(|| "2 blocks loaded".into()).unwrap_err();
         assert!(e.is_broken_pipe());
