@@ -213,10 +213,11 @@ pub fn emit(
     let public = config.signing_key.verifying_key();
     let wanted = record_of(config, game, stake)?;
     let planned = {
-        let lock = LockFile::emission(&folder)?;
-        let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+        let held = LockFile::emission(&folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
         check_emission_key(&folder, &public, &mut on_event)?;
-        join_or_create(&folder, &wanted, config, &blocks)?
+        let planned = join_or_create(&folder, &wanted, config, &blocks)?;
+        held.release()?;
+        planned
     };
     let maker = BlockMaker {
         game,
@@ -241,8 +242,8 @@ pub fn emit(
     for number in blocks {
         interrupt::check()?;
         let paths = BlockPaths::new(&folder, number);
-        let lock = LockFile::block(&folder, number)?;
-        let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+        let held =
+            LockFile::block(&folder, number)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
         // Whoever left temporary files for this block no longer holds its lock: they are stale.
         for path in [&paths.csv, &paths.manifest, &paths.signature] {
             let count = remove_stale_temps(path)?;
@@ -271,6 +272,7 @@ pub fn emit(
                 outcome: BlockOutcome::Kept,
                 csv: paths.csv,
             });
+            held.release()?;
             continue;
         }
         maker.write_block(config, number, &paths, progress)?;
@@ -282,6 +284,9 @@ pub fn emit(
             outcome: BlockOutcome::Written,
             csv: paths.csv,
         });
+        held.release().with_context(|| {
+            format!("block {number:05} was written, but its lock could not be released")
+        })?;
     }
     summary.planned = planned;
     Ok(summary)
@@ -391,8 +396,21 @@ pub fn seal_if_complete(
     let Some(planned) = summary.planned else {
         return Ok(false);
     };
-    let lock = LockFile::emission(folder)?;
-    let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+    let held = LockFile::emission(folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+    let sealed = seal_locked(config, summary, planned, on_event, before_sealing)?;
+    held.release()?;
+    Ok(sealed)
+}
+
+/// [`seal_if_complete`] under the emission lock.
+fn seal_locked(
+    config: &EmitConfig,
+    summary: &EmitSummary,
+    planned: u32,
+    on_event: &mut impl FnMut(Event),
+    before_sealing: &mut dyn FnMut() -> Result<()>,
+) -> Result<bool> {
+    let folder = summary.folder.as_path();
     let complete = seal::complete_blocks(folder)?;
     if folder.join(seal::SEAL_FILE).exists()
         || (1..=planned).any(|b| complete.binary_search(&b).is_err())

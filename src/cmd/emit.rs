@@ -15,7 +15,7 @@ use emission_factory::emit::{
 use emission_factory::game::Game;
 use emission_factory::money::canonical;
 use emission_factory::plan::{fresh_seed, Seed};
-use emission_factory::untrusted::shown_path;
+use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -113,14 +113,14 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                     }
                     (
                         load_or_make_seed(path, args.allow_insecure_key)?,
-                        format!("read from {}", path.display()),
+                        format!("read from {}", shown_path(path)),
                     )
                 }
                 None => {
                     let path = private.join(format!("{base}.seed"));
                     (
                         load_or_make_seed(&path, args.allow_insecure_key)?,
-                        format!("kept in {} (not in the emission folder)", path.display()),
+                        format!("kept in {} (not in the emission folder)", shown_path(&path)),
                     )
                 }
             },
@@ -134,20 +134,17 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                 files::SECRET_LIMIT,
                 args.allow_insecure_key,
             )?;
-            (
-                keys::parse_signing_key(&pem, path)?,
-                path.display().to_string(),
-            )
+            (keys::parse_signing_key(&pem, path)?, shown_path(path))
         }
         None => {
             let path = private.join(format!("{base}.signing-key.pem"));
             (
                 load_or_make_key(&path, args.allow_insecure_key)?,
-                format!("one-time key {}", path.display()),
+                format!("one-time key {}", shown_path(&path)),
             )
         }
     };
-    drop(held);
+    held.release()?;
     let config = EmitConfig {
         game,
         price,
@@ -211,9 +208,9 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
     }
     if let Err(e) = audit::append(&folder, entry) {
-        errln!("warning: cannot append to the emission's audit log: {e:#}");
+        errln!("warning: the emission's audit log: {e:#}");
         if outcome.is_ok() {
-            return Err(e.context("the blocks were made, but the audit log could not be written"));
+            return Err(e.context("the blocks were made, but the audit log failed"));
         }
     }
     let summary = outcome?;
@@ -249,8 +246,8 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let summary_lines = || -> Result<(), StdoutError> {
         outln!(
             "{} of {} at {} €: {} block(s) written, {} kept; {} tickets in {:.1} s ({} tickets/s)",
-            summary.folder.display(),
-            config.game.name,
+            shown_path(&summary.folder),
+            shown_text(&config.game.name, SHOWN_CHARS),
             canonical(price),
             summary.written,
             summary.kept,
@@ -262,14 +259,14 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         outln!("signed with: {key_note}")?;
         outln!(
             "verify with: emission-factory verify {}",
-            summary.folder.display()
+            shown_path(&summary.folder)
         )
     };
     // The blocks are on disk already: an output that fails says so.
     summary_lines().map_err(|e| {
         e.done(format!(
             "the blocks were written to {} (only this summary is missing)",
-            summary.folder.display()
+            shown_path(&summary.folder)
         ))
     })?;
     Ok(Exit::Ok)

@@ -12,6 +12,7 @@ use emission_factory::custody::{
 use emission_factory::emission::ceremony::Ceremony;
 use emission_factory::emission::log::Entry;
 use emission_factory::game::Game;
+use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
 use std::path::PathBuf;
 
 /// What to do, validated.
@@ -237,8 +238,8 @@ fn print_set(info: &ShareSetInfo, what: &str) -> Result<()> {
             "share {} of {}: {}  for {}  (file sha256 {})",
             file.index,
             info.shares,
-            file.path.display(),
-            file.recipient,
+            shown_path(&file.path),
+            shown_text(&file.recipient, SHOWN_CHARS),
             hex::encode(file.file_sha256)
         )?;
     }

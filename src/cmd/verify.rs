@@ -8,7 +8,7 @@ use emission_factory::block::keys;
 use emission_factory::emission::record::{EmissionKind, RECORD_FILE};
 use emission_factory::emission::seal::check_folder;
 use emission_factory::money::canonical;
-use emission_factory::untrusted::shown_path;
+use emission_factory::untrusted::{defanged, shown_path};
 use emission_factory::verify::{find_blocks, verify_block, VerifyOptions};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -97,7 +97,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 failed += 1;
                 outln!("FAILED  {}", shown_path(csv))?;
                 for p in &report.problems {
-                    outln!("  - {p}")?;
+                    outln!("  - {}", defanged(p))?;
                 }
                 if report.unlisted > 0 {
                     outln!("  - ... and {} more problems", report.unlisted)?;
@@ -111,7 +111,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     outln!(
                         "    {:>8}  {:<40} {:>10}",
                         canonical(*prize),
-                        form,
+                        defanged(form),
                         grouped(*count)
                     )?;
                 }
@@ -130,7 +130,11 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     Ok(key) => key,
                     Err(e) => {
                         emissions_failed += 1;
-                        outln!("FAILED  emission {}\n  - {e:#}", folder.display())?;
+                        outln!(
+                            "FAILED  emission {}\n  - {}",
+                            shown_path(folder),
+                            defanged(&format!("{e:#}"))
+                        )?;
                         continue;
                     }
                 }
@@ -148,12 +152,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             None => "",
         };
         if report.problems.is_empty() {
-            outln!("OK      emission {}{kind}", folder.display())?;
+            outln!("OK      emission {}{kind}", shown_path(folder))?;
         } else {
             emissions_failed += 1;
-            outln!("FAILED  emission {}{kind}", folder.display())?;
+            outln!("FAILED  emission {}{kind}", shown_path(folder))?;
             for p in &report.problems {
-                outln!("  - {p}")?;
+                outln!("  - {}", defanged(p))?;
             }
         }
     }

@@ -210,9 +210,11 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
 /// Appends `entry` to the log of `folder`, chaining it to the last line, under the emission
 /// lock (taken here: the caller must not hold it). Returns the new line's hash.
 pub fn append(folder: &Path, mut entry: Entry) -> Result<String> {
-    let lock = LockFile::emission(folder)?;
-    let _held = lock.acquire(&mut |_| {})?;
-    append_locked(folder, &mut entry)
+    let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
+    let line = append_locked(folder, &mut entry)?;
+    held.release()
+        .context("the line is appended, but the emission lock could not be released")?;
+    Ok(line)
 }
 
 /// [`append`] for a caller that already holds the emission lock.
