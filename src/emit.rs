@@ -326,11 +326,12 @@ fn join_or_create(
     let public = config.signing_key.verifying_key();
     let planned = match record::read(folder, &public)? {
         Some((existing, _)) => {
-            existing.check_run(wanted, &folder.join(record::RECORD_FILE))?;
-            // A production run's shares must be the ceremony's, as the signed record says.
+            // A production run's shares must be the ceremony's, as the signed record says
+            // (checked first: it is the more telling refusal for forged shares).
             if let Some(rebuilt) = &config.custody {
                 crate::emission::ceremony::admit_shares(folder, &existing, rebuilt, &public)?;
             }
+            existing.check_run(wanted, &folder.join(record::RECORD_FILE))?;
             existing.blocks
         }
         None => {

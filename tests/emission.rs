@@ -430,6 +430,8 @@ fn custody(w: &Workdir) -> Vec<String> {
         "2".into(),
         "--out".into(),
         "shares".into(),
+        "--signing-key".into(),
+        "keys/signing-key.pem".into(),
     ];
     for r in &recipients {
         args.extend(["--recipient".into(), r.clone()]);
@@ -473,7 +475,9 @@ fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it
     assert_eq!(record["kind"], "production");
     assert_eq!(record["custody"]["threshold"], 2);
     assert_eq!(record["custody"]["shares"], 3);
-    assert_eq!(record["custody"]["used"].as_array().unwrap().len(), 2);
+    // The ceremony's record lists the whole set; emit did not rewrite it.
+    assert_eq!(record["custody"]["files"].as_array().unwrap().len(), 3);
+    assert!(record["custody"].get("used").is_none());
     assert_eq!(
         json(&folder.join("block-00001.manifest.json"))["emission_kind"],
         "production"
@@ -484,9 +488,19 @@ fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it
         &with([1, 2], ["bob.key", "carol.key"], &["--first-block", "2"]),
         0,
     );
-    // A seed in clear cannot join a production emission.
+    // A seed in clear cannot join a production emission, and nothing is made trying.
+    let private_before = std::fs::read_dir(w.path("emissions/private"))
+        .map(|d| d.count())
+        .unwrap_or(0);
     let said = text(&run(&w, &emit_args(&["--first-block", "3"]), 2));
-    assert!(said.contains("kind: the emission has production"), "{said}");
+    assert!(said.contains("is a production emission"), "{said}");
+    let private_after = std::fs::read_dir(w.path("emissions/private"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(
+        private_before, private_after,
+        "a seed or key file was made: {said}"
+    );
     // The auditor rebuilds the seed from two shares and replays every ticket.
     let out = w.ok(&[
         "verify",
