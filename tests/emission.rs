@@ -670,3 +670,65 @@ fn no_seed_or_private_key_reaches_any_output_log_or_emission_file() {
         }
     }
 }
+
+// ---- honest outputs (issue 20 item 6) ----
+
+#[test]
+fn a_seed_replay_says_so_per_block_and_for_the_run() {
+    let w = setup();
+    run(&w, &emit_args(&["--blocks", "2"]), 0);
+    let folder = w.path(FOLDER);
+    let game = data("mini-ruche.toml");
+    let plain = text(&w.ok(&["verify", "--game", &game, folder.to_str().unwrap()]));
+    assert!(!plain.contains("seed replay"), "{plain}");
+    let replay = text(&w.ok(&[
+        "verify",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        folder.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        replay
+            .matches("seed replay OK: 2 000 prizes and layouts re-derived")
+            .count(),
+        2,
+        "{replay}"
+    );
+    assert!(
+        replay.contains("seed replay: 2 of 2 block(s) replayed from the seed and matched"),
+        "{replay}"
+    );
+}
+
+#[test]
+fn a_run_that_fails_after_publishing_blocks_logs_them_and_names_the_sudo_user() {
+    let w = setup();
+    let folder = w.path(FOLDER);
+    // Block 2 exists and is damaged: a run of blocks 1 to 3 publishes block 1, then stops.
+    run(&w, &emit_args(&["--first-block", "2"]), 0);
+    let csv = folder.join("block-00002.csv");
+    let mut bytes = read(&csv);
+    let at = bytes.len() - 3;
+    bytes[at] = if bytes[at] == b'a' { b'b' } else { b'a' };
+    std::fs::write(&csv, bytes).unwrap();
+    let args = emit_args(&["--blocks", "3"]);
+    let out = w
+        .command(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .env("SUDO_USER", "alice")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(folder.join("block-00001.manifest.json").exists());
+    let log = String::from_utf8(read(&folder.join("emission.log.jsonl"))).unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert!(
+        last["result"].as_str().unwrap().starts_with("error"),
+        "{last}"
+    );
+    assert_eq!(last["blocks_made"], serde_json::json!([1]), "{last}");
+    let user = last["user"].as_str().unwrap();
+    assert!(user.contains("via sudo by alice"), "{user}");
+    assert!(!last["host"].as_str().unwrap().is_empty());
+}

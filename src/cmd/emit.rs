@@ -171,6 +171,9 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         Some(u64::from(args.blocks) * config.game.block_size),
     );
     let started = Instant::now();
+    // Blocks published so far, for the audit log of a run that fails after publishing some.
+    let mut published: Vec<u32> = Vec::new();
+    let mut kept: Vec<u32> = Vec::new();
     let outcome = pool(args.threads)?.install(|| {
         emit(&config, &bar, |event| {
             let line = match event {
@@ -179,6 +182,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                     outcome,
                     csv,
                 } => {
+                    match outcome {
+                        BlockOutcome::Written => published.push(number),
+                        BlockOutcome::Kept => kept.push(number),
+                    }
                     let what = match outcome {
                         BlockOutcome::Written => "written",
                         BlockOutcome::Kept => "already there, verified and kept",
@@ -205,7 +212,12 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             entry.blocks_made = summary.made.clone();
             entry.blocks_kept = summary.kept_blocks.clone();
         }
-        Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
+        Err(e) => {
+            // What was published before the failure stays, and the log says so.
+            entry.blocks_made = published;
+            entry.blocks_kept = kept;
+            entry.result = format!("error: {e:#}").chars().take(1000).collect();
+        }
     }
     if let Err(e) = audit::append(&folder, entry) {
         errln!("warning: the emission's audit log: {e:#}");

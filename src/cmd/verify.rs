@@ -74,6 +74,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let bar = progress_bar(args.quiet, "verify", None);
     let pool = pool(args.threads)?;
     let mut failed = 0;
+    let mut replayed = 0u64;
     let mut warned = BTreeSet::new();
     for csv in &blocks {
         bar.set_message(format!("verify {}", shown_path(csv)));
@@ -93,6 +94,15 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     shown_path(csv),
                     grouped(report.tickets)
                 )?;
+                // An auditor's minutes must tell a replay from a plain verify.
+                if let Some(seed) = &options.seed {
+                    replayed += 1;
+                    outln!(
+                        "        seed replay OK: {} prizes and layouts re-derived from the seed; seed_sha256 {}",
+                        grouped(report.tickets),
+                        hex::encode(emission_factory::plan::seed_commitment(seed))
+                    )?;
+                }
             } else {
                 failed += 1;
                 outln!("FAILED  {}", shown_path(csv))?;
@@ -167,6 +177,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         blocks.len() - failed,
         failed
     )?;
+    if let Some(seed) = &options.seed {
+        outln!(
+            "seed replay: {replayed} of {} block(s) replayed from the seed and matched (seed_sha256 {})",
+            blocks.len(),
+            hex::encode(emission_factory::plan::seed_commitment(seed))
+        )?;
+    }
     if !emissions.is_empty() {
         outln!(
             "{} emission(s) checked: {} OK, {} failed",

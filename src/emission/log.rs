@@ -103,13 +103,24 @@ fn host() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The user: the name the environment gives (`USER`, `LOGNAME`) with the real user id, and
+/// `SUDO_USER` too when the run was made through sudo (who actually typed the command).
 fn user() -> String {
+    let uid = rustix::process::getuid().as_raw();
+    let sudo = std::env::var("SUDO_USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .map(|u| format!(" via sudo by {}", crate::untrusted::shown_text(&u, 64)))
+        .unwrap_or_default();
     for var in ["USER", "LOGNAME"] {
         if let Ok(u) = std::env::var(var) {
             if !u.is_empty() {
-                return u;
+                return format!("{} (uid {uid}){sudo}", crate::untrusted::shown_text(&u, 64));
             }
         }
+    }
+    if !sudo.is_empty() {
+        return format!("uid {uid}{sudo}");
     }
     #[cfg(unix)]
     {
