@@ -1713,22 +1713,6 @@ fn a_block_named_relative_to_the_current_folder_verifies() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
-/// True if strace can trace here; under CI its absence fails the test, elsewhere it is skipped.
-fn have_strace() -> bool {
-    let ok = Command::new("strace")
-        .args(["-qq", "-o", "/dev/null", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "strace is missing or cannot trace (.ci/run installs it)"
-        );
-        eprintln!("SKIPPED: strace is missing or cannot trace here (.ci/run installs it)");
-    }
-    ok
-}
-
 #[test]
 fn an_eio_closing_a_folder_is_an_error_never_a_panic() {
     if !have_strace() {
