@@ -95,9 +95,9 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     entry.blocks_kept = good.iter().copied().collect();
     let already = folder.join(SEAL_FILE).exists();
     entry.result = if already {
-        "checking the seal".into()
+        emission_factory::emission::log::CHECKING_SEAL.into()
     } else {
-        "sealing".into()
+        emission_factory::emission::log::SEALING.into()
     };
     append_locked(folder, &mut entry)?;
     let outcome = seal::seal(folder, &record, &record_bytes, planned, &key, &|b| {
@@ -105,7 +105,10 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     });
     if let Err(e) = &outcome {
         let mut failed = Entry::for_this_run("seal");
-        failed.result = format!("error: {e:#}").chars().take(1000).collect();
+        failed.result = format!("{}: {e:#}", emission_factory::emission::log::SEALING_FAILED)
+            .chars()
+            .take(1000)
+            .collect();
         append_locked(folder, &mut failed)?;
     }
     drop(held);

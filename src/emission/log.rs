@@ -7,6 +7,7 @@
 //! by `<redacted>` before the line is made.
 
 use crate::emission::lock::LockFile;
+use crate::emission::{parse_strict, Layout};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -133,7 +134,18 @@ pub struct Chain {
     pub lines: u64,
     /// Hash of every line, in order.
     pub hashes: Vec<String>,
+    /// The last line (from 1) that says a seal was made: a sealing run's line (its result
+    /// starts with [`SEALING`], or is [`CHECKING_SEAL`]) not followed by the line saying that
+    /// this sealing failed (its result starts with [`SEALING_FAILED`]).
+    pub seal_recorded: Option<u64>,
 }
+
+/// The start of the result of the line a sealing run appends before it writes the seal.
+pub const SEALING: &str = "sealing";
+/// The result of the line of a `seal` run on an emission already sealed.
+pub const CHECKING_SEAL: &str = "checking the seal";
+/// The start of the result of the line appended when a sealing run failed.
+pub const SEALING_FAILED: &str = "error: sealing failed";
 
 impl Chain {
     /// The hash of the last line, or [`GENESIS`] for an empty log.
@@ -171,7 +183,9 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
     let mut chain = Chain {
         lines: 0,
         hashes: Vec::new(),
+        seal_recorded: None,
     };
+    let mut sealing: Option<u64> = None;
     let mut prev = GENESIS.to_string();
     let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     let lines: Vec<&[u8]> = if body.is_empty() {
@@ -187,7 +201,7 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
                 path.display()
             );
         }
-        let entry: Entry = serde_json::from_slice(line).map_err(|e| {
+        let entry: Entry = parse_strict(line, Layout::Line).map_err(|e| {
             anyhow::anyhow!(
                 "{} line {n}: not a log entry ({e}): the line was edited or damaged",
                 path.display()
@@ -203,6 +217,19 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
         prev = line_hash(line);
         chain.hashes.push(prev.clone());
         chain.lines += 1;
+        if entry.result.starts_with(SEALING_FAILED) {
+            sealing = None;
+        } else {
+            if let Some(sealed) = sealing.take() {
+                chain.seal_recorded = Some(sealed);
+            }
+            if entry.result.starts_with(SEALING) || entry.result == CHECKING_SEAL {
+                sealing = Some(chain.lines);
+            }
+        }
+    }
+    if let Some(sealed) = sealing {
+        chain.seal_recorded = Some(sealed);
     }
     Ok(chain)
 }
