@@ -963,3 +963,156 @@ fn an_emission_pub_pem_that_is_not_the_emission_key_fails() {
     assert!(said.contains("emission.pub.pem"), "{said}");
     assert!(said.contains("public_key_sha256"), "{said}");
 }
+
+/// Sets every line's `prev_sha256` to the SHA-256 of the line before, as an insider editing the
+/// log without the key would.
+fn rechain(lines: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut out = String::new();
+    let mut prev = "0".repeat(64);
+    for line in lines {
+        let at = line.find("\"prev_sha256\":\"").unwrap() + 15;
+        let line = format!("{}{}{}", &line[..at], prev, &line[at + 64..]);
+        prev = hex::encode(Sha256::digest(line.as_bytes()));
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn a_log_rewritten_and_rechained_without_the_key_fails_verify() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    run(&w, &emit_args(&["--first-block", "2"]), 0);
+    run(&w, &emit_args(&["--first-block", "3"]), 0);
+    let folder = w.path(FOLDER);
+    let path = folder.join("emission.log.jsonl");
+    let log = String::from_utf8(read(&path)).unwrap();
+    let lines: Vec<String> = log.lines().map(String::from).collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert_eq!(
+        rechain(&lines),
+        log,
+        "re-chaining an intact log changes nothing"
+    );
+    verify(&w, &folder, 0);
+    let edit = |i: usize, from: &str, to: &str| {
+        let mut l = lines.clone();
+        assert!(l[i].contains(from), "{from} in line {i}");
+        l[i] = l[i].replacen(from, to, 1);
+        l
+    };
+    let user = serde_json::from_str::<serde_json::Value>(&lines[0]).unwrap()["user"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let time = serde_json::from_str::<serde_json::Value>(&lines[2]).unwrap()["time"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rewrites: Vec<(&str, Vec<String>)> = vec![
+        (
+            "blocks made",
+            edit(1, "\"blocks_made\":[2]", "\"blocks_made\":[]"),
+        ),
+        (
+            "result",
+            edit(1, "\"result\":\"ok\"", "\"result\":\"error: disk full\""),
+        ),
+        (
+            "user",
+            edit(
+                0,
+                &format!("\"user\":\"{user}\""),
+                "\"user\":\"someone-else\"",
+            ),
+        ),
+        (
+            "time",
+            edit(
+                2,
+                &format!("\"time\":\"{time}\""),
+                "\"time\":\"2001-01-01T00:00:00Z\"",
+            ),
+        ),
+        ("deleted", vec![lines[0].clone(), lines[2].clone()]),
+        (
+            "inserted",
+            vec![
+                lines[0].clone(),
+                lines[1].replacen("\"blocks_made\":[2]", "\"blocks_made\":[7]", 1),
+                lines[1].clone(),
+                lines[2].clone(),
+            ],
+        ),
+        (
+            "reordered",
+            vec![lines[0].clone(), lines[2].clone(), lines[1].clone()],
+        ),
+        ("unsigned", {
+            let mut l = lines.clone();
+            let at = l[2].find(",\"signature\":").unwrap_or(l[2].len() - 1);
+            l[2] = format!("{}}}", &l[2][..at]);
+            l
+        }),
+        ("unsigned seed line", {
+            let mut l = lines.clone();
+            let at = l[2].find(",\"signature\":").unwrap_or(l[2].len() - 1);
+            l[2] = format!("{}}}", &l[2][..at]).replacen(
+                "\"command\":\"emit\"",
+                "\"command\":\"seed\"",
+                1,
+            );
+            l
+        }),
+    ];
+    for (what, rewritten) in &rewrites {
+        std::fs::write(&path, rechain(rewritten)).unwrap();
+        let said = verify(&w, &folder, 1);
+        assert!(said.contains("emission.log.jsonl"), "{what}: {said}");
+        assert!(said.contains("signature"), "{what}: {said}");
+    }
+    std::fs::write(&path, &log).unwrap();
+    verify(&w, &folder, 0);
+}
+
+#[test]
+fn the_record_and_the_seal_can_be_pinned_by_their_sha256() {
+    let w = setup();
+    let folder = sealed(&w);
+    let record = sha256_file(&folder.join("emission.json"));
+    let seal = sha256_file(&folder.join("emission.seal.json"));
+    let other = "ab".repeat(32);
+    verify_with(
+        &w,
+        &folder,
+        &["--record-sha256", &record, "--seal-sha256", &seal],
+        0,
+    );
+    let said = verify_with(&w, &folder, &["--record-sha256", &other], 1);
+    assert!(said.contains("--record-sha256"), "{said}");
+    let said = verify_with(&w, &folder, &["--seal-sha256", &other], 1);
+    assert!(said.contains("--seal-sha256"), "{said}");
+    // The lines after the seal can be cut without a trace in the folder itself, but a pinned
+    // seal still fixes every line up to it; a seal deleted with its log fails the pin.
+    for name in [
+        "emission.seal.json",
+        "emission.seal.json.sig",
+        "emission.log.jsonl",
+    ] {
+        std::fs::remove_file(folder.join(name)).unwrap();
+    }
+    let said = verify_with(
+        &w,
+        &folder,
+        &["--allow-unsealed", "--seal-sha256", &seal],
+        1,
+    );
+    assert!(said.contains("--seal-sha256"), "{said}");
+    let said = w.run_expect(
+        &["verify", "--record-sha256", "12", folder.to_str().unwrap()],
+        2,
+    );
+    assert!(text(&said).contains("64 hex digits"), "{}", text(&said));
+}

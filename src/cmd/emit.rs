@@ -208,7 +208,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         }
         Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
     }
-    if let Err(e) = audit::append(&folder, entry) {
+    if let Err(e) = audit::append(&folder, entry, &config.signing_key) {
         errln!("warning: cannot append to the emission's audit log: {e:#}");
         if outcome.is_ok() {
             return Err(e.context("the blocks were made, but the audit log could not be written"));
@@ -230,7 +230,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                 );
             }
         },
-        &mut || audit::append_locked(&folder, &mut sealing.clone()).map(|_| ()),
+        &mut || {
+            audit::append_locked(&folder, &mut sealing.clone(), Some(&config.signing_key))
+                .map(|_| ())
+        },
     );
     if let Err(e) = &sealed {
         let mut failed = Entry::for_this_run("emit");
@@ -238,7 +241,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             .chars()
             .take(1000)
             .collect();
-        let _ = audit::append(&folder, failed);
+        let _ = audit::append(&folder, failed, &config.signing_key);
     }
     sealed?;
     bar.finish_and_clear();

@@ -99,7 +99,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     } else {
         emission_factory::emission::log::SEALING.into()
     };
-    append_locked(folder, &mut entry)?;
+    append_locked(folder, &mut entry, Some(&key))?;
     let outcome = seal::seal(folder, &record, &record_bytes, planned, &key, &|b| {
         good.contains(&b)
     });
@@ -109,7 +109,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
             .chars()
             .take(1000)
             .collect();
-        append_locked(folder, &mut failed)?;
+        append_locked(folder, &mut failed, Some(&key))?;
     }
     drop(held);
     match outcome? {

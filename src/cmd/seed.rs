@@ -48,7 +48,8 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     if let Err(e) = &outcome {
         entry.result = format!("error: {e:#}").chars().take(1000).collect();
     }
-    emission_factory::emission::log::append(&folder, entry)?;
+    // `seed` has no signing key yet: its line is the one left unsigned (FORMAT.md, "Audit log").
+    emission_factory::emission::log::append_seed_line(&folder, entry)?;
     outcome
 }
 

@@ -256,7 +256,7 @@ pub fn seal(
             total_prizes: manifest.total_prizes.clone(),
         });
     }
-    let chain = log::read_chain(folder)?;
+    let chain = log::read_chain(folder, &key.verifying_key())?;
     let seal = Seal {
         format: SEAL_FORMAT,
         game: record.game.clone(),
@@ -387,8 +387,17 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             Err(e) => report.problems.push(format!("{e:#}")),
         }
     }
-    let chain = match log::read_chain(folder) {
-        Ok(c) => Some(c),
+    let chain = match log::read_chain(folder, key) {
+        Ok(c) => {
+            if c.unsigned > 0 {
+                report.notes.push(format!(
+                    "{}: its first {} line(s), of seed runs, are not signed (seed takes no signing key yet); the next line, signed, names the hash of the last of them",
+                    folder.join(log::LOG_FILE).display(),
+                    c.unsigned
+                ));
+            }
+            Some(c)
+        }
         Err(e) => {
             report.problems.push(format!("{e:#}"));
             None
