@@ -699,6 +699,7 @@ fn tool(name: &str, args: &[&str], dir: &Path) -> Option<Output> {
 #[test]
 fn debian_age_reads_our_shares_and_age_keygen_identities_open_them() {
     let w = Workdir::new();
+    fixed_test_key(&w);
     let dir = w.dir.path();
     let mut publics = Vec::new();
     for i in 1..=3 {

@@ -219,8 +219,8 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             entry.result = format!("error: {e:#}").chars().take(1000).collect();
         }
     }
-    if let Err(e) = audit::append(&folder, entry) {
-        errln!("warning: the emission's audit log: {e:#}");
+    if let Err(e) = audit::append(&folder, entry, &config.signing_key) {
+        errln!("warning: cannot append to the emission's audit log: {e:#}");
         if outcome.is_ok() {
             return Err(e.context("the blocks were made, but the audit log failed"));
         }
@@ -241,7 +241,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                 );
             }
         },
-        &mut || audit::append_locked(&folder, &mut sealing.clone()).map(|_| ()),
+        &mut || {
+            audit::append_locked(&folder, &mut sealing.clone(), Some(&config.signing_key))
+                .map(|_| ())
+        },
     );
     if let Err(e) = &sealed {
         let mut failed = Entry::for_this_run("emit");
@@ -249,7 +252,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             .chars()
             .take(1000)
             .collect();
-        let _ = audit::append(&folder, failed);
+        let _ = audit::append(&folder, failed, &config.signing_key);
     }
     sealed?;
     bar.finish_and_clear();

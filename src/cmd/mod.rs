@@ -273,12 +273,35 @@ pub struct VerifyArgs {
     /// --share files (repeat as needed).
     #[arg(long, value_name = "FILE", requires = "share")]
     pub identity: Vec<PathBuf>,
+    /// Accept an emission whose planned blocks are all made but that is not sealed yet
+    /// (without it, that fails: a complete emission is sealed). A seal that the audit log
+    /// says was made must be there all the same.
+    #[arg(long)]
+    pub allow_unsealed: bool,
+    /// The SHA-256 of the emission's record (emission.json) as written in the ceremony's
+    /// minutes: the record must be that one (one emission folder only).
+    #[arg(long, value_name = "HEX", value_parser = sha256_hex)]
+    pub record_sha256: Option<String>,
+    /// The SHA-256 of the emission's seal (emission.seal.json) as kept elsewhere when it was
+    /// sealed: the seal must be there and be that one, which also pins the audit log's lines
+    /// up to the seal (one emission folder only).
+    #[arg(long, value_name = "HEX", value_parser = sha256_hex)]
+    pub seal_sha256: Option<String>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// A SHA-256 in hex (64 digits), lowercased.
+fn sha256_hex(text: &str) -> Result<String, String> {
+    if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err("a SHA-256 is 64 hex digits (as sha256sum prints it)".into())
+    }
 }
 
 /// `report` arguments.

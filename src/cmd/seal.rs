@@ -100,18 +100,21 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     entry.blocks_kept = good.iter().copied().collect();
     let already = folder.join(SEAL_FILE).exists();
     entry.result = if already {
-        "checking the seal".into()
+        emission_factory::emission::log::CHECKING_SEAL.into()
     } else {
-        "sealing".into()
+        emission_factory::emission::log::SEALING.into()
     };
-    append_locked(folder, &mut entry)?;
+    append_locked(folder, &mut entry, Some(&key))?;
     let outcome = seal::seal(folder, &record, &record_bytes, planned, &key, &|b| {
         good.contains(&b)
     });
     if let Err(e) = &outcome {
         let mut failed = Entry::for_this_run("seal");
-        failed.result = format!("error: {e:#}").chars().take(1000).collect();
-        append_locked(folder, &mut failed)?;
+        failed.result = format!("{}: {e:#}", emission_factory::emission::log::SEALING_FAILED)
+            .chars()
+            .take(1000)
+            .collect();
+        append_locked(folder, &mut failed, Some(&key))?;
     }
     let released = held.release();
     let name = shown_path(folder);

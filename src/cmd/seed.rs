@@ -56,7 +56,14 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         emissions: &emissions,
         planned_blocks: planned,
     };
-    let outcome = task(args).and_then(|task| act(task, &emission, &ceremony));
+    let task = task(args);
+    // The key the ceremony signs with signs the run's log line too.
+    let key = match &task {
+        Ok(Task::New(split)) | Ok(Task::Reshare(_, split)) => Some(split.signing_key.clone()),
+        _ => None,
+    };
+    let checking = matches!(task, Ok(Task::Check(_)));
+    let outcome = task.and_then(|task| act(task, &emission, &ceremony));
     // Every run on an emission leaves a line in its audit log (no seed, share or key in it),
     // in its folder if there is one: a refused new seed makes no folder.
     if folder.is_dir() {
@@ -64,7 +71,23 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         if let Err(e) = &outcome {
             entry.result = format!("error: {e:#}").chars().take(1000).collect();
         }
-        emission_factory::emission::log::append(&folder, entry)?;
+        match &key {
+            Some(key) => {
+                emission_factory::emission::log::append(&folder, entry, key)?;
+            }
+            // Without a key (a --check, or options refused before the key was read) the line
+            // can be added only unsigned, before any signed line; a --check, which writes
+            // nothing, says so rather than fail.
+            None => match emission_factory::emission::log::append_seed_line(&folder, entry) {
+                Ok(_) => {}
+                Err(e) if checking && outcome.is_ok() => {
+                    errln!("note: this check is not in the emission's audit log: {e:#}")
+                }
+                // A failed run wrote nothing: its own error is the one to say.
+                Err(_) if outcome.is_err() => {}
+                Err(e) => return Err(e),
+            },
+        }
     }
     outcome
 }

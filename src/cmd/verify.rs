@@ -5,12 +5,14 @@ use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use anyhow::{bail, Result};
 use emission_factory::block::keys;
+use emission_factory::block::PUBLIC_KEY_FILE;
+use emission_factory::emission::log::LOG_FILE;
 use emission_factory::emission::record::{EmissionKind, RECORD_FILE};
-use emission_factory::emission::seal::check_folder;
+use emission_factory::emission::seal::{check_folder, FolderCheck, SEAL_FILE};
 use emission_factory::money::canonical;
 use emission_factory::untrusted::{defanged, shown_path};
 use emission_factory::verify::{find_blocks, verify_block, VerifyOptions};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
@@ -56,21 +58,40 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             emission_factory::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
         options.seed = Some(*secret.expose());
     }
-    // Emission folders: those holding the blocks found, and those named that hold a record.
+    // Emission folders: every folder holding a block found (whether or not its record is
+    // still there: a deleted record fails, never turns the checks off), and those named that
+    // hold an emission's files.
     let mut emissions: BTreeSet<PathBuf> = blocks
         .iter()
         .map(|b| emission_factory::verify::folder_of(b).to_path_buf())
-        .filter(|f| f.join(RECORD_FILE).exists())
         .collect();
     emissions.extend(
         args.paths
             .iter()
-            .filter(|p| p.is_dir() && p.join(RECORD_FILE).exists())
+            .filter(|p| {
+                p.is_dir()
+                    && [RECORD_FILE, SEAL_FILE, LOG_FILE, PUBLIC_KEY_FILE]
+                        .iter()
+                        .any(|f| p.join(f).exists())
+            })
             .cloned(),
     );
     if blocks.is_empty() && emissions.is_empty() {
         bail!("no block file (block-NNNNN.csv) found in the paths given");
     }
+    if (args.record_sha256.is_some() || args.seal_sha256.is_some()) && emissions.len() != 1 {
+        bail!(
+            "--record-sha256 and --seal-sha256 pin one emission: give the blocks or the folder of one emission ({} found)",
+            emissions.len()
+        );
+    }
+    let check = FolderCheck {
+        allow_unsealed: args.allow_unsealed,
+        record_sha256: args.record_sha256.clone(),
+        seal_sha256: args.seal_sha256.clone(),
+    };
+    // The blocks that failed, by emission folder: a failed block fails its emission.
+    let mut failed_in: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let bar = progress_bar(args.quiet, "verify", None);
     let pool = pool(args.threads)?;
     let mut failed = 0;
@@ -105,6 +126,10 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 }
             } else {
                 failed += 1;
+                failed_in
+                    .entry(emission_factory::verify::folder_of(csv).to_path_buf())
+                    .or_default()
+                    .push(csv.clone());
                 outln!("FAILED  {}", shown_path(csv))?;
                 for p in &report.problems {
                     outln!("  - {}", defanged(p))?;
@@ -150,7 +175,15 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 }
             }
         };
-        let report = check_folder(folder, &key);
+        let mut report = check_folder(folder, &key, &check);
+        for csv in failed_in.get(folder).into_iter().flatten() {
+            report
+                .problems
+                .push(match emission_factory::verify::block_number(csv) {
+                    Some(n) => format!("block {n} failed (above)"),
+                    None => format!("{} failed (above)", shown_path(csv)),
+                });
+        }
         for note in &report.notes {
             errln!("note: {note}");
         }

@@ -7,7 +7,9 @@
 //! by `<redacted>` before the line is made.
 
 use crate::emission::lock::LockFile;
+use crate::emission::{parse_strict, Layout};
 use anyhow::{bail, Context, Result};
+use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
@@ -49,6 +51,11 @@ pub struct Entry {
     pub result: String,
     /// SHA-256 of the previous line (without its line end), or [`GENESIS`].
     pub prev_sha256: String,
+    /// The emission key's Ed25519 signature (128 hex digits) of this line's bytes without
+    /// this field: [`Entry::signed_bytes`]. Absent only on the line of a `seed` run, which
+    /// has no signing key yet (its hash is in the next line, which is signed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl Entry {
@@ -67,7 +74,18 @@ impl Entry {
             blocks_failed: Vec::new(),
             result: "ok".into(),
             prev_sha256: GENESIS.into(),
+            signature: None,
         }
+    }
+
+    /// The bytes signed: the line as written without its `signature` field, that is the
+    /// compact JSON of every other field in order (FORMAT.md, "Audit log").
+    pub fn signed_bytes(&self) -> Result<Vec<u8>> {
+        let unsigned = Entry {
+            signature: None,
+            ..self.clone()
+        };
+        serde_json::to_vec(&unsigned).context("cannot encode a log entry")
     }
 }
 
@@ -144,7 +162,34 @@ pub struct Chain {
     pub lines: u64,
     /// Hash of every line, in order.
     pub hashes: Vec<String>,
+    /// The last line (from 1) that says a seal was made: a sealing run's line (its result
+    /// starts with [`SEALING`], or is [`CHECKING_SEAL`]) not followed by the line saying that
+    /// this sealing failed (its result starts with [`SEALING_FAILED`]).
+    pub seal_recorded: Option<u64>,
+    /// Lines without a signature: lines of `seed` runs, all before the first signed line.
+    pub unsigned: u64,
 }
+
+/// Checks the signature of a line, if it has one: the key's signature of
+/// [`Entry::signed_bytes`] (which lines may have none is checked by the caller).
+fn check_signature(entry: &Entry, key: &VerifyingKey) -> std::result::Result<(), String> {
+    let Some(signature) = &entry.signature else {
+        return Ok(());
+    };
+    let raw = hex::decode(signature)
+        .ok()
+        .filter(|raw| raw.len() == crate::block::keys::SIGNATURE_BYTES as usize)
+        .ok_or("the signature is not 128 hex digits")?;
+    let bytes = entry.signed_bytes().map_err(|e| format!("{e:#}"))?;
+    crate::block::keys::check(key, &bytes, &raw)
+}
+
+/// The start of the result of the line a sealing run appends before it writes the seal.
+pub const SEALING: &str = "sealing";
+/// The result of the line of a `seal` run on an emission already sealed.
+pub const CHECKING_SEAL: &str = "checking the seal";
+/// The start of the result of the line appended when a sealing run failed.
+pub const SEALING_FAILED: &str = "error: sealing failed";
 
 impl Chain {
     /// The hash of the last line, or [`GENESIS`] for an empty log.
@@ -156,8 +201,19 @@ impl Chain {
     }
 }
 
-/// Reads the log of `folder` and checks its chain; a missing log is an empty chain.
-pub fn read_chain(folder: &Path) -> Result<Chain> {
+/// Reads the log of `folder` and checks its chain and every line's signature by `key`; a
+/// missing log is an empty chain.
+pub fn read_chain(folder: &Path, key: &VerifyingKey) -> Result<Chain> {
+    read_lines(folder, Some(key))
+}
+
+/// The chain of the log of `folder` without its signatures checked: for a `seed` run, which
+/// has no key to check them with, and only appends.
+fn read_chain_unsigned(folder: &Path) -> Result<Chain> {
+    read_lines(folder, None)
+}
+
+fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
     let path = folder.join(LOG_FILE);
     let bytes = match crate::fs::open::open_regular(&path) {
         Ok(file) => {
@@ -182,7 +238,10 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
     let mut chain = Chain {
         lines: 0,
         hashes: Vec::new(),
+        seal_recorded: None,
+        unsigned: 0,
     };
+    let mut sealing: Option<u64> = None;
     let mut prev = GENESIS.to_string();
     let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     let lines: Vec<&[u8]> = if body.is_empty() {
@@ -198,7 +257,7 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
                 path.display()
             );
         }
-        let entry: Entry = serde_json::from_slice(line).map_err(|e| {
+        let entry: Entry = parse_strict(line, Layout::Line).map_err(|e| {
             anyhow::anyhow!(
                 "{} line {n}: not a log entry ({e}): the line was edited or damaged",
                 path.display()
@@ -211,27 +270,91 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
                 crate::emission::shown(entry.prev_sha256.as_bytes())
             );
         }
+        let signed_before = chain.lines - chain.unsigned > 0;
+        if entry.signature.is_none() && (entry.command != "seed" || signed_before) {
+            bail!(
+                "{} line {n}: no signature (only the lines of seed runs before the first signed line may have none): the line was edited, or written without the emission's key",
+                path.display()
+            );
+        }
+        if let Some(key) = key {
+            check_signature(&entry, key).map_err(|m| {
+                anyhow::anyhow!(
+                    "{} line {n}: {m}: the line was edited, or written without the emission's key",
+                    path.display()
+                )
+            })?;
+        }
+        if entry.signature.is_none() {
+            chain.unsigned += 1;
+        }
+        chain.lines += 1;
         prev = line_hash(line);
         chain.hashes.push(prev.clone());
-        chain.lines += 1;
+        if entry.result.starts_with(SEALING_FAILED) {
+            sealing = None;
+        } else {
+            if let Some(sealed) = sealing.take() {
+                chain.seal_recorded = Some(sealed);
+            }
+            if entry.result.starts_with(SEALING) || entry.result == CHECKING_SEAL {
+                sealing = Some(chain.lines);
+            }
+        }
+    }
+    if let Some(sealed) = sealing {
+        chain.seal_recorded = Some(sealed);
     }
     Ok(chain)
 }
 
-/// Appends `entry` to the log of `folder`, chaining it to the last line, under the emission
-/// lock (taken here: the caller must not hold it). Returns the new line's hash.
-pub fn append(folder: &Path, mut entry: Entry) -> Result<String> {
+/// Appends `entry` to the log of `folder`, chaining it to the last line and signing it with
+/// `key`, under the emission lock (taken here: the caller must not hold it). Returns the new
+/// line's hash.
+pub fn append(folder: &Path, mut entry: Entry, key: &SigningKey) -> Result<String> {
     let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
-    let line = append_locked(folder, &mut entry)?;
+    let line = append_locked(folder, &mut entry, Some(key))?;
     held.release()
         .context("the line is appended, but the emission lock could not be released")?;
     Ok(line)
 }
 
-/// [`append`] for a caller that already holds the emission lock.
-pub fn append_locked(folder: &Path, entry: &mut Entry) -> Result<String> {
-    let chain = read_chain(folder)?;
+/// The line of a `seed` run, which has no signing key yet: appended unsigned (its hash is in
+/// the next line, which is signed). Takes the emission lock.
+pub fn append_seed_line(folder: &Path, mut entry: Entry) -> Result<String> {
+    if entry.command != "seed" {
+        bail!("only a seed run's line is appended without a signature");
+    }
+    let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
+    let line = append_locked(folder, &mut entry, None)?;
+    held.release()
+        .context("the line is appended, but the emission lock could not be released")?;
+    Ok(line)
+}
+
+/// [`append`] for a caller that already holds the emission lock; `key` is `None` only for
+/// [`append_seed_line`]. The log's lines are checked (chain and signatures) against `key`
+/// first; without a key, only their chain.
+pub fn append_locked(folder: &Path, entry: &mut Entry, key: Option<&SigningKey>) -> Result<String> {
+    let chain = match key {
+        Some(key) => read_chain(folder, &key.verifying_key())?,
+        None => read_chain_unsigned(folder)?,
+    };
+    if key.is_none() && chain.unsigned < chain.lines {
+        bail!(
+            "{}: the emission's audit log already holds signed lines, and a seed run, which has no signing key, cannot add an unsigned line after them",
+            folder.join(LOG_FILE).display()
+        );
+    }
     entry.prev_sha256 = chain.last();
+    entry.signature = match key {
+        Some(key) => Some(hex::encode(crate::block::keys::sign(
+            key,
+            &entry.signed_bytes()?,
+        ))),
+        None if entry.command == "seed" => None,
+        None => bail!("a log line other than a seed run's is signed"),
+    };
     let line = serde_json::to_vec(&entry).context("cannot encode a log entry")?;
     let path = folder.join(LOG_FILE);
     let mut file = std::fs::OpenOptions::new()
@@ -278,26 +401,34 @@ mod tests {
     #[test]
     fn the_chain_detects_a_deleted_edited_or_truncated_line() {
         let dir = tempfile::tempdir().unwrap();
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let public = key.verifying_key();
         for r in ["one", "two", "three"] {
-            append(dir.path(), entry(r)).unwrap();
+            append(dir.path(), entry(r), &key).unwrap();
         }
-        let chain = read_chain(dir.path()).unwrap();
+        let chain = read_chain(dir.path(), &public).unwrap();
         assert_eq!(chain.lines, 3);
         let path = dir.path().join(LOG_FILE);
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         // Deleted.
         std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[2])).unwrap();
-        assert!(read_chain(dir.path()).is_err());
+        assert!(read_chain(dir.path(), &public).is_err());
         // Edited.
         std::fs::write(&path, text.replace("\"two\"", "\"TWO\"")).unwrap();
-        assert!(read_chain(dir.path()).is_err());
+        assert!(read_chain(dir.path(), &public).is_err());
         // Truncated in the middle of a line.
         std::fs::write(&path, &text[..text.len() - 5]).unwrap();
-        assert!(read_chain(dir.path()).is_err());
+        assert!(read_chain(dir.path(), &public).is_err());
         // Truncated at a line end: the chain holds, but its last hash is not the sealed one.
         std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
-        assert_eq!(read_chain(dir.path()).unwrap().last(), chain.hashes[1]);
-        assert_ne!(read_chain(dir.path()).unwrap().last(), chain.last());
+        assert_eq!(
+            read_chain(dir.path(), &public).unwrap().last(),
+            chain.hashes[1]
+        );
+        assert_ne!(
+            read_chain(dir.path(), &public).unwrap().last(),
+            chain.last()
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! later run (a resume, another block range, another machine) checks it and refuses to go on
 //! when its seed, key, game definition or generator differs.
 
-use crate::emission::{read_signed, write_signed};
-use anyhow::{bail, Context, Result};
+use crate::emission::{parse_strict, read_signed, write_signed, Layout};
+use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -314,8 +314,8 @@ pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>
         return Ok(None);
     }
     let bytes = read_signed(&path, &folder.join(RECORD_SIG_FILE), MAX_RECORD_BYTES, key)?;
-    let record: Record = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{} is not a valid emission record", path.display()))?;
+    let record: Record = parse_strict(&bytes, Layout::Pretty)
+        .map_err(|e| anyhow!("{} is not a valid emission record: {e}", path.display()))?;
     if record.format != RECORD_FORMAT {
         bail!(
             "{}: record format {} is not one this program reads (it reads {RECORD_FORMAT})",
