@@ -17,9 +17,7 @@
 //! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
 //! built once, by the caller.
 
-use crate::block::files::{
-    self, create_dir, remove_stale_temps, stage, write_atomic, Staged, StreamWriter,
-};
+use crate::block::files::{self, create_dir, remove_stale_temps, stage, Staged, StreamWriter};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, sha256, CSV_HEADER};
@@ -202,14 +200,24 @@ pub fn emit(
     let stake = game.stake(config.price)?;
     let blocks = block_range(config.first_block, config.blocks)?;
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
+    // Refused before anything is made (and again under the lock, in `join_or_create`).
+    if config.kind == EmissionKind::Production
+        && !crate::block::files::entry_exists(&folder.join(record::RECORD_FILE))?
+    {
+        bail!(
+            "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused",
+            folder.display()
+        );
+    }
     create_dir(&folder, 0o755)?;
     let public = config.signing_key.verifying_key();
     let wanted = record_of(config, game, stake)?;
     let planned = {
-        let lock = LockFile::emission(&folder)?;
-        let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+        let held = LockFile::emission(&folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
         check_emission_key(&folder, &public, &mut on_event)?;
-        join_or_create(&folder, &wanted, config, &blocks)?
+        let planned = join_or_create(&folder, &wanted, config, &blocks)?;
+        held.release()?;
+        planned
     };
     let maker = BlockMaker {
         game,
@@ -234,8 +242,8 @@ pub fn emit(
     for number in blocks {
         interrupt::check()?;
         let paths = BlockPaths::new(&folder, number);
-        let lock = LockFile::block(&folder, number)?;
-        let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+        let held =
+            LockFile::block(&folder, number)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
         // Whoever left temporary files for this block no longer holds its lock: they are stale.
         for path in [&paths.csv, &paths.manifest, &paths.signature] {
             let count = remove_stale_temps(path)?;
@@ -264,6 +272,7 @@ pub fn emit(
                 outcome: BlockOutcome::Kept,
                 csv: paths.csv,
             });
+            held.release()?;
             continue;
         }
         maker.write_block(config, number, &paths, progress)?;
@@ -275,6 +284,9 @@ pub fn emit(
             outcome: BlockOutcome::Written,
             csv: paths.csv,
         });
+        held.release().with_context(|| {
+            format!("block {number:05} was written, but its lock could not be released")
+        })?;
     }
     summary.planned = planned;
     Ok(summary)
@@ -314,12 +326,25 @@ fn join_or_create(
     let public = config.signing_key.verifying_key();
     let planned = match record::read(folder, &public)? {
         Some((existing, _)) => {
+            // A production run's shares must be the ceremony's, as the signed record says
+            // (checked first: it is the more telling refusal for forged shares).
+            if let Some(rebuilt) = &config.custody {
+                crate::emission::ceremony::admit_shares(folder, &existing, rebuilt, &public)?;
+            }
             existing.check_run(wanted, &folder.join(record::RECORD_FILE))?;
             existing.blocks
         }
         None => {
             if folder.join(record::RECORD_FILE).exists() {
                 bail!("{}: unreadable emission record", folder.display());
+            }
+            // Only the ceremony makes a production emission's record: shares with no record
+            // behind them could have been made by anyone holding the custodians' public keys.
+            if config.kind == EmissionKind::Production || config.custody.is_some() {
+                bail!(
+                    "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused",
+                    folder.display()
+                );
             }
             if let Some(planned) = wanted.blocks {
                 if *blocks.end() > planned {
@@ -372,8 +397,21 @@ pub fn seal_if_complete(
     let Some(planned) = summary.planned else {
         return Ok(false);
     };
-    let lock = LockFile::emission(folder)?;
-    let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+    let held = LockFile::emission(folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+    let sealed = seal_locked(config, summary, planned, on_event, before_sealing)?;
+    held.release()?;
+    Ok(sealed)
+}
+
+/// [`seal_if_complete`] under the emission lock.
+fn seal_locked(
+    config: &EmitConfig,
+    summary: &EmitSummary,
+    planned: u32,
+    on_event: &mut impl FnMut(Event),
+    before_sealing: &mut dyn FnMut() -> Result<()>,
+) -> Result<bool> {
+    let folder = summary.folder.as_path();
     let complete = seal::complete_blocks(folder)?;
     if folder.join(seal::SEAL_FILE).exists()
         || (1..=planned).any(|b| complete.binary_search(&b).is_err())
@@ -468,26 +506,11 @@ fn check_emission_key(
     on_event: &mut impl FnMut(Event),
 ) -> Result<()> {
     let path = folder.join(block::PUBLIC_KEY_FILE);
-    let count = remove_stale_temps(&path)?;
+    let count = crate::emission::write_or_check_public_key(folder, public)?;
     if count > 0 {
-        on_event(Event::StaleRemoved {
-            path: path.clone(),
-            count,
-        });
+        on_event(Event::StaleRemoved { path, count });
     }
-    if path.exists() {
-        let existing = keys::read_public_key(&path)?;
-        if existing != *public {
-            bail!(
-                "{} holds another public key (SHA-256 {}) than this run's signing key (SHA-256 {}): this emission was signed with another key. Give the same --signing-key, or another --emission.",
-                path.display(),
-                hex::encode(keys::public_key_sha256(&existing)?),
-                hex::encode(keys::public_key_sha256(public)?)
-            );
-        }
-        return Ok(());
-    }
-    write_atomic(&path, keys::public_pem(public)?.as_bytes(), 0o644)
+    Ok(())
 }
 
 /// Tickets whose generator seeds and line hashes are hashed together: enough to keep every

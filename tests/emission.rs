@@ -430,6 +430,8 @@ fn custody(w: &Workdir) -> Vec<String> {
         "2".into(),
         "--out".into(),
         "shares".into(),
+        "--signing-key".into(),
+        "keys/signing-key.pem".into(),
     ];
     for r in &recipients {
         args.extend(["--recipient".into(), r.clone()]);
@@ -473,7 +475,9 @@ fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it
     assert_eq!(record["kind"], "production");
     assert_eq!(record["custody"]["threshold"], 2);
     assert_eq!(record["custody"]["shares"], 3);
-    assert_eq!(record["custody"]["used"].as_array().unwrap().len(), 2);
+    // The ceremony's record lists the whole set; emit did not rewrite it.
+    assert_eq!(record["custody"]["files"].as_array().unwrap().len(), 3);
+    assert!(record["custody"].get("used").is_none());
     assert_eq!(
         json(&folder.join("block-00001.manifest.json"))["emission_kind"],
         "production"
@@ -484,9 +488,19 @@ fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it
         &with([1, 2], ["bob.key", "carol.key"], &["--first-block", "2"]),
         0,
     );
-    // A seed in clear cannot join a production emission.
+    // A seed in clear cannot join a production emission, and nothing is made trying.
+    let private_before = std::fs::read_dir(w.path("emissions/private"))
+        .map(|d| d.count())
+        .unwrap_or(0);
     let said = text(&run(&w, &emit_args(&["--first-block", "3"]), 2));
-    assert!(said.contains("kind: the emission has production"), "{said}");
+    assert!(said.contains("is a production emission"), "{said}");
+    let private_after = std::fs::read_dir(w.path("emissions/private"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(
+        private_before, private_after,
+        "a seed or key file was made: {said}"
+    );
     // The auditor rebuilds the seed from two shares and replays every ticket.
     let out = w.ok(&[
         "verify",
@@ -691,6 +705,8 @@ fn production(w: &Workdir) -> PathBuf {
         "2",
         "--out",
         "shares",
+        "--signing-key",
+        "keys/signing-key.pem",
     ]
     .map(String::from)
     .to_vec();
@@ -1115,4 +1131,66 @@ fn the_record_and_the_seal_can_be_pinned_by_their_sha256() {
         2,
     );
     assert!(text(&said).contains("64 hex digits"), "{}", text(&said));
+}
+
+// ---- honest outputs (issue 20 item 6) ----
+
+#[test]
+fn a_seed_replay_says_so_per_block_and_for_the_run() {
+    let w = setup();
+    run(&w, &emit_args(&["--blocks", "2"]), 0);
+    let folder = w.path(FOLDER);
+    let game = data("mini-ruche.toml");
+    let plain = text(&w.ok(&["verify", "--game", &game, folder.to_str().unwrap()]));
+    assert!(!plain.contains("seed replay"), "{plain}");
+    let replay = text(&w.ok(&[
+        "verify",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        folder.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        replay
+            .matches("seed replay OK: 2 000 prizes and layouts re-derived")
+            .count(),
+        2,
+        "{replay}"
+    );
+    assert!(
+        replay.contains("seed replay: 2 of 2 block(s) replayed from the seed and matched"),
+        "{replay}"
+    );
+}
+
+#[test]
+fn a_run_that_fails_after_publishing_blocks_logs_them_and_names_the_sudo_user() {
+    let w = setup();
+    let folder = w.path(FOLDER);
+    // Block 2 exists and is damaged: a run of blocks 1 to 3 publishes block 1, then stops.
+    run(&w, &emit_args(&["--first-block", "2"]), 0);
+    let csv = folder.join("block-00002.csv");
+    let mut bytes = read(&csv);
+    let at = bytes.len() - 3;
+    bytes[at] = if bytes[at] == b'a' { b'b' } else { b'a' };
+    std::fs::write(&csv, bytes).unwrap();
+    let args = emit_args(&["--blocks", "3"]);
+    let out = w
+        .command(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .env("SUDO_USER", "alice")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(folder.join("block-00001.manifest.json").exists());
+    let log = String::from_utf8(read(&folder.join("emission.log.jsonl"))).unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert!(
+        last["result"].as_str().unwrap().starts_with("error"),
+        "{last}"
+    );
+    assert_eq!(last["blocks_made"], serde_json::json!([1]), "{last}");
+    let user = last["user"].as_str().unwrap();
+    assert!(user.contains("via sudo by alice"), "{user}");
+    assert!(!last["host"].as_str().unwrap().is_empty());
 }

@@ -101,6 +101,13 @@ fn a_closed_standard_output_ends_quietly_with_status_0() {
             "--first-block",
             "2",
         ],
+        // seal prints once the seal is written; run again, it finds the emission sealed.
+        seal_args(&game, "2", folder.to_str().unwrap()),
+        seal_args(&game, "2", folder.to_str().unwrap()),
+        // clap's own output goes the same way.
+        vec!["--help"],
+        vec!["--version"],
+        vec!["emit", "--help"],
     ];
     for args in runs {
         let out = run_with_closed_stdout(&w, &args);
@@ -111,8 +118,23 @@ fn a_closed_standard_output_ends_quietly_with_status_0() {
             "{args:?}: {err}"
         );
     }
-    // The block was made all the same.
+    // The block was made and the emission sealed all the same.
     assert!(folder.join("block-00002.manifest.json").exists());
+    assert!(folder.join("emission.seal.json").exists());
+}
+
+/// `seal` of the emission in `folder` with the keygen key, planned for `blocks` blocks.
+fn seal_args<'a>(game: &'a str, blocks: &'a str, folder: &'a str) -> Vec<&'a str> {
+    vec![
+        "seal",
+        "--game",
+        game,
+        "--blocks",
+        blocks,
+        "--signing-key",
+        "keys/signing-key.pem",
+        folder,
+    ]
 }
 
 fn run_with_full_stdout(w: &Workdir, args: &[&str]) -> Output {
@@ -162,6 +184,333 @@ fn a_full_standard_output_is_an_error_with_status_2() {
     let text = said(&out, 2, "error: cannot write to standard output");
     assert!(text.contains("were written"), "{text}");
     assert!(folder.join("block-00002.manifest.json").exists());
+    // seal writes the seal, then cannot say so: an error that says the seal is written.
+    let out = run_with_full_stdout(&w, &seal_args(&game, "2", folder.to_str().unwrap()));
+    let text = said(
+        &out,
+        2,
+        "error: cannot write to standard output: No space left on device",
+    );
+    assert!(text.contains("was sealed"), "{text}");
+    assert!(folder.join("emission.seal.json").exists());
+    let out = run_with_full_stdout(&w, &seal_args(&game, "2", folder.to_str().unwrap()));
+    said(
+        &out,
+        2,
+        "error: cannot write to standard output: No space left on device",
+    );
+    // The help and the version, as `cat` would end on a full disk (clap drops the error).
+    for args in [vec!["--help"], vec!["--version"], vec!["emit", "--help"]] {
+        let out = run_with_full_stdout(&w, &args);
+        let text = said(
+            &out,
+            2,
+            "error: cannot write to standard output: No space left on device",
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: {text}");
+    }
+    // A real usage error keeps clap's status 2 and its message on standard error.
+    let out = run_with_full_stdout(&w, &["emit", "--no-such-option"]);
+    said(&out, 2, "unexpected argument '--no-such-option'");
+}
+
+/// A database of its own on the PostgreSQL cluster of DATABASE_URL (tests/pg/start.sh, which
+/// .ci/run starts), dropped at the end; `None` with a line saying so where no cluster is
+/// configured, a failure in CI.
+struct Database {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl Database {
+    fn new() -> Option<Database> {
+        let Ok(admin_url) = std::env::var("DATABASE_URL") else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "DATABASE_URL is not set in CI: .ci/run must start the cluster"
+            );
+            println!("SKIPPED: DATABASE_URL is not set (.ci/run starts a cluster)");
+            return None;
+        };
+        let mut random = [0u8; 6];
+        getrandom::fill(&mut random).expect("random bytes");
+        let name = format!("ef_hostile_{}", hex::encode(random));
+        postgres::Client::connect(&admin_url, postgres::NoTls)
+            .expect("connect to DATABASE_URL")
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create the test database");
+        // The database replaced in either form libpq reads.
+        let url = match admin_url.split_once("://") {
+            Some((scheme, rest)) => {
+                let (authority, path_query) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                let query = path_query.find('?').map_or("", |i| &path_query[i..]);
+                format!("{scheme}://{authority}/{name}{query}")
+            }
+            None => format!("{admin_url} dbname={name}"),
+        };
+        Some(Database {
+            admin_url,
+            name,
+            url,
+        })
+    }
+
+    /// The numbers of the blocks loaded.
+    fn blocks(&self) -> Vec<i32> {
+        postgres::Client::connect(&self.url, postgres::NoTls)
+            .expect("connect to the test database")
+            .query("SELECT block FROM blocks ORDER BY block", &[])
+            .expect("list blocks")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&self.admin_url, postgres::NoTls) {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// `load` prints a line per block after committing it: a closed standard output does not stop
+/// the loading (status 0 once every block is in), a full one is an error that says what was
+/// committed.
+#[test]
+fn load_on_a_closed_or_full_standard_output_commits_and_says_so() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = data("mini-ruche.toml");
+    w.ok(&[
+        "emit",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--first-block",
+        "2",
+        "--quiet",
+    ]);
+    let load = |db: &Database| {
+        vec![
+            "load".to_string(),
+            "--database-url".into(),
+            db.url.clone(),
+            "--public-key".into(),
+            "keys/public-key.pem".into(),
+            "--game".into(),
+            game.clone(),
+            "--allow-test".into(),
+            folder.display().to_string(),
+        ]
+    };
+    let Some(db) = Database::new() else { return };
+    let args = load(&db);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_with_closed_stdout(&w, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("error"), "{err}");
+    assert_eq!(db.blocks(), vec![1, 2]);
+
+    let Some(db) = Database::new() else { return };
+    let args = load(&db);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_with_full_stdout(&w, &args);
+    let text = said(
+        &out,
+        2,
+        "error: cannot write to standard output: No space left on device",
+    );
+    assert!(
+        text.contains("2 block(s) of 2 loaded and committed"),
+        "{text}"
+    );
+    assert_eq!(db.blocks(), vec![1, 2]);
+}
+
+// ---- issue 19, item 5: a lock that cannot be taken or released ----
+
+/// True if strace can trace here; outside CI a line saying it is skipped, in CI a failure.
+fn have_strace() -> bool {
+    let ok = std::process::Command::new("strace")
+        .args(["-qq", "-o", "/dev/null", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "strace is missing or cannot trace in CI (.ci/run installs it)"
+        );
+        println!("SKIPPED: strace is missing or cannot trace here (.ci/run installs it)");
+    }
+    ok
+}
+
+/// Runs the binary under strace with the `n`-th `flock` of each thread failing with EIO
+/// (within a time limit: a wait that never ends is a failure); its output, and whether strace
+/// says a call was failed.
+fn with_failing_flock(w: &Workdir, args: &[&str], n: u32) -> (Output, bool) {
+    let log = w.path(&format!("strace-flock-{n}.log"));
+    let out = std::process::Command::new("timeout")
+        .current_dir(w.dir.path())
+        .args(["120", "strace", "-f", "-qq", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=flock",
+            "-e",
+            &format!("inject=flock:error=EIO:when={n}"),
+        ])
+        .arg(env!("CARGO_BIN_EXE_emission-factory"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("timeout and strace run");
+    let traced = std::fs::read_to_string(&log).unwrap_or_default();
+    let injected = traced
+        .lines()
+        .any(|l| l.contains("flock(") && l.contains("(INJECTED)"));
+    (out, injected)
+}
+
+/// Files under `dir` (at any depth) whose name ends with `.tmp`.
+fn temporaries_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(path);
+            } else if path.to_string_lossy().ends_with(".tmp") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// A run whose `flock` failed: status 2 with an error naming the lock, no panic, no wait.
+#[track_caller]
+fn refused_on_the_lock(out: &Output, context: &str) {
+    let text = text(out);
+    assert_eq!(out.status.code(), Some(2), "{context}: {text}");
+    assert!(
+        !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
+        "{context}: {text}"
+    );
+    assert!(
+        text.contains("error: ") && text.contains("lock") && text.contains("Input/output error"),
+        "{context}: the error does not say which lock failed: {text}"
+    );
+}
+
+/// After a failed run: no temporary file, and what is published verifies (a block, a seal).
+#[track_caller]
+fn nothing_half_written(w: &Workdir, folder: &Path, context: &str) {
+    assert!(
+        temporaries_under(w.dir.path()).is_empty(),
+        "{context}: left {:?}",
+        temporaries_under(w.dir.path())
+    );
+    if folder.join("block-00001.manifest.json").exists() {
+        let out = w.run(&[
+            "verify",
+            "--game",
+            &data("mini-ruche.toml"),
+            "--public-key",
+            "keys/public-key.pem",
+            folder.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{context}: what is published does not verify: {}",
+            text(&out)
+        );
+    }
+}
+
+#[test]
+fn a_lock_that_cannot_be_taken_or_released_is_an_error_never_a_panic() {
+    if !have_strace() {
+        return;
+    }
+    let game = data("mini-ruche.toml");
+    let emit = [
+        "emit",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--emission-blocks",
+        "1",
+        "--quiet",
+    ];
+    let folder_name = "emissions/mini-ruche/2/e0001";
+    // emit: the emission lock (cmd, engine, audit log, seal at the end) and the block's.
+    let mut injected_runs = 0;
+    for n in 1..=30 {
+        let w = Workdir::new();
+        w.ok(&["keygen", "--out", "keys"]);
+        let context = format!("emit, flock #{n} fails");
+        let (out, injected) = with_failing_flock(&w, &emit, n);
+        if !injected {
+            // Past the last flock of the run: it must have succeeded.
+            assert_eq!(out.status.code(), Some(0), "{context}: {}", text(&out));
+            break;
+        }
+        injected_runs += 1;
+        refused_on_the_lock(&out, &context);
+        let folder = w.path(folder_name);
+        nothing_half_written(&w, &folder, &context);
+        // Running again finishes the job: no lock is left taken.
+        w.ok(&emit);
+        nothing_half_written(&w, &folder, &context);
+        assert!(folder.join("emission.seal.json").exists(), "{context}");
+    }
+    // strace counts each thread's calls apart: the main thread takes and releases the emission
+    // lock three times (the run's files, the audit log, the seal), the engine's thread the
+    // emission lock and the block's.
+    assert!(
+        injected_runs >= 6,
+        "only {injected_runs} flock calls failed"
+    );
+
+    // seal: the emission lock, taken and released.
+    let mut injected_runs = 0;
+    for n in 1..=10 {
+        let w = Workdir::new();
+        let folder = emit_mini(&w, "1");
+        let context = format!("seal, flock #{n} fails");
+        let seal = seal_args(&game, "1", folder.to_str().unwrap());
+        let (out, injected) = with_failing_flock(&w, &seal, n);
+        if !injected {
+            assert_eq!(out.status.code(), Some(0), "{context}: {}", text(&out));
+            break;
+        }
+        injected_runs += 1;
+        refused_on_the_lock(&out, &context);
+        nothing_half_written(&w, &folder, &context);
+        w.ok(&seal);
+        nothing_half_written(&w, &folder, &context);
+    }
+    assert!(
+        injected_runs >= 2,
+        "only {injected_runs} flock calls failed"
+    );
 }
 
 // ---- defect 7: numbers at the limits of their types ----
@@ -630,6 +979,180 @@ fn echoes_of_file_content_are_escaped_and_short() {
     let out = w.run(&["verify", "--game", &bad, csv.to_str().unwrap()]);
     said(&out, 2, "echo2.toml, id: '\\u{1b}[31m777");
     tame(&out);
+}
+
+// ---- issue 19, item 6: every string from a file is escaped when echoed ----
+
+/// What turns a terminal red, rings it, or reorders what it shows: ESC, BEL, the bidirectional
+/// embeddings, overrides and isolates, and the direction marks.
+const TERMINAL_CONTROLS: [char; 13] = [
+    '\u{1b}', '\u{7}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}',
+    '\u{2067}', '\u{2068}', '\u{2069}', '\u{200e}', '\u{200f}',
+];
+
+/// Requires `bytes` (what `what` wrote) to hold none of [`TERMINAL_CONTROLS`].
+#[track_caller]
+fn no_terminal_control(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for c in TERMINAL_CONTROLS {
+        assert!(
+            !text.contains(c),
+            "{what} wrote U+{:04X} raw:\n{}",
+            c as u32,
+            text.escape_debug()
+        );
+    }
+}
+
+#[track_caller]
+fn no_terminal_control_said(what: &str, out: &Output) {
+    no_terminal_control(&format!("{what} (stdout)"), &out.stdout);
+    no_terminal_control(&format!("{what} (stderr)"), &out.stderr);
+}
+
+#[test]
+fn names_and_fields_from_files_never_reach_the_terminal_raw() {
+    let w = Workdir::new();
+    w.ok(&["keygen", "--out", "keys"]);
+    // A definition named with an escape sequence, a bell, a right-to-left override, an isolate
+    // and direction marks (TOML escapes: the file itself is plain text).
+    let game = variant(
+        &w,
+        "hostile-name.toml",
+        &[(
+            "name = \"Mini ruche (test)\"",
+            "name = \"Mini \\u001b[31mred\\u0007 \\u202eesrever\\u202c \\u2066iso\\u2069 \\u200emarks\\u200f\"",
+        )],
+    );
+    let mut runs: Vec<(String, Output)> = Vec::new();
+    let mut run = |what: &str, args: &[&str], code: i32| {
+        let out = w.run(args);
+        assert_eq!(out.status.code(), Some(code), "{what}: {}", text(&out));
+        runs.push((what.to_string(), out));
+    };
+    let folder = "emissions/mini-ruche/2/e0001";
+    let csv = format!("{folder}/block-00001.csv");
+    run(
+        "emit",
+        &[
+            "emit",
+            "--game",
+            &game,
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+        ],
+        0,
+    );
+    run("verify", &["verify", "--game", &game, folder], 0);
+    run(
+        "show",
+        &[
+            "show", &csv, "--ticket", "0", "--game", &game, "--svg", "t.svg",
+        ],
+        0,
+    );
+    run(
+        "report",
+        &[
+            "report", "--game", &game, "--html", "r.html", "--json", "r.json", "--quiet", folder,
+        ],
+        0,
+    );
+    run(
+        "seal",
+        &[
+            "seal",
+            "--game",
+            &game,
+            "--blocks",
+            "1",
+            "--signing-key",
+            "keys/signing-key.pem",
+            folder,
+        ],
+        0,
+    );
+    run("verify, sealed", &["verify", "--game", &game, folder], 0);
+    let proved = w.ok(&[
+        "prove",
+        &csv,
+        "--ticket",
+        "0",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+    ]);
+    // The proof is JSON: the control characters are escaped by JSON's rules.
+    assert!(!proved.stdout.contains(&0x1b) && !proved.stdout.contains(&0x07));
+    let proof: serde_json::Value = serde_json::from_slice(&proved.stdout).unwrap();
+    std::fs::write(w.path("proof.json"), &proved.stdout).unwrap();
+    let verify_proof = [
+        "verify-proof",
+        "proof.json",
+        "--public-key",
+        "keys/public-key.pem",
+        "--game",
+        &game,
+    ];
+    run("verify-proof", &verify_proof, 0);
+    // Proofs whose fields carry them, refused field by field.
+    let hostile = "\u{1b}[31m\u{7}\u{202e}\u{2066}\u{200f}";
+    let mut changed = proof.clone();
+    changed["line"] = format!("{}{hostile}", proof["line"].as_str().unwrap()).into();
+    changed["signature"] = hostile.into();
+    changed["audit_path"][0] = hostile.into();
+    let mut format = proof.clone();
+    format["format"] = hostile.into();
+    let mut manifest = proof.clone();
+    manifest["manifest"] = format!("{{\"game\": \"{hostile}\"").into();
+    let mut manifest_field = proof.clone();
+    manifest_field["manifest"] = proof["manifest"]
+        .as_str()
+        .unwrap()
+        .replacen(
+            "\"mini-ruche\"",
+            &serde_json::to_string(hostile).unwrap(),
+            1,
+        )
+        .into();
+    for (what, p) in [
+        ("a proof with a hostile line, signature and path", changed),
+        ("a proof with a hostile format", format),
+        ("a proof with a broken manifest", manifest),
+        ("a proof with a hostile manifest field", manifest_field),
+    ] {
+        std::fs::write(w.path("proof.json"), serde_json::to_vec(&p).unwrap()).unwrap();
+        run(what, &verify_proof, 1);
+    }
+    for (what, out) in &runs {
+        no_terminal_control_said(what, out);
+    }
+    // In colour, `show` writes its own escape sequences, and only those: the name's are escaped.
+    let coloured = w.ok(&[
+        "show", &csv, "--ticket", "1", "--game", &game, "--color", "always",
+    ]);
+    let drawn = String::from_utf8_lossy(&coloured.stdout).into_owned();
+    assert!(drawn.contains("\u{1b}["), "{drawn:?}");
+    assert!(!drawn.contains("\u{1b}[31mred"), "{drawn:?}");
+    let no_escape: Vec<char> = TERMINAL_CONTROLS[1..].to_vec();
+    assert!(!drawn.contains(&no_escape[..]), "{drawn:?}");
+    no_terminal_control("show --color always (stderr)", &coloured.stderr);
+    // The name is there, escaped.
+    let emitted = String::from_utf8_lossy(&runs[0].1.stdout).into_owned();
+    assert!(
+        emitted.contains("Mini \\u{1b}[31mred\\u{7} \\u{202e}esrever\\u{202c}"),
+        "{emitted}"
+    );
+    // The files written are escaped by their own rules: HTML and SVG as visible escapes, JSON as
+    // JSON escapes.
+    for page in ["r.html", "t.svg"] {
+        no_terminal_control(page, &std::fs::read(w.path(page)).unwrap());
+    }
+    let json = std::fs::read(w.path("r.json")).unwrap();
+    assert!(!json.contains(&0x1b) && !json.contains(&0x07));
 }
 
 // ---- defect 11: misspelt settings, doubled causes ----
@@ -1188,22 +1711,6 @@ fn a_block_named_relative_to_the_current_folder_verifies() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-}
-
-/// True if strace can trace here; under CI its absence fails the test, elsewhere it is skipped.
-fn have_strace() -> bool {
-    let ok = Command::new("strace")
-        .args(["-qq", "-o", "/dev/null", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "strace is missing or cannot trace (.ci/run installs it)"
-        );
-        eprintln!("SKIPPED: strace is missing or cannot trace here (.ci/run installs it)");
-    }
-    ok
 }
 
 #[test]

@@ -15,7 +15,7 @@ use emission_factory::emit::{
 use emission_factory::game::Game;
 use emission_factory::money::canonical;
 use emission_factory::plan::{fresh_seed, Seed};
-use emission_factory::untrusted::shown_path;
+use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -46,9 +46,11 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         return print_folder(&folder);
     }
     let price = stake.price;
-    // Checked before any folder, seed or key file is made: the block range, and that every
-    // prize of the stake can be shown (the synthesizer built here is the engine's).
+    // Checked before any folder, seed or key file is made: the block range, that every prize
+    // of the stake can be shown (the synthesizer built here is the engine's), and that the
+    // emission's kind is the run's (the engine checks the signed record again, under the lock).
     block_range(args.first_block, args.blocks)?;
+    refuse_wrong_kind(&folder, !args.share.is_empty())?;
     let synthesizer = stake
         .synthesizer()
         .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
@@ -111,14 +113,14 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                     }
                     (
                         load_or_make_seed(path, args.allow_insecure_key)?,
-                        format!("read from {}", path.display()),
+                        format!("read from {}", shown_path(path)),
                     )
                 }
                 None => {
                     let path = private.join(format!("{base}.seed"));
                     (
                         load_or_make_seed(&path, args.allow_insecure_key)?,
-                        format!("kept in {} (not in the emission folder)", path.display()),
+                        format!("kept in {} (not in the emission folder)", shown_path(&path)),
                     )
                 }
             },
@@ -132,20 +134,17 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                 files::SECRET_LIMIT,
                 args.allow_insecure_key,
             )?;
-            (
-                keys::parse_signing_key(&pem, path)?,
-                path.display().to_string(),
-            )
+            (keys::parse_signing_key(&pem, path)?, shown_path(path))
         }
         None => {
             let path = private.join(format!("{base}.signing-key.pem"));
             (
                 load_or_make_key(&path, args.allow_insecure_key)?,
-                format!("one-time key {}", path.display()),
+                format!("one-time key {}", shown_path(&path)),
             )
         }
     };
-    drop(held);
+    held.release()?;
     let config = EmitConfig {
         game,
         price,
@@ -172,6 +171,9 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         Some(u64::from(args.blocks) * config.game.block_size),
     );
     let started = Instant::now();
+    // Blocks published so far, for the audit log of a run that fails after publishing some.
+    let mut published: Vec<u32> = Vec::new();
+    let mut kept: Vec<u32> = Vec::new();
     let outcome = pool(args.threads)?.install(|| {
         emit(&config, &bar, |event| {
             let line = match event {
@@ -180,6 +182,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                     outcome,
                     csv,
                 } => {
+                    match outcome {
+                        BlockOutcome::Written => published.push(number),
+                        BlockOutcome::Kept => kept.push(number),
+                    }
                     let what = match outcome {
                         BlockOutcome::Written => "written",
                         BlockOutcome::Kept => "already there, verified and kept",
@@ -206,12 +212,17 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             entry.blocks_made = summary.made.clone();
             entry.blocks_kept = summary.kept_blocks.clone();
         }
-        Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
+        Err(e) => {
+            // What was published before the failure stays, and the log says so.
+            entry.blocks_made = published;
+            entry.blocks_kept = kept;
+            entry.result = format!("error: {e:#}").chars().take(1000).collect();
+        }
     }
     if let Err(e) = audit::append(&folder, entry, &config.signing_key) {
-        errln!("warning: cannot append to the emission's audit log: {e:#}");
+        errln!("warning: the emission's audit log: {e:#}");
         if outcome.is_ok() {
-            return Err(e.context("the blocks were made, but the audit log could not be written"));
+            return Err(e.context("the blocks were made, but the audit log failed"));
         }
     }
     let summary = outcome?;
@@ -250,8 +261,8 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let summary_lines = || -> Result<(), StdoutError> {
         outln!(
             "{} of {} at {} €: {} block(s) written, {} kept; {} tickets in {:.1} s ({} tickets/s)",
-            summary.folder.display(),
-            config.game.name,
+            shown_path(&summary.folder),
+            shown_text(&config.game.name, SHOWN_CHARS),
             canonical(price),
             summary.written,
             summary.kept,
@@ -263,17 +274,48 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         outln!("signed with: {key_note}")?;
         outln!(
             "verify with: emission-factory verify {}",
-            summary.folder.display()
+            shown_path(&summary.folder)
         )
     };
     // The blocks are on disk already: an output that fails says so.
     summary_lines().map_err(|e| {
         e.done(format!(
             "the blocks were written to {} (only this summary is missing)",
-            summary.folder.display()
+            shown_path(&summary.folder)
         ))
     })?;
     Ok(Exit::Ok)
+}
+
+/// Refuses, before anything is made: custody shares for an emission the ceremony has not
+/// started (no record), and a run without shares on a production emission (which would draw
+/// or read another seed). The record is only peeked at here (its kind): the engine reads it
+/// whole and checks its signature under the emission lock.
+fn refuse_wrong_kind(folder: &Path, shares: bool) -> Result<()> {
+    let path = folder.join(emission_factory::emission::record::RECORD_FILE);
+    if !files::entry_exists(&path)? {
+        if shares {
+            bail!(
+                "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused. Nothing was written",
+                folder.display()
+            );
+        }
+        return Ok(());
+    }
+    if shares {
+        return Ok(());
+    }
+    let bytes = emission_factory::emission::read_bounded(&path, 1 << 20)?;
+    let kind = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    if kind.as_deref() == Some("production") {
+        bail!(
+            "{} is a production emission: its seed comes only from its custody shares; give them with --share and --identity (k of them). Nothing was written",
+            folder.display()
+        );
+    }
+    Ok(())
 }
 
 /// `emit --print-folder`: the emission folder as one line of text, for a script to read with

@@ -491,12 +491,20 @@ pub struct KeygenArgs {
 
 /// `seed` arguments.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:
+#[command(
+    after_help = "A new seed is the start of a production emission: `seed` also writes the emission's
+signed record (game, stake, definition, seed commitment, the share set with every share file's
+SHA-256, recipient and custodian label, the planned block count, the public key) and prints its
+SHA-256 for the ceremony's minutes. It refuses an emission that already has a record.
+
+Examples:
   emission-factory seed --game ruche-or --price 2 --emission 3 --shares-needed 2 \\
-      --recipients-file custodians.txt --out shares
+      --recipients-file custodians.txt --out shares --signing-key keys/signing-key.pem \\
+      --emission-blocks 40
   emission-factory seed --game ruche-or --price 2 --emission 3 --check \\
       --share shares/ruche-or-2-e0003.share-1-of-3.age --identity alice.txt \\
-      --share shares/ruche-or-2-e0003.share-2-of-3.age --identity bob.txt")]
+      --share shares/ruche-or-2-e0003.share-2-of-3.age --identity bob.txt"
+)]
 pub struct SeedArgs {
     /// Game: a built-in id (ruche-or, maxi-ruche-or, annee-chance) or the path of a game
     /// definition (.toml).
@@ -543,6 +551,17 @@ pub struct SeedArgs {
     /// Repeatable.
     #[arg(long, value_name = "FILE")]
     pub identity: Vec<PathBuf>,
+    /// The emission's signing key (PKCS#8 PEM, as for emit): it signs the emission's record (a
+    /// new seed) or the custody file of a reshare. Needed for both.
+    #[arg(long, value_name = "PEM")]
+    pub signing_key: Option<PathBuf>,
+    /// Blocks the emission will hold, fixed in its record (emit seals the emission once all
+    /// are made; given again to emit, it must be the same).
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=99_999))]
+    pub emission_blocks: Option<u32>,
+    /// Read a signing key that group or others may read (warned about).
+    #[arg(long)]
+    pub allow_insecure_key: bool,
 }
 
 /// Runs a parsed command line.

@@ -8,6 +8,7 @@
 //! dropped, there is nowhere else to say it.
 
 use emission_factory::fs::output::{self as file_output, Replace};
+use emission_factory::untrusted::defanged;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -98,6 +99,12 @@ impl StdoutError {
     }
 }
 
+impl From<io::Error> for StdoutError {
+    fn from(error: io::Error) -> Self {
+        StdoutError { error, done: None }
+    }
+}
+
 impl fmt::Display for StdoutError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The I/O error is part of the message, not a chained source: said once.
@@ -126,15 +133,56 @@ pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     writeln!(out, "{args}").map_err(|error| StdoutError { error, done: None })
 }
 
+/// Writes standard output's lines for a command whose work goes on whatever becomes of them
+/// (`load`: each block is committed, then said): the first failure is kept and the lines
+/// after it are dropped, and [`Lines::finish`] returns it once the work is done.
+#[derive(Default)]
+pub struct Lines {
+    failed: Option<StdoutError>,
+}
+
+impl Lines {
+    /// Writes one line, unless a line failed before.
+    pub fn line(&mut self, args: fmt::Arguments<'_>) {
+        if self.failed.is_none() {
+            self.failed = write_stdout(args).err();
+        }
+    }
+
+    /// The first failure, if any, with `done` saying what was done all the same.
+    pub fn finish(self, done: impl FnOnce() -> String) -> Result<(), StdoutError> {
+        match self.failed {
+            Some(e) => Err(e.done(done())),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Writes one line to standard error, dropping it if it cannot be written; use
-/// [`errln!`](crate::cmd).
+/// [`errln!`](crate::cmd). Nothing written to standard error is meant to act on a terminal:
+/// every line goes through [`defanged`], the last guard behind the escaping of each value.
 pub fn write_stderr(args: fmt::Arguments<'_>) {
-    let _ = writeln!(io::stderr().lock(), "{args}");
+    let line = defanged(&args.to_string());
+    let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_keep_the_first_failure_for_the_end() {
+        let mut lines = Lines {
+            failed: Some(StdoutError::from(io::Error::from(
+                io::ErrorKind::BrokenPipe,
+            ))),
+        };
+        lines.line(format_args!("not written"));
+        let e = lines.finish(|| "2 blocks loaded".into()).unwrap_err();
+        assert!(e.is_broken_pipe());
+        assert!(e.to_string().ends_with("; 2 blocks loaded"), "{e}");
+        assert!(Lines::default().finish(|| unreachable!()).is_ok());
+    }
 
     #[test]
     fn a_broken_pipe_is_found_under_context_and_said_once_otherwise() {

@@ -6,7 +6,9 @@ use anyhow::{anyhow, Result};
 use emission_factory::block::keys;
 use emission_factory::game::Game;
 use emission_factory::proof::{self, Ticket, MAX_PROOF_BYTES};
-use emission_factory::untrusted::{read_at_most, shown_path, ReadError};
+use emission_factory::untrusted::{
+    defanged, read_at_most, shown_path, shown_text, ReadError, SHOWN_CHARS,
+};
 use std::path::PathBuf;
 
 /// `prove` arguments.
@@ -109,14 +111,14 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
         Ok(p) => {
             outln!(
                 "OK      {name}: ticket {} (index {}) wins {} €, in block {} of emission {} of {} ({}) at {} €, signed by the key given",
-                p.serial,
+                shown_text(&p.serial, SHOWN_CHARS),
                 p.index,
-                p.prize,
+                shown_text(&p.prize, SHOWN_CHARS),
                 p.block,
                 p.emission,
-                p.game_name,
-                p.game,
-                p.stake
+                shown_text(&p.game_name, SHOWN_CHARS),
+                shown_text(&p.game, SHOWN_CHARS),
+                shown_text(&p.stake, SHOWN_CHARS)
             )?;
             if p.kind == emission_factory::emission::record::EmissionKind::Test {
                 outln!("        TEST emission: its seed was given or kept in clear; not for sale")?;
@@ -126,7 +128,7 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
         Err(problems) => {
             outln!("FAILED  {name}")?;
             for p in problems {
-                outln!("  - {p}")?;
+                outln!("  - {}", defanged(&p))?;
             }
             Ok(Exit::Failed)
         }

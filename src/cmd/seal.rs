@@ -10,6 +10,7 @@ use emission_factory::emission::seal::{self, SEAL_FILE};
 use emission_factory::game::Game;
 use emission_factory::money::parse_canonical;
 use emission_factory::progress::NoProgress;
+use emission_factory::untrusted::{shown, shown_path};
 use emission_factory::verify::{verify_block, VerifyOptions};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     {
         bail!(
             "{} is not an emission folder with a record (emission.json); give <out>/<game>/<stake>/e<emission>",
-            folder.display()
+            shown_path(folder)
         );
     }
     let key_path = match &args.signing_key {
@@ -51,13 +52,17 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     if hex::encode(game.sha256) != record.game_definition_sha256 {
         bail!(
             "the game definition {} is not the emission's (SHA-256 {}, the record says {}); give --game with the definition used",
-            game.source,
+            shown_path(Path::new(&game.source)),
             hex::encode(game.sha256),
-            record.game_definition_sha256
+            shown(&record.game_definition_sha256)
         );
     }
-    let price = parse_canonical(&record.stake)
-        .ok_or_else(|| anyhow!("the record's stake is not a canonical amount"))?;
+    let price = parse_canonical(&record.stake).ok_or_else(|| {
+        anyhow!(
+            "the record's stake {} is not a canonical amount",
+            shown(&record.stake)
+        )
+    })?;
     game.stake(price)?;
     // Every block is verified in full before it is sealed (missing ones are named by `seal`).
     let present = seal::complete_blocks(folder)?;
@@ -86,7 +91,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     if !failed.is_empty() {
         bail!(
             "cannot seal {}: blocks do not verify:\n  {}",
-            folder.display(),
+            shown_path(folder),
             failed.join("\n  ")
         );
     }
@@ -111,20 +116,35 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
             .collect();
         append_locked(folder, &mut failed, Some(&key))?;
     }
-    drop(held);
-    match outcome? {
-        Some(s) => println!(
-            "sealed {}: {} blocks, {} tickets, {} winners, {} € of prizes ({} emission); {}",
-            folder.display(),
+    let released = held.release();
+    let name = shown_path(folder);
+    let sealed = match outcome {
+        Ok(sealed) => sealed,
+        Err(e) => {
+            if let Err(r) = released {
+                errln!("error: {r:#}");
+            }
+            return Err(e);
+        }
+    };
+    let seal_file = shown_path(&folder.join(SEAL_FILE));
+    let done = match sealed {
+        Some(_) => format!("{name} was sealed ({seal_file})"),
+        None => format!("{name} was already sealed"),
+    };
+    released.map_err(|e| e.context(format!("{done}, but its lock could not be released")))?;
+    let said = match &sealed {
+        Some(s) => outln!(
+            "sealed {name}: {} blocks, {} tickets, {} winners, {} € of prizes ({} emission); {seal_file}",
             s.blocks.len(),
             super::grouped(s.tickets),
             super::grouped(s.winners),
             s.total_prizes,
             s.kind.as_str(),
-            folder.join(SEAL_FILE).display()
         ),
-        None => println!("{} was already sealed with these blocks", folder.display()),
-    }
+        None => outln!("{name} was already sealed with these blocks"),
+    };
+    said.map_err(|e| e.done(done))?;
     Ok(Exit::Ok)
 }
 

@@ -10,7 +10,7 @@ use emission_factory::emission::log::LOG_FILE;
 use emission_factory::emission::record::{EmissionKind, RECORD_FILE};
 use emission_factory::emission::seal::{check_folder, FolderCheck, SEAL_FILE};
 use emission_factory::money::canonical;
-use emission_factory::untrusted::shown_path;
+use emission_factory::untrusted::{defanged, shown_path};
 use emission_factory::verify::{find_blocks, verify_block, VerifyOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -95,6 +95,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let bar = progress_bar(args.quiet, "verify", None);
     let pool = pool(args.threads)?;
     let mut failed = 0;
+    let mut replayed = 0u64;
     let mut warned = BTreeSet::new();
     for csv in &blocks {
         bar.set_message(format!("verify {}", shown_path(csv)));
@@ -114,6 +115,15 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     shown_path(csv),
                     grouped(report.tickets)
                 )?;
+                // An auditor's minutes must tell a replay from a plain verify.
+                if let Some(seed) = &options.seed {
+                    replayed += 1;
+                    outln!(
+                        "        seed replay OK: {} prizes and layouts re-derived from the seed; seed_sha256 {}",
+                        grouped(report.tickets),
+                        hex::encode(emission_factory::plan::seed_commitment(seed))
+                    )?;
+                }
             } else {
                 failed += 1;
                 failed_in
@@ -122,7 +132,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     .push(csv.clone());
                 outln!("FAILED  {}", shown_path(csv))?;
                 for p in &report.problems {
-                    outln!("  - {p}")?;
+                    outln!("  - {}", defanged(p))?;
                 }
                 if report.unlisted > 0 {
                     outln!("  - ... and {} more problems", report.unlisted)?;
@@ -136,7 +146,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     outln!(
                         "    {:>8}  {:<40} {:>10}",
                         canonical(*prize),
-                        form,
+                        defanged(form),
                         grouped(*count)
                     )?;
                 }
@@ -155,7 +165,11 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     Ok(key) => key,
                     Err(e) => {
                         emissions_failed += 1;
-                        outln!("FAILED  emission {}\n  - {e:#}", folder.display())?;
+                        outln!(
+                            "FAILED  emission {}\n  - {}",
+                            shown_path(folder),
+                            defanged(&format!("{e:#}"))
+                        )?;
                         continue;
                     }
                 }
@@ -181,12 +195,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             None => "",
         };
         if report.problems.is_empty() {
-            outln!("OK      emission {}{kind}", folder.display())?;
+            outln!("OK      emission {}{kind}", shown_path(folder))?;
         } else {
             emissions_failed += 1;
-            outln!("FAILED  emission {}{kind}", folder.display())?;
+            outln!("FAILED  emission {}{kind}", shown_path(folder))?;
             for p in &report.problems {
-                outln!("  - {p}")?;
+                outln!("  - {}", defanged(p))?;
             }
         }
     }
@@ -196,6 +210,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         blocks.len() - failed,
         failed
     )?;
+    if let Some(seed) = &options.seed {
+        outln!(
+            "seed replay: {replayed} of {} block(s) replayed from the seed and matched (seed_sha256 {})",
+            blocks.len(),
+            hex::encode(emission_factory::plan::seed_commitment(seed))
+        )?;
+    }
     if !emissions.is_empty() {
         outln!(
             "{} emission(s) checked: {} OK, {} failed",

@@ -20,7 +20,9 @@ mod share_file;
 
 pub use age::x25519::Recipient;
 pub use error::CustodyError;
-pub use share_file::{parse_recipient, read_recipients_file, FORMAT};
+pub use share_file::{
+    parse_recipient, read_labelled_recipients_file, read_recipients_file, FORMAT, MAX_LABEL_CHARS,
+};
 
 use crate::game::Stake;
 use crate::money::canonical;

@@ -286,6 +286,21 @@ pub fn parse_recipient(text: &str, what: &str) -> Result<Recipient, CustodyError
 /// Reads a recipients file: one `age1…` public key per line, blank lines and `#` comments
 /// allowed (the format of `age -R`).
 pub fn read_recipients_file(path: &Path) -> Result<Vec<Recipient>, CustodyError> {
+    Ok(read_labelled_recipients_file(path)?
+        .into_iter()
+        .map(|(recipient, _)| recipient)
+        .collect())
+}
+
+/// Most characters of a custodian's label kept.
+pub const MAX_LABEL_CHARS: usize = 120;
+
+/// Reads a recipients file as [`read_recipients_file`], with each key's custodian label: the
+/// `# comment` that may follow the key on its line (`age1… # Alice Martin, notary`), "" if
+/// none, cut to [`MAX_LABEL_CHARS`] characters, control characters dropped.
+pub fn read_labelled_recipients_file(
+    path: &Path,
+) -> Result<Vec<(Recipient, String)>, CustodyError> {
     let read_error = |source| CustodyError::ReadRecipients {
         path: path.to_path_buf(),
         error: source,
@@ -303,7 +318,17 @@ pub fn read_recipients_file(path: &Path) -> Result<Vec<Recipient>, CustodyError>
         .map(|(number, line)| (number, line.trim()))
         .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'))
         .map(|(number, line)| {
-            parse_recipient(line, &format!("{}, line {}", path.display(), number + 1))
+            let (key, label) = match line.split_once('#') {
+                Some((key, label)) => (key.trim(), label.trim()),
+                None => (line, ""),
+            };
+            let label: String = label
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(MAX_LABEL_CHARS)
+                .collect();
+            parse_recipient(key, &format!("{}, line {}", path.display(), number + 1))
+                .map(|recipient| (recipient, label))
         })
         .collect()
 }

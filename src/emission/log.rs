@@ -121,13 +121,24 @@ fn host() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The user: the name the environment gives (`USER`, `LOGNAME`) with the real user id, and
+/// `SUDO_USER` too when the run was made through sudo (who actually typed the command).
 fn user() -> String {
+    let uid = rustix::process::getuid().as_raw();
+    let sudo = std::env::var("SUDO_USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .map(|u| format!(" via sudo by {}", crate::untrusted::shown_text(&u, 64)))
+        .unwrap_or_default();
     for var in ["USER", "LOGNAME"] {
         if let Ok(u) = std::env::var(var) {
             if !u.is_empty() {
-                return u;
+                return format!("{} (uid {uid}){sudo}", crate::untrusted::shown_text(&u, 64));
             }
         }
+    }
+    if !sudo.is_empty() {
+        return format!("uid {uid}{sudo}");
     }
     #[cfg(unix)]
     {
@@ -301,9 +312,11 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
 /// `key`, under the emission lock (taken here: the caller must not hold it). Returns the new
 /// line's hash.
 pub fn append(folder: &Path, mut entry: Entry, key: &SigningKey) -> Result<String> {
-    let lock = LockFile::emission(folder)?;
-    let _held = lock.acquire(&mut |_| {})?;
-    append_locked(folder, &mut entry, Some(key))
+    let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
+    let line = append_locked(folder, &mut entry, Some(key))?;
+    held.release()
+        .context("the line is appended, but the emission lock could not be released")?;
+    Ok(line)
 }
 
 /// The line of a `seed` run, which has no signing key yet: appended unsigned (its hash is in
@@ -312,9 +325,11 @@ pub fn append_seed_line(folder: &Path, mut entry: Entry) -> Result<String> {
     if entry.command != "seed" {
         bail!("only a seed run's line is appended without a signature");
     }
-    let lock = LockFile::emission(folder)?;
-    let _held = lock.acquire(&mut |_| {})?;
-    append_locked(folder, &mut entry, None)
+    let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
+    let line = append_locked(folder, &mut entry, None)?;
+    held.release()
+        .context("the line is appended, but the emission lock could not be released")?;
+    Ok(line)
 }
 
 /// [`append`] for a caller that already holds the emission lock; `key` is `None` only for

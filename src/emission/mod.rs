@@ -3,6 +3,7 @@
 //! emission record that makes one seed, one key and one generator the emission's, the audit
 //! log, and the seal that lists every block of a finished emission.
 
+pub mod ceremony;
 pub mod lock;
 pub mod log;
 pub mod record;
@@ -134,4 +135,26 @@ pub fn read_signed(path: &Path, sig_path: &Path, max: u64, key: &VerifyingKey) -
     let sig = read_bounded(sig_path, 64)?;
     keys::check(key, &bytes, &sig).map_err(|m| anyhow!("{}: {m}", sig_path.display()))?;
     Ok(bytes)
+}
+
+/// Writes `emission.pub.pem` into `folder`, or checks that the one there is `public`'s: an
+/// emission has one key. Called under the emission lock; removes the temporary files a killed
+/// run left for it first, and returns how many.
+pub fn write_or_check_public_key(folder: &Path, public: &VerifyingKey) -> Result<usize> {
+    let path = folder.join(crate::block::PUBLIC_KEY_FILE);
+    let count = crate::block::files::remove_stale_temps(&path)?;
+    if path.exists() {
+        let existing = keys::read_public_key(&path)?;
+        if existing != *public {
+            anyhow::bail!(
+                "{} holds another public key (SHA-256 {}) than this run's signing key (SHA-256 {}): this emission was signed with another key. Give the same --signing-key, or another --emission.",
+                path.display(),
+                hex::encode(keys::public_key_sha256(&existing)?),
+                hex::encode(keys::public_key_sha256(public)?)
+            );
+        }
+        return Ok(count);
+    }
+    write_atomic(&path, keys::public_pem(public)?.as_bytes(), 0o644)?;
+    Ok(count)
 }
