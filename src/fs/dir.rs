@@ -282,6 +282,6 @@ mod tests {
         std::fs::create_dir_all(&deep).unwrap();
         let err = walk(dir.path(), &|_| true).unwrap_err();
         assert!(matches!(err, WalkError::TooDeep { .. }), "{err}");
-        assert!(err.to_string().contains("d17"), "{err}");
+        assert!(err.to_string().contains("/d16"), "{err}");
     }
 }
