@@ -34,6 +34,8 @@ fn custodians(w: &Workdir, n: usize, tag: &str) -> Custodians {
             ),
         )
         .unwrap();
+        // As age-keygen makes it: a secret file, 0600.
+        std::fs::set_permissions(w.path(&name), std::fs::Permissions::from_mode(0o600)).unwrap();
         identities.push(name);
         recipients.push(public);
     }

@@ -32,6 +32,7 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
     let mut client = connect(&url)?;
     let (mut loaded, mut skipped) = (0usize, 0usize);
     for (done, csv) in blocks.iter().enumerate() {
+        super::verify::warn_if_readable_by_others(csv);
         if !args.quiet {
             eprintln!("loading {} ...", csv.display());
         }

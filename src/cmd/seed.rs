@@ -4,9 +4,10 @@
 
 use super::{Exit, SeedArgs};
 use anyhow::{anyhow, bail, Result};
+use emission_factory::block::files;
 use emission_factory::custody::{
-    emission_id, parse_recipient, read_recipients_file, rebuild_seed, write_share_set, Recipient,
-    SecretSeed, ShareSetInfo,
+    emission_id, parse_recipient, read_recipients_file, rebuild_seed_with, write_share_set,
+    Exposure, Recipient, SecretSeed, ShareSetInfo,
 };
 use emission_factory::emission::log::Entry;
 use emission_factory::game::Game;
@@ -41,9 +42,11 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let emission = emission_id(&game.id, stake, args.emission);
     let folder =
         emission_factory::block::emission_dir(&args.emissions, &game, stake, args.emission);
-    let outcome = act(task(args), &emission);
+    let group = args.group.as_deref().map(files::group_id).transpose()?;
+    let exposure = super::emit::exposure(args.allow_insecure_key);
+    let outcome = act(task(args), &emission, exposure);
     // Every run on an emission leaves a line in its audit log (no seed, share or key in it).
-    emission_factory::block::files::create_dir(&folder, 0o755)?;
+    files::emission_folder(&folder, group)?;
     let mut entry = Entry::for_this_run("seed");
     if let Err(e) = &outcome {
         entry.result = format!("error: {e:#}").chars().take(1000).collect();
@@ -53,7 +56,7 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
 }
 
 /// Carries out the task of a `seed` run.
-fn act(task: Result<Task>, emission: &str) -> Result<Exit> {
+fn act(task: Result<Task>, emission: &str, exposure: Exposure) -> Result<Exit> {
     let emission = emission.to_string();
     match task? {
         Task::New(split) => {
@@ -74,7 +77,9 @@ fn act(task: Result<Task>, emission: &str) -> Result<Exit> {
             )?;
         }
         Task::Reshare(existing, split) => {
-            let (seed, old) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
+            let (seed, old) =
+                rebuild_seed_with(&existing.shares, &existing.identities, &emission, exposure)?;
+            super::emit::warn_exposed(&old.exposed);
             let info = write_share_set(
                 &seed,
                 &emission,
@@ -95,7 +100,9 @@ fn act(task: Result<Task>, emission: &str) -> Result<Exit> {
             )?;
         }
         Task::Check(existing) => {
-            let (_seed, info) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
+            let (_seed, info) =
+                rebuild_seed_with(&existing.shares, &existing.identities, &emission, exposure)?;
+            super::emit::warn_exposed(&info.exposed);
             outln!(
                 "the shares rebuild the seed of emission {emission} (checked against the commitment they carry; the seed is not shown)"
             )?;
