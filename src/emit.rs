@@ -17,7 +17,7 @@
 //! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
 //! built once, by the caller.
 
-use crate::block::files::{self, create_dir, remove_stale_temps, stage, Staged, StreamWriter};
+use crate::block::files::{self, remove_stale_temps, stage, Access, Staged, StreamWriter};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, sha256, CSV_HEADER};
@@ -78,6 +78,10 @@ pub struct EmitConfig {
     /// Write the CSV around the page cache where the kernel allows it ([`StreamWriter`]);
     /// `false`: through it (`--page-cache`). The bytes are the same.
     pub direct_io: bool,
+    /// The group (id) that may read the emission's files (`--group`): folder 0750, files 0640.
+    /// `None`: a new emission folder is 0700 with files 0600, an existing one keeps its access
+    /// ([`files::emission_folder`]).
+    pub group: Option<u32>,
 }
 
 /// What happened to one block.
@@ -182,6 +186,8 @@ struct BlockMaker<'a> {
     synthesizer: &'a dyn Synthesizer,
     decoder: Box<dyn Decoder>,
     buffers: BufferPool,
+    /// Who may read the block files.
+    access: Access,
 }
 
 /// Emits the blocks of `config`; `progress` counts tickets (its total is set here), and
@@ -209,12 +215,18 @@ pub fn emit(
             folder.display()
         );
     }
-    create_dir(&folder, 0o755)?;
+    // Until sold, a block is as secret as the seed: 0700 and 0600 (0750 and 0640 with a group).
+    let access = files::emission_folder(&folder, config.group)?;
     let public = config.signing_key.verifying_key();
     let wanted = record_of(config, game, stake)?;
     let planned = {
         let held = LockFile::emission(&folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
-        check_emission_key(&folder, &public, &mut on_event)?;
+        // Whoever left temporary files of the record, the seal or the key no longer holds
+        // the lock: they are stale.
+        for (path, count) in crate::emission::remove_stale(&folder)? {
+            on_event(Event::StaleRemoved { path, count });
+        }
+        check_emission_key(&folder, &public, access)?;
         let planned = join_or_create(&folder, &wanted, config, &blocks)?;
         held.release()?;
         planned
@@ -228,6 +240,7 @@ pub fn emit(
         synthesizer: config.synthesizer.as_ref(),
         buffers: BufferPool::default(),
         decoder: stake.decoder(),
+        access,
     };
     progress.set_total(u64::from(config.blocks) * game.block_size);
     let mut summary = EmitSummary {
@@ -503,13 +516,10 @@ pub fn block_range(first: u32, count: u32) -> Result<std::ops::RangeInclusive<u3
 fn check_emission_key(
     folder: &Path,
     public: &ed25519_dalek::VerifyingKey,
-    on_event: &mut impl FnMut(Event),
+    access: Access,
 ) -> Result<()> {
-    let path = folder.join(block::PUBLIC_KEY_FILE);
-    let count = crate::emission::write_or_check_public_key(folder, public)?;
-    if count > 0 {
-        on_event(Event::StaleRemoved { path, count });
-    }
+    // Its stale temporary files were removed with the others, just before.
+    crate::emission::write_or_check_public_key(folder, public, access)?;
     Ok(())
 }
 
@@ -623,7 +633,7 @@ impl BlockMaker<'_> {
         let order = key.prize_order(self.stake, self.game.block_size);
         let prefix = block::serial_prefix(&self.game.id, self.stake, config.emission, number);
         // Every early return below drops the staged files, which removes them.
-        let mut csv = Staged::create(&paths.csv, 0o644)?;
+        let mut csv = Staged::create(&paths.csv, self.access)?;
         let written =
             self.stream_csv(&key, &order, &prefix, &mut csv, config.direct_io, progress)?;
         csv.finish()?;
@@ -667,9 +677,9 @@ impl BlockMaker<'_> {
         let signature = stage(
             &paths.signature,
             &keys::sign(&config.signing_key, &bytes),
-            0o644,
+            self.access,
         )?;
-        let manifest = stage(&paths.manifest, &bytes, 0o644)?;
+        let manifest = stage(&paths.manifest, &bytes, self.access)?;
         interrupt::check()?;
         // All three files are on disk; publish them, the manifest last: a block is complete
         // exactly when its manifest is there. A block being replaced (--force) loses its

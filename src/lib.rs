@@ -26,5 +26,6 @@ pub mod plan;
 pub mod progress;
 pub mod proof;
 pub mod report;
+pub mod secrets;
 pub mod untrusted;
 pub mod verify;

@@ -4,17 +4,32 @@
 
 mod cmd;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cmd::{output, run, Cli, Exit};
-use emission_factory::interrupt;
+use emission_factory::{interrupt, secrets};
 use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // First, before any secret is read (seed, key, share, identity): no core dump may hold one.
+    if let Err(e) = secrets::no_core_dumps() {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "error: cannot turn core dumps off ({e}), so a crash could write the seed and keys to disk: refusing to run"
+        );
+        return Exit::Error.into();
+    }
+    // --help and --version are written with their errors checked (clap_said).
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => return clap_said(&e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => return clap_said(&e),
     };
+    // The audit log shows the parsed arguments, secrets redacted, never argv.
+    emission_factory::emission::log::set_run_arguments(cmd::logged::arguments(&matches));
     if let Err(e) = interrupt::install() {
         output::write_stderr(format_args!("error: cannot catch signals: {e}"));
         return Exit::Error.into();
@@ -24,7 +39,9 @@ fn main() -> ExitCode {
         // Whoever read standard output closed it: they have what they wanted (as ripgrep).
         Err(e) if output::is_broken_pipe(&e) => Exit::Ok.into(),
         Err(e) => {
-            output::write_stderr(format_args!("error: {e:#}"));
+            // No error message echoes a secret, whatever a lower layer put in it.
+            let message = secrets::scrub(&format!("{e:#}"));
+            output::write_stderr(format_args!("error: {message}"));
             // Stopped by a signal, cleanly: exit as a shell expects (130, 143, 129).
             match e
                 .chain()

@@ -38,6 +38,8 @@ fn custodians(w: &Workdir, n: usize, tag: &str) -> Custodians {
             ),
         )
         .unwrap();
+        // As age-keygen makes it: a secret file, 0600.
+        std::fs::set_permissions(w.path(&name), std::fs::Permissions::from_mode(0o600)).unwrap();
         identities.push(name);
         recipients.push(public);
     }
@@ -45,6 +47,12 @@ fn custodians(w: &Workdir, n: usize, tag: &str) -> Custodians {
         identities,
         recipients,
     }
+}
+
+/// Writes a share file as `seed` makes them, 0600: one that others may read is refused.
+fn write_private(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 /// The share files of a k-of-n set of `emission` under `out`, relative to the workdir.
@@ -269,15 +277,15 @@ fn shares_of_another_emission_a_wrong_identity_or_a_damaged_file_fail_naming_the
     let mut flipped = original.clone();
     let at = original.len() - "-----END AGE ENCRYPTED FILE-----\n".len() - 10;
     flipped[at] = if flipped[at] == b'A' { b'B' } else { b'A' };
-    std::fs::write(w.path("flipped.age"), &flipped).unwrap();
+    write_private(&w.path("flipped.age"), &flipped);
     let out = check(&w, &[&a[0], "flipped.age"], &ids, 2);
     fails_clearly(&out, "flipped.age", "is damaged");
 
     // Truncated: half of it, and all but the END line.
-    std::fs::write(w.path("half.age"), &original[..original.len() / 2]).unwrap();
+    write_private(&w.path("half.age"), &original[..original.len() / 2]);
     let out = check(&w, &[&a[0], "half.age"], &ids, 2);
     fails_clearly(&out, "half.age", "is damaged");
-    std::fs::write(w.path("cut.age"), &original[..original.len() - 33]).unwrap();
+    write_private(&w.path("cut.age"), &original[..original.len() - 33]);
     let out = check(&w, &[&a[0], "cut.age"], &ids, 2);
     fails_clearly(&out, "cut.age", "is damaged");
 
@@ -754,6 +762,8 @@ fn debian_age_reads_our_shares_and_age_keygen_identities_open_them() {
     )
     .unwrap();
     assert!(out.status.success(), "{}", text(&out));
+    // Kept as a custodian keeps a share file: 0600 (one that others may read is refused).
+    std::fs::set_permissions(w.path("binary.age"), std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::remove_file(w.path("plain.json")).unwrap();
     assert_eq!(
         commitment(&check(&w, &[&s[0], "binary.age"], &ids, 0)),

@@ -4,7 +4,7 @@ use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
 use anyhow::{anyhow, bail, Context, Result};
 use emission_factory::block;
-use emission_factory::block::files::{self, create_dir, Exposure};
+use emission_factory::block::files::{self, Exposure};
 use emission_factory::block::keys;
 use emission_factory::emission::lock::LockFile;
 use emission_factory::emission::log::{self as audit, Entry};
@@ -63,9 +63,19 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let private = args.out.join("private");
     // The seed and key files are read or made under the emission lock, so that two first runs
     // of an emission started at once agree on them.
-    create_dir(&folder, 0o755)?;
+    let group = args.group.as_deref().map(files::group_id).transpose()?;
+    files::emission_folder(&folder, group)?;
     let lock = LockFile::emission(&folder)?;
     let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
+    // A killed run's temporary copies of this emission's seed and key are secrets: removed.
+    for name in [format!("{base}.seed"), format!("{base}.signing-key.pem")] {
+        let count = files::remove_stale_temps(&private.join(&name))?;
+        if count > 0 {
+            errln!(
+                "note: removed {count} temporary file(s) of {name} left by a run that was killed"
+            );
+        }
+    }
     let given = given_seed(
         args.seed.as_deref(),
         args.seed_file.as_deref(),
@@ -80,8 +90,13 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         false => {
             let emission_id =
                 emission_factory::custody::emission_id(&game.id, &stake, args.emission);
-            let (secret, info) =
-                emission_factory::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
+            let (secret, info) = emission_factory::custody::rebuild_seed_with(
+                &args.share,
+                &args.identity,
+                &emission_id,
+                exposure(args.allow_insecure_key),
+            )?;
+            warn_exposed(&info.exposed);
             Some((*secret.expose(), Custody::from_info(&info)))
         }
     };
@@ -164,6 +179,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         planned_blocks: args.emission_blocks,
         synthesizer,
         direct_io: !args.page_cache,
+        group,
     };
     let bar = progress_bar(
         args.quiet,
@@ -399,20 +415,31 @@ pub(super) fn read_secret_file(
     limit: u64,
     allow_insecure: bool,
 ) -> Result<Vec<u8>> {
-    let exposure = if allow_insecure {
+    let secret = files::read_secret(path, what, limit, exposure(allow_insecure))?;
+    if let Some(mode) = secret.exposed_mode() {
+        warn_exposed(&[(path.to_path_buf(), mode)]);
+    }
+    Ok(secret.bytes)
+}
+
+/// Whether --allow-insecure-key lets a secret file others may read through.
+pub(super) fn exposure(allow_insecure: bool) -> Exposure {
+    if allow_insecure {
         Exposure::Allow
     } else {
         Exposure::Refuse
-    };
-    let secret = files::read_secret(path, what, limit, exposure)?;
-    if let Some(mode) = secret.exposed_mode() {
+    }
+}
+
+/// Warns of secret files read although group or others may read them (--allow-insecure-key).
+pub(super) fn warn_exposed(files: &[(std::path::PathBuf, u32)]) {
+    for (path, mode) in files {
         errln!(
             "warning: {} has mode {mode:04o}: group or others may read or change it, and it holds a secret; used anyway because of --allow-insecure-key. Run `chmod 600 {}`",
             path.display(),
             files::shell_quoted(path)
         );
     }
-    Ok(secret.bytes)
 }
 
 /// Reads a seed file (see [`read_secret_file`]).

@@ -38,6 +38,7 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
     let (mut loaded, mut skipped) = (0usize, 0usize);
     for (done, csv) in blocks.iter().enumerate() {
         let name = shown_path(csv);
+        super::verify::warn_if_readable_by_others(csv);
         if !args.quiet {
             errln!("loading {name} ...");
         }

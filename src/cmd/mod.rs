@@ -23,6 +23,7 @@ mod emit;
 mod games;
 mod keygen;
 mod load;
+pub mod logged;
 pub mod output;
 mod prove;
 mod report;
@@ -195,10 +196,17 @@ pub struct EmitArgs {
     /// emission and kept beside its seed file.
     #[arg(long, value_name = "PEM")]
     pub signing_key: Option<PathBuf>,
-    /// Use a seed or key file that group or others may read, with a warning, instead of
-    /// refusing it (better: `chmod 600 FILE`).
+    /// Use a seed, key, share or identity file that group or others may read, with a warning,
+    /// instead of refusing it (better: `chmod 600 FILE`).
     #[arg(long)]
     pub allow_insecure_key: bool,
+    /// Let the group NAME (or a group id) read the emission: its folder is made 0750 and
+    /// its files 0640, owned by that group (for the account of a game server that loads the
+    /// blocks). Without it an emission folder is 0700 and its files 0600: until its tickets
+    /// are sold, a block is as secret as the seed. Given for an existing emission, its folder
+    /// and files are given to the group. Needs root or membership of the group.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
     /// Threads doing the work, in all (default: one per core): making the tickets, hashing
     /// and writing the file share them, so `--threads 1` runs everything on one thread. The
     /// files are the same whatever the number.
@@ -261,8 +269,8 @@ pub struct VerifyArgs {
     /// `--seed-fd 3 3<FILE` (Unix).
     #[arg(long, value_name = "N", conflicts_with_all = ["seed", "seed_file"], value_parser = clap::value_parser!(i32).range(0..))]
     pub seed_fd: Option<i32>,
-    /// Use a seed file that group or others may read, with a warning, instead of refusing it
-    /// (better: `chmod 600 FILE`).
+    /// Use a seed, share or identity file that group or others may read, with a warning,
+    /// instead of refusing it (better: `chmod 600 FILE`).
     #[arg(long)]
     pub allow_insecure_key: bool,
     /// A custody share file of the emission's seed (repeat for k shares; made by `seed`).
@@ -387,6 +395,13 @@ pub struct SealArgs {
     /// file share them with the checks, so `--threads 1` runs everything on one thread.
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// Let the group NAME (or a group id) read the emission: its folder is made 0750 and
+    /// its files 0640, owned by that group (for the account of a game server that loads the
+    /// blocks). Without it an emission folder is 0700 and its files 0600: until its tickets
+    /// are sold, a block is as secret as the seed. Given for an existing emission, its folder
+    /// and files are given to the group. Needs root or membership of the group.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
 }
 
 /// `load` arguments.
@@ -559,9 +574,17 @@ pub struct SeedArgs {
     /// are made; given again to emit, it must be the same).
     #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=99_999))]
     pub emission_blocks: Option<u32>,
-    /// Read a signing key that group or others may read (warned about).
+    /// Use a share or identity file that group or others may read, with a warning, instead
+    /// of refusing it (better: `chmod 600 FILE`).
     #[arg(long)]
     pub allow_insecure_key: bool,
+    /// Let the group NAME (or a group id) read the emission: its folder is made 0750 and
+    /// its files 0640, owned by that group (for the account of a game server that loads the
+    /// blocks). Without it an emission folder is 0700 and its files 0600: until its tickets
+    /// are sold, a block is as secret as the seed. Given for an existing emission, its folder
+    /// and files are given to the group. Needs root or membership of the group.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
 }
 
 /// Runs a parsed command line.

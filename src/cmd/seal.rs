@@ -32,8 +32,21 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     };
     let key = keys::read_signing_key(&key_path)?;
     let public = key.verifying_key();
+    if let Some(name) = &args.group {
+        emission_factory::block::files::emission_folder(
+            folder,
+            Some(emission_factory::block::files::group_id(name)?),
+        )?;
+    }
     let lock = LockFile::emission(folder)?;
     let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
+    // Whoever left temporary files of the seal or the record no longer holds the lock.
+    for (path, count) in emission_factory::emission::remove_stale(folder)? {
+        errln!(
+            "note: removed {count} temporary file(s) for {} left by a run that was killed",
+            path.display()
+        );
+    }
     let (record, record_bytes) = seal::record_for_sealing(folder, &public)?;
     let planned = match (record.blocks, args.blocks) {
         (Some(r), Some(a)) if r != a => bail!(

@@ -5,9 +5,10 @@
 use super::{Exit, SeedArgs};
 use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::SigningKey;
+use emission_factory::block::files;
 use emission_factory::custody::{
-    emission_id, parse_recipient, read_labelled_recipients_file, rebuild_seed, Recipient,
-    ShareSetInfo,
+    emission_id, parse_recipient, read_labelled_recipients_file, rebuild_seed_with, Exposure,
+    Recipient, ShareSetInfo,
 };
 use emission_factory::emission::ceremony::Ceremony;
 use emission_factory::emission::log::Entry;
@@ -56,6 +57,8 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         emissions: &emissions,
         planned_blocks: planned,
     };
+    let group = args.group.as_deref().map(files::group_id).transpose()?;
+    let exposure = super::emit::exposure(args.allow_insecure_key);
     let task = task(args);
     // The key the ceremony signs with signs the run's log line too.
     let key = match &task {
@@ -63,10 +66,12 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         _ => None,
     };
     let checking = matches!(task, Ok(Task::Check(_)));
-    let outcome = task.and_then(|task| act(task, &emission, &ceremony));
+    let outcome = task.and_then(|task| act(task, &emission, &ceremony, exposure));
     // Every run on an emission leaves a line in its audit log (no seed, share or key in it),
     // in its folder if there is one: a refused new seed makes no folder.
     if folder.is_dir() {
+        // 0700 and 0600 (0750 and 0640 with --group), as emit makes them.
+        files::emission_folder(&folder, group)?;
         let mut entry = Entry::for_this_run("seed");
         if let Err(e) = &outcome {
             entry.result = format!("error: {e:#}").chars().take(1000).collect();
@@ -93,7 +98,7 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
 }
 
 /// Carries out the task of a `seed` run.
-fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>) -> Result<Exit> {
+fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>, exposure: Exposure) -> Result<Exit> {
     let emission = emission.to_string();
     match task {
         Task::New(split) => {
@@ -145,7 +150,9 @@ fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>) -> Result<Exit> {
             )?;
         }
         Task::Check(existing) => {
-            let (_seed, info) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
+            let (_seed, info) =
+                rebuild_seed_with(&existing.shares, &existing.identities, &emission, exposure)?;
+            super::emit::warn_exposed(&info.exposed);
             outln!(
                 "the shares rebuild the seed of emission {emission} (checked against the commitment they carry; the seed is not shown)"
             )?;

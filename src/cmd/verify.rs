@@ -54,8 +54,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     "--share: give the blocks of one emission, in their folder <game>/<stake>/e<emission>"
                 )
             })?;
-        let (secret, _) =
-            emission_factory::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
+        let (secret, info) = emission_factory::custody::rebuild_seed_with(
+            &args.share,
+            &args.identity,
+            &emission_id,
+            super::emit::exposure(args.allow_insecure_key),
+        )?;
+        super::emit::warn_exposed(&info.exposed);
         options.seed = Some(*secret.expose());
     }
     // Emission folders: every folder holding a block found (whether or not its record is
@@ -98,6 +103,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let mut replayed = 0u64;
     let mut warned = BTreeSet::new();
     for csv in &blocks {
+        bar.suspend(|| warn_if_readable_by_others(csv));
         bar.set_message(format!("verify {}", shown_path(csv)));
         bar.set_position(0);
         let report = pool.install(|| verify_block(csv, &options, &bar));
@@ -230,4 +236,16 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     } else {
         Exit::Failed
     })
+}
+
+/// Warns when others may read a block: until its tickets are sold, it tells which ticket wins
+/// what, and is as secret as the seed (emit makes it 0600, or 0640 with --group).
+pub(super) fn warn_if_readable_by_others(csv: &std::path::Path) {
+    if let Some(mode) = emission_factory::block::files::readable_by_others(csv) {
+        errln!(
+            "warning: {} has mode {mode:04o}: every user of this machine may read it, and until its tickets are sold a block is as secret as the seed (which ticket wins what, in sale order). Run `chmod o-rwx {}` (emit makes blocks 0600, or 0640 with --group)",
+            shown_path(csv),
+            emission_factory::block::files::shell_quoted(csv)
+        );
+    }
 }

@@ -100,11 +100,11 @@ impl Ceremony<'_> {
         let record_path = folder.join(RECORD_FILE);
         // Refused before any folder is made, and again under the lock.
         refuse_existing(&record_path)?;
-        files::create_dir(&folder, 0o755)?;
+        let access = files::emission_folder(&folder, None)?;
         let lock = LockFile::emission(&folder)?;
         let _held = lock.acquire(&mut |_| {})?;
         refuse_existing(&record_path)?;
-        crate::emission::write_or_check_public_key(&folder, &signing_key.verifying_key())?;
+        crate::emission::write_or_check_public_key(&folder, &signing_key.verifying_key(), access)?;
         let seed = SecretSeed::fresh()?;
         let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
         let record = Record {

@@ -19,10 +19,11 @@
 //! cannot be released is an error ([`LockGuard::release`]), and its file is closed all the
 //! same, which releases it.
 
+use crate::block::files;
 use crate::interrupt;
 use anyhow::{Context, Result};
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -74,12 +75,10 @@ impl LockFile {
     }
 
     fn open(path: &Path, what: String) -> Result<LockFile> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
+        // 0600 (0640 in a folder shared with a group), never through a link: a lock file that
+        // others can open, they can flock, and stall every run.
+        let access = files::Access::of_folder(files::parent(path))?;
+        let file = files::open_in_place(path, access, false)
             .with_context(|| format!("cannot open the lock file {}", path.display()))?;
         let meta = file
             .metadata()

@@ -3,8 +3,11 @@
 //! the emission lock (so jobs on several machines append to one log). The seal records the hash
 //! of the last line, so `verify` detects a deleted, edited, reordered or truncated line.
 //!
-//! No seed, share or private key ever reaches the log: arguments that carry one are replaced
-//! by `<redacted>` before the line is made.
+//! No seed, share or private key ever reaches the log. The arguments of a line are not the
+//! process's `argv` but what the binary registered with [`set_run_arguments`], built from the
+//! parsed command line with secret values redacted by type (the seed); and every argument and
+//! result is scrubbed again of anything that looks like a secret ([`crate::secrets::scrub`]:
+//! an age secret key given by mistake as a recipient, a PEM private key).
 
 use crate::emission::lock::LockFile;
 use crate::emission::{parse_strict, Layout};
@@ -24,8 +27,20 @@ const MAX_LOG_BYTES: u64 = 256 << 20;
 /// Largest line accepted.
 const MAX_LINE_BYTES: usize = 64 << 10;
 
-/// Options whose value is a secret: never logged.
-const SECRET_OPTIONS: &[&str] = &["--seed"];
+/// The arguments of this process's run, as its log lines show them (see [`set_run_arguments`]).
+static RUN_ARGUMENTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Registers the arguments this process's log lines show: the parsed command line, its secret
+/// values already redacted by the caller (the binary redacts `--seed` by its type). Each is
+/// scrubbed of secrets again ([`crate::secrets::scrub`]) and cut to 512 characters. Only the
+/// first call counts; without one, lines show no arguments (never `argv`).
+pub fn set_run_arguments(args: Vec<String>) {
+    let _ = RUN_ARGUMENTS.set(
+        args.iter()
+            .map(|a| crate::secrets::scrub(a).chars().take(512).collect())
+            .collect(),
+    );
+}
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,13 +77,12 @@ impl Entry {
     /// A line for the current process's run of `command`; the block lists and result are
     /// filled in by the caller.
     pub fn for_this_run(command: &str) -> Entry {
-        let args: Vec<String> = std::env::args().skip(1).collect();
         Entry {
             time: crate::emission::record::now(),
             host: host(),
             user: user(),
             command: command.into(),
-            args: redact(&args),
+            args: RUN_ARGUMENTS.get().cloned().unwrap_or_default(),
             blocks_made: Vec::new(),
             blocks_kept: Vec::new(),
             blocks_failed: Vec::new(),
@@ -87,32 +101,6 @@ impl Entry {
         };
         serde_json::to_vec(&unsigned).context("cannot encode a log entry")
     }
-}
-
-/// Replaces the values of secret options by `<redacted>` (`--seed HEX`, `--seed=HEX`).
-pub fn redact(args: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut hide_next = false;
-    for arg in args {
-        if hide_next {
-            out.push("<redacted>".into());
-            hide_next = false;
-            continue;
-        }
-        if SECRET_OPTIONS.contains(&arg.as_str()) {
-            hide_next = true;
-            out.push(arg.clone());
-        } else if let Some(option) = SECRET_OPTIONS
-            .iter()
-            .find(|o| arg.starts_with(&format!("{o}=")))
-        {
-            out.push(format!("{option}=<redacted>"));
-        } else {
-            // Bounded: an argument is shown, not stored whole.
-            out.push(arg.chars().take(512).collect());
-        }
-    }
-    out
 }
 
 fn host() -> String {
@@ -137,17 +125,15 @@ fn user() -> String {
             }
         }
     }
+    // Not the owner of /proc/self: a non-dumpable process's is root's.
     if !sudo.is_empty() {
         return format!("uid {uid}{sudo}");
     }
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let Ok(m) = std::fs::metadata("/proc/self") {
-            return format!("uid {}", m.uid());
-        }
-    }
-    "unknown".into()
+    let user = format!("uid {}", rustix::process::getuid().as_raw());
+    #[cfg(not(unix))]
+    let user = "unknown".to_string();
+    user
 }
 
 /// SHA-256 of a line's bytes (without its line end), hex.
@@ -215,7 +201,7 @@ fn read_chain_unsigned(folder: &Path) -> Result<Chain> {
 
 fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
     let path = folder.join(LOG_FILE);
-    let bytes = match crate::fs::open::open_regular(&path) {
+    let bytes = match crate::fs::open::open_regular_nofollow(&path) {
         Ok(file) => {
             let mut bytes = Vec::new();
             file.take(MAX_LOG_BYTES + 1)
@@ -347,6 +333,11 @@ pub fn append_locked(folder: &Path, entry: &mut Entry, key: Option<&SigningKey>)
         );
     }
     entry.prev_sha256 = chain.last();
+    // Whatever a caller put there, nothing that looks like a secret is written.
+    entry.result = crate::secrets::scrub(&entry.result);
+    for arg in &mut entry.args {
+        *arg = crate::secrets::scrub(arg);
+    }
     entry.signature = match key {
         Some(key) => Some(hex::encode(crate::block::keys::sign(
             key,
@@ -357,11 +348,8 @@ pub fn append_locked(folder: &Path, entry: &mut Entry, key: Option<&SigningKey>)
     };
     let line = serde_json::to_vec(&entry).context("cannot encode a log entry")?;
     let path = folder.join(LOG_FILE);
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let access = crate::block::files::Access::of_folder(folder)?;
+    let mut file = crate::block::files::open_in_place(&path, access, true)?;
     let mut bytes = line.clone();
     bytes.push(b'\n');
     file.write_all(&bytes)
@@ -381,21 +369,16 @@ mod tests {
     }
 
     #[test]
-    fn secrets_are_redacted() {
-        let args: Vec<String> = ["emit", "--seed", "abcd", "--seed=ef01", "--seed-file", "f"]
-            .map(String::from)
-            .to_vec();
-        assert_eq!(
-            redact(&args),
-            vec![
-                "emit",
-                "--seed",
-                "<redacted>",
-                "--seed=<redacted>",
-                "--seed-file",
-                "f"
-            ]
-        );
+    fn nothing_that_looks_like_a_secret_is_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSVQX7JR";
+        let mut e = entry(&format!("error: {key}"));
+        e.args = vec!["seed".into(), "--recipient".into(), key.into()];
+        append(dir.path(), e).unwrap();
+        let log = std::fs::read_to_string(dir.path().join(LOG_FILE)).unwrap();
+        assert!(!log.contains("QYQSZ"), "{log}");
+        assert!(log.contains("<redacted: age secret key>"), "{log}");
+        assert!(log.contains("--recipient"), "{log}");
     }
 
     #[test]

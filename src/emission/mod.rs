@@ -9,7 +9,7 @@ pub mod log;
 pub mod record;
 pub mod seal;
 
-use crate::block::files::write_atomic;
+use crate::block::files::{write_atomic, Access};
 use crate::block::keys;
 use anyhow::{anyhow, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
@@ -122,11 +122,38 @@ fn shape_difference(
 }
 
 /// Writes `bytes` to `path` and their raw Ed25519 signature to `sig_path`, the signature
-/// first, so that a file on disk always has its signature.
+/// first, so that a file on disk always has its signature. Both get the access of the files
+/// of their folder ([`Access::of_folder`]: 0600, or 0640 for a folder shared with a group).
 pub fn write_signed(path: &Path, sig_path: &Path, bytes: &[u8], key: &SigningKey) -> Result<()> {
+    let access = Access::of_folder(crate::block::files::parent(path))?;
     let _publishing = crate::interrupt::critical();
-    write_atomic(sig_path, &keys::sign(key, bytes), 0o644)?;
-    write_atomic(path, bytes, 0o644)
+    write_atomic(sig_path, &keys::sign(key, bytes), access)?;
+    write_atomic(path, bytes, access)
+}
+
+/// The temporary files a killed run may have left in an emission folder, beside the files of
+/// the emission as a whole (record, seal, their signatures, the public key).
+pub const STAGED_FILES: &[&str] = &[
+    record::RECORD_FILE,
+    record::RECORD_SIG_FILE,
+    seal::SEAL_FILE,
+    seal::SEAL_SIG_FILE,
+    crate::block::PUBLIC_KEY_FILE,
+];
+
+/// Removes the temporary files that a killed run left for the emission-wide files of `folder`
+/// ([`STAGED_FILES`]). Call it only while holding the emission lock: a live run's temporary
+/// file would be removed too. Returns each file's path with how many were removed for it.
+pub fn remove_stale(folder: &Path) -> Result<Vec<(std::path::PathBuf, usize)>> {
+    let mut removed = Vec::new();
+    for name in STAGED_FILES {
+        let path = folder.join(name);
+        let count = crate::block::files::remove_stale_temps(&path)?;
+        if count > 0 {
+            removed.push((path, count));
+        }
+    }
+    Ok(removed)
 }
 
 /// Reads `path` (at most `max` bytes) and checks its signature in `sig_path` against `key`.
@@ -140,7 +167,11 @@ pub fn read_signed(path: &Path, sig_path: &Path, max: u64, key: &VerifyingKey) -
 /// Writes `emission.pub.pem` into `folder`, or checks that the one there is `public`'s: an
 /// emission has one key. Called under the emission lock; removes the temporary files a killed
 /// run left for it first, and returns how many.
-pub fn write_or_check_public_key(folder: &Path, public: &VerifyingKey) -> Result<usize> {
+pub fn write_or_check_public_key(
+    folder: &Path,
+    public: &VerifyingKey,
+    access: crate::block::files::Access,
+) -> Result<usize> {
     let path = folder.join(crate::block::PUBLIC_KEY_FILE);
     let count = crate::block::files::remove_stale_temps(&path)?;
     if path.exists() {
@@ -155,6 +186,6 @@ pub fn write_or_check_public_key(folder: &Path, public: &VerifyingKey) -> Result
         }
         return Ok(count);
     }
-    write_atomic(&path, keys::public_pem(public)?.as_bytes(), 0o644)?;
+    write_atomic(&path, keys::public_pem(public)?.as_bytes(), access)?;
     Ok(count)
 }

@@ -75,6 +75,35 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     }
 }
 
+/// [`open_regular`], refusing a link at `path` instead of following it (`O_NOFOLLOW`), with
+/// an error that says so: for the files of an emission folder written in place (the audit log),
+/// which are never written through a link, and so never read through one either.
+pub fn open_regular_nofollow(path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, Mode, OFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            rustix::io::Errno::LOOP => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a symbolic link: files of an emission folder are never read through links; remove the link",
+            ),
+            e => e.into(),
+        })?;
+        let file = File::from(fd);
+        check_regular(&file)?;
+        let flags = fcntl_getfl(&file)?;
+        fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    open_regular(path)
+}
+
 /// `Ok` if the open `file` is a regular file, else the error of [`not_regular`].
 pub fn check_regular(file: &File) -> io::Result<()> {
     let meta = file.metadata()?;
