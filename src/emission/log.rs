@@ -374,7 +374,7 @@ mod tests {
         let key = "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSVQX7JR";
         let mut e = entry(&format!("error: {key}"));
         e.args = vec!["seed".into(), "--recipient".into(), key.into()];
-        append(dir.path(), e).unwrap();
+        append(dir.path(), e, &SigningKey::from_bytes(&[7; 32])).unwrap();
         let log = std::fs::read_to_string(dir.path().join(LOG_FILE)).unwrap();
         assert!(!log.contains("QYQSZ"), "{log}");
         assert!(log.contains("<redacted: age secret key>"), "{log}");
