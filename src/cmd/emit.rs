@@ -13,6 +13,7 @@ use emission_factory::emit::{
     block_range, emit, seal_if_complete, BlockOutcome, EmitConfig, Event,
 };
 use emission_factory::game::Game;
+use emission_factory::mechanic::BuildError;
 use emission_factory::money::canonical;
 use emission_factory::plan::{fresh_seed, Seed};
 use std::io::Read;
@@ -42,9 +43,11 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     // Checked before any folder, seed or key file is made: the block range, and that every
     // prize of the stake can be shown (the synthesizer built here is the engine's).
     block_range(args.first_block, args.blocks)?;
-    let synthesizer = stake
-        .synthesizer()
-        .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
+    let synthesizer = stake.synthesizer().map_err(|e| match e {
+        // A signal: the binary exits as a shell expects (143...).
+        BuildError::Interrupted(signal) => anyhow::Error::new(signal),
+        e => anyhow::anyhow!("game {}: {e}", game.id),
+    })?;
     let base = format!(
         "{}-{}-e{:04}",
         game.id,
