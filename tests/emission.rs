@@ -785,6 +785,7 @@ fn production(w: &Workdir) -> PathBuf {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         seed_args.extend(["--recipient".into(), public]);
     }
+    seed_args.extend(["--signing-key".into(), "keys/signing-key.pem".into()]);
     run(w, &seed_args, 0);
     let shares = [1, 2].map(|i| format!("shares/mini-ruche-2-e0001.share-{i}-of-3.age"));
     run(

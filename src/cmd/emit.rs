@@ -13,6 +13,7 @@ use emission_factory::emit::{
     block_range, emit, seal_if_complete, BlockOutcome, EmitConfig, Event,
 };
 use emission_factory::game::Game;
+use emission_factory::mechanic::BuildError;
 use emission_factory::money::canonical;
 use emission_factory::plan::{fresh_seed, Seed};
 use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
@@ -51,9 +52,11 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     // emission's kind is the run's (the engine checks the signed record again, under the lock).
     block_range(args.first_block, args.blocks)?;
     refuse_wrong_kind(&folder, !args.share.is_empty())?;
-    let synthesizer = stake
-        .synthesizer()
-        .map_err(|m| anyhow::anyhow!("game {}: {m}", game.id))?;
+    let synthesizer = stake.synthesizer().map_err(|e| match e {
+        // A signal: the binary exits as a shell expects (143...).
+        BuildError::Interrupted(signal) => anyhow::Error::new(signal),
+        e => anyhow::anyhow!("game {}: {e}", game.id),
+    })?;
     let base = format!(
         "{}-{}-e{:04}",
         game.id,

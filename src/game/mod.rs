@@ -10,18 +10,32 @@ mod builtin;
 
 pub use builtin::BUILTIN;
 
-use crate::mechanic::{Decoder, Mechanic, SettingsError, Synthesizer};
+use crate::mechanic::{BuildError, Decoder, Mechanic, SettingsError, Synthesizer};
 use crate::money::{canonical, cents, parse_amount, parse_canonical};
 use crate::untrusted::{read_at_most, shown, tamed};
 
-/// The most a game definition file may hold: the built-in ones are a few kilobytes.
-pub const MAX_DEFINITION_BYTES: u64 = 1 << 20;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::Path;
 use thiserror::Error;
+
+/// The most a game definition file may hold: the built-in ones are a few kilobytes.
+pub const MAX_DEFINITION_BYTES: u64 = 1 << 20;
+
+/// Most stakes a definition may list (SPEC §6.1; the built-in games have 1 to 4).
+pub const MAX_STAKES: usize = 64;
+
+/// Most rows of a stake's prize table (SPEC §6.1): the plan keeps a ticket's tier in one byte,
+/// losers being the last tier.
+pub const MAX_PRIZES: usize = u8::MAX as usize - 1;
+
+/// Longest `id`, in bytes: it names a folder and begins every serial.
+pub const MAX_ID_BYTES: usize = 64;
+
+/// Longest `name`, in characters: it is shown in summaries and reports.
+pub const MAX_NAME_CHARS: usize = 200;
 
 /// A definition that cannot be used, with the file and the entry at fault.
 #[derive(Debug, Error)]
@@ -215,6 +229,15 @@ impl Game {
             entry,
             message,
         };
+        if raw.id.len() > MAX_ID_BYTES {
+            return Err(invalid(
+                "id".into(),
+                format!(
+                    "{} characters, at most {MAX_ID_BYTES} (SPEC §6.1)",
+                    raw.id.chars().count()
+                ),
+            ));
+        }
         if raw.id.is_empty()
             || !raw
                 .id
@@ -229,6 +252,13 @@ impl Game {
                 ),
             ));
         }
+        let name_chars = raw.name.chars().count();
+        if name_chars > MAX_NAME_CHARS {
+            return Err(invalid(
+                "name".into(),
+                format!("{name_chars} characters, at most {MAX_NAME_CHARS} (SPEC §6.1)"),
+            ));
+        }
         if raw.block_size == 0 || raw.block_size > 9_999_999 {
             return Err(invalid(
                 "block_size".into(),
@@ -240,6 +270,9 @@ impl Game {
         }
         if raw.stakes.is_empty() {
             return Err(invalid("stakes".into(), "no stake is defined".into()));
+        }
+        if let Some(message) = too_many(raw.stakes.len(), MAX_STAKES) {
+            return Err(invalid("stakes".into(), message));
         }
         // The mechanic reads its own settings, typed: a misspelt key is refused with its line.
         let mut mechanics = match Mechanic::read_stakes(&raw.mechanic, text) {
@@ -270,6 +303,9 @@ impl Game {
                     format!("{} is not a canonical amount", shown(&rs.total)),
                 ));
             };
+            if let Some(message) = too_many(rs.prizes.len(), MAX_PRIZES) {
+                return Err(invalid(format!("{where_}.prizes"), message));
+            }
             let mut prizes = Vec::with_capacity(rs.prizes.len());
             let mut amounts = BTreeSet::new();
             for (pi, rp) in rs.prizes.iter().enumerate() {
@@ -300,13 +336,6 @@ impl Game {
                     amount,
                     count: rp.count,
                 });
-            }
-            // The plan keeps one byte per ticket: the tier, losers last.
-            if prizes.len() > usize::from(u8::MAX) - 1 {
-                return Err(invalid(
-                    format!("{where_}.prizes"),
-                    format!("{} rows, a prize table has at most 254", prizes.len()),
-                ));
             }
             if prizes.is_empty() {
                 return Err(invalid(
@@ -415,6 +444,11 @@ impl Game {
     }
 }
 
+/// What to say of a list of `len` entries if it has more than `max`.
+fn too_many(len: usize, max: usize) -> Option<String> {
+    (len > max).then(|| format!("{len} entries, at most {max} (SPEC §6.1)"))
+}
+
 impl Stake {
     /// The referee of this stake's layouts.
     pub fn decoder(&self) -> Box<dyn Decoder> {
@@ -422,12 +456,18 @@ impl Stake {
     }
 
     /// The synthesizer of this stake's layouts; fails, naming the setting to change, if a
-    /// prize of the table cannot be shown.
-    pub fn synthesizer(&self) -> Result<Box<dyn Synthesizer>, String> {
+    /// prize of the table cannot be shown, or if a signal arrives while it is built
+    /// ([`BuildError::Interrupted`]).
+    pub fn synthesizer(&self) -> Result<Box<dyn Synthesizer>, BuildError> {
         let prizes: Vec<Decimal> = self.prizes.iter().map(|p| p.amount).collect();
-        self.mechanic
-            .synthesizer(&prizes)
-            .map_err(|message| format!("stakes[price={}].layout: {message}", canonical(self.price)))
+        crate::interrupt::check()?;
+        self.mechanic.synthesizer(&prizes).map_err(|e| match e {
+            BuildError::Unshowable(message) => BuildError::Unshowable(format!(
+                "stakes[price={}].layout: {message}",
+                canonical(self.price)
+            )),
+            e => e,
+        })
     }
 
     /// Every amount a ticket of this stake may win, highest first, then `0`.

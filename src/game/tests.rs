@@ -83,7 +83,7 @@ fn wrong_definitions_name_the_file_and_the_entry() {
         (MINI.replace("price = \"2\"", "price = \"0\""), "stakes[0].price: '0' is not a positive canonical amount"),
         (MINI.replace("mechanic = \"ruche\"", "mechanic = \"bingo\""), "unknown mechanic 'bingo'"),
         (MINI.replace("row_amounts = [\"2\", \"6\"]", "row_amounts = [2, 6]"), "defs/mini.toml is malformed: line 12, column 16: invalid type: integer `2`, expected a string"),
-        (MINI.replace("pots = 4", "pots = 40"), "stakes[price=2].layout: honey: pots = 40 is impossible in a hive of 37 cells"),
+        (MINI.replace("pots = 4", "pots = 40"), "stakes[price=2].layout: honey: pots = 40 is impossible: a hive holds at most 10 honey pots"),
         (MINI.replace("id = \"mini\"", "id = \"Mini Game\""), "defs/mini.toml, id:"),
         (MINI.replace("name = \"Mini\"", "name = \"Mini\"\ncolour = \"red\""), "unknown field `colour`"),
         (format!("{MINI}\n[[stakes]]\nprice = \"2\"\nwinners = 0\ntotal = \"0\"\nprizes = []\n"), "this stake is defined twice"),
@@ -117,7 +117,7 @@ fn a_prize_the_layouts_cannot_show_is_refused_by_the_synthesizer_not_the_loader(
         .replace("pots = 4, amount = \"2\"", "pots = 4, amount = \"5\"");
     // Loading (and so verify) needs only the decoders.
     let game = Game::parse(&text, "defs/mini.toml").unwrap();
-    let e = game.stakes[0].synthesizer().err().unwrap();
+    let e = game.stakes[0].synthesizer().err().unwrap().to_string();
     assert!(
         e.contains("stakes[price=2].layout: the prize 2 € cannot be made"),
         "{e}"
@@ -230,7 +230,7 @@ fn near_miss_weights_that_make_a_prize_impossible_are_refused_naming_the_key() {
         1,
     );
     let game = Game::parse(&copy, "defs/parts.toml").expect("loads: verify needs no synthesizer");
-    let e = game.stakes[0].synthesizer().err().unwrap();
+    let e = game.stakes[0].synthesizer().err().unwrap().to_string();
     assert!(
         e.contains("the prize 5000 € can only be shown with 1 part(s), and near_miss.part_weights gives them weight 0: give them a weight from 1 to 1000000"),
         "{e}"

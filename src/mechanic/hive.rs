@@ -19,6 +19,11 @@ pub const ROW_WIN: usize = 3;
 /// Most `A` (or `B`) a row may hold: three would show that the player's choice mattered.
 pub const MAX_OTHER: usize = 2;
 
+/// Most amounts a hive game's amount lists (`row_amounts`, and Maxi's `bee_amounts`) may hold
+/// (SPEC §6.1): the built-in games list 10 to 17. The synthesizers weigh every combination of
+/// up to three amounts, so this bounds their start-up (README, "Definitions at their limits").
+pub const MAX_HIVE_AMOUNTS: usize = 64;
+
 /// Class 0 of every class table: a byte that is not a cell of the game.
 pub const NOT_A_CELL: u8 = 0;
 

@@ -100,8 +100,12 @@ macro_rules! registry {
             }
 
             /// The synthesizer for this stake, whose prize table lists `prizes` (losers
-            /// excluded); fails, naming the setting, if a prize cannot be shown.
-            pub fn synthesizer(&self, prizes: &[Decimal]) -> Result<Box<dyn Synthesizer>, String> {
+            /// excluded); fails, naming the setting, if a prize cannot be shown, or if a signal
+            /// arrives meanwhile (the build checks for one many times a second).
+            pub fn synthesizer(
+                &self,
+                prizes: &[Decimal],
+            ) -> Result<Box<dyn Synthesizer>, BuildError> {
                 match self {
                     $(Mechanic::$variant(p) => Ok(Box::new(p.synthesizer(prizes)?)),)+
                 }
@@ -140,10 +144,76 @@ pub trait Params: Sized + Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The near-miss rates these settings ask for, by feature name (`near_miss_rows`...).
     fn near_miss_rates(&self) -> Vec<(&'static str, f64)>;
     /// The synthesizer for these parameters and the stake's prize amounts (losers excluded);
-    /// the message names a prize that cannot be shown and the setting to change.
-    fn synthesizer(&self, prizes: &[Decimal]) -> Result<Self::Synthesizer, String>;
+    /// the message names a prize that cannot be shown and the setting to change. Its work is
+    /// polynomial in the sizes of the lists, which SPEC §6.1 bounds, and it calls
+    /// [`crate::interrupt::check`] as it goes.
+    fn synthesizer(&self, prizes: &[Decimal]) -> Result<Self::Synthesizer, BuildError>;
     /// The explainer for these parameters.
     fn explainer(&self) -> Self::Explainer;
+}
+
+/// Why a synthesizer was not built.
+#[derive(Debug, Error)]
+pub enum BuildError {
+    /// A prize of the table cannot be shown with the stake's settings; the message names the
+    /// prize and the setting to change.
+    #[error("{0}")]
+    Unshowable(String),
+    /// A signal arrived while it was being built.
+    #[error(transparent)]
+    Interrupted(#[from] crate::interrupt::Interrupted),
+}
+
+impl From<String> for BuildError {
+    fn from(message: String) -> Self {
+        BuildError::Unshowable(message)
+    }
+}
+
+impl From<&str> for BuildError {
+    fn from(message: &str) -> Self {
+        BuildError::Unshowable(message.to_string())
+    }
+}
+
+/// Calls [`crate::interrupt::check`] once every `2^16` calls of [`Ticker::tick`]: what the
+/// synthesizers' start-up loops call at each combination they weigh (a few nanoseconds each),
+/// so that a signal stops them within a millisecond or so, at no measurable cost.
+#[derive(Debug)]
+pub(crate) struct Ticker {
+    steps: u32,
+    check: fn() -> Result<(), crate::interrupt::Interrupted>,
+}
+
+impl Default for Ticker {
+    fn default() -> Self {
+        Ticker {
+            steps: 0,
+            check: crate::interrupt::check,
+        }
+    }
+}
+
+impl Ticker {
+    /// One more step of work; `Err` once a signal has arrived.
+    #[inline]
+    pub(crate) fn tick(&mut self) -> Result<(), crate::interrupt::Interrupted> {
+        self.steps = self.steps.wrapping_add(1);
+        if self.steps & 0xffff == 0 {
+            (self.check)()?;
+        }
+        Ok(())
+    }
+
+    /// A ticker whose checks find that a SIGTERM has arrived: for tests of the loops that
+    /// tick (a test cannot raise a signal without stopping every other test of the process).
+    #[cfg(test)]
+    pub(crate) fn signalled() -> Self {
+        Ticker {
+            steps: 0,
+            check: || Err(crate::interrupt::Interrupted(15)),
+        }
+    }
 }
 
 /// Why the layout settings of a definition cannot be read.

@@ -3,16 +3,26 @@
 use crate::money::{parse_amount, AmountTable};
 use rust_decimal::Decimal;
 
-/// Checks the list of amounts `key`: present, not empty, every entry a positive canonical
-/// amount of whole cents, at most [`MAX_AMOUNT_EUROS`](crate::money::MAX_AMOUNT_EUROS) (so
-/// that no sum a decoder makes of them can overflow).
-pub fn amount_list(key: &str, list: Option<&[String]>) -> Result<AmountTable, String> {
+/// Refuses a list `key` of more than `max` entries, before any entry is read (SPEC §6.1).
+pub fn at_most(key: &str, len: usize, max: usize) -> Result<(), String> {
+    if len > max {
+        return Err(format!("{key}: {len} entries, at most {max} (SPEC §6.1)"));
+    }
+    Ok(())
+}
+
+/// Checks the list of amounts `key`: present, not empty, at most `max` entries, every entry a
+/// positive canonical amount of whole cents, at most
+/// [`MAX_AMOUNT_EUROS`](crate::money::MAX_AMOUNT_EUROS) (so that no sum a decoder makes of them
+/// can overflow).
+pub fn amount_list(key: &str, list: Option<&[String]>, max: usize) -> Result<AmountTable, String> {
     let list = list.ok_or_else(|| {
         format!("'{key}' is missing: list the amounts as strings, e.g. {key} = [\"1\", \"2.5\"]")
     })?;
     if list.is_empty() {
         return Err(format!("'{key}' is empty"));
     }
+    at_most(key, list.len(), max)?;
     let mut amounts = Vec::with_capacity(list.len());
     for (i, text) in list.iter().enumerate() {
         amounts.push(parse_amount(text).map_err(|m| format!("{key}[{i}]: {m}"))?);
@@ -21,22 +31,25 @@ pub fn amount_list(key: &str, list: Option<&[String]>) -> Result<AmountTable, St
 }
 
 /// Checks a table of `{ <count> = N, amount = "X" }` entries (the honey or bonus table) given
-/// as (count, amount text) pairs in the file's order: amounts valid, no count listed twice.
+/// as (count, amount text) pairs in the file's order: at most `max` entries (one per count a
+/// layout can show), amounts valid, no count listed twice.
 pub fn count_table(
     key: &str,
     count_key: &str,
-    entries: Option<impl IntoIterator<Item = (u32, String)>>,
+    entries: Option<&[(u32, String)]>,
+    max: usize,
 ) -> Result<Vec<(u32, Decimal)>, String> {
     let entries = entries.ok_or_else(|| {
         format!("'{key}' is missing: list the entries as {{ {count_key} = N, amount = \"X\" }}")
     })?;
-    let mut out: Vec<(u32, Decimal)> = Vec::new();
-    for (i, (n, text)) in entries.into_iter().enumerate() {
-        let a = parse_amount(&text).map_err(|m| format!("{key}[{i}].amount: {m}"))?;
-        if out.iter().any(|(m, _)| *m == n) {
+    at_most(key, entries.len(), max)?;
+    let mut out: Vec<(u32, Decimal)> = Vec::with_capacity(entries.len());
+    for (i, (n, text)) in entries.iter().enumerate() {
+        let a = parse_amount(text).map_err(|m| format!("{key}[{i}].amount: {m}"))?;
+        if out.iter().any(|(m, _)| m == n) {
             return Err(format!("{key}[{i}]: {count_key} = {n} is listed twice"));
         }
-        out.push((n, a));
+        out.push((*n, a));
     }
     Ok(out)
 }

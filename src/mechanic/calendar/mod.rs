@@ -18,10 +18,16 @@ mod synth;
 mod tests;
 
 pub use decode::CalendarDecoder;
-pub use params::{CalendarParams, CalendarSettings, NearMiss, NearMissSettings, SymbolEntry};
+pub use params::{
+    CalendarParams, CalendarSettings, NearMiss, NearMissSettings, SymbolEntry,
+    MAX_CALENDAR_AMOUNTS, MAX_SYMBOLS, MAX_WINNING_MONTHS,
+};
 pub use synth::CalendarSynthesizer;
 
-use super::{prize_in_cents, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
+use super::{
+    prize_in_cents, BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError,
+    Synthesizer,
+};
 use rust_decimal::Decimal;
 
 impl Params for CalendarParams {
@@ -51,7 +57,7 @@ impl Params for CalendarParams {
         CalendarDecoder::from_params(self)
     }
 
-    fn synthesizer(&self, prizes: &[Decimal]) -> Result<CalendarSynthesizer, String> {
+    fn synthesizer(&self, prizes: &[Decimal]) -> Result<CalendarSynthesizer, BuildError> {
         CalendarSynthesizer::new(self, prizes)
     }
 }

@@ -4,7 +4,7 @@
 //! This is the only thing the two halves of the mechanic have in common, so that the decoder
 //! stays an independent referee of what the synthesizer writes.
 
-use crate::mechanic::util::{amount_list, near_miss_rate};
+use crate::mechanic::util::{amount_list, at_most, near_miss_rate};
 use crate::money::AmountTable;
 use crate::untrusted::shown;
 use serde::Deserialize;
@@ -21,6 +21,16 @@ pub const CLOVER_WIN: u8 = 13;
 pub const DEFAULT_MAX_WINNING_MONTHS: usize = 4;
 /// Upper bound for `max_winning_months`: keeps the precomputed decompositions small.
 pub const MAX_WINNING_MONTHS: usize = 6;
+/// Most amounts `month_amounts` and `clover_amounts` may each list (SPEC §6.1; the built-in
+/// game lists 15 and 9). The synthesizer weighs every list of up to [`MAX_WINNING_MONTHS`]
+/// month amounts, C(32 + 6, 6) = 2 760 681 of them at most, so this bounds its start-up
+/// (README, "Definitions at their limits").
+pub const MAX_CALENDAR_AMOUNTS: usize = 32;
+/// Most symbols: one per letter A to Z.
+pub const MAX_SYMBOLS: usize = 26;
+
+// Synthesizer plans store amount indices in a byte.
+const _: () = assert!(MAX_CALENDAR_AMOUNTS <= u8::MAX as usize);
 
 /// One `layout` table of a `calendar` game, as written; a stake's overrides the game's key by
 /// key.
@@ -153,17 +163,16 @@ impl CalendarParams {
             .flatten()
             .map(|s| s.picture.clone().unwrap_or_default())
             .collect();
-        let month_amounts = amount_list("month_amounts", settings.month_amounts.as_deref())?;
-        let clover_amounts = amount_list("clover_amounts", settings.clover_amounts.as_deref())?;
-        // Layout synthesis stores amount indices in bytes.
-        for (key, list) in [
-            ("month_amounts", &month_amounts),
-            ("clover_amounts", &clover_amounts),
-        ] {
-            if list.len() > usize::from(u8::MAX) {
-                return Err(format!("'{key}' lists {} amounts: at most 255", list.len()));
-            }
-        }
+        let month_amounts = amount_list(
+            "month_amounts",
+            settings.month_amounts.as_deref(),
+            MAX_CALENDAR_AMOUNTS,
+        )?;
+        let clover_amounts = amount_list(
+            "clover_amounts",
+            settings.clover_amounts.as_deref(),
+            MAX_CALENDAR_AMOUNTS,
+        )?;
         let max_winning_months = match settings.max_winning_months {
             None => DEFAULT_MAX_WINNING_MONTHS,
             Some(n) => usize::try_from(n)
@@ -200,6 +209,7 @@ impl CalendarParams {
 fn symbols(items: Option<&[SymbolEntry]>) -> Result<Vec<u8>, String> {
     const SHAPE: &str = "list the symbols as { letter = \"A\", picture = \"...\" }";
     let items = items.ok_or_else(|| format!("'symbols' is missing: {SHAPE}"))?;
+    at_most("symbols", items.len(), MAX_SYMBOLS)?;
     let mut letters: Vec<u8> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let letter = item

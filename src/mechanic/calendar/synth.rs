@@ -23,9 +23,10 @@
 
 use super::params::{CalendarParams, CLOVER_MAX, CLOVER_WIN, MAX_WINNING_MONTHS, MONTHS};
 use crate::mechanic::draw::{Bits, PrizeIndex, Rate, Table};
-use crate::mechanic::{LayoutRng, SynthesisError};
-use crate::money::{canonical, AmountTable};
+use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker};
+use crate::money::{canonical, cents, AmountTable};
 use rust_decimal::Decimal;
+use rustc_hash::FxHashMap;
 
 /// Relative weight of showing a prize with `n` components (index `n`): each extra component
 /// halves or so the chance, so one month or the clover alone dominate, yet every form appears.
@@ -84,12 +85,86 @@ struct Decomposition {
     clover: Option<u8>,
 }
 
-/// All decompositions with the same number of winning months and clover.
+/// Every list of `k` month amounts (indexes into `month_amounts`, non-decreasing) whose sum
+/// some way of showing a prize needs, for `k` from 1 to `max_winning_months`: sorted by sum,
+/// then in lexicographic order. The ways of a form are runs of these lists ([`Run`]), so a
+/// way is stored once however many prizes and clover amounts share it.
+#[derive(Debug, Clone, Default)]
+struct MonthLists {
+    /// `lists[k - 1]`: the lists of `k` amounts.
+    lists: Vec<Vec<[u8; MAX_WINNING_MONTHS]>>,
+    /// `starts[k - 1][t]..starts[k - 1][t + 1]`: where the lists of `k` amounts adding up to
+    /// target `t` (an index into `targets`) are.
+    starts: Vec<Vec<u32>>,
+    /// Every sum a prize needs of its months (the prize, or the prize less a clover amount),
+    /// ascending.
+    targets: Vec<u64>,
+}
+
+impl MonthLists {
+    /// The run of lists of `k` amounts adding up to `sum` cents (empty if none).
+    fn run(&self, k: usize, sum: u64) -> std::ops::Range<u32> {
+        match self.targets.binary_search(&sum) {
+            Ok(t) => self.starts[k - 1][t]..self.starts[k - 1][t + 1],
+            Err(_) => 0..0,
+        }
+    }
+}
+
+/// Some ways of a form: the month lists `lists[month_count - 1][range]` (none when the form
+/// has no month), each with the clover amount `clover`.
+#[derive(Debug, Clone)]
+struct Run {
+    clover: Option<u8>,
+    range: std::ops::Range<u32>,
+}
+
+impl Run {
+    fn len(&self, month_count: usize) -> usize {
+        match month_count {
+            0 => 1,
+            _ => (self.range.end - self.range.start) as usize,
+        }
+    }
+}
+
+/// All decompositions with the same number of winning months and clover: the runs in order
+/// (no clover, or by clover amount ascending), each in lexicographic order of the months.
 #[derive(Debug, Clone)]
 struct Form {
     month_count: usize,
     clover: bool,
-    ways: Vec<Decomposition>,
+    runs: Vec<Run>,
+    /// How many ways the runs hold in all.
+    ways: usize,
+}
+
+impl Form {
+    /// The `way`-th decomposition of the form (`way` < `self.ways`).
+    fn way(&self, lists: &MonthLists, mut way: usize) -> Decomposition {
+        let k = self.month_count;
+        for run in &self.runs {
+            let len = run.len(k);
+            if way < len {
+                let months = match k {
+                    0 => [0; MAX_WINNING_MONTHS],
+                    _ => lists.lists[k - 1][run.range.start as usize + way],
+                };
+                return Decomposition {
+                    months,
+                    month_count: k as u8,
+                    clover: run.clover,
+                };
+            }
+            way -= len;
+        }
+        // Not reached: `way` is drawn below `self.ways`, the sum of the runs' lengths.
+        Decomposition {
+            months: [0; MAX_WINNING_MONTHS],
+            month_count: 0,
+            clover: self.runs.last().and_then(|r| r.clover),
+        }
+    }
 }
 
 /// The forms with the same number of components, and the weight of that number.
@@ -113,6 +188,8 @@ struct Plan {
 pub struct CalendarSynthesizer {
     /// One plan per prize of the stake's table (losers need none), in the table's order.
     plans: Vec<Plan>,
+    /// The month amounts of the plans' ways.
+    lists: MonthLists,
     /// Finds a ticket's prize among `plans` by its cents.
     index: PrizeIndex,
     /// Number of symbols and of month amounts.
@@ -141,10 +218,23 @@ pub struct CalendarSynthesizer {
 impl CalendarSynthesizer {
     /// Builds the synthesizer for a stake. Fails, naming the parameters, if a prize of the
     /// stake's table cannot be shown with the allowed amounts.
-    pub(super) fn new(params: &CalendarParams, prizes: &[Decimal]) -> Result<Self, String> {
+    pub(super) fn new(params: &CalendarParams, prizes: &[Decimal]) -> Result<Self, BuildError> {
+        let prize_cents: Vec<u64> = prizes
+            .iter()
+            .map(|&p| cents(p).ok_or_else(|| not_cents(p)))
+            .collect::<Result<_, _>>()?;
+        let months = amounts_in_cents(&params.month_amounts)?;
+        let clover_cents = amounts_in_cents(&params.clover_amounts)?;
+        let lists = month_lists(
+            &months,
+            &clover_cents,
+            &prize_cents,
+            params.max_winning_months,
+            &mut Ticker::default(),
+        )?;
         let mut plans = Vec::with_capacity(prizes.len());
-        for &prize in prizes {
-            let plan = plan(prize, params).ok_or_else(|| {
+        for (&prize, &target) in prizes.iter().zip(&prize_cents) {
+            let plan = plan(prize, target, &clover_cents, &lists, params.max_winning_months).ok_or_else(|| {
                 format!(
                     "prize {} € cannot be shown: no sum of at most {} amounts of month_amounts plus at most one of clover_amounts makes it (add amounts, or raise max_winning_months)",
                     canonical(prize),
@@ -185,6 +275,7 @@ impl CalendarSynthesizer {
             .collect::<Result<_, _>>()?;
         Ok(CalendarSynthesizer {
             plans,
+            lists,
             index: PrizeIndex::new(prizes),
             letters: letters.len(),
             month_amounts: month_texts.len(),
@@ -223,7 +314,7 @@ impl CalendarSynthesizer {
         // The plan is never empty and its weights are positive.
         let count = &plan.counts[bits.pick(&plan.weights)];
         let form = &count.forms[bits.uniform_index(count.forms.len())];
-        Ok(form.ways[bits.uniform_index(form.ways.len())])
+        Ok(form.way(&self.lists, bits.uniform_index(form.ways)))
     }
 
     /// Appends a layout for `prize` to `out`.
@@ -353,36 +444,141 @@ fn clovers(first: u8, max: u8) -> Vec<Piece> {
     out
 }
 
-/// Every way to show `prize`, grouped by number of components; `None` if there is none.
-fn plan(prize: Decimal, params: &CalendarParams) -> Option<Plan> {
-    let months: Vec<Decimal> = params.month_amounts.values().collect();
-    let max_months = params.max_winning_months;
-    let mut counts: Vec<ComponentCount> = Vec::new();
-    let clovers = std::iter::once(None).chain((0..params.clover_amounts.len()).map(Some));
-    let mut all: Vec<Decomposition> = Vec::new();
-    for clover in clovers {
-        let rest = match clover {
-            Some(c) => prize - params.clover_amounts.get(c).0,
-            None => prize,
-        };
-        if rest.is_sign_negative() {
-            continue;
-        }
-        let clover = clover.and_then(|c| u8::try_from(c).ok());
-        let mut current = Vec::with_capacity(max_months);
-        sums(&months, 0, rest, max_months, &mut current, &mut |chosen| {
-            if chosen.is_empty() && clover.is_none() {
-                return;
-            }
-            let mut d = Decomposition {
-                months: [0; MAX_WINNING_MONTHS],
-                month_count: chosen.len() as u8,
-                clover,
-            };
-            d.months[..chosen.len()].copy_from_slice(chosen);
-            all.push(d);
-        });
+/// The amounts of a table in whole cents, in its order (ascending).
+fn amounts_in_cents(table: &AmountTable) -> Result<Vec<u64>, BuildError> {
+    table
+        .values()
+        .map(|a| cents(a).ok_or_else(|| not_cents(a)))
+        .collect()
+}
+
+#[cold]
+fn not_cents(amount: Decimal) -> BuildError {
+    BuildError::Unshowable(format!(
+        "{} € is not a whole number of cents",
+        canonical(amount)
+    ))
+}
+
+/// The month lists that the ways of the prizes `prizes` (cents) need: every non-decreasing
+/// list of 1 to `max_months` indexes into `months` (cents, ascending) adding up to a prize, or
+/// to a prize less one of `clovers`.
+///
+/// Each list of amounts is weighed once for all the prizes and clover amounts, its sum looked
+/// up among the sums they need; a branch stops as soon as its smallest completion is above the
+/// largest of those. So the work is at most the number of lists, C(n + m, m) - 1 for `n`
+/// amounts and `m` months (2 760 680 at the limits of SPEC §6.1, 32 amounts and 6 months),
+/// whatever the number of prizes and clover amounts, and what is kept is at most that many
+/// lists of 6 bytes. (It was a search per prize and clover amount, in decimals, and every way
+/// was stored for each: up to 254 × 33 times as much.)
+fn month_lists(
+    months: &[u64],
+    clovers: &[u64],
+    prizes: &[u64],
+    max_months: usize,
+    ticker: &mut Ticker,
+) -> Result<MonthLists, BuildError> {
+    let mut targets: Vec<u64> = Vec::with_capacity(prizes.len() * (clovers.len() + 1));
+    for &p in prizes {
+        targets.push(p);
+        targets.extend(clovers.iter().filter(|&&c| c < p).map(|&c| p - c));
     }
+    targets.sort_unstable();
+    targets.dedup();
+    let index: FxHashMap<u64, u32> = targets
+        .iter()
+        .enumerate()
+        .map(|(t, &sum)| (sum, t as u32))
+        .collect();
+    let top = targets.last().copied().unwrap_or(0);
+    let mut out = MonthLists {
+        targets,
+        ..MonthLists::default()
+    };
+    for k in 1..=max_months {
+        // (target, list), in lexicographic order of the lists.
+        let mut found: Vec<(u32, [u8; MAX_WINNING_MONTHS])> = Vec::new();
+        let mut list = [0u8; MAX_WINNING_MONTHS];
+        lists_of(
+            months,
+            k,
+            0,
+            0,
+            0,
+            top,
+            &mut list,
+            &mut |sum, list| {
+                if let Some(&t) = index.get(&sum) {
+                    found.push((t, *list));
+                }
+            },
+            ticker,
+        )?;
+        // By target, keeping the lexicographic order within one (a counting sort).
+        let mut starts = vec![0u32; out.targets.len() + 1];
+        for &(t, _) in &found {
+            starts[t as usize + 1] += 1;
+        }
+        for t in 0..out.targets.len() {
+            starts[t + 1] += starts[t];
+        }
+        let mut next = starts.clone();
+        let mut lists = vec![[0u8; MAX_WINNING_MONTHS]; found.len()];
+        for (t, list) in found {
+            lists[next[t as usize] as usize] = list;
+            next[t as usize] += 1;
+        }
+        out.lists.push(lists);
+        out.starts.push(starts);
+    }
+    Ok(out)
+}
+
+/// Calls `found` with every non-decreasing list of `k` indexes into `amounts` (ascending)
+/// whose first `depth` are in `list` (adding up to `sum`) and the rest from `from` on, with its
+/// sum, in lexicographic order; none whose sum is above `top`.
+#[allow(clippy::too_many_arguments)]
+fn lists_of(
+    amounts: &[u64],
+    k: usize,
+    depth: usize,
+    from: usize,
+    sum: u64,
+    top: u64,
+    list: &mut [u8; MAX_WINNING_MONTHS],
+    found: &mut dyn FnMut(u64, &[u8; MAX_WINNING_MONTHS]),
+    ticker: &mut Ticker,
+) -> Result<(), BuildError> {
+    let left = (k - depth) as u64;
+    for (i, &a) in amounts.iter().enumerate().skip(from) {
+        // Ascending amounts: the rest of the list is at least `left` times this one.
+        if sum + left * a > top {
+            break;
+        }
+        ticker.tick()?;
+        // At most 32 amounts: the index fits.
+        list[depth] = i as u8;
+        if depth + 1 == k {
+            found(sum + a, list);
+        } else {
+            lists_of(amounts, k, depth + 1, i, sum + a, top, list, found, ticker)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every way to show `prize` (`target` cents), grouped by number of components; `None` if
+/// there is none. The ways of a form are: with months alone, the lists of `lists` adding up to
+/// the prize; with the clover, for each clover amount in turn (ascending), the lists adding up
+/// to the rest (or the clover alone when it is the prize).
+fn plan(
+    prize: Decimal,
+    target: u64,
+    clovers: &[u64],
+    lists: &MonthLists,
+    max_months: usize,
+) -> Option<Plan> {
+    let mut counts: Vec<ComponentCount> = Vec::new();
     for (n, &weight) in COMPONENT_WEIGHTS
         .iter()
         .enumerate()
@@ -392,17 +588,38 @@ fn plan(prize: Decimal, params: &CalendarParams) -> Option<Plan> {
         let mut forms = Vec::new();
         for clover in [false, true] {
             let month_count = n - usize::from(clover);
-            let ways: Vec<Decomposition> = all
-                .iter()
-                .filter(|d| {
-                    usize::from(d.month_count) == month_count && d.clover.is_some() == clover
-                })
-                .copied()
-                .collect();
-            if !ways.is_empty() {
+            if month_count > max_months {
+                continue;
+            }
+            let runs: Vec<Run> = if clover {
+                // At most 32 clover amounts: the index fits.
+                (0..clovers.len())
+                    .filter_map(|c| {
+                        let rest = target.checked_sub(clovers[c])?;
+                        let range = match (month_count, rest) {
+                            (0, 0) => 0..1,
+                            (0, _) | (_, 0) => return None,
+                            (k, rest) => lists.run(k, rest),
+                        };
+                        Some(Run {
+                            clover: Some(c as u8),
+                            range,
+                        })
+                    })
+                    .collect()
+            } else {
+                vec![Run {
+                    clover: None,
+                    range: lists.run(month_count, target),
+                }]
+            };
+            let runs: Vec<Run> = runs.into_iter().filter(|r| !r.range.is_empty()).collect();
+            let ways = runs.iter().map(|r| r.len(month_count)).sum();
+            if ways > 0 {
                 forms.push(Form {
                     month_count,
                     clover,
+                    runs,
                     ways,
                 });
             }
@@ -419,37 +636,175 @@ fn plan(prize: Decimal, params: &CalendarParams) -> Option<Plan> {
     })
 }
 
-/// Calls `found` with every non-decreasing list of at most `left` indices into `amounts`
-/// (ascending) whose amounts add up to `target`.
-fn sums(
-    amounts: &[Decimal],
-    from: usize,
-    target: Decimal,
-    left: usize,
-    current: &mut Vec<u8>,
-    found: &mut dyn FnMut(&[u8]),
-) {
-    if target.is_zero() {
-        found(current);
-        return;
-    }
-    if left == 0 {
-        return;
-    }
-    for (i, &a) in amounts.iter().enumerate().skip(from) {
-        // Ascending amounts: once one is too big, all the next ones are.
-        if a > target {
-            break;
-        }
-        current.push(i as u8);
-        sums(amounts, i, target - a, left - 1, current, found);
-        current.pop();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mechanic::calendar::NearMiss;
+    use proptest::prelude::*;
+
+    /// The search per prize, in decimals, that [`month_lists`] and [`plan`] replaced
+    /// (generator 3 as first written): every way of every form, (weight, [(months, clover,
+    /// ways)]) by number of components.
+    #[allow(clippy::type_complexity)]
+    fn reference(
+        prize: Decimal,
+        params: &CalendarParams,
+    ) -> Vec<(u32, Vec<(usize, bool, Vec<Decomposition>)>)> {
+        fn sums(
+            amounts: &[Decimal],
+            from: usize,
+            target: Decimal,
+            left: usize,
+            current: &mut Vec<u8>,
+            found: &mut dyn FnMut(&[u8]),
+        ) {
+            if target.is_zero() {
+                found(current);
+                return;
+            }
+            if left == 0 {
+                return;
+            }
+            for (i, &a) in amounts.iter().enumerate().skip(from) {
+                if a > target {
+                    break;
+                }
+                current.push(i as u8);
+                sums(amounts, i, target - a, left - 1, current, found);
+                current.pop();
+            }
+        }
+        let months: Vec<Decimal> = params.month_amounts.values().collect();
+        let max_months = params.max_winning_months;
+        let clovers = std::iter::once(None).chain((0..params.clover_amounts.len()).map(Some));
+        let mut all: Vec<Decomposition> = Vec::new();
+        for clover in clovers {
+            let rest = match clover {
+                Some(c) => prize - params.clover_amounts.get(c).0,
+                None => prize,
+            };
+            if rest.is_sign_negative() {
+                continue;
+            }
+            let clover = clover.and_then(|c| u8::try_from(c).ok());
+            sums(
+                &months,
+                0,
+                rest,
+                max_months,
+                &mut Vec::new(),
+                &mut |chosen| {
+                    if chosen.is_empty() && clover.is_none() {
+                        return;
+                    }
+                    let mut d = Decomposition {
+                        months: [0; MAX_WINNING_MONTHS],
+                        month_count: chosen.len() as u8,
+                        clover,
+                    };
+                    d.months[..chosen.len()].copy_from_slice(chosen);
+                    all.push(d);
+                },
+            );
+        }
+        let mut counts = Vec::new();
+        for (n, &weight) in COMPONENT_WEIGHTS
+            .iter()
+            .enumerate()
+            .take(max_months + 2)
+            .skip(1)
+        {
+            let mut forms = Vec::new();
+            for clover in [false, true] {
+                let month_count = n - usize::from(clover);
+                let ways: Vec<Decomposition> = all
+                    .iter()
+                    .filter(|d| {
+                        usize::from(d.month_count) == month_count && d.clover.is_some() == clover
+                    })
+                    .copied()
+                    .collect();
+                if !ways.is_empty() {
+                    forms.push((month_count, clover, ways));
+                }
+            }
+            if !forms.is_empty() {
+                counts.push((weight, forms));
+            }
+        }
+        counts
+    }
+
+    fn in_euros(cents: u64) -> Decimal {
+        Decimal::new(cents as i64, 2)
+    }
+
+    /// The month lists of the largest definition SPEC §6.1 allows (32 month and 32 clover
+    /// amounts, 6 winning months, 254 prizes a cent apart) are made, and a signal stops their
+    /// making.
+    #[test]
+    fn a_signal_stops_the_month_lists_of_the_largest_lists() {
+        let months: Vec<u64> = (1..=32).collect();
+        let clovers: Vec<u64> = (33..=64).collect();
+        let prizes: Vec<u64> = (1..=254).collect();
+        let lists = month_lists(&months, &clovers, &prizes, 6, &mut Ticker::default()).unwrap();
+        // Every list of 6 amounts (C(37, 6) of them) adds up to a prize: 6 to 192 cents.
+        assert_eq!(lists.lists[5].len(), 2_324_784);
+        assert!(matches!(
+            month_lists(&months, &clovers, &prizes, 6, &mut Ticker::signalled()),
+            Err(BuildError::Interrupted(_))
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever the amounts and the prizes, the ways of every form, read from the month
+        /// lists weighed once for all the prizes, are those the search per prize found, in the
+        /// same order: the draws, and so the layouts, are the same.
+        #[test]
+        fn ways_are_those_of_the_search_per_prize(
+            months in prop::collection::btree_set(1u64..30, 1..9),
+            clovers in prop::collection::btree_set(1u64..30, 1..5),
+            prizes in prop::collection::btree_set(1u64..90, 1..8),
+            max_months in 1usize..=MAX_WINNING_MONTHS,
+        ) {
+            let params = CalendarParams {
+                letters: b"AB".to_vec(),
+                pictures: vec!["a".into(), "b".into()],
+                month_amounts: AmountTable::new(months.iter().map(|&c| in_euros(c))),
+                clover_amounts: AmountTable::new(clovers.iter().map(|&c| in_euros(c))),
+                max_winning_months: max_months,
+                near_miss: NearMiss::default(),
+            };
+            let prize_cents: Vec<u64> = prizes.iter().rev().copied().collect();
+            let month_cents = amounts_in_cents(&params.month_amounts).unwrap();
+            let clover_cents = amounts_in_cents(&params.clover_amounts).unwrap();
+            let lists = month_lists(&month_cents, &clover_cents, &prize_cents, max_months, &mut Ticker::default()).unwrap();
+            for &c in &prize_cents {
+                let prize = in_euros(c);
+                let expected = reference(prize, &params);
+                let got: Vec<(u32, Vec<(usize, bool, Vec<Decomposition>)>)> =
+                    plan(prize, c, &clover_cents, &lists, max_months)
+                        .map(|p| p.counts)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|count| {
+                            let forms = count
+                                .forms
+                                .iter()
+                                .map(|f| {
+                                    let ways = (0..f.ways).map(|w| f.way(&lists, w)).collect();
+                                    (f.month_count, f.clover, ways)
+                                })
+                                .collect();
+                            (count.weight, forms)
+                        })
+                        .collect();
+                prop_assert_eq!(&got, &expected, "prize {}", prize);
+            }
+        }
+    }
 
     /// Through the losing months' table, two neighbouring pictures come exactly with the chance
     /// `neighbour_rate` asks, r/2³² + (1 − r/2³²)·2/n, for several rates and numbers of

@@ -68,7 +68,7 @@ fn decoder_of(stake: &TestStake) -> Result<CalendarDecoder, String> {
 /// The synthesizer of a test stake, or why it cannot be built.
 fn synthesizer_of(stake: &TestStake) -> Result<CalendarSynthesizer, String> {
     let params = stake.params.as_ref().map_err(Clone::clone)?;
-    params.synthesizer(&stake.prizes)
+    params.synthesizer(&stake.prizes).map_err(|e| e.to_string())
 }
 
 /// The decoder on hand-written layouts.

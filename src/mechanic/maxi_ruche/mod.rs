@@ -17,7 +17,10 @@ pub use decode::MaxiDecoder;
 pub use params::{BonusEntry, MaxiParams, MaxiSettings, NearMiss, NearMissSettings};
 pub use synth::MaxiSynthesizer;
 
-use super::{prize_in_cents, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
+use super::{
+    prize_in_cents, BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError,
+    Synthesizer,
+};
 use rust_decimal::Decimal;
 
 impl Params for MaxiParams {
@@ -47,7 +50,7 @@ impl Params for MaxiParams {
         MaxiDecoder::from_params(self.clone())
     }
 
-    fn synthesizer(&self, prizes: &[Decimal]) -> Result<MaxiSynthesizer, String> {
+    fn synthesizer(&self, prizes: &[Decimal]) -> Result<MaxiSynthesizer, BuildError> {
         MaxiSynthesizer::new(self.clone(), prizes)
     }
 }

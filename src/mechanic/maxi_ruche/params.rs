@@ -2,10 +2,14 @@
 //! with the cells of the game: the only thing the decoder and the synthesizer share. The hive
 //! itself is [`crate::mechanic::hive`]. Nothing here decides a prize.
 
+use crate::mechanic::hive::MAX_HIVE_AMOUNTS;
 use crate::mechanic::util::{amount_list, count_table, near_miss_rate, near_miss_weights};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
 use serde::Deserialize;
+
+// Synthesizer plans store amount indices in a byte.
+const _: () = assert!(MAX_HIVE_AMOUNTS <= u8::MAX as usize);
 
 /// Cells in the bonus stage.
 pub const BONUS_CELLS: usize = 12;
@@ -190,27 +194,23 @@ pub struct MaxiParams {
 impl MaxiParams {
     /// Checks `row_amounts`, `bee_amounts`, `bonus` and `near_miss`; the message names the key at fault.
     pub fn check(settings: MaxiSettings) -> Result<Self, String> {
-        let rows = amount_list("row_amounts", settings.row_amounts.as_deref())?;
-        let bees = amount_list("bee_amounts", settings.bee_amounts.as_deref())?;
-        // Synthesizer plans store amount indices in a byte.
-        for (name, table) in [("row_amounts", &rows), ("bee_amounts", &bees)] {
-            if table.len() > usize::from(u8::MAX) {
-                return Err(format!(
-                    "'{name}' lists {} amounts; at most 255 are supported",
-                    table.len()
-                ));
-            }
-        }
+        let rows = amount_list(
+            "row_amounts",
+            settings.row_amounts.as_deref(),
+            MAX_HIVE_AMOUNTS,
+        )?;
+        let bees = amount_list(
+            "bee_amounts",
+            settings.bee_amounts.as_deref(),
+            MAX_HIVE_AMOUNTS,
+        )?;
         let mut bonus = [Decimal::ZERO; MAX_BONUS_BEES + 1];
         let mut bonus_min = MAX_BONUS_BEES + 1;
         let mut bonus_max = 0;
-        let table = count_table(
-            "bonus",
-            "bees",
-            settings
-                .bonus
-                .map(|b| b.into_iter().map(|e| (e.bees, e.amount))),
-        )?;
+        let entries: Option<Vec<(u32, String)>> = settings
+            .bonus
+            .map(|b| b.into_iter().map(|e| (e.bees, e.amount)).collect());
+        let table = count_table("bonus", "bees", entries.as_deref(), MAX_BONUS_BEES)?;
         for (i, (n, amount)) in table.into_iter().enumerate() {
             let n = n as usize;
             if n == 0 || n > MAX_BONUS_BEES {

@@ -22,9 +22,10 @@ use super::params::{MaxiParams, BONUS_CELLS, MULTIPLIERS};
 use crate::mechanic::draw::{Bits, PrizeIndex, Rate, Table};
 use crate::mechanic::hive::{MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::rows::{fill_slots, row_table, HiveText, RowTable, Text, MULT, SLOT};
-use crate::mechanic::{LayoutRng, SynthesisError};
-use crate::money::canonical;
+use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker};
+use crate::money::{canonical, cents};
 use rust_decimal::Decimal;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 /// Weights of showing a prize with 1, 2, 3 winning components: simple tickets dominate.
 const COMPONENT_WEIGHTS: [u32; MAX_COMPONENTS] = [8, 4, 1];
@@ -118,12 +119,13 @@ struct HiveSpec {
 impl MaxiSynthesizer {
     /// Builds the synthesizer and plans every prize of the stake's table; the message names the
     /// parameter that makes a prize impossible to show.
-    pub(super) fn new(params: MaxiParams, prizes: &[Decimal]) -> Result<Self, String> {
+    pub(super) fn new(params: MaxiParams, prizes: &[Decimal]) -> Result<Self, BuildError> {
         let comps = components(&params);
+        let mut all = decompositions(&comps, prizes, &mut Ticker::default())?.into_iter();
         let mut plans = Vec::with_capacity(prizes.len());
         for &prize in prizes {
             let bonus_bees = (1..params.bonus.len()).find(|&n| params.bonus[n] == prize);
-            let shapes = decompositions(&comps, prize);
+            let shapes = all.next().unwrap_or_default();
             let plan = Plan { bonus_bees, shapes };
             let bonus_weight = params.near_miss.bonus_weight;
             if plan.bonus_bees.is_some()
@@ -135,7 +137,8 @@ impl MaxiSynthesizer {
                     "prize {} € can only be shown by the bonus stage, and near_miss.bonus_weight is 0: give it a weight from 1 to {}",
                     canonical(prize),
                     crate::mechanic::util::MAX_WEIGHT
-                ));
+                )
+                .into());
             }
             // The E is drawn alike for every prize, so each prize must be showable without it.
             if plan
@@ -148,7 +151,8 @@ impl MaxiSynthesizer {
                      (row_amounts, with multipliers 2-6 and 10) and bees (bee_amounts, one per hive) \
                      makes it without an EXTRA hive, and the bonus table does not pay it; add an amount to row_amounts or bee_amounts",
                     canonical(prize)
-                ));
+                )
+                .into());
             }
             plans.push(plan);
         }
@@ -252,70 +256,130 @@ fn components(params: &MaxiParams) -> Vec<(Comp, Decimal)> {
     comps
 }
 
-/// All multisets of 1 to 3 components worth `prize` (at most two bees: one per hive), grouped
-/// by shape.
-fn decompositions(comps: &[(Comp, Decimal)], prize: Decimal) -> [Vec<Shape>; MAX_COMPONENTS] {
-    let mut by_value: BTreeMap<Decimal, Vec<usize>> = BTreeMap::new();
-    for (i, (_, v)) in comps.iter().enumerate() {
-        by_value.entry(*v).or_default().push(i);
-    }
-    let mut found: Vec<Vec<usize>> = Vec::new();
-    for (i, (_, vi)) in comps.iter().enumerate() {
-        if *vi == prize {
-            found.push(vec![i]);
+/// The plain rows, multiplied rows and bees of a multiset of components.
+fn shape_of(comps: &[(Comp, Decimal)], picked: &[usize]) -> (usize, usize, usize) {
+    let (mut plain, mut mult, mut bees) = (0, 0, 0);
+    for &i in picked {
+        match comps[i].0 {
+            Comp::Row { mult: 0, .. } => plain += 1,
+            Comp::Row { .. } => mult += 1,
+            Comp::Bee { .. } => bees += 1,
         }
-        for (j, (_, vj)) in comps.iter().enumerate().skip(i) {
-            if *vi + *vj == prize {
-                found.push(vec![i, j]);
+    }
+    (plain, mult, bees)
+}
+
+/// Whether a multiset of this shape is a form: one bee per hive; a multiplier shows alone or
+/// beside one plain row (each factor makes its own form, so this keeps the number of forms
+/// per prize modest).
+fn is_form((plain, mult, bees): (usize, usize, usize)) -> bool {
+    let multiplier_ok = match (mult, plain + mult + bees) {
+        (0, _) | (1, 1) => true,
+        (1, 2) => plain == 1,
+        _ => false,
+    };
+    bees <= 2 && multiplier_ok
+}
+
+/// The forms of every prize (by its index in `prizes`): all multisets of 1 to 3 components
+/// (non-decreasing indexes into `comps`) worth the prize and allowed by [`is_form`], grouped
+/// by shape (shapes in the order of (plain rows, multiplied rows, bees)), each shape's in
+/// lexicographic order of their indexes.
+///
+/// Each multiset is weighed once for all the prizes, its sum looked up among their whole
+/// cents (a multiset makes at most one prize): the pairs of all `c` components, and the
+/// triples of those without a multiplier (a multiplier shows alone or beside one row). With
+/// 64 row and 64 bee amounts, c = 512: 131 328 pairs and 357 760 triples, whatever the number
+/// of prizes; a signal stops the work. (It was a search per prize in decimals.)
+fn decompositions(
+    comps: &[(Comp, Decimal)],
+    prizes: &[Decimal],
+    ticker: &mut Ticker,
+) -> Result<Vec<[Vec<Shape>; MAX_COMPONENTS]>, BuildError> {
+    let values: Vec<u64> = comps
+        .iter()
+        .map(|&(_, v)| cents(v).ok_or_else(|| not_cents(v)))
+        .collect::<Result<_, _>>()?;
+    let mut by_cents: FxHashMap<u64, usize> = FxHashMap::default();
+    for (i, &p) in prizes.iter().enumerate() {
+        by_cents.insert(cents(p).ok_or_else(|| not_cents(p))?, i);
+    }
+    let top = by_cents.keys().copied().max().unwrap_or(0);
+    // Group by (plain rows, multiplied rows, bees); BTreeMap keeps the order reproducible.
+    let mut groups: Vec<BTreeMap<(usize, usize, usize), Vec<Decomp>>> =
+        vec![BTreeMap::new(); prizes.len()];
+    let mut found = |picked: &[usize], sum: u64| {
+        let Some(&p) = by_cents.get(&sum) else {
+            return;
+        };
+        let shape = shape_of(comps, picked);
+        if !is_form(shape) {
+            return;
+        }
+        let mut d = Decomp {
+            comps: [Comp::Bee { amount: 0 }; MAX_COMPONENTS],
+            len: picked.len() as u8,
+        };
+        for (slot, &i) in d.comps.iter_mut().zip(picked) {
+            *slot = comps[i].0;
+        }
+        groups[p].entry(shape).or_default().push(d);
+    };
+    // Values are positive: a partial sum above the largest prize makes no prize.
+    for (i, &a) in values.iter().enumerate() {
+        if a > top {
+            continue;
+        }
+        found(&[i], a);
+        for (j, &b) in values.iter().enumerate().skip(i) {
+            ticker.tick()?;
+            if a + b <= top {
+                found(&[i, j], a + b);
             }
-            let rest = prize - *vi - *vj;
-            if rest > Decimal::ZERO {
-                for &l in by_value.get(&rest).into_iter().flatten() {
-                    if l >= j {
-                        found.push(vec![i, j, l]);
-                    }
+        }
+    }
+    let unmultiplied: Vec<usize> = (0..comps.len())
+        .filter(|&i| !matches!(comps[i].0, Comp::Row { mult: 1.., .. }))
+        .collect();
+    for (x, &i) in unmultiplied.iter().enumerate() {
+        let a = values[i];
+        for (y, &j) in unmultiplied.iter().enumerate().skip(x) {
+            let b = a + values[j];
+            if b > top {
+                continue;
+            }
+            for &l in &unmultiplied[y..] {
+                ticker.tick()?;
+                if b + values[l] <= top {
+                    found(&[i, j, l], b + values[l]);
                 }
             }
         }
     }
-    // Group by (plain rows, multiplied rows, bees); BTreeMap keeps the order reproducible.
-    let mut groups: BTreeMap<(usize, usize, usize), Vec<Decomp>> = BTreeMap::new();
-    for set in found {
-        let (mut plain, mut mult, mut bees) = (0, 0, 0);
-        let mut d = Decomp {
-            comps: [Comp::Bee { amount: 0 }; MAX_COMPONENTS],
-            len: set.len() as u8,
-        };
-        for (k, &i) in set.iter().enumerate() {
-            d.comps[k] = comps[i].0;
-            match comps[i].0 {
-                Comp::Row { mult: 0, .. } => plain += 1,
-                Comp::Row { .. } => mult += 1,
-                Comp::Bee { .. } => bees += 1,
+    Ok(groups
+        .into_iter()
+        .map(|groups| {
+            let mut shapes: [Vec<Shape>; MAX_COMPONENTS] = Default::default();
+            for ((plain, mult, bees), decomps) in groups {
+                shapes[plain + mult + bees - 1].push(Shape {
+                    weight: PLAIN_ROW_WEIGHT.pow(plain as u32)
+                        * MULT_ROW_WEIGHT.pow(mult as u32)
+                        * BEE_WEIGHT.pow(bees as u32),
+                    needs_extra: bees == 2,
+                    decomps,
+                });
             }
-        }
-        // One bee per hive. A multiplier shows alone or beside one plain row: each factor makes
-        // its own form, so this keeps the number of forms per prize modest.
-        let multiplier_ok = match (mult, set.len()) {
-            (0, _) | (1, 1) => true,
-            (1, 2) => plain == 1,
-            _ => false,
-        };
-        if bees <= 2 && multiplier_ok {
-            groups.entry((plain, mult, bees)).or_default().push(d);
-        }
-    }
-    let mut shapes: [Vec<Shape>; MAX_COMPONENTS] = Default::default();
-    for ((plain, mult, bees), decomps) in groups {
-        shapes[plain + mult + bees - 1].push(Shape {
-            weight: PLAIN_ROW_WEIGHT.pow(plain as u32)
-                * MULT_ROW_WEIGHT.pow(mult as u32)
-                * BEE_WEIGHT.pow(bees as u32),
-            needs_extra: bees == 2,
-            decomps,
-        });
-    }
-    shapes
+            shapes
+        })
+        .collect())
+}
+
+#[cold]
+fn not_cents(amount: Decimal) -> BuildError {
+    BuildError::Unshowable(format!(
+        "{} € is not a whole number of cents",
+        canonical(amount)
+    ))
 }
 
 impl MaxiSynthesizer {
@@ -527,5 +591,144 @@ impl MaxiSynthesizer {
     fn write_bonus(&self, bees: usize, bits: &mut Bits, out: &mut Vec<u8>) {
         let stages = &self.bonus_stages[bees.min(BONUS_CELLS)];
         out.extend_from_slice(&stages[bits.uniform_index(stages.len())]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::params::MAX_BONUS_BEES;
+    use super::*;
+    use crate::money::AmountTable;
+    use proptest::prelude::*;
+
+    /// The search per prize, in decimals, that [`decompositions`] replaced (generator 3 as
+    /// first written): (weight, needs EXTRA, decompositions) of each shape, by size.
+    fn reference(
+        comps: &[(Comp, Decimal)],
+        prize: Decimal,
+    ) -> [Vec<(u32, bool, Vec<Vec<Comp>>)>; MAX_COMPONENTS] {
+        let mut by_value: BTreeMap<Decimal, Vec<usize>> = BTreeMap::new();
+        for (i, (_, v)) in comps.iter().enumerate() {
+            by_value.entry(*v).or_default().push(i);
+        }
+        let mut found: Vec<Vec<usize>> = Vec::new();
+        for (i, (_, vi)) in comps.iter().enumerate() {
+            if *vi == prize {
+                found.push(vec![i]);
+            }
+            for (j, (_, vj)) in comps.iter().enumerate().skip(i) {
+                if *vi + *vj == prize {
+                    found.push(vec![i, j]);
+                }
+                let rest = prize - *vi - *vj;
+                if rest > Decimal::ZERO {
+                    for &l in by_value.get(&rest).into_iter().flatten() {
+                        if l >= j {
+                            found.push(vec![i, j, l]);
+                        }
+                    }
+                }
+            }
+        }
+        let mut groups: BTreeMap<(usize, usize, usize), Vec<Vec<Comp>>> = BTreeMap::new();
+        for set in found {
+            let (mut plain, mut mult, mut bees) = (0, 0, 0);
+            for &i in &set {
+                match comps[i].0 {
+                    Comp::Row { mult: 0, .. } => plain += 1,
+                    Comp::Row { .. } => mult += 1,
+                    Comp::Bee { .. } => bees += 1,
+                }
+            }
+            let multiplier_ok = match (mult, set.len()) {
+                (0, _) | (1, 1) => true,
+                (1, 2) => plain == 1,
+                _ => false,
+            };
+            if bees <= 2 && multiplier_ok {
+                groups
+                    .entry((plain, mult, bees))
+                    .or_default()
+                    .push(set.iter().map(|&i| comps[i].0).collect());
+            }
+        }
+        let mut shapes: [Vec<(u32, bool, Vec<Vec<Comp>>)>; MAX_COMPONENTS] = Default::default();
+        for ((plain, mult, bees), decomps) in groups {
+            shapes[plain + mult + bees - 1].push((
+                PLAIN_ROW_WEIGHT.pow(plain as u32)
+                    * MULT_ROW_WEIGHT.pow(mult as u32)
+                    * BEE_WEIGHT.pow(bees as u32),
+                bees == 2,
+                decomps,
+            ));
+        }
+        shapes
+    }
+
+    fn in_euros(cents: u64) -> Decimal {
+        Decimal::new(cents as i64, 2)
+    }
+
+    /// The forms of the largest definition SPEC §6.1 allows (64 row and 64 bee amounts, 254
+    /// prizes a cent apart) are made, and a signal stops their making.
+    #[test]
+    fn a_signal_stops_the_decompositions_of_the_largest_lists() {
+        let params = MaxiParams {
+            rows: AmountTable::new((1..=64).map(in_euros)),
+            bees: AmountTable::new((1..=64).map(in_euros)),
+            bonus: [Decimal::ZERO; MAX_BONUS_BEES + 1],
+            bonus_min: MAX_BONUS_BEES + 1,
+            near_miss: Default::default(),
+        };
+        let comps = components(&params);
+        let prizes: Vec<Decimal> = (1..=254).map(in_euros).collect();
+        let all = decompositions(&comps, &prizes, &mut Ticker::default()).unwrap();
+        assert!(all.iter().all(|p| p.iter().any(|s| !s.is_empty())));
+        assert!(matches!(
+            decompositions(&comps, &prizes, &mut Ticker::signalled()),
+            Err(BuildError::Interrupted(_))
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever the amounts (a row amount equal to a bee amount too) and the prizes, the
+        /// forms weighed once for all the prizes are those the search per prize found, in the
+        /// same order: the draws, and so the layouts, are the same.
+        #[test]
+        fn decompositions_are_those_of_the_search_per_prize(
+            rows in prop::collection::btree_set(1u64..40, 1..8),
+            bees in prop::collection::btree_set(1u64..40, 1..6),
+            prizes in prop::collection::btree_set(1u64..200, 1..12),
+        ) {
+            let params = MaxiParams {
+                rows: AmountTable::new(rows.iter().map(|&c| in_euros(c))),
+                bees: AmountTable::new(bees.iter().map(|&c| in_euros(c))),
+                bonus: [Decimal::ZERO; MAX_BONUS_BEES + 1],
+                bonus_min: MAX_BONUS_BEES + 1,
+                near_miss: Default::default(),
+            };
+            let comps = components(&params);
+            let prizes: Vec<Decimal> = prizes.into_iter().rev().map(in_euros).collect();
+            let got = decompositions(&comps, &prizes, &mut Ticker::default()).unwrap();
+            for (p, &prize) in prizes.iter().enumerate() {
+                let expected = reference(&comps, prize);
+                for k in 0..MAX_COMPONENTS {
+                    let found: Vec<(u32, bool, Vec<Vec<Comp>>)> = got[p][k]
+                        .iter()
+                        .map(|s| {
+                            let decomps = s
+                                .decomps
+                                .iter()
+                                .map(|d| d.comps[..usize::from(d.len)].to_vec())
+                                .collect();
+                            (s.weight, s.needs_extra, decomps)
+                        })
+                        .collect();
+                    prop_assert_eq!(&found, &expected[k], "prize {} size {}", prize, k + 1);
+                }
+            }
+        }
     }
 }

@@ -34,7 +34,9 @@ fn params_of(stake: &Stake) -> MaxiParams {
 /// The synthesizer of a built-in stake.
 fn synthesizer_of(stake: &Stake) -> Result<MaxiSynthesizer, String> {
     let prizes: Vec<Decimal> = stake.prizes.iter().map(|p| p.amount).collect();
-    params_of(stake).synthesizer(&prizes)
+    params_of(stake)
+        .synthesizer(&prizes)
+        .map_err(|e| e.to_string())
 }
 
 /// The settings of the built-in stake, to edit.
@@ -429,7 +431,8 @@ fn new_names_the_parameter_that_makes_a_prize_impossible() {
     let err = MaxiParams::check(s)
         .unwrap()
         .synthesizer(&prizes)
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("prize 100000 €") && err.contains("row_amounts"),
         "{err}"

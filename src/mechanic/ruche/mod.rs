@@ -10,9 +10,14 @@ mod synth;
 mod tests;
 
 pub use decode::{HiveOutcome, Outcome};
-pub use params::{HoneyEntry, NearMiss, NearMissSettings, RucheParams, RucheSettings, MAX_EXTRA};
+pub use params::{
+    HoneyEntry, NearMiss, NearMissSettings, RucheParams, RucheSettings, MAX_EXTRA, MAX_HONEY_POTS,
+};
 
-use super::{prize_in_cents, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
+use super::{
+    prize_in_cents, BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError,
+    Synthesizer,
+};
 use rust_decimal::Decimal;
 
 impl Params for RucheParams {
@@ -45,7 +50,7 @@ impl Params for RucheParams {
         }
     }
 
-    fn synthesizer(&self, prizes: &[Decimal]) -> Result<RucheSynthesizer, String> {
+    fn synthesizer(&self, prizes: &[Decimal]) -> Result<RucheSynthesizer, BuildError> {
         Ok(RucheSynthesizer {
             synth: synth::Synth::new(self.clone(), prizes)?,
         })

@@ -1,7 +1,7 @@
 //! The settings of La ruche d'or as a game definition writes them, and their checked form:
 //! the only thing the decoder and the synthesizer share.
 
-use crate::mechanic::hive::CELLS;
+use crate::mechanic::hive::MAX_HIVE_AMOUNTS;
 use crate::mechanic::util::{amount_list, count_table, near_miss_weights};
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
@@ -9,6 +9,10 @@ use serde::Deserialize;
 
 /// Most `E` in the main hive (SPEC 2.1), hence most EXTRA hives.
 pub const MAX_EXTRA: usize = 3;
+
+/// Most honey pots a hive holds (SPEC §3): the honey table lists counts from 1 to this, so it
+/// has at most this many entries.
+pub const MAX_HONEY_POTS: usize = 10;
 
 /// One `layout` table of a `ruche` game, as written; a stake's overrides the game's key by key.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -168,19 +172,20 @@ impl RucheSettings {
 impl RucheParams {
     /// Checks `row_amounts`, `honey` and `near_miss`; the message names the key at fault.
     pub fn check(settings: RucheSettings) -> Result<Self, String> {
-        let rows = amount_list("row_amounts", settings.row_amounts.as_deref())?;
-        let table = count_table(
-            "honey",
-            "pots",
-            settings
-                .honey
-                .map(|h| h.into_iter().map(|e| (e.pots, e.amount))),
+        let rows = amount_list(
+            "row_amounts",
+            settings.row_amounts.as_deref(),
+            MAX_HIVE_AMOUNTS,
         )?;
+        let honey: Option<Vec<(u32, String)>> = settings
+            .honey
+            .map(|h| h.into_iter().map(|e| (e.pots, e.amount)).collect());
+        let table = count_table("honey", "pots", honey.as_deref(), MAX_HONEY_POTS)?;
         let mut max_honey = 0;
         for &(pots, amount) in &table {
-            if pots == 0 || pots as usize > CELLS {
+            if pots == 0 || pots as usize > MAX_HONEY_POTS {
                 return Err(format!(
-                    "honey: pots = {pots} is impossible in a hive of {CELLS} cells"
+                    "honey: pots = {pots} is impossible: a hive holds at most {MAX_HONEY_POTS} honey pots (SPEC §3); list counts from 1 to {MAX_HONEY_POTS}"
                 ));
             }
             if amount.is_zero() {

@@ -1,7 +1,8 @@
 //! The La ruche d'or synthesizer: draws a natural-looking hive (and EXTRA hives) for a prize.
 //!
 //! A prize is first split into *components*: winning rows and honey-pot wins. All the ways of
-//! making each prize with one to three components are listed once, at start-up; a ticket picks
+//! making each prize with one to three components are listed once, at start-up (every
+//! combination of up to three components weighed once for all the prizes); a ticket picks
 //! a number of components (one most often), then one decomposition uniformly, then spreads the
 //! components over the main hive and its EXTRA hives. Everything that does not win is drawn
 //! from the same distributions on winners and losers (row amounts, near-miss rows with two `P`,
@@ -19,27 +20,49 @@ use super::params::{RucheParams, MAX_EXTRA};
 use crate::mechanic::draw::{Bits, PrizeIndex, Table};
 use crate::mechanic::hive::{MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::rows::{fill_slots, row_table, HiveText, RowTable, Text, SLOT};
-use crate::mechanic::{LayoutRng, SynthesisError};
-use crate::money::canonical;
+use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker};
+use crate::money::{canonical, cents};
 use rust_decimal::Decimal;
+use rustc_hash::FxHashMap;
 
 /// One part of a prize.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Component {
     /// A winning row showing the amount of this index in the row table.
-    Row(usize),
+    Row(u8),
     /// A hive holding this many honey pots.
-    Honey(usize),
+    Honey(u8),
 }
 
 /// Most components a prize is split into.
 const MAX_PARTS: usize = 3;
 
+/// One way to show a prize: one to [`MAX_PARTS`] components, in the order of the component
+/// list (rows, then honey wins).
+#[derive(Debug, Clone, Copy)]
+struct Decomposition {
+    parts: [Component; MAX_PARTS],
+    len: u8,
+}
+
+impl Decomposition {
+    fn parts(&self) -> &[Component] {
+        &self.parts[..usize::from(self.len)]
+    }
+
+    fn honey_count(&self) -> usize {
+        self.parts()
+            .iter()
+            .filter(|c| matches!(c, Component::Honey(_)))
+            .count()
+    }
+}
+
 /// Every way to show one prize.
 #[derive(Debug, Clone)]
 struct Plan {
     /// The decompositions, by number of components - 1, fewest honey wins first.
-    by_size: [Vec<Vec<Component>>; MAX_PARTS],
+    by_size: [Vec<Decomposition>; MAX_PARTS],
     /// What to draw from, by the number of EXTRA hives drawn (0 to [`MAX_EXTRA`]).
     choices: [Choice; MAX_EXTRA + 1],
 }
@@ -77,35 +100,36 @@ pub struct Synth {
 impl Synth {
     /// Lists every decomposition of every prize of the table; an error names a prize that
     /// cannot be shown with the row amounts, honey table and `near_miss.part_weights` given.
-    pub fn new(params: RucheParams, prizes: &[Decimal]) -> Result<Self, String> {
+    pub fn new(params: RucheParams, prizes: &[Decimal]) -> Result<Self, BuildError> {
+        // Indexes fit a byte: `RucheParams` allows 64 row amounts and 10 honey pots.
         let mut components: Vec<(Component, Decimal)> = (0..params.rows.len())
-            .map(|i| (Component::Row(i), params.rows.get(i).0))
+            .map(|i| (Component::Row(i as u8), params.rows.get(i).0))
             .collect();
         for pots in 0..=params.max_honey {
             let win = params.honey_win(pots);
             if !win.is_zero() {
-                components.push((Component::Honey(pots), win));
+                components.push((Component::Honey(pots as u8), win));
             }
         }
+        let mut all = decompositions(&components, prizes, &mut Ticker::default())?.into_iter();
         let part_weights = params.near_miss.part_weights;
         let mut plans = Vec::with_capacity(prizes.len());
         for &prize in prizes {
-            let mut by_size: [Vec<Vec<Component>>; MAX_PARTS] = Default::default();
-            let mut stack = Vec::new();
-            collect(&components, 0, prize, &mut stack, &mut by_size);
+            let mut by_size = all.next().unwrap_or_default();
             for options in &mut by_size {
-                options.sort_by_key(|d| honey_count(d));
+                options.sort_by_key(Decomposition::honey_count);
             }
             let showable = |k: usize| {
                 by_size[k]
                     .first()
-                    .is_some_and(|d| honey_count(d) <= MAX_EXTRA + 1)
+                    .is_some_and(|d| d.honey_count() <= MAX_EXTRA + 1)
             };
             if !(0..MAX_PARTS).any(showable) {
                 return Err(format!(
                     "the prize {} € cannot be made of up to {MAX_PARTS} row amounts and honey wins: add a row amount",
                     canonical(prize)
-                ));
+                )
+                .into());
             }
             if !(0..MAX_PARTS).any(|k| showable(k) && part_weights[k] > 0) {
                 let sizes: Vec<String> = (0..MAX_PARTS)
@@ -117,7 +141,8 @@ impl Synth {
                     canonical(prize),
                     sizes.join(" or "),
                     crate::mechanic::util::MAX_WEIGHT
-                ));
+                )
+                .into());
             }
             let choices = std::array::from_fn(|drawn| choice(&by_size, drawn, &part_weights));
             plans.push(Plan { by_size, choices });
@@ -198,9 +223,10 @@ impl Synth {
             let parts = &plan.by_size[k][bits.uniform_index(choice.usable[k])];
             let hives = extras + 1;
             let mut honey_hives = 0;
-            for part in parts {
+            for part in parts.parts() {
                 match *part {
                     Component::Honey(n) => {
+                        let n = usize::from(n);
                         // A hive without honey yet, uniformly.
                         let mut x = bits.uniform_index(hives - honey_hives);
                         for slot in pots.iter_mut().take(hives) {
@@ -215,6 +241,7 @@ impl Synth {
                         honey_hives += 1;
                     }
                     Component::Row(i) => {
+                        let i = usize::from(i);
                         let h = bits.uniform_index(hives);
                         // Find a free row in that hive at random (at most 3 rows are taken).
                         loop {
@@ -295,7 +322,7 @@ impl Synth {
 
 /// The forms of a plan that fit `drawn` EXTRA hives (or the fewest more that some form fits).
 fn choice(
-    by_size: &[Vec<Vec<Component>>; MAX_PARTS],
+    by_size: &[Vec<Decomposition>; MAX_PARTS],
     drawn: usize,
     part_weights: &[u32; MAX_PARTS],
 ) -> Choice {
@@ -305,7 +332,7 @@ fn choice(
     };
     loop {
         for (k, options) in by_size.iter().enumerate() {
-            c.usable[k] = options.partition_point(|d| honey_count(d) <= c.extras + 1);
+            c.usable[k] = options.partition_point(|d| d.honey_count() <= c.extras + 1);
             c.weights[k] = if c.usable[k] > 0 { part_weights[k] } else { 0 };
         }
         if c.weights.iter().any(|&w| w > 0) || c.extras == MAX_EXTRA {
@@ -324,35 +351,165 @@ fn counts_table(weights: &[u32]) -> Option<Table<u8>> {
     Table::new(&entries)
 }
 
-fn honey_count(parts: &[Component]) -> usize {
-    parts
+/// The decompositions of every prize (by its index in `prizes`), by number of components - 1:
+/// every multiset of one to [`MAX_PARTS`] components (non-decreasing indexes into
+/// `components`) whose values add up to the prize, in lexicographic order of their indexes.
+///
+/// Each multiset of components is weighed once, whatever the number of prizes: its sum is
+/// looked up among the prizes' whole cents (a multiset makes at most one prize). So the work is
+/// C(c + 2, 3) steps for `c` components (at most 64 row amounts and 10 honey wins: 73 150),
+/// and a signal stops it. (It was a search per prize in decimals, 254 times as many steps.)
+fn decompositions(
+    components: &[(Component, Decimal)],
+    prizes: &[Decimal],
+    ticker: &mut Ticker,
+) -> Result<Vec<[Vec<Decomposition>; MAX_PARTS]>, BuildError> {
+    let values: Vec<u64> = components
         .iter()
-        .filter(|c| matches!(c, Component::Honey(_)))
-        .count()
+        .map(|&(_, v)| cents(v).ok_or_else(|| not_cents(v)))
+        .collect::<Result<_, _>>()?;
+    let mut by_cents: FxHashMap<u64, usize> = FxHashMap::default();
+    for (i, &p) in prizes.iter().enumerate() {
+        by_cents.insert(cents(p).ok_or_else(|| not_cents(p))?, i);
+    }
+    let top = by_cents.keys().copied().max().unwrap_or(0);
+    let mut out: Vec<[Vec<Decomposition>; MAX_PARTS]> = vec![Default::default(); prizes.len()];
+    let mut found = |picked: &[usize], sum: u64| {
+        if let Some(&p) = by_cents.get(&sum) {
+            let mut d = Decomposition {
+                parts: [components[picked[0]].0; MAX_PARTS],
+                len: picked.len() as u8,
+            };
+            for (slot, &i) in d.parts.iter_mut().zip(picked) {
+                *slot = components[i].0;
+            }
+            out[p][picked.len() - 1].push(d);
+        }
+    };
+    let n = values.len();
+    // Values are positive: a partial sum above the largest prize makes no prize.
+    for i in 0..n {
+        let a = values[i];
+        if a > top {
+            continue;
+        }
+        found(&[i], a);
+        for j in i..n {
+            let b = a + values[j];
+            if b > top {
+                continue;
+            }
+            found(&[i, j], b);
+            for (l, &v) in values.iter().enumerate().skip(j) {
+                ticker.tick()?;
+                if b + v <= top {
+                    found(&[i, j, l], b + v);
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
-/// Collects the multisets of components (non-decreasing index from `from`) summing to `left`.
-fn collect(
-    components: &[(Component, Decimal)],
-    from: usize,
-    left: Decimal,
-    stack: &mut Vec<Component>,
-    out: &mut [Vec<Vec<Component>>; MAX_PARTS],
-) {
-    if left.is_zero() {
-        if !stack.is_empty() {
-            out[stack.len() - 1].push(stack.clone());
+#[cold]
+fn not_cents(amount: Decimal) -> BuildError {
+    BuildError::Unshowable(format!(
+        "{} € is not a whole number of cents",
+        canonical(amount)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The search per prize, in decimals, that [`decompositions`] replaced (generator 3 as
+    /// first written): the reference its lists must equal, one for one and in order.
+    fn reference(
+        components: &[(Component, Decimal)],
+        prize: Decimal,
+    ) -> [Vec<Vec<Component>>; MAX_PARTS] {
+        fn collect(
+            components: &[(Component, Decimal)],
+            from: usize,
+            left: Decimal,
+            stack: &mut Vec<Component>,
+            out: &mut [Vec<Vec<Component>>; MAX_PARTS],
+        ) {
+            if left.is_zero() {
+                if !stack.is_empty() {
+                    out[stack.len() - 1].push(stack.clone());
+                }
+                return;
+            }
+            if stack.len() == MAX_PARTS {
+                return;
+            }
+            for (i, &(c, v)) in components.iter().enumerate().skip(from) {
+                if v <= left {
+                    stack.push(c);
+                    collect(components, i, left - v, stack, out);
+                    stack.pop();
+                }
+            }
         }
-        return;
+        let mut out: [Vec<Vec<Component>>; MAX_PARTS] = Default::default();
+        collect(components, 0, prize, &mut Vec::new(), &mut out);
+        out
     }
-    if stack.len() == MAX_PARTS {
-        return;
+
+    fn in_euros(cents: u64) -> Decimal {
+        Decimal::new(cents as i64, 2)
     }
-    for (i, &(c, v)) in components.iter().enumerate().skip(from) {
-        if v <= left {
-            stack.push(c);
-            collect(components, i, left - v, stack, out);
-            stack.pop();
+
+    /// The lists of the largest definition SPEC §6.1 allows (64 row amounts, 10 honey wins,
+    /// 254 prizes a cent apart) are made, and a signal stops their making.
+    #[test]
+    fn a_signal_stops_the_decompositions_of_the_largest_lists() {
+        let mut components: Vec<(Component, Decimal)> = (0..64)
+            .map(|i| (Component::Row(i as u8), in_euros(2 + 2 * i)))
+            .collect();
+        components.extend((1..=10).map(|p| (Component::Honey(p as u8), in_euros(2 * p - 1))));
+        let prizes: Vec<Decimal> = (1..=254).map(in_euros).collect();
+        let all = decompositions(&components, &prizes, &mut Ticker::default()).unwrap();
+        assert!(all.iter().all(|p| p.iter().any(|s| !s.is_empty())));
+        assert!(matches!(
+            decompositions(&components, &prizes, &mut Ticker::signalled()),
+            Err(BuildError::Interrupted(_))
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever the amounts (equal ones too) and the prizes, the decompositions weighed
+        /// once for all the prizes are those the search per prize found, in the same order:
+        /// the draws, and so the layouts, are the same.
+        #[test]
+        fn decompositions_are_those_of_the_search_per_prize(
+            rows in prop::collection::vec(1u64..60, 1..14),
+            honey in prop::collection::vec(1u64..60, 0..5),
+            prizes in prop::collection::btree_set(1u64..150, 1..12),
+        ) {
+            let mut components: Vec<(Component, Decimal)> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| (Component::Row(i as u8), in_euros(c)))
+                .collect();
+            components.extend(
+                honey.iter().enumerate().map(|(i, &c)| (Component::Honey(4 + i as u8), in_euros(c))),
+            );
+            let prizes: Vec<Decimal> = prizes.into_iter().rev().map(in_euros).collect();
+            let got = decompositions(&components, &prizes, &mut Ticker::default()).unwrap();
+            for (p, &prize) in prizes.iter().enumerate() {
+                let expected = reference(&components, prize);
+                for k in 0..MAX_PARTS {
+                    let found: Vec<Vec<Component>> =
+                        got[p][k].iter().map(|d| d.parts().to_vec()).collect();
+                    prop_assert_eq!(&found, &expected[k], "prize {} size {}", prize, k + 1);
+                }
+            }
         }
     }
 }

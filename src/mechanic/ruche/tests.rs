@@ -341,7 +341,7 @@ fn impossible_settings_are_refused_naming_the_key() {
     };
     refused(
         &|s| s.honey = Some(vec![entry(38, "1")]),
-        "honey: pots = 38 is impossible in a hive of 37 cells",
+        "honey: pots = 38 is impossible: a hive holds at most 10 honey pots (SPEC §3)",
     );
     refused(
         &|s| s.honey = Some(vec![entry(0, "1")]),
@@ -360,6 +360,6 @@ fn impossible_settings_are_refused_naming_the_key() {
     s.row_amounts = Some(vec!["1000".into()]);
     s.honey = Some(vec![entry(4, "1000")]);
     let params = RucheParams::check(s).unwrap();
-    let e = params.synthesizer(&[d("2")]).unwrap_err();
+    let e = params.synthesizer(&[d("2")]).unwrap_err().to_string();
     assert!(e.contains("the prize 2 € cannot be made"), "{e}");
 }
