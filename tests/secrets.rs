@@ -695,6 +695,8 @@ fn an_age_secret_key_given_as_a_recipient_is_refused_and_never_logged_nor_echoed
         let emission = (n + 1).to_string();
         let mut args = vec![
             "seed",
+            "--signing-key",
+            "keys/signing-key.pem",
             "--game",
             "ruche-or",
             "--price",
@@ -914,6 +916,8 @@ fn share_set(w: &Workdir) -> ([String; 2], [String; 2]) {
     let game = data("mini-ruche.toml");
     w.ok(&[
         "seed",
+        "--signing-key",
+        "keys/signing-key.pem",
         "--game",
         &game,
         "--price",
@@ -944,6 +948,8 @@ fn share_and_identity_files_others_may_read_links_and_fifos_are_refused() {
     let check = |share: &str, id: &str, extra: &[&str], code: i32| {
         let mut args = vec![
             "seed",
+            "--signing-key",
+            "keys/signing-key.pem",
             "--game",
             &game,
             "--price",
@@ -1042,6 +1048,8 @@ fn every_file_of_an_emission_is_private_under_umask_022_and_000() {
             &script,
             &[
                 "seed",
+                "--signing-key",
+                "keys/signing-key.pem",
                 "--game",
                 &game,
                 "--price",
@@ -1313,6 +1321,8 @@ fn group_makes_an_emission_0750_and_its_files_0640_owned_by_the_group() {
     let [a, b] = [0, 1].map(|_| age::x25519::Identity::generate().to_public().to_string());
     let out = w.run(&[
         "seed",
+        "--signing-key",
+        "keys/signing-key.pem",
         "--game",
         &game,
         "--price",
