@@ -17,9 +17,7 @@
 //! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
 //! built once, by the caller.
 
-use crate::block::files::{
-    self, create_dir, remove_stale_temps, stage, write_atomic, Staged, StreamWriter,
-};
+use crate::block::files::{self, remove_stale_temps, stage, Access, Staged, StreamWriter};
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
 use crate::block::merkle::MerkleRoot;
 use crate::block::{self, keys, sha256, CSV_HEADER};
@@ -80,6 +78,10 @@ pub struct EmitConfig {
     /// Write the CSV around the page cache where the kernel allows it ([`StreamWriter`]);
     /// `false`: through it (`--page-cache`). The bytes are the same.
     pub direct_io: bool,
+    /// The group (id) that may read the emission's files (`--group`): folder 0750, files 0640.
+    /// `None`: a new emission folder is 0700 with files 0600, an existing one keeps its access
+    /// ([`files::emission_folder`]).
+    pub group: Option<u32>,
 }
 
 /// What happened to one block.
@@ -184,6 +186,8 @@ struct BlockMaker<'a> {
     synthesizer: &'a dyn Synthesizer,
     decoder: Box<dyn Decoder>,
     buffers: BufferPool,
+    /// Who may read the block files.
+    access: Access,
 }
 
 /// Emits the blocks of `config`; `progress` counts tickets (its total is set here), and
@@ -202,14 +206,30 @@ pub fn emit(
     let stake = game.stake(config.price)?;
     let blocks = block_range(config.first_block, config.blocks)?;
     let folder = block::emission_dir(&config.out, game, stake, config.emission);
-    create_dir(&folder, 0o755)?;
+    // Refused before anything is made (and again under the lock, in `join_or_create`).
+    if config.kind == EmissionKind::Production
+        && !crate::block::files::entry_exists(&folder.join(record::RECORD_FILE))?
+    {
+        bail!(
+            "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused",
+            folder.display()
+        );
+    }
+    // Until sold, a block is as secret as the seed: 0700 and 0600 (0750 and 0640 with a group).
+    let access = files::emission_folder(&folder, config.group)?;
     let public = config.signing_key.verifying_key();
     let wanted = record_of(config, game, stake)?;
     let planned = {
-        let lock = LockFile::emission(&folder)?;
-        let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
-        check_emission_key(&folder, &public, &mut on_event)?;
-        join_or_create(&folder, &wanted, config, &blocks)?
+        let held = LockFile::emission(&folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+        // Whoever left temporary files of the record, the seal or the key no longer holds
+        // the lock: they are stale.
+        for (path, count) in crate::emission::remove_stale(&folder)? {
+            on_event(Event::StaleRemoved { path, count });
+        }
+        check_emission_key(&folder, &public, access)?;
+        let planned = join_or_create(&folder, &wanted, config, &blocks)?;
+        held.release()?;
+        planned
     };
     let maker = BlockMaker {
         game,
@@ -220,6 +240,7 @@ pub fn emit(
         synthesizer: config.synthesizer.as_ref(),
         buffers: BufferPool::default(),
         decoder: stake.decoder(),
+        access,
     };
     progress.set_total(u64::from(config.blocks) * game.block_size);
     let mut summary = EmitSummary {
@@ -234,8 +255,8 @@ pub fn emit(
     for number in blocks {
         interrupt::check()?;
         let paths = BlockPaths::new(&folder, number);
-        let lock = LockFile::block(&folder, number)?;
-        let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+        let held =
+            LockFile::block(&folder, number)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
         // Whoever left temporary files for this block no longer holds its lock: they are stale.
         for path in [&paths.csv, &paths.manifest, &paths.signature] {
             let count = remove_stale_temps(path)?;
@@ -264,6 +285,7 @@ pub fn emit(
                 outcome: BlockOutcome::Kept,
                 csv: paths.csv,
             });
+            held.release()?;
             continue;
         }
         maker.write_block(config, number, &paths, progress)?;
@@ -275,6 +297,9 @@ pub fn emit(
             outcome: BlockOutcome::Written,
             csv: paths.csv,
         });
+        held.release().with_context(|| {
+            format!("block {number:05} was written, but its lock could not be released")
+        })?;
     }
     summary.planned = planned;
     Ok(summary)
@@ -314,12 +339,25 @@ fn join_or_create(
     let public = config.signing_key.verifying_key();
     let planned = match record::read(folder, &public)? {
         Some((existing, _)) => {
+            // A production run's shares must be the ceremony's, as the signed record says
+            // (checked first: it is the more telling refusal for forged shares).
+            if let Some(rebuilt) = &config.custody {
+                crate::emission::ceremony::admit_shares(folder, &existing, rebuilt, &public)?;
+            }
             existing.check_run(wanted, &folder.join(record::RECORD_FILE))?;
             existing.blocks
         }
         None => {
             if folder.join(record::RECORD_FILE).exists() {
                 bail!("{}: unreadable emission record", folder.display());
+            }
+            // Only the ceremony makes a production emission's record: shares with no record
+            // behind them could have been made by anyone holding the custodians' public keys.
+            if config.kind == EmissionKind::Production || config.custody.is_some() {
+                bail!(
+                    "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused",
+                    folder.display()
+                );
             }
             if let Some(planned) = wanted.blocks {
                 if *blocks.end() > planned {
@@ -372,8 +410,21 @@ pub fn seal_if_complete(
     let Some(planned) = summary.planned else {
         return Ok(false);
     };
-    let lock = LockFile::emission(folder)?;
-    let _held = lock.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+    let held = LockFile::emission(folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+    let sealed = seal_locked(config, summary, planned, on_event, before_sealing)?;
+    held.release()?;
+    Ok(sealed)
+}
+
+/// [`seal_if_complete`] under the emission lock.
+fn seal_locked(
+    config: &EmitConfig,
+    summary: &EmitSummary,
+    planned: u32,
+    on_event: &mut impl FnMut(Event),
+    before_sealing: &mut dyn FnMut() -> Result<()>,
+) -> Result<bool> {
+    let folder = summary.folder.as_path();
     let complete = seal::complete_blocks(folder)?;
     if folder.join(seal::SEAL_FILE).exists()
         || (1..=planned).any(|b| complete.binary_search(&b).is_err())
@@ -465,29 +516,11 @@ pub fn block_range(first: u32, count: u32) -> Result<std::ops::RangeInclusive<u3
 fn check_emission_key(
     folder: &Path,
     public: &ed25519_dalek::VerifyingKey,
-    on_event: &mut impl FnMut(Event),
+    access: Access,
 ) -> Result<()> {
-    let path = folder.join(block::PUBLIC_KEY_FILE);
-    let count = remove_stale_temps(&path)?;
-    if count > 0 {
-        on_event(Event::StaleRemoved {
-            path: path.clone(),
-            count,
-        });
-    }
-    if path.exists() {
-        let existing = keys::read_public_key(&path)?;
-        if existing != *public {
-            bail!(
-                "{} holds another public key (SHA-256 {}) than this run's signing key (SHA-256 {}): this emission was signed with another key. Give the same --signing-key, or another --emission.",
-                path.display(),
-                hex::encode(keys::public_key_sha256(&existing)?),
-                hex::encode(keys::public_key_sha256(public)?)
-            );
-        }
-        return Ok(());
-    }
-    write_atomic(&path, keys::public_pem(public)?.as_bytes(), 0o644)
+    // Its stale temporary files were removed with the others, just before.
+    crate::emission::write_or_check_public_key(folder, public, access)?;
+    Ok(())
 }
 
 /// Tickets whose generator seeds and line hashes are hashed together: enough to keep every
@@ -600,7 +633,7 @@ impl BlockMaker<'_> {
         let order = key.prize_order(self.stake, self.game.block_size);
         let prefix = block::serial_prefix(&self.game.id, self.stake, config.emission, number);
         // Every early return below drops the staged files, which removes them.
-        let mut csv = Staged::create(&paths.csv, 0o644)?;
+        let mut csv = Staged::create(&paths.csv, self.access)?;
         let written =
             self.stream_csv(&key, &order, &prefix, &mut csv, config.direct_io, progress)?;
         csv.finish()?;
@@ -644,13 +677,15 @@ impl BlockMaker<'_> {
         let signature = stage(
             &paths.signature,
             &keys::sign(&config.signing_key, &bytes),
-            0o644,
+            self.access,
         )?;
-        let manifest = stage(&paths.manifest, &bytes, 0o644)?;
+        let manifest = stage(&paths.manifest, &bytes, self.access)?;
         interrupt::check()?;
         // All three files are on disk; publish them, the manifest last: a block is complete
         // exactly when its manifest is there. A block being replaced (--force) loses its
-        // manifest first, so that no moment shows an old manifest beside a new CSV.
+        // manifest first, so that no moment shows an old manifest beside a new CSV. The
+        // signal watchdog waits until the three are published.
+        let _publishing = interrupt::critical();
         files::remove(&paths.manifest)?;
         csv.publish()?;
         signature.publish()?;

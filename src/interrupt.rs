@@ -6,10 +6,41 @@
 //! the temporary files, which removes them as it is dropped, and the binary exits with 128 + the
 //! signal's number (130, 143, 129), as a shell would. A second signal while the first is being
 //! handled ends the process at once (its temporary files are then removed by the next run).
+//!
+//! The first signal ends the process promptly even where no loop checks the flag (a system
+//! call that waits, a library's long computation): a watchdog thread, woken by the signal,
+//! gives the run [`GRACE`] to stop on its own, then ends it with the same status. It waits
+//! while a [`Critical`] section is open (the few renames that publish a block, a record or a
+//! seal), so that a publication is never cut in half; what a killed run leaves is temporary
+//! files, which the next run that takes the lock removes.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 use thiserror::Error;
+
+/// How long a run has, after the first signal, to stop on its own before the watchdog ends it.
+pub const GRACE: Duration = Duration::from_secs(3);
+
+/// Critical sections open now (see [`Critical`]).
+static CRITICAL: AtomicUsize = AtomicUsize::new(0);
+
+/// While one is alive, the watchdog does not end the process: hold one across a sequence of
+/// renames that must not be cut in half. Keep it short (no computation, no waiting).
+#[must_use = "the section ends when this is dropped"]
+pub struct Critical(());
+
+/// Opens a critical section, closed when the returned guard is dropped.
+pub fn critical() -> Critical {
+    CRITICAL.fetch_add(1, Ordering::SeqCst);
+    Critical(())
+}
+
+impl Drop for Critical {
+    fn drop(&mut self) {
+        CRITICAL.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// The signal received, 0 if none.
 static SIGNAL: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
@@ -49,6 +80,25 @@ pub fn install() -> std::io::Result<()> {
         signal_hook::flag::register(signal, seen.clone())?;
         signal_hook::flag::register_usize(signal, flag().clone(), signal as usize)?;
     }
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("signal watchdog".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                std::thread::sleep(GRACE);
+                while CRITICAL.load(Ordering::SeqCst) > 0 {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                use std::io::Write as _;
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "error: stopped by {} after {} s: the run did not stop on its own; any temporary file it left is removed by the next run",
+                    signal_name(&signal),
+                    GRACE.as_secs()
+                );
+                std::process::exit(128 + signal);
+            }
+        })?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@
 use crate::game::{Game, Stake};
 use crate::mechanic::explain::{Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES};
 use crate::money::canonical;
+use crate::untrusted::defanged;
 use std::fmt::Write as _;
 
 /// The SVG picture of a layout of this game and stake, titled with the game and stake.
@@ -509,8 +510,12 @@ fn draw_clover(out: &mut String, clover: &Clover, x: f64, y: f64) -> f64 {
     200.0
 }
 
-/// Text for XML character data and attribute values.
+/// Text for XML character data and attribute values: what would act on the page or reorder
+/// it (control characters, which XML cannot even hold, bidirectional overrides, invisible
+/// characters) as a visible escape ([`defanged`], as on a terminal), then XML's five
+/// characters as entities.
 pub fn xml(text: &str) -> String {
+    let text = defanged(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -519,9 +524,6 @@ pub fn xml(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            // Characters XML 1.0 cannot hold at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
-            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -534,7 +536,12 @@ mod tests {
 
     #[test]
     fn text_is_escaped_for_xml() {
-        assert_eq!(xml("<b>&\"'\u{1b}é"), "&lt;b&gt;&amp;&quot;&apos;\u{fffd}é");
+        assert_eq!(xml("<b>&\"'\u{1b}é"), "&lt;b&gt;&amp;&quot;&apos;\\u{1b}é");
+        // XML cannot hold most control characters; none may reorder or hide the text.
+        assert_eq!(
+            xml("a\u{0}b\u{202e}c\u{2069}d\u{feff}\u{ffff}"),
+            "a\\0b\\u{202e}c\\u{2069}d\\u{feff}\\u{ffff}"
+        );
     }
 
     #[test]

@@ -239,7 +239,7 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
     let number = block_number(csv).ok_or_else(|| {
         anyhow!("{name}: not a block file (block files are named block-NNNNN.csv)")
     })?;
-    let dir = csv.parent().unwrap_or(Path::new("."));
+    let dir = crate::verify::folder_of(csv);
     let report = verify_block(csv, options, &crate::progress::NoProgress);
     crate::interrupt::check()?;
     if !report.ok() {
@@ -322,7 +322,7 @@ fn read_path(
     max_line: usize,
 ) -> Result<(String, Vec<[u8; 32]>)> {
     let name = shown_path(csv);
-    let file = std::fs::File::open(csv).with_context(|| format!("cannot read {name}"))?;
+    let file = crate::fs::open::open_regular(csv).with_context(|| format!("cannot read {name}"))?;
     let mut reader =
         std::io::BufReader::with_capacity(1 << 20, file.take(manifest.csv.bytes.saturating_add(1)));
     let mut builder = PathBuilder::new(index, manifest.tickets)?;

@@ -9,7 +9,9 @@
 //!   (an escape sequence in a serial must not reach the terminal), and at most
 //!   [`SHOWN_CHARS`] characters are shown, with the full length (a 50 MB field must not
 //!   make a 50 MB report line). Messages of other libraries that may quote a file go through
-//!   [`tamed`].
+//!   [`tamed`], names shown as text (a game's name in a title) through [`shown_text`], and
+//!   what reaches a terminal made of such messages through [`defanged`], a last guard. One
+//!   escaper does all four, so they cannot drift apart.
 
 use std::fmt::Write as _;
 use std::io::Read;
@@ -52,25 +54,77 @@ pub fn shown_path(path: &Path) -> String {
     escaped(path.as_os_str().as_encoded_bytes(), usize::MAX).0
 }
 
+/// A text from a file shown as text rather than as a quoted value (a game's name in a title, a
+/// picture's name in a legend, a name in an HTML page): escaped as [`shown`] escapes, but
+/// without quotes around it, so a quote stays as it is; cut to `limit` characters (escapes
+/// counted as written) with an ellipsis. `usize::MAX` keeps it whole.
+///
+/// `La ruche d'or`, `Mini \u{1b}[31m`, `\u{202e}rouge`.
+pub fn shown_text(text: &str, limit: usize) -> String {
+    let (mut out, cut) = escape(text.as_bytes(), limit, Mode::Text);
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
+/// The last guard before a terminal, for text made of messages that already echo what they
+/// quote through [`shown`] (a verification's problems, an error and its causes): what acts on
+/// a terminal (control characters but the line end, bidirectional overrides, zero-width and
+/// other invisible characters) is escaped as [`shown`] escapes it; the rest, backslashes and
+/// quotes included, stays as it is, so an escape already written reads the same, and nothing
+/// is cut.
+pub fn defanged(text: &str) -> String {
+    escape(text.as_bytes(), usize::MAX, Mode::Defang).0
+}
+
 /// `bytes` escaped (invalid UTF-8 as `\xNN`), at most `limit` characters of output; true if
 /// cut.
 fn escaped(bytes: &[u8], limit: usize) -> (String, bool) {
+    escape(bytes, limit, Mode::Quoted)
+}
+
+/// What [`escape`] leaves as it is, beside printable characters.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A value between quotes: the quote and the backslash are escaped, so that the quotes
+    /// around it stay unambiguous.
+    Quoted,
+    /// Text without quotes: the backslash is escaped (an escape written stays unambiguous),
+    /// the quote is not.
+    Text,
+    /// Text already escaped: the backslash, the quote and the line end stay.
+    Defang,
+}
+
+/// The one escaper: printable characters as they are, everything else as `escape_debug` says
+/// (control characters, bidirectional overrides, zero-width and other invisible characters,
+/// lone combining marks); `mode` says which of the backslash, the quote and the line end stay.
+fn escape(bytes: &[u8], limit: usize, mode: Mode) -> (String, bool) {
     let mut out = String::new();
     let mut written = 0;
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
-            // Printable ASCII as it is (but the quote and the backslash, escaped so that the
-            // quotes around a value stay unambiguous); everything else as escape_debug says.
-            let width = match c {
-                ' '..='~' if c != '\'' && c != '\\' => 1,
-                _ => c.escape_debug().count(),
+            let raw = match c {
+                '\'' => mode != Mode::Quoted,
+                '\\' => mode == Mode::Defang,
+                '\n' => mode == Mode::Defang,
+                ' '..='~' => true,
+                // Printable beyond ASCII (é, €, →): escape_debug leaves it alone.
+                _ if !c.is_ascii() => {
+                    let mut e = c.escape_debug();
+                    e.next() == Some(c) && e.next().is_none()
+                }
+                _ => false,
             };
+            let width = if raw { 1 } else { c.escape_debug().count() };
             if written + width > limit {
                 return (out, true);
             }
-            match c {
-                ' '..='~' if c != '\'' && c != '\\' => out.push(c),
-                _ => out.extend(c.escape_debug()),
+            if raw {
+                out.push(c);
+            } else {
+                out.extend(c.escape_debug());
             }
             written += width;
         }
@@ -107,7 +161,7 @@ pub enum ReadError {
 /// manifest`). A larger file is refused on its size before it is read, and a file that grows
 /// while it is read is refused as soon as it passes the limit: memory stays bounded.
 pub fn read_at_most(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
-    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let file = crate::fs::open::open_regular(path).map_err(ReadError::Io)?;
     let size = file.metadata().map_err(ReadError::Io)?.len();
     if size > limit {
         return Err(ReadError::TooLarge { size, limit, what });
@@ -151,6 +205,64 @@ mod tests {
         assert_eq!(shown("it's \\"), "'it\\'s \\\\'");
         // Invalid UTF-8, byte by byte.
         assert_eq!(shown(b"a\xff\xfeb"), "'a\\xff\\xfeb'");
+    }
+
+    #[test]
+    fn every_character_that_acts_on_a_terminal_is_escaped_in_every_form() {
+        // ESC, BEL, DEL, a C1 control, the bidirectional embeddings, overrides, isolates and
+        // marks, zero-width characters and the byte order mark.
+        let hostile: Vec<char> = ['\u{1b}', '\u{7}', '\u{7f}', '\u{9b}', '\u{61c}', '\u{feff}']
+            .into_iter()
+            .chain('\u{200b}'..='\u{200f}')
+            .chain('\u{202a}'..='\u{202e}')
+            .chain('\u{2060}'..='\u{2069}')
+            .collect();
+        for c in hostile {
+            let text = format!("a{c}b");
+            let escaped = format!("a\\u{{{:x}}}b", c as u32);
+            assert_eq!(shown(&text), format!("'{escaped}'"), "U+{:04X}", c as u32);
+            assert_eq!(
+                shown_text(&text, SHOWN_CHARS),
+                escaped,
+                "U+{:04X}",
+                c as u32
+            );
+            assert_eq!(defanged(&text), escaped, "U+{:04X}", c as u32);
+        }
+    }
+
+    #[test]
+    fn text_is_shown_without_quotes_and_cut() {
+        assert_eq!(shown_text("La ruche d'or", SHOWN_CHARS), "La ruche d'or");
+        assert_eq!(shown_text("année → 2 €", SHOWN_CHARS), "année → 2 €");
+        assert_eq!(
+            shown_text("Mini \u{1b}[31mred\u{7} \u{202e}x", SHOWN_CHARS),
+            "Mini \\u{1b}[31mred\\u{7} \\u{202e}x"
+        );
+        // A backslash is escaped: a name cannot pretend to hold an escape.
+        assert_eq!(shown_text("a\\u{1b}", SHOWN_CHARS), "a\\\\u{1b}");
+        assert_eq!(shown_text("a\nb", SHOWN_CHARS), "a\\nb");
+        assert_eq!(
+            shown_text(&"x".repeat(50), 40),
+            format!("{}…", "x".repeat(40))
+        );
+        assert_eq!(shown_text(&"x".repeat(40), 40), "x".repeat(40));
+        let whole = "\u{1b}".repeat(1000);
+        assert_eq!(shown_text(&whole, usize::MAX), "\\u{1b}".repeat(1000));
+    }
+
+    #[test]
+    fn defanged_text_keeps_what_is_already_escaped_and_its_lines() {
+        let message = "line 2: serial 'ab\\u{1b}[31m' is not 'c\\'d'\n  - and \u{1b}[2J\u{202e}";
+        assert_eq!(
+            defanged(message),
+            "line 2: serial 'ab\\u{1b}[31m' is not 'c\\'d'\n  - and \\u{1b}[2J\\u{202e}"
+        );
+        // Idempotent: escaping twice changes nothing more.
+        assert_eq!(defanged(&defanged(message)), defanged(message));
+        let long = "é".repeat(100_000);
+        assert_eq!(defanged(&long), long);
+        assert_eq!(defanged("a\tb\rc"), "a\\tb\\rc");
     }
 
     #[test]

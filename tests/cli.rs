@@ -515,3 +515,84 @@ fn an_insider_with_the_key_but_not_the_seed_is_caught_by_the_audit() {
         ),
     );
 }
+
+/// `emit --print-folder` prints the folder that emit, given the same --game, --price, --emission
+/// and --out, writes into (the stake canonical, the out folder as given), and makes nothing; the
+/// job scripts of deploy/ ask it instead of building the path themselves (issue 19, item 8).
+#[test]
+fn emit_print_folder_prints_the_folder_emit_writes_into() {
+    let w = Workdir::new();
+    let game = data("mini-ruche.toml");
+    let printed = |args: &[&str]| {
+        let mut all = vec!["emit", "--print-folder"];
+        all.extend_from_slice(args);
+        let out = w.ok(&all);
+        assert!(out.stderr.is_empty(), "{}", text(&out));
+        String::from_utf8(out.stdout).expect("the folder is printed as text")
+    };
+    // A relative --out stays relative, as emit uses it; 2.0 and 2.00 are the stake 2.
+    assert_eq!(
+        printed(&["--game", &game, "--price", "2.0", "--out", "out"]),
+        "out/mini-ruche/2/e0001\n"
+    );
+    assert_eq!(
+        printed(&["--game", &game, "--price", "2.00", "--emission", "10"]),
+        "emissions/mini-ruche/2/e0010\n"
+    );
+    // A single-stake game needs no --price; the id is the one inside the definition file.
+    let abs = w.path("abs").display().to_string();
+    assert_eq!(
+        printed(&["--game", &game, "--out", &abs, "--emission", "0012"]),
+        format!("{abs}/mini-ruche/2/e0012\n")
+    );
+    assert_eq!(
+        printed(&["--game", "ruche-or", "--price", "0.50", "--out", "./o/"]),
+        "./o/ruche-or/0.5/e0001\n"
+    );
+    // Nothing is made: no folder, no seed, no key.
+    for made in ["out", "emissions", "abs", "o"] {
+        assert!(!w.path(made).exists(), "--print-folder made {made}");
+    }
+    // emit with the same settings writes its block into exactly that folder.
+    let folder = printed(&["--game", &game, "--price", "2.0", "--out", "out"]);
+    w.ok(&[
+        "emit", "--game", &game, "--price", "2.0", "--out", "out", "--seed", SEED, "-q",
+    ]);
+    assert!(w
+        .path(folder.trim_end())
+        .join("block-00001.manifest.json")
+        .exists());
+    // What emit refuses, --print-folder refuses alike (status 2, naming the option).
+    let refused = w.run_expect(
+        &[
+            "emit",
+            "--print-folder",
+            "--game",
+            "ruche-or",
+            "--price",
+            "2.5",
+        ],
+        2,
+    );
+    assert!(refused.stdout.is_empty(), "{}", text(&refused));
+    assert!(text(&refused).contains("2.5"), "{}", text(&refused));
+    let refused = w.run_expect(
+        &[
+            "emit",
+            "--print-folder",
+            "--game",
+            "ruche-or",
+            "--price",
+            "two",
+        ],
+        2,
+    );
+    assert!(text(&refused).contains("--price two"), "{}", text(&refused));
+    // The folder is printed as one line of text, or not at all.
+    let refused = w.run_expect(
+        &["emit", "--print-folder", "--game", &game, "--out", "a\nb"],
+        2,
+    );
+    assert!(refused.stdout.is_empty(), "{}", text(&refused));
+    assert!(text(&refused).contains("--out"), "{}", text(&refused));
+}

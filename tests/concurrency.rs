@@ -417,6 +417,11 @@ fn have_strace() -> bool {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
+        // A fault test that cannot inject its fault proves nothing: under CI that fails.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "strace is missing or cannot trace under CI (.ci/run installs it)"
+        );
         eprintln!("SKIPPED: strace is missing or cannot trace here (.ci/run installs it)");
     }
     ok
@@ -512,6 +517,11 @@ fn mount_tmpfs(dir: &Path, bytes: u64) -> bool {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
+        // CI runs as root (the brief): a full-disk test that cannot fill a disk fails there.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "cannot mount a tmpfs under CI (the tests run as root there)"
+        );
         eprintln!("SKIPPED: cannot mount a tmpfs here (needs root)");
     }
     ok

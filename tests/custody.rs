@@ -20,6 +20,10 @@ struct Custodians {
 
 /// `n` custodians made with the age crate, identity files as `age-keygen` writes them.
 fn custodians(w: &Workdir, n: usize, tag: &str) -> Custodians {
+    // The emission's signing key: the ceremony signs the emission's record with it.
+    if !w.path("keys/signing-key.pem").exists() {
+        fixed_test_key(w);
+    }
     let mut identities = Vec::new();
     let mut recipients = Vec::new();
     for i in 1..=n {
@@ -34,6 +38,8 @@ fn custodians(w: &Workdir, n: usize, tag: &str) -> Custodians {
             ),
         )
         .unwrap();
+        // As age-keygen makes it: a secret file, 0600.
+        std::fs::set_permissions(w.path(&name), std::fs::Permissions::from_mode(0o600)).unwrap();
         identities.push(name);
         recipients.push(public);
     }
@@ -41,6 +47,12 @@ fn custodians(w: &Workdir, n: usize, tag: &str) -> Custodians {
         identities,
         recipients,
     }
+}
+
+/// Writes a share file as `seed` makes them, 0600: one that others may read is refused.
+fn write_private(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 /// The share files of a k-of-n set of `emission` under `out`, relative to the workdir.
@@ -52,9 +64,26 @@ fn share_paths(out: &str, emission: &str, n: usize) -> Vec<String> {
 
 /// Runs `seed` for ruche-or 2 € (emission `number`), k of the custodians, into `out`.
 fn seed(w: &Workdir, c: &Custodians, k: usize, out: &str, number: u32) -> Output {
+    seed_in(w, c, k, out, number, "emissions")
+}
+
+/// As [`seed`], with the emission's record in another emissions folder (a second ceremony of
+/// the same emission number elsewhere: one folder refuses a second seed).
+fn seed_in(
+    w: &Workdir,
+    c: &Custodians,
+    k: usize,
+    out: &str,
+    number: u32,
+    emissions: &str,
+) -> Output {
     let (k, number) = (k.to_string(), number.to_string());
     let mut args = vec![
         "seed",
+        "--emissions",
+        emissions,
+        "--signing-key",
+        "keys/signing-key.pem",
         "--game",
         "ruche-or",
         "--price",
@@ -223,8 +252,8 @@ fn shares_of_another_emission_a_wrong_identity_or_a_damaged_file_fail_naming_the
     let a = share_paths("a", EMISSION, 3);
     let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
 
-    // Another seed for the same emission (the command run twice).
-    seed(&w, &c, 2, "b", 3);
+    // Another seed for the same emission (the ceremony run twice, in another folder).
+    seed_in(&w, &c, 2, "b", 3, "elsewhere");
     let b = share_paths("b", EMISSION, 3);
     let out = check(&w, &[&a[0], &b[1]], &ids, 2);
     fails_clearly(&out, &b[1], "another share set");
@@ -248,15 +277,15 @@ fn shares_of_another_emission_a_wrong_identity_or_a_damaged_file_fail_naming_the
     let mut flipped = original.clone();
     let at = original.len() - "-----END AGE ENCRYPTED FILE-----\n".len() - 10;
     flipped[at] = if flipped[at] == b'A' { b'B' } else { b'A' };
-    std::fs::write(w.path("flipped.age"), &flipped).unwrap();
+    write_private(&w.path("flipped.age"), &flipped);
     let out = check(&w, &[&a[0], "flipped.age"], &ids, 2);
     fails_clearly(&out, "flipped.age", "is damaged");
 
     // Truncated: half of it, and all but the END line.
-    std::fs::write(w.path("half.age"), &original[..original.len() / 2]).unwrap();
+    write_private(&w.path("half.age"), &original[..original.len() / 2]);
     let out = check(&w, &[&a[0], "half.age"], &ids, 2);
     fails_clearly(&out, "half.age", "is damaged");
-    std::fs::write(w.path("cut.age"), &original[..original.len() - 33]).unwrap();
+    write_private(&w.path("cut.age"), &original[..original.len() - 33]);
     let out = check(&w, &[&a[0], "cut.age"], &ids, 2);
     fails_clearly(&out, "cut.age", "is damaged");
 
@@ -290,6 +319,8 @@ fn reshare_makes_a_new_set_of_the_same_seed_that_does_not_mix_with_the_old() {
     let new = custodians(&w, 4, "new");
     let mut args = vec![
         "seed",
+        "--signing-key",
+        "keys/signing-key.pem",
         "--game",
         "ruche-or",
         "--price",
@@ -340,6 +371,8 @@ fn reshare_makes_a_new_set_of_the_same_seed_that_does_not_mix_with_the_old() {
     // A reshare from too few shares fails and writes nothing.
     let mut args = vec![
         "seed",
+        "--signing-key",
+        "keys/signing-key.pem",
         "--game",
         "ruche-or",
         "--price",
@@ -376,6 +409,8 @@ fn no_output_of_seed_holds_the_seed_or_a_share() {
     outputs.push(check(&w, &[&s[0], &s[1]], &ids, 2));
     let mut args = vec![
         "seed",
+        "--signing-key",
+        "keys/signing-key.pem",
         "--game",
         "ruche-or",
         "--price",
@@ -432,8 +467,13 @@ fn share_files_are_private_and_never_overwritten() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o700);
+    // Another ceremony (in another emissions folder) into the same share folder.
     let mut args = vec![
         "seed",
+        "--emissions",
+        "other",
+        "--signing-key",
+        "keys/signing-key.pem",
         "--game",
         "ruche-or",
         "--price",
@@ -468,6 +508,8 @@ fn recipients_come_from_options_then_files_in_order() {
     .unwrap();
     let out = w.ok(&[
         "seed",
+        "--signing-key",
+        "keys/signing-key.pem",
         "--game",
         "ruche-or",
         "--price",
@@ -503,7 +545,15 @@ fn bad_options_are_refused_clearly_and_write_nothing() {
     let secret_key = std::fs::read_to_string(w.path(&c.identities[0])).unwrap();
     let secret_key = secret_key.lines().last().unwrap().to_string();
     let base = [
-        "seed", "--game", "ruche-or", "--price", "2", "--out", "shares",
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--out",
+        "shares",
+        "--signing-key",
+        "keys/signing-key.pem",
     ];
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
@@ -624,6 +674,8 @@ fn bad_options_are_refused_clearly_and_write_nothing() {
     let out = w.run_expect(
         &[
             "seed",
+            "--signing-key",
+            "keys/signing-key.pem",
             "--game",
             "ruche-or",
             "--price",
@@ -655,6 +707,7 @@ fn tool(name: &str, args: &[&str], dir: &Path) -> Option<Output> {
 #[test]
 fn debian_age_reads_our_shares_and_age_keygen_identities_open_them() {
     let w = Workdir::new();
+    fixed_test_key(&w);
     let dir = w.dir.path();
     let mut publics = Vec::new();
     for i in 1..=3 {
@@ -709,6 +762,8 @@ fn debian_age_reads_our_shares_and_age_keygen_identities_open_them() {
     )
     .unwrap();
     assert!(out.status.success(), "{}", text(&out));
+    // Kept as a custodian keeps a share file: 0600 (one that others may read is refused).
+    std::fs::set_permissions(w.path("binary.age"), std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::remove_file(w.path("plain.json")).unwrap();
     assert_eq!(
         commitment(&check(&w, &[&s[0], "binary.age"], &ids, 0)),
@@ -744,4 +799,316 @@ fn gfcombine_rebuilds_the_committed_seed_from_the_decrypted_shares() {
         assert_eq!(hex::encode(Sha256::digest(&rebuilt)), committed, "{who:?}");
     }
     println!("interop: libgfshare's gfcombine rebuilt the committed seed from every 3 of 5 shares");
+}
+
+// ---- the ceremony's record (issue 20): shares are the ceremony's, or refused ----
+
+/// Writes a share set of a seed the forger chose, for the custodians' public keys only (no
+/// identity, no signing key): what an insider with the recipients file can do.
+fn forge_shares(c: &Custodians, out: &Path, emission: &str) -> Vec<String> {
+    let chosen = [0x42u8; 32];
+    let recipients: Vec<age::x25519::Recipient> =
+        c.recipients.iter().map(|r| r.parse().unwrap()).collect();
+    let info = emission_factory::custody::write_share_set(
+        &emission_factory::custody::SecretSeed::from_bytes(chosen),
+        emission,
+        2,
+        &recipients,
+        out,
+    )
+    .unwrap();
+    info.files
+        .iter()
+        .map(|f| f.path.display().to_string())
+        .collect()
+}
+
+/// `emit` of ruche-or 2 € emission `number`, block 1, with these shares and identities.
+fn emit_with_shares(w: &Workdir, number: &str, shares: &[&str], ids: &[&str]) -> Output {
+    let mut args = vec![
+        "emit",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        number,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--quiet",
+    ];
+    for s in shares {
+        args.extend(["--share", s]);
+    }
+    for i in ids {
+        args.extend(["--identity", i]);
+    }
+    w.run(&args)
+}
+
+#[test]
+fn forged_shares_make_no_production_emission() {
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
+    // An emission no ceremony started: forged shares are refused, and nothing is made.
+    let forged = forge_shares(&c, &w.path("forged"), "ruche-or/2/e0007");
+    let out = emit_with_shares(&w, "7", &[&forged[0], &forged[1]], &ids);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no emission record"), "{}", text(&out));
+    assert!(
+        !w.path("emissions/ruche-or/2/e0007").exists(),
+        "a folder was made"
+    );
+    // An emission the ceremony started: shares forged for it are refused by its record.
+    seed(&w, &c, 2, "shares", 3);
+    let forged = forge_shares(&c, &w.path("forged3"), EMISSION);
+    let out = emit_with_shares(&w, "3", &[&forged[0], &forged[2]], &ids);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("not made by this emission's ceremony"),
+        "{}",
+        text(&out)
+    );
+    assert!(!w
+        .path("emissions/ruche-or/2/e0003/block-00001.csv")
+        .exists());
+    // The ceremony's own shares make it; the record is the ceremony's, unchanged by emit.
+    let record = w.path("emissions/ruche-or/2/e0003/emission.json");
+    let before = read(&record);
+    let s = share_paths("shares", EMISSION, 3);
+    let out = emit_with_shares(&w, "3", &[&s[0], &s[2]], &ids);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(read(&record), before);
+}
+
+#[test]
+fn the_ceremony_writes_a_signed_record_once_and_prints_its_hash() {
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    std::fs::write(
+        w.path("custodians.txt"),
+        format!(
+            "{} # Alice Martin, notary\n{}\n{} #Carol\n",
+            c.recipients[0], c.recipients[1], c.recipients[2]
+        ),
+    )
+    .unwrap();
+    let out = w.ok(&[
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--shares-needed",
+        "2",
+        "--recipients-file",
+        "custodians.txt",
+        "--out",
+        "shares",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--emission-blocks",
+        "4",
+    ]);
+    let folder = w.path("emissions/ruche-or/2/e0003");
+    let record_bytes = read(&folder.join("emission.json"));
+    let printed = text(&out);
+    assert!(
+        printed.contains(&sha256_file(&folder.join("emission.json"))),
+        "the record's SHA-256 is printed:\n{printed}"
+    );
+    // OpenSSL agrees that the record is signed by the emission's key.
+    let check = Command::new("openssl")
+        .current_dir(&folder)
+        .args([
+            "pkeyutl",
+            "-verify",
+            "-pubin",
+            "-inkey",
+            "emission.pub.pem",
+            "-rawin",
+            "-in",
+            "emission.json",
+            "-sigfile",
+            "emission.json.sig",
+        ])
+        .output()
+        .expect("openssl runs (.ci/run installs it)");
+    assert!(check.status.success(), "{}", text(&check));
+    let record: serde_json::Value = serde_json::from_slice(&record_bytes).unwrap();
+    assert_eq!(record["kind"], "production");
+    assert_eq!(record["blocks"], 4);
+    let files = record["custody"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    assert_eq!(files[0]["label"], "Alice Martin, notary");
+    assert_eq!(files[1]["label"], "");
+    assert_eq!(files[2]["label"], "Carol");
+    let s = share_paths("shares", EMISSION, 3);
+    for (i, f) in files.iter().enumerate() {
+        assert_eq!(f["file_sha256"], sha256_file(&w.path(&s[i])));
+        assert_eq!(f["recipient"], c.recipients[i]);
+    }
+    assert_eq!(record["seed_sha256"], commitment(&out));
+    // A second seed for the same emission is refused, before any share is written.
+    let out = w.run_expect(
+        &[
+            "seed",
+            "--game",
+            "ruche-or",
+            "--price",
+            "2",
+            "--emission",
+            "3",
+            "--shares-needed",
+            "2",
+            "--recipients-file",
+            "custodians.txt",
+            "--out",
+            "again",
+            "--signing-key",
+            "keys/signing-key.pem",
+        ],
+        2,
+    );
+    assert!(
+        text(&out).contains("already has its record"),
+        "{}",
+        text(&out)
+    );
+    assert!(!w.path("again").exists(), "shares were written");
+    assert_eq!(read(&folder.join("emission.json")), record_bytes);
+    // Without the signing key, no new seed either.
+    let out = w.run_expect(
+        &[
+            "seed",
+            "--game",
+            "ruche-or",
+            "--price",
+            "2",
+            "--emission",
+            "4",
+            "--shares-needed",
+            "2",
+            "--recipients-file",
+            "custodians.txt",
+            "--out",
+            "four",
+        ],
+        2,
+    );
+    assert!(
+        text(&out).contains("--signing-key PEM is needed"),
+        "{}",
+        text(&out)
+    );
+    assert!(!w.path("four").exists());
+    // --emission-blocks given to emit with another value is refused, naming both.
+    let ids: Vec<&str> = c.identities.iter().map(String::as_str).collect();
+    let mut args = vec![
+        "emit",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--emission-blocks",
+        "5",
+        "--quiet",
+    ];
+    for x in [&s[0], &s[1]] {
+        args.extend(["--share", x.as_str()]);
+    }
+    for i in &ids {
+        args.extend(["--identity", i]);
+    }
+    let out = w.run_expect(&args, 2);
+    let said = text(&out);
+    assert!(
+        said.contains("planned blocks") && said.contains('4') && said.contains('5'),
+        "{said}"
+    );
+    assert!(!folder.join("block-00001.csv").exists());
+}
+
+#[test]
+fn reshared_shares_are_admitted_through_their_signed_custody_file() {
+    let w = Workdir::new();
+    let old = custodians(&w, 3, "old");
+    seed(&w, &old, 2, "old", 3);
+    let s = share_paths("old", EMISSION, 3);
+    let new = custodians(&w, 3, "new");
+    let mut args = vec![
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--reshare",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--share",
+        &s[0],
+        "--share",
+        &s[1],
+        "--identity",
+        &old.identities[0],
+        "--identity",
+        &old.identities[1],
+        "--shares-needed",
+        "2",
+        "--out",
+        "new",
+    ];
+    for r in &new.recipients {
+        args.extend(["--recipient", r.as_str()]);
+    }
+    let out = w.ok(&args);
+    assert!(text(&out).contains("emission.shares-"), "{}", text(&out));
+    let n = share_paths("new", EMISSION, 3);
+    let ids: Vec<&str> = new.identities.iter().map(String::as_str).collect();
+    let out = emit_with_shares(&w, "3", &[&n[0], &n[2]], &ids);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The custody file is signed: edited, the new shares are refused.
+    let folder = w.path("emissions/ruche-or/2/e0003");
+    let custody = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".json") && p.to_string_lossy().contains("shares-"))
+        .unwrap();
+    let text_before = std::fs::read_to_string(&custody).unwrap();
+    std::fs::write(
+        &custody,
+        text_before.replace("\"threshold\": 2", "\"threshold\": 2 "),
+    )
+    .unwrap();
+    let mut args = vec![
+        "emit",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--first-block",
+        "2",
+        "--quiet",
+    ];
+    for x in [&n[0], &n[1]] {
+        args.extend(["--share", x.as_str()]);
+    }
+    for i in &ids {
+        args.extend(["--identity", i]);
+    }
+    let out = w.run_expect(&args, 2);
+    assert!(text(&out).contains("signature"), "{}", text(&out));
 }

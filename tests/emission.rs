@@ -326,7 +326,7 @@ fn the_audit_log_has_a_line_per_run_and_verify_detects_a_deleted_edited_or_trunc
     assert_eq!(json(&folder.join("emission.seal.json"))["log_lines"], 3);
     assert_eq!(entry(3)["blocks_kept"], serde_json::json!([2, 3]));
     assert!(!log.contains(SEED), "the seed never reaches the log");
-    assert!(log.contains("<redacted>"));
+    assert!(log.contains("\"--seed\",\"<redacted: seed>\""), "{log}");
     verify(&w, &folder, 0);
     let tampered = [
         // A line deleted.
@@ -430,6 +430,8 @@ fn custody(w: &Workdir) -> Vec<String> {
         "2".into(),
         "--out".into(),
         "shares".into(),
+        "--signing-key".into(),
+        "keys/signing-key.pem".into(),
     ];
     for r in &recipients {
         args.extend(["--recipient".into(), r.clone()]);
@@ -473,7 +475,9 @@ fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it
     assert_eq!(record["kind"], "production");
     assert_eq!(record["custody"]["threshold"], 2);
     assert_eq!(record["custody"]["shares"], 3);
-    assert_eq!(record["custody"]["used"].as_array().unwrap().len(), 2);
+    // The ceremony's record lists the whole set; emit did not rewrite it.
+    assert_eq!(record["custody"]["files"].as_array().unwrap().len(), 3);
+    assert!(record["custody"].get("used").is_none());
     assert_eq!(
         json(&folder.join("block-00001.manifest.json"))["emission_kind"],
         "production"
@@ -484,9 +488,19 @@ fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it
         &with([1, 2], ["bob.key", "carol.key"], &["--first-block", "2"]),
         0,
     );
-    // A seed in clear cannot join a production emission.
+    // A seed in clear cannot join a production emission, and nothing is made trying.
+    let private_before = std::fs::read_dir(w.path("emissions/private"))
+        .map(|d| d.count())
+        .unwrap_or(0);
     let said = text(&run(&w, &emit_args(&["--first-block", "3"]), 2));
-    assert!(said.contains("kind: the emission has production"), "{said}");
+    assert!(said.contains("is a production emission"), "{said}");
+    let private_after = std::fs::read_dir(w.path("emissions/private"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(
+        private_before, private_after,
+        "a seed or key file was made: {said}"
+    );
     // The auditor rebuilds the seed from two shares and replays every ticket.
     let out = w.ok(&[
         "verify",
@@ -655,4 +669,526 @@ fn no_seed_or_private_key_reaches_any_output_log_or_emission_file() {
             assert!(!text.contains(secret.as_str()), "a secret reached {name}");
         }
     }
+}
+
+// ---- honest outputs (issue 20 item 6) ----
+
+#[test]
+fn a_seed_replay_says_so_per_block_and_for_the_run() {
+    let w = setup();
+    run(&w, &emit_args(&["--blocks", "2"]), 0);
+    let folder = w.path(FOLDER);
+    let game = data("mini-ruche.toml");
+    let plain = text(&w.ok(&["verify", "--game", &game, folder.to_str().unwrap()]));
+    assert!(!plain.contains("seed replay"), "{plain}");
+    let replay = text(&w.ok(&[
+        "verify",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        folder.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        replay
+            .matches("seed replay OK: 2 000 prizes and layouts re-derived")
+            .count(),
+        2,
+        "{replay}"
+    );
+    assert!(
+        replay.contains("seed replay: 2 of 2 block(s) replayed from the seed and matched"),
+        "{replay}"
+    );
+}
+
+#[test]
+fn a_run_that_fails_after_publishing_blocks_logs_them_and_names_the_sudo_user() {
+    let w = setup();
+    let folder = w.path(FOLDER);
+    // Block 2 exists and is damaged: a run of blocks 1 to 3 publishes block 1, then stops.
+    run(&w, &emit_args(&["--first-block", "2"]), 0);
+    let csv = folder.join("block-00002.csv");
+    let mut bytes = read(&csv);
+    let at = bytes.len() - 3;
+    bytes[at] = if bytes[at] == b'a' { b'b' } else { b'a' };
+    std::fs::write(&csv, bytes).unwrap();
+    let args = emit_args(&["--blocks", "3"]);
+    let out = w
+        .command(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .env("SUDO_USER", "alice")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(folder.join("block-00001.manifest.json").exists());
+    let log = String::from_utf8(read(&folder.join("emission.log.jsonl"))).unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert!(
+        last["result"].as_str().unwrap().starts_with("error"),
+        "{last}"
+    );
+    assert_eq!(last["blocks_made"], serde_json::json!([1]), "{last}");
+    let user = last["user"].as_str().unwrap();
+    assert!(user.contains("via sudo by alice"), "{user}");
+    assert!(!last["host"].as_str().unwrap().is_empty());
+}
+
+// ---- issue 20, item 3: evidence cannot be removed quietly ----
+
+/// `verify` of `folder` with the test key and `extra` options.
+fn verify_with(w: &Workdir, folder: &Path, extra: &[&str], code: i32) -> String {
+    let mut args = vec![
+        "verify",
+        "--game",
+        "",
+        "--public-key",
+        "keys/public-key.pem",
+    ];
+    let game = data("mini-ruche.toml");
+    args[2] = &game;
+    args.extend_from_slice(extra);
+    let folder = folder.to_str().unwrap();
+    args.push(folder);
+    text(&w.run_expect(&args, code))
+}
+
+/// A production emission of the mini game (block 1), its seed in three shares made with the
+/// age crate (two of them used), in the workdir's `FOLDER`.
+fn production(w: &Workdir) -> PathBuf {
+    use age::secrecy::ExposeSecret;
+    use std::os::unix::fs::PermissionsExt;
+    let mut seed_args: Vec<String> = [
+        "seed",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "--shares-needed",
+        "2",
+        "--out",
+        "shares",
+    ]
+    .map(String::from)
+    .to_vec();
+    for i in 1..=3 {
+        let identity = age::x25519::Identity::generate();
+        let public = identity.to_public().to_string();
+        let path = w.path(&format!("custodian-{i}.key"));
+        std::fs::write(
+            &path,
+            format!(
+                "# public key: {public}\n{}\n",
+                identity.to_string().expose_secret()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        seed_args.extend(["--recipient".into(), public]);
+    }
+    run(w, &seed_args, 0);
+    let shares = [1, 2].map(|i| format!("shares/mini-ruche-2-e0001.share-{i}-of-3.age"));
+    run(
+        w,
+        &emit_args(&[
+            "--share",
+            &shares[0],
+            "--share",
+            &shares[1],
+            "--identity",
+            "custodian-1.key",
+            "--identity",
+            "custodian-2.key",
+        ]),
+        0,
+    );
+    let folder = w.path(FOLDER);
+    assert_eq!(json(&folder.join("emission.json"))["kind"], "production");
+    folder
+}
+
+#[test]
+fn a_deleted_record_fails_verify_and_so_does_a_test_block_dropped_into_a_production_folder() {
+    let w = setup();
+    let folder = production(&w);
+    verify(&w, &folder, 0);
+    // Block 2 of a test emission of the same game, stake and number, signed with the same key.
+    let test = Workdir::new();
+    fixed_test_key(&test);
+    run(
+        &test,
+        &emit_args(&["--seed", OTHER_SEED, "--first-block", "2"]),
+        0,
+    );
+    copy_block(&test.path(FOLDER), &folder, 2);
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("block 2 is not of this emission"), "{said}");
+    // With the record deleted, nothing says which emission the folder holds: that fails.
+    for name in ["emission.json", "emission.json.sig"] {
+        std::fs::remove_file(folder.join(name)).unwrap();
+    }
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("no emission record"), "{said}");
+    assert!(said.contains("FAILED  emission"), "{said}");
+    assert!(!said.contains("OK      emission"), "{said}");
+    // The dropped block named alone fails too.
+    let said = verify(&w, &folder.join("block-00002.csv"), 1);
+    assert!(said.contains("no emission record"), "{said}");
+    // A record that cannot be read fails as well.
+    std::fs::write(folder.join("emission.json"), "{").unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("emission.json"), "{said}");
+}
+
+#[test]
+fn a_sealed_emission_that_lost_its_seal_fails_and_a_complete_one_must_be_sealed() {
+    let w = setup();
+    let folder = sealed(&w);
+    for name in ["emission.seal.json", "emission.seal.json.sig"] {
+        std::fs::remove_file(folder.join(name)).unwrap();
+    }
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("the audit log records a seal"), "{said}");
+    // --allow-unsealed does not excuse a seal that the log says was made.
+    let said = verify_with(&w, &folder, &["--allow-unsealed"], 1);
+    assert!(said.contains("the audit log records a seal"), "{said}");
+    // Without the log either, the emission is complete (its record plans 3 blocks, all here)
+    // and not sealed: that fails unless --allow-unsealed says it is expected.
+    std::fs::remove_file(folder.join("emission.log.jsonl")).unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("all its 3 planned blocks are here, but it is not sealed"),
+        "{said}"
+    );
+    let said = verify_with(&w, &folder, &["--allow-unsealed"], 0);
+    assert!(said.contains("OK      emission"), "{said}");
+}
+
+#[test]
+fn an_emission_one_of_whose_blocks_failed_is_failed() {
+    let w = setup();
+    run(&w, &emit_args(&["--blocks", "2"]), 0);
+    let folder = w.path(FOLDER);
+    let csv = folder.join("block-00002.csv");
+    let mut bytes = read(&csv);
+    let at = bytes.len() - 2;
+    bytes[at] ^= 1;
+    std::fs::write(&csv, bytes).unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("FAILED  ") && said.contains("block-00002.csv"),
+        "{said}"
+    );
+    assert!(said.contains("FAILED  emission"), "{said}");
+    assert!(said.contains("block 2 failed"), "{said}");
+    assert!(!said.contains("OK      emission"), "{said}");
+}
+
+/// `file`'s top-level object written as a JSON array of its values, in order.
+fn as_array(file: &Path) -> String {
+    let text = String::from_utf8(read(file)).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let line = match line.strip_prefix("  \"") {
+            Some(rest) if !line.starts_with("   ") => {
+                format!("  {}", &rest[rest.find("\": ").unwrap() + 3..])
+            }
+            _ => line.to_string(),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let out = out.replacen('{', "[", 1);
+    let end = out.rfind('}').unwrap();
+    format!("{}]{}", &out[..end], &out[end + 1..])
+}
+
+#[test]
+fn signed_documents_as_arrays_or_with_unknown_missing_or_duplicate_keys_are_refused() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let unsealed = w.path(FOLDER);
+    let s = Workdir::new();
+    fixed_test_key(&s);
+    let sealed = sealed(&s);
+    let manifest = unsealed.join("block-00001.manifest.json");
+    let record = unsealed.join("emission.json");
+    let seal = sealed.join("emission.seal.json");
+    for (w, folder, file, missing) in [
+        (&w, &unsealed, &manifest, "  \"tickets_root\""),
+        (&w, &unsealed, &record, "  \"blocks\""),
+        (&s, &sealed, &seal, "  \"log_lines\""),
+    ] {
+        let original = read(file);
+        let signature = read(&PathBuf::from(format!("{}.sig", file.display())));
+        verify(w, folder, 0);
+        let text = String::from_utf8(original.clone()).unwrap();
+        let without: String = text
+            .lines()
+            .filter(|l| !l.starts_with(missing))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_ne!(without, text);
+        let variants = [
+            ("array", as_array(file)),
+            (
+                "unknown",
+                text.replacen("{\n", "{\n  \"note\": \"x\",\n", 1),
+            ),
+            (
+                "duplicate",
+                text.replacen("{\n", "{\n  \"game\": \"mini-ruche\",\n", 1),
+            ),
+            ("missing", without),
+        ];
+        for (what, bytes) in variants {
+            std::fs::write(file, &bytes).unwrap();
+            resign(w, file);
+            let said = verify(w, folder, 1);
+            let name = file.file_name().unwrap().to_str().unwrap();
+            assert!(said.contains(name), "{what} {name}: {said}");
+            assert!(said.contains(what), "{what} {name}: {said}");
+        }
+        std::fs::write(file, &original).unwrap();
+        std::fs::write(format!("{}.sig", file.display()), &signature).unwrap();
+        verify(w, folder, 0);
+    }
+}
+
+#[test]
+fn a_resigned_seal_whose_numbers_are_not_the_blocks_fails() {
+    let w = setup();
+    let folder = sealed(&w);
+    let seal = folder.join("emission.seal.json");
+    let original = read(&seal);
+    let signature = read(&folder.join("emission.seal.json.sig"));
+    let entry_3 = {
+        let text = String::from_utf8(original.clone()).unwrap();
+        let start = text.find("    {\n      \"block\": 3,").unwrap();
+        let end = start + text[start..].find("    }").unwrap() + 5;
+        text[start..end].to_string()
+    };
+    let text = String::from_utf8(original.clone()).unwrap();
+    let once = |from: &str, to: &str| {
+        assert_eq!(text.matches(from).count(), 1, "{from}");
+        text.replacen(from, to, 1)
+    };
+    let sealed_line = {
+        let at = text.find("  \"sealed\": \"").unwrap();
+        &text[at..at + text[at..].find('\n').unwrap()]
+    };
+    let edits = [
+        (
+            once("  \"tickets\": 6000,", "  \"tickets\": 6001,"),
+            "tickets",
+        ),
+        (
+            once(
+                "  \"total_prizes\": \"14700\",",
+                "  \"total_prizes\": \"14701\",",
+            ),
+            "total",
+        ),
+        (once("\"winners\": 1668,", "\"winners\": 1669,"), "winners"),
+        // One block's count changed, and the total with it.
+        (
+            once("\"winners\": 1668,", "\"winners\": 1669,").replacen(
+                "\"winners\": 556,",
+                "\"winners\": 557,",
+                1,
+            ),
+            "winners",
+        ),
+        (
+            once("\"kind\": \"test\"", "\"kind\": \"production\""),
+            "kind",
+        ),
+        (
+            once(&entry_3, &format!("{entry_3},\n{entry_3}")),
+            "block 3 is sealed twice",
+        ),
+        // Sealed before the emission's record was made.
+        (
+            once(sealed_line, "  \"sealed\": \"1999-12-31T00:00:00Z\""),
+            "sealed",
+        ),
+    ];
+    for (bytes, needle) in &edits {
+        std::fs::write(&seal, bytes).unwrap();
+        resign(&w, &seal);
+        let said = verify(&w, &folder, 1);
+        assert!(said.contains("emission.seal.json"), "{needle}: {said}");
+        assert!(said.contains(needle), "{needle}: {said}");
+    }
+    std::fs::write(&seal, &original).unwrap();
+    std::fs::write(folder.join("emission.seal.json.sig"), &signature).unwrap();
+    verify(&w, &folder, 0);
+}
+
+#[test]
+fn an_emission_pub_pem_that_is_not_the_emission_key_fails() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let folder = w.path(FOLDER);
+    w.ok(&["keygen", "--out", "other-keys"]);
+    std::fs::copy(
+        w.path("other-keys/public-key.pem"),
+        folder.join("emission.pub.pem"),
+    )
+    .unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("emission.pub.pem"), "{said}");
+    assert!(said.contains("public_key_sha256"), "{said}");
+}
+
+/// Sets every line's `prev_sha256` to the SHA-256 of the line before, as an insider editing the
+/// log without the key would.
+fn rechain(lines: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut out = String::new();
+    let mut prev = "0".repeat(64);
+    for line in lines {
+        let at = line.find("\"prev_sha256\":\"").unwrap() + 15;
+        let line = format!("{}{}{}", &line[..at], prev, &line[at + 64..]);
+        prev = hex::encode(Sha256::digest(line.as_bytes()));
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn a_log_rewritten_and_rechained_without_the_key_fails_verify() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    run(&w, &emit_args(&["--first-block", "2"]), 0);
+    run(&w, &emit_args(&["--first-block", "3"]), 0);
+    let folder = w.path(FOLDER);
+    let path = folder.join("emission.log.jsonl");
+    let log = String::from_utf8(read(&path)).unwrap();
+    let lines: Vec<String> = log.lines().map(String::from).collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert_eq!(
+        rechain(&lines),
+        log,
+        "re-chaining an intact log changes nothing"
+    );
+    verify(&w, &folder, 0);
+    let edit = |i: usize, from: &str, to: &str| {
+        let mut l = lines.clone();
+        assert!(l[i].contains(from), "{from} in line {i}");
+        l[i] = l[i].replacen(from, to, 1);
+        l
+    };
+    let user = serde_json::from_str::<serde_json::Value>(&lines[0]).unwrap()["user"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let time = serde_json::from_str::<serde_json::Value>(&lines[2]).unwrap()["time"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rewrites: Vec<(&str, Vec<String>)> = vec![
+        (
+            "blocks made",
+            edit(1, "\"blocks_made\":[2]", "\"blocks_made\":[]"),
+        ),
+        (
+            "result",
+            edit(1, "\"result\":\"ok\"", "\"result\":\"error: disk full\""),
+        ),
+        (
+            "user",
+            edit(
+                0,
+                &format!("\"user\":\"{user}\""),
+                "\"user\":\"someone-else\"",
+            ),
+        ),
+        (
+            "time",
+            edit(
+                2,
+                &format!("\"time\":\"{time}\""),
+                "\"time\":\"2001-01-01T00:00:00Z\"",
+            ),
+        ),
+        ("deleted", vec![lines[0].clone(), lines[2].clone()]),
+        (
+            "inserted",
+            vec![
+                lines[0].clone(),
+                lines[1].replacen("\"blocks_made\":[2]", "\"blocks_made\":[7]", 1),
+                lines[1].clone(),
+                lines[2].clone(),
+            ],
+        ),
+        (
+            "reordered",
+            vec![lines[0].clone(), lines[2].clone(), lines[1].clone()],
+        ),
+        ("unsigned", {
+            let mut l = lines.clone();
+            let at = l[2].find(",\"signature\":").unwrap_or(l[2].len() - 1);
+            l[2] = format!("{}}}", &l[2][..at]);
+            l
+        }),
+        ("unsigned seed line", {
+            let mut l = lines.clone();
+            let at = l[2].find(",\"signature\":").unwrap_or(l[2].len() - 1);
+            l[2] = format!("{}}}", &l[2][..at]).replacen(
+                "\"command\":\"emit\"",
+                "\"command\":\"seed\"",
+                1,
+            );
+            l
+        }),
+    ];
+    for (what, rewritten) in &rewrites {
+        std::fs::write(&path, rechain(rewritten)).unwrap();
+        let said = verify(&w, &folder, 1);
+        assert!(said.contains("emission.log.jsonl"), "{what}: {said}");
+        assert!(said.contains("signature"), "{what}: {said}");
+    }
+    std::fs::write(&path, &log).unwrap();
+    verify(&w, &folder, 0);
+}
+
+#[test]
+fn the_record_and_the_seal_can_be_pinned_by_their_sha256() {
+    let w = setup();
+    let folder = sealed(&w);
+    let record = sha256_file(&folder.join("emission.json"));
+    let seal = sha256_file(&folder.join("emission.seal.json"));
+    let other = "ab".repeat(32);
+    verify_with(
+        &w,
+        &folder,
+        &["--record-sha256", &record, "--seal-sha256", &seal],
+        0,
+    );
+    let said = verify_with(&w, &folder, &["--record-sha256", &other], 1);
+    assert!(said.contains("--record-sha256"), "{said}");
+    let said = verify_with(&w, &folder, &["--seal-sha256", &other], 1);
+    assert!(said.contains("--seal-sha256"), "{said}");
+    // The lines after the seal can be cut without a trace in the folder itself, but a pinned
+    // seal still fixes every line up to it; a seal deleted with its log fails the pin.
+    for name in [
+        "emission.seal.json",
+        "emission.seal.json.sig",
+        "emission.log.jsonl",
+    ] {
+        std::fs::remove_file(folder.join(name)).unwrap();
+    }
+    let said = verify_with(
+        &w,
+        &folder,
+        &["--allow-unsealed", "--seal-sha256", &seal],
+        1,
+    );
+    assert!(said.contains("--seal-sha256"), "{said}");
+    let said = w.run_expect(
+        &["verify", "--record-sha256", "12", folder.to_str().unwrap()],
+        2,
+    );
+    assert!(text(&said).contains("64 hex digits"), "{}", text(&said));
 }

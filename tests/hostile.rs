@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// Emits block 1 of the mini game (2 000 tickets) with the fixed seed and a keygen key, into
 /// `emissions/mini-ruche/2/e<emission>`; returns that folder.
@@ -108,6 +108,13 @@ fn a_closed_standard_output_ends_quietly_with_status_0() {
             "--first-block",
             "2",
         ],
+        // seal prints once the seal is written; run again, it finds the emission sealed.
+        seal_args(&game, "2", folder.to_str().unwrap()),
+        seal_args(&game, "2", folder.to_str().unwrap()),
+        // clap's own output goes the same way.
+        vec!["--help"],
+        vec!["--version"],
+        vec!["emit", "--help"],
     ];
     for args in runs {
         let out = run_with_closed_stdout(&w, &args);
@@ -118,8 +125,23 @@ fn a_closed_standard_output_ends_quietly_with_status_0() {
             "{args:?}: {err}"
         );
     }
-    // The block was made all the same.
+    // The block was made and the emission sealed all the same.
     assert!(folder.join("block-00002.manifest.json").exists());
+    assert!(folder.join("emission.seal.json").exists());
+}
+
+/// `seal` of the emission in `folder` with the keygen key, planned for `blocks` blocks.
+fn seal_args<'a>(game: &'a str, blocks: &'a str, folder: &'a str) -> Vec<&'a str> {
+    vec![
+        "seal",
+        "--game",
+        game,
+        "--blocks",
+        blocks,
+        "--signing-key",
+        "keys/signing-key.pem",
+        folder,
+    ]
 }
 
 fn run_with_full_stdout(w: &Workdir, args: &[&str]) -> Output {
@@ -169,6 +191,340 @@ fn a_full_standard_output_is_an_error_with_status_2() {
     let text = said(&out, 2, "error: cannot write to standard output");
     assert!(text.contains("were written"), "{text}");
     assert!(folder.join("block-00002.manifest.json").exists());
+    // seal writes the seal, then cannot say so: an error that says the seal is written.
+    let out = run_with_full_stdout(&w, &seal_args(&game, "2", folder.to_str().unwrap()));
+    let text = said(
+        &out,
+        2,
+        "error: cannot write to standard output: No space left on device",
+    );
+    assert!(text.contains("was sealed"), "{text}");
+    assert!(folder.join("emission.seal.json").exists());
+    let out = run_with_full_stdout(&w, &seal_args(&game, "2", folder.to_str().unwrap()));
+    said(
+        &out,
+        2,
+        "error: cannot write to standard output: No space left on device",
+    );
+    // The help and the version, as `cat` would end on a full disk (clap drops the error).
+    for args in [vec!["--help"], vec!["--version"], vec!["emit", "--help"]] {
+        let out = run_with_full_stdout(&w, &args);
+        let text = said(
+            &out,
+            2,
+            "error: cannot write to standard output: No space left on device",
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: {text}");
+    }
+    // A real usage error keeps clap's status 2 and its message on standard error.
+    let out = run_with_full_stdout(&w, &["emit", "--no-such-option"]);
+    said(&out, 2, "unexpected argument '--no-such-option'");
+}
+
+/// A database of its own on the PostgreSQL cluster of DATABASE_URL (tests/pg/start.sh, which
+/// .ci/run starts), dropped at the end; `None` with a line saying so where no cluster is
+/// configured, a failure in CI.
+struct Database {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl Database {
+    fn new() -> Option<Database> {
+        let Ok(admin_url) = std::env::var("DATABASE_URL") else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "DATABASE_URL is not set in CI: .ci/run must start the cluster"
+            );
+            println!("SKIPPED: DATABASE_URL is not set (.ci/run starts a cluster)");
+            return None;
+        };
+        let mut random = [0u8; 6];
+        getrandom::fill(&mut random).expect("random bytes");
+        let name = format!("ef_hostile_{}", hex::encode(random));
+        postgres::Client::connect(&admin_url, postgres::NoTls)
+            .expect("connect to DATABASE_URL")
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create the test database");
+        // The database replaced in either form libpq reads.
+        let url = match admin_url.split_once("://") {
+            Some((scheme, rest)) => {
+                let (authority, path_query) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                let query = path_query.find('?').map_or("", |i| &path_query[i..]);
+                format!("{scheme}://{authority}/{name}{query}")
+            }
+            None => format!("{admin_url} dbname={name}"),
+        };
+        Some(Database {
+            admin_url,
+            name,
+            url,
+        })
+    }
+
+    /// The numbers of the blocks loaded.
+    fn blocks(&self) -> Vec<i32> {
+        postgres::Client::connect(&self.url, postgres::NoTls)
+            .expect("connect to the test database")
+            .query("SELECT block FROM blocks ORDER BY block", &[])
+            .expect("list blocks")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&self.admin_url, postgres::NoTls) {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// `load` prints a line per block after committing it: a closed standard output does not stop
+/// the loading (status 0 once every block is in), a full one is an error that says what was
+/// committed.
+#[test]
+fn load_on_a_closed_or_full_standard_output_commits_and_says_so() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = data("mini-ruche.toml");
+    w.ok(&[
+        "emit",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--first-block",
+        "2",
+        "--quiet",
+    ]);
+    let load = |db: &Database| {
+        vec![
+            "load".to_string(),
+            "--database-url".into(),
+            db.url.clone(),
+            "--public-key".into(),
+            "keys/public-key.pem".into(),
+            "--game".into(),
+            game.clone(),
+            "--allow-test".into(),
+            folder.display().to_string(),
+        ]
+    };
+    let Some(db) = Database::new() else { return };
+    let args = load(&db);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_with_closed_stdout(&w, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("error"), "{err}");
+    assert_eq!(db.blocks(), vec![1, 2]);
+
+    let Some(db) = Database::new() else { return };
+    let args = load(&db);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_with_full_stdout(&w, &args);
+    let text = said(
+        &out,
+        2,
+        "error: cannot write to standard output: No space left on device",
+    );
+    assert!(
+        text.contains("2 block(s) of 2 loaded and committed"),
+        "{text}"
+    );
+    assert_eq!(db.blocks(), vec![1, 2]);
+}
+
+// ---- issue 19, item 5: a lock that cannot be taken or released ----
+
+/// True if strace can trace here; outside CI a line saying it is skipped, in CI a failure.
+fn have_strace() -> bool {
+    let ok = std::process::Command::new("strace")
+        .args(["-qq", "-o", "/dev/null", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "strace is missing or cannot trace in CI (.ci/run installs it)"
+        );
+        println!("SKIPPED: strace is missing or cannot trace here (.ci/run installs it)");
+    }
+    ok
+}
+
+/// Runs the binary under strace with the `n`-th `flock` of each thread failing with EIO
+/// (within a time limit: a wait that never ends is a failure); its output, and whether strace
+/// says a call was failed.
+fn with_failing_flock(w: &Workdir, args: &[&str], n: u32) -> (Output, bool) {
+    let log = w.path(&format!("strace-flock-{n}.log"));
+    let out = std::process::Command::new("timeout")
+        .current_dir(w.dir.path())
+        .args(["120", "strace", "-f", "-qq", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=flock",
+            "-e",
+            &format!("inject=flock:error=EIO:when={n}"),
+        ])
+        .arg(env!("CARGO_BIN_EXE_emission-factory"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("timeout and strace run");
+    let traced = std::fs::read_to_string(&log).unwrap_or_default();
+    let injected = traced
+        .lines()
+        .any(|l| l.contains("flock(") && l.contains("(INJECTED)"));
+    (out, injected)
+}
+
+/// Files under `dir` (at any depth) whose name ends with `.tmp`.
+fn temporaries_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(path);
+            } else if path.to_string_lossy().ends_with(".tmp") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// A run whose `flock` failed: status 2 with an error naming the lock, no panic, no wait.
+#[track_caller]
+fn refused_on_the_lock(out: &Output, context: &str) {
+    let text = text(out);
+    assert_eq!(out.status.code(), Some(2), "{context}: {text}");
+    assert!(
+        !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
+        "{context}: {text}"
+    );
+    assert!(
+        text.contains("error: ") && text.contains("lock") && text.contains("Input/output error"),
+        "{context}: the error does not say which lock failed: {text}"
+    );
+}
+
+/// After a failed run: no temporary file, and what is published verifies (a block, a seal).
+#[track_caller]
+/// `interrupted`: the run was cut before it could seal a complete emission, which `verify` then
+/// accepts only with `--allow-unsealed` (issue 20: a complete emission is sealed).
+fn nothing_half_written(w: &Workdir, folder: &Path, context: &str, interrupted: bool) {
+    assert!(
+        temporaries_under(w.dir.path()).is_empty(),
+        "{context}: left {:?}",
+        temporaries_under(w.dir.path())
+    );
+    if folder.join("block-00001.manifest.json").exists() {
+        let game = data("mini-ruche.toml");
+        let mut args = vec![
+            "verify",
+            "--game",
+            &game,
+            "--public-key",
+            "keys/public-key.pem",
+        ];
+        if interrupted {
+            args.push("--allow-unsealed");
+        }
+        args.push(folder.to_str().unwrap());
+        let out = w.run(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{context}: what is published does not verify: {}",
+            text(&out)
+        );
+    }
+}
+
+#[test]
+fn a_lock_that_cannot_be_taken_or_released_is_an_error_never_a_panic() {
+    if !have_strace() {
+        return;
+    }
+    let game = data("mini-ruche.toml");
+    let emit = [
+        "emit",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--emission-blocks",
+        "1",
+        "--quiet",
+    ];
+    let folder_name = "emissions/mini-ruche/2/e0001";
+    // emit: the emission lock (cmd, engine, audit log, seal at the end) and the block's.
+    let mut injected_runs = 0;
+    for n in 1..=30 {
+        let w = Workdir::new();
+        w.ok(&["keygen", "--out", "keys"]);
+        let context = format!("emit, flock #{n} fails");
+        let (out, injected) = with_failing_flock(&w, &emit, n);
+        if !injected {
+            // Past the last flock of the run: it must have succeeded.
+            assert_eq!(out.status.code(), Some(0), "{context}: {}", text(&out));
+            break;
+        }
+        injected_runs += 1;
+        refused_on_the_lock(&out, &context);
+        let folder = w.path(folder_name);
+        nothing_half_written(&w, &folder, &context, true);
+        // Running again finishes the job: no lock is left taken.
+        w.ok(&emit);
+        nothing_half_written(&w, &folder, &context, false);
+        assert!(folder.join("emission.seal.json").exists(), "{context}");
+    }
+    // strace counts each thread's calls apart: the main thread takes and releases the emission
+    // lock three times (the run's files, the audit log, the seal), the engine's thread the
+    // emission lock and the block's.
+    assert!(
+        injected_runs >= 6,
+        "only {injected_runs} flock calls failed"
+    );
+
+    // seal: the emission lock, taken and released.
+    let mut injected_runs = 0;
+    for n in 1..=10 {
+        let w = Workdir::new();
+        let folder = emit_mini(&w, "1");
+        let context = format!("seal, flock #{n} fails");
+        let seal = seal_args(&game, "1", folder.to_str().unwrap());
+        let (out, injected) = with_failing_flock(&w, &seal, n);
+        if !injected {
+            assert_eq!(out.status.code(), Some(0), "{context}: {}", text(&out));
+            break;
+        }
+        injected_runs += 1;
+        refused_on_the_lock(&out, &context);
+        nothing_half_written(&w, &folder, &context, false);
+        w.ok(&seal);
+        nothing_half_written(&w, &folder, &context, false);
+    }
+    assert!(
+        injected_runs >= 2,
+        "only {injected_runs} flock calls failed"
+    );
 }
 
 // ---- defect 7: numbers at the limits of their types ----
@@ -639,6 +995,180 @@ fn echoes_of_file_content_are_escaped_and_short() {
     tame(&out);
 }
 
+// ---- issue 19, item 6: every string from a file is escaped when echoed ----
+
+/// What turns a terminal red, rings it, or reorders what it shows: ESC, BEL, the bidirectional
+/// embeddings, overrides and isolates, and the direction marks.
+const TERMINAL_CONTROLS: [char; 13] = [
+    '\u{1b}', '\u{7}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}',
+    '\u{2067}', '\u{2068}', '\u{2069}', '\u{200e}', '\u{200f}',
+];
+
+/// Requires `bytes` (what `what` wrote) to hold none of [`TERMINAL_CONTROLS`].
+#[track_caller]
+fn no_terminal_control(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for c in TERMINAL_CONTROLS {
+        assert!(
+            !text.contains(c),
+            "{what} wrote U+{:04X} raw:\n{}",
+            c as u32,
+            text.escape_debug()
+        );
+    }
+}
+
+#[track_caller]
+fn no_terminal_control_said(what: &str, out: &Output) {
+    no_terminal_control(&format!("{what} (stdout)"), &out.stdout);
+    no_terminal_control(&format!("{what} (stderr)"), &out.stderr);
+}
+
+#[test]
+fn names_and_fields_from_files_never_reach_the_terminal_raw() {
+    let w = Workdir::new();
+    w.ok(&["keygen", "--out", "keys"]);
+    // A definition named with an escape sequence, a bell, a right-to-left override, an isolate
+    // and direction marks (TOML escapes: the file itself is plain text).
+    let game = variant(
+        &w,
+        "hostile-name.toml",
+        &[(
+            "name = \"Mini ruche (test)\"",
+            "name = \"Mini \\u001b[31mred\\u0007 \\u202eesrever\\u202c \\u2066iso\\u2069 \\u200emarks\\u200f\"",
+        )],
+    );
+    let mut runs: Vec<(String, Output)> = Vec::new();
+    let mut run = |what: &str, args: &[&str], code: i32| {
+        let out = w.run(args);
+        assert_eq!(out.status.code(), Some(code), "{what}: {}", text(&out));
+        runs.push((what.to_string(), out));
+    };
+    let folder = "emissions/mini-ruche/2/e0001";
+    let csv = format!("{folder}/block-00001.csv");
+    run(
+        "emit",
+        &[
+            "emit",
+            "--game",
+            &game,
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+        ],
+        0,
+    );
+    run("verify", &["verify", "--game", &game, folder], 0);
+    run(
+        "show",
+        &[
+            "show", &csv, "--ticket", "0", "--game", &game, "--svg", "t.svg",
+        ],
+        0,
+    );
+    run(
+        "report",
+        &[
+            "report", "--game", &game, "--html", "r.html", "--json", "r.json", "--quiet", folder,
+        ],
+        0,
+    );
+    run(
+        "seal",
+        &[
+            "seal",
+            "--game",
+            &game,
+            "--blocks",
+            "1",
+            "--signing-key",
+            "keys/signing-key.pem",
+            folder,
+        ],
+        0,
+    );
+    run("verify, sealed", &["verify", "--game", &game, folder], 0);
+    let proved = w.ok(&[
+        "prove",
+        &csv,
+        "--ticket",
+        "0",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+    ]);
+    // The proof is JSON: the control characters are escaped by JSON's rules.
+    assert!(!proved.stdout.contains(&0x1b) && !proved.stdout.contains(&0x07));
+    let proof: serde_json::Value = serde_json::from_slice(&proved.stdout).unwrap();
+    std::fs::write(w.path("proof.json"), &proved.stdout).unwrap();
+    let verify_proof = [
+        "verify-proof",
+        "proof.json",
+        "--public-key",
+        "keys/public-key.pem",
+        "--game",
+        &game,
+    ];
+    run("verify-proof", &verify_proof, 0);
+    // Proofs whose fields carry them, refused field by field.
+    let hostile = "\u{1b}[31m\u{7}\u{202e}\u{2066}\u{200f}";
+    let mut changed = proof.clone();
+    changed["line"] = format!("{}{hostile}", proof["line"].as_str().unwrap()).into();
+    changed["signature"] = hostile.into();
+    changed["audit_path"][0] = hostile.into();
+    let mut format = proof.clone();
+    format["format"] = hostile.into();
+    let mut manifest = proof.clone();
+    manifest["manifest"] = format!("{{\"game\": \"{hostile}\"").into();
+    let mut manifest_field = proof.clone();
+    manifest_field["manifest"] = proof["manifest"]
+        .as_str()
+        .unwrap()
+        .replacen(
+            "\"mini-ruche\"",
+            &serde_json::to_string(hostile).unwrap(),
+            1,
+        )
+        .into();
+    for (what, p) in [
+        ("a proof with a hostile line, signature and path", changed),
+        ("a proof with a hostile format", format),
+        ("a proof with a broken manifest", manifest),
+        ("a proof with a hostile manifest field", manifest_field),
+    ] {
+        std::fs::write(w.path("proof.json"), serde_json::to_vec(&p).unwrap()).unwrap();
+        run(what, &verify_proof, 1);
+    }
+    for (what, out) in &runs {
+        no_terminal_control_said(what, out);
+    }
+    // In colour, `show` writes its own escape sequences, and only those: the name's are escaped.
+    let coloured = w.ok(&[
+        "show", &csv, "--ticket", "1", "--game", &game, "--color", "always",
+    ]);
+    let drawn = String::from_utf8_lossy(&coloured.stdout).into_owned();
+    assert!(drawn.contains("\u{1b}["), "{drawn:?}");
+    assert!(!drawn.contains("\u{1b}[31mred"), "{drawn:?}");
+    let no_escape: Vec<char> = TERMINAL_CONTROLS[1..].to_vec();
+    assert!(!drawn.contains(&no_escape[..]), "{drawn:?}");
+    no_terminal_control("show --color always (stderr)", &coloured.stderr);
+    // The name is there, escaped.
+    let emitted = String::from_utf8_lossy(&runs[0].1.stdout).into_owned();
+    assert!(
+        emitted.contains("Mini \\u{1b}[31mred\\u{7} \\u{202e}esrever\\u{202c}"),
+        "{emitted}"
+    );
+    // The files written are escaped by their own rules: HTML and SVG as visible escapes, JSON as
+    // JSON escapes.
+    for page in ["r.html", "t.svg"] {
+        no_terminal_control(page, &std::fs::read(w.path(page)).unwrap());
+    }
+    let json = std::fs::read(w.path("r.json")).unwrap();
+    assert!(!json.contains(&0x1b) && !json.contains(&0x07));
+}
+
 // ---- defect 11: misspelt settings, doubled causes ----
 
 #[test]
@@ -797,6 +1327,448 @@ fn a_prize_no_layout_can_show_loads_but_emit_refuses_it_naming_the_stake() {
         !w.path("unshowable").exists(),
         "emit wrote into its --out folder before refusing the definition"
     );
+}
+
+// ---- hardening, second pass (issue 19): output paths, walks, FIFOs, signals, relative paths ----
+
+/// Runs the binary and waits at most `limit` for it (a hang is a failure: the child is killed).
+fn run_within(w: &Workdir, args: &[&str], limit: std::time::Duration) -> Output {
+    let child = w
+        .command(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    // Read in a thread (a full pipe must not stall the child), waited for with a limit.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            panic!(
+                "emission-factory {} did not end within {limit:?}",
+                args.join(" ")
+            );
+        }
+    }
+}
+
+/// Makes a FIFO at `path` (coreutils' mkfifo).
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
+/// True if the process may make device nodes (root); says SKIPPED for the device cases if not.
+fn can_mknod(at: &Path) -> bool {
+    let made = std::process::Command::new("mknod")
+        .arg(at)
+        .args(["c", "1", "7"]) // what /dev/full is
+        .output();
+    let ok = made.is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "under CI the tests run as root and must make a device node"
+        );
+        eprintln!("SKIPPED (device cases only): mknod needs root");
+    }
+    ok
+}
+
+#[test]
+fn output_paths_are_never_clobbered_and_dash_is_standard_output() {
+    use std::os::unix::fs::FileTypeExt;
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let csv = folder.join("block-00001.csv");
+    let csv = csv.to_str().unwrap();
+    let game = data("mini-ruche.toml");
+    let device = w.path("device");
+    let have_device = can_mknod(&device);
+    mkfifo(&w.path("fifo"));
+    std::os::unix::fs::symlink(w.path("target"), w.path("link")).unwrap();
+    // Each command that writes a file on request, with its option.
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "--json",
+            vec!["report", "-q", "--game", &game, csv, "--json"],
+        ),
+        (
+            "--html",
+            vec!["report", "-q", "--game", &game, csv, "--html"],
+        ),
+        (
+            "--svg",
+            vec!["show", "--game", &game, csv, "--ticket", "3", "--svg"],
+        ),
+        (
+            "--out",
+            vec!["prove", "--game", &game, csv, "--ticket", "3", "--out"],
+        ),
+    ];
+    for (option, args) in &runs {
+        let with = |target: &str, force: bool| {
+            let mut a = args.clone();
+            a.push(target);
+            if force {
+                a.push("--force");
+            }
+            run_within(&w, &a, std::time::Duration::from_secs(60))
+        };
+        for force in [false, true] {
+            if have_device {
+                said(&with("device", force), 2, "is a character device");
+                let kind = std::fs::symlink_metadata(&device).unwrap().file_type();
+                assert!(
+                    kind.is_char_device(),
+                    "{option}: the device node was replaced"
+                );
+            }
+            said(&with("fifo", force), 2, "is a FIFO");
+            assert!(std::fs::symlink_metadata(w.path("fifo"))
+                .unwrap()
+                .file_type()
+                .is_fifo());
+            said(&with("link", force), 2, "is a symbolic link");
+            assert!(
+                !w.path("target").exists(),
+                "{option}: written through the link"
+            );
+        }
+        // A new file is written; an existing one is replaced only with --force.
+        let out = w.path("out.file");
+        let _ = std::fs::remove_file(&out);
+        assert_eq!(with("out.file", false).status.code(), Some(0), "{option}");
+        std::fs::write(&out, b"mine").unwrap();
+        said(&with("out.file", false), 2, "exists: give --force");
+        assert_eq!(std::fs::read(&out).unwrap(), b"mine", "{option}");
+        assert_eq!(with("out.file", true).status.code(), Some(0), "{option}");
+        assert_ne!(std::fs::read(&out).unwrap(), b"mine", "{option}");
+        // `-` is standard output: no file named `-`, and the document on standard output.
+        let out = with("-", false);
+        assert_eq!(out.status.code(), Some(0), "{option} -: {}", text(&out));
+        assert!(!w.path("-").exists(), "{option} - made a file named -");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let starts = match *option {
+            "--json" | "--out" => "{",
+            "--html" => "<!DOCTYPE html>",
+            _ => "<svg",
+        };
+        assert!(stdout.starts_with(starts), "{option} -: {stdout:.200}");
+    }
+    // No temporary file was left anywhere.
+    let left: Vec<_> = std::fs::read_dir(w.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A proof refused leaves no file: the block is tampered with, so it does not verify.
+    let mut bytes = read(Path::new(csv));
+    let at = bytes.len() - 10;
+    bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+    std::fs::write(csv, bytes).unwrap();
+    let out = run_within(
+        &w,
+        &[
+            "prove",
+            "--game",
+            &game,
+            csv,
+            "--ticket",
+            "3",
+            "--out",
+            "proof.json",
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        !w.path("proof.json").exists(),
+        "a refused prove left proof.json"
+    );
+}
+
+#[test]
+fn walks_follow_no_link_to_a_folder() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    std::os::unix::fs::symlink(".", folder.join("a")).unwrap();
+    std::os::unix::fs::symlink(".", folder.join("b")).unwrap();
+    std::os::unix::fs::symlink("..", folder.join("up")).unwrap();
+    let game = data("mini-ruche.toml");
+    let f = folder.to_str().unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    let out = run_within(&w, &["verify", "--game", &game, f], limit);
+    let said = said(&out, 0, "1 block(s) checked: 1 OK");
+    assert!(!said.contains("block(s) checked: 2"), "{said}");
+    // From the top of the emissions folder too (the links are two levels down).
+    let out = run_within(&w, &["verify", "--game", &game, "emissions"], limit);
+    self::said(&out, 0, "1 block(s) checked: 1 OK");
+    let out = run_within(&w, &["report", "-q", "--game", &game, f], limit);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = run_within(
+        &w,
+        &[
+            "emit",
+            "--game",
+            &game,
+            "--seed",
+            SEED,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--first-block",
+            "2",
+            "--quiet",
+        ],
+        limit,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = run_within(
+        &w,
+        &[
+            "seal",
+            "--game",
+            &game,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--blocks",
+            "2",
+            f,
+        ],
+        limit,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn a_fifo_or_device_where_a_file_is_read_is_refused_at_once() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = data("mini-ruche.toml");
+    let limit = std::time::Duration::from_secs(30);
+    let f = folder.to_str().unwrap().to_string();
+    // A FIFO instead of the block, found by the walk or named; instead of the manifest, the
+    // record, the log; as the definition, the key, a proof.
+    let block = folder.join("block-00001.csv");
+    std::fs::rename(&block, w.path("kept")).unwrap();
+    mkfifo(&block);
+    let out = run_within(
+        &w,
+        &["verify", "--game", &game, block.to_str().unwrap()],
+        limit,
+    );
+    said(&out, 1, "is a FIFO");
+    for command in ["report", "prove", "show"] {
+        let mut args = vec![command, "--game", &game, block.to_str().unwrap()];
+        if command != "report" {
+            args.extend(["--ticket", "1"]);
+        }
+        let out = run_within(&w, &args, limit);
+        let t = text(&out);
+        assert!(t.contains("is a FIFO"), "{command}: {t}");
+        assert!(!t.contains("panicked"), "{command}: {t}");
+    }
+    std::fs::remove_file(&block).unwrap();
+    std::fs::rename(w.path("kept"), &block).unwrap();
+    for name in [
+        "block-00001.csv",
+        "block-00001.manifest.json",
+        "emission.json",
+        "emission.log.jsonl",
+    ] {
+        let path = folder.join(name);
+        let kept = w.path("kept");
+        std::fs::rename(&path, &kept).unwrap();
+        mkfifo(&path);
+        let out = run_within(&w, &["verify", "--game", &game, &f], limit);
+        said(&out, 1, "is a FIFO");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::rename(&kept, &path).unwrap();
+    }
+    mkfifo(&w.path("fifo"));
+    let out = run_within(&w, &["verify", "--game", "fifo", &f], limit);
+    said(&out, 2, "is a FIFO");
+    let out = run_within(
+        &w,
+        &["verify", "--game", &game, "--public-key", "fifo", &f],
+        limit,
+    );
+    said(&out, 2, "is a FIFO");
+    let out = run_within(
+        &w,
+        &[
+            "verify-proof",
+            "fifo",
+            "--public-key",
+            "keys/public-key.pem",
+        ],
+        limit,
+    );
+    said(&out, 2, "is a FIFO");
+    let out = run_within(
+        &w,
+        &[
+            "verify-proof",
+            "/dev/zero",
+            "--public-key",
+            "keys/public-key.pem",
+        ],
+        limit,
+    );
+    said(&out, 2, "is a character device");
+    // A FIFO as a share or an identity file: refused, and said once.
+    let out = run_within(
+        &w,
+        &[
+            "verify",
+            "--game",
+            &game,
+            "--share",
+            "fifo",
+            "--identity",
+            "fifo",
+            &f,
+        ],
+        limit,
+    );
+    let t = said(&out, 2, "is a FIFO");
+    assert_eq!(t.matches("is a FIFO").count(), 1, "{t}");
+    // A FIFO as the signing key or the seed file (secret files).
+    let out = run_within(
+        &w,
+        &[
+            "emit",
+            "--game",
+            &game,
+            "--seed",
+            SEED,
+            "--signing-key",
+            "fifo",
+            "--first-block",
+            "3",
+        ],
+        limit,
+    );
+    said(&out, 2, "not a regular file");
+}
+
+#[test]
+fn the_first_sigterm_ends_a_run_that_waits_in_a_system_call() {
+    // emit waits for its seed on a pipe nobody writes to: a read() that a signal flag alone
+    // never ends (the handler only raises the flag; the read is restarted).
+    let w = Workdir::new();
+    w.ok(&["keygen", "--out", "keys"]);
+    let game = data("mini-ruche.toml");
+    let (reader, writer) = std::io::pipe().unwrap();
+    let mut cmd = w.command(&[
+        "emit",
+        "--game",
+        &game,
+        "--seed-file",
+        "-",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--quiet",
+    ]);
+    let mut child = cmd
+        .stdin(reader)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "emit waits for its seed"
+    );
+    let pid = child.id().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
+    assert!(killed.is_ok_and(|s| s.success()), "SIGTERM sent");
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(15) {
+            let _ = child.kill();
+            panic!("the first SIGTERM did not end emit within 15 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(writer);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out));
+    assert!(text(&out).contains("SIGTERM"), "{}", text(&out));
+}
+
+#[test]
+fn a_block_named_relative_to_the_current_folder_verifies() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = data("mini-ruche.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_emission-factory"))
+        .current_dir(&folder)
+        .args(["verify", "--game", &game, "block-00001.csv"])
+        .output()
+        .unwrap();
+    let said = said(&out, 0, "1 block(s) checked: 1 OK, 0 failed");
+    assert!(said.contains("1 emission(s) checked: 1 OK"), "{said}");
+    let out = Command::new(env!("CARGO_BIN_EXE_emission-factory"))
+        .current_dir(&folder)
+        .args(["report", "-q", "--game", &game, "block-00001.csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn an_eio_closing_a_folder_is_an_error_never_a_panic() {
+    if !have_strace() {
+        return;
+    }
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let game = data("mini-ruche.toml");
+    let mut injected = 0;
+    let mut said_folder = 0;
+    for n in 1..=60 {
+        let log = w.path(&format!("strace-{n}.log"));
+        let out = Command::new("strace")
+            .current_dir(w.dir.path())
+            .arg("-f")
+            .arg("-o")
+            .arg(&log)
+            .args(["-e", "trace=close"])
+            .args(["-e", &format!("inject=close:error=EIO:when={n}")])
+            .arg(env!("CARGO_BIN_EXE_emission-factory"))
+            .args(["verify", "--game", &game, folder.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let t = text(&out);
+        assert_ne!(out.status.code(), Some(101), "close {n} failed: {t}");
+        assert!(!t.contains("panicked"), "close {n} failed: {t}");
+        if std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("(INJECTED)")
+        {
+            injected += 1;
+        }
+        if t.contains("closing the folder") {
+            said_folder += 1;
+            assert_ne!(out.status.code(), Some(0), "close {n} failed: {t}");
+        }
+    }
+    assert!(
+        injected > 0,
+        "no close() was failed: the fault was not injected"
+    );
+    assert!(said_folder > 0, "no run failed at closing a folder");
 }
 
 // ---- issue 19, item 4: definitions are bounded ----

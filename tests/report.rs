@@ -54,6 +54,9 @@ fn report(w: &Workdir, paths: &[&Path], code: i32) -> (serde_json::Value, String
     ];
     let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     args.extend(paths.iter().map(String::as_str));
+    // Each report is a new file: the last one's is removed (report never replaces a file
+    // without --force).
+    let _ = std::fs::remove_file(w.path("report.json"));
     let out = w.run_expect(&args, code);
     let json = serde_json::from_slice(&common::read(&w.path("report.json"))).unwrap();
     (json, text(&out))

@@ -595,3 +595,746 @@ fn rsa_ec_and_other_keys_are_named_as_what_they_are() {
     );
     says(&out, "a private key");
 }
+
+// ---- issue 20, items 4 and 5: secrets stay secret, blocks are as secret as the seed ----
+
+const FOLDER: &str = "emissions/mini-ruche/2/e0001";
+
+/// A test whose subject cannot be run here: fails under `CI`, else says it skipped.
+fn cannot_run(why: &str) {
+    assert!(std::env::var_os("CI").is_none(), "under CI: {why}");
+    println!("SKIPPED: {why}");
+}
+
+/// Runs `args` as the user `nobody` (no groups but `group`), or `None` where setpriv cannot.
+fn as_nobody(group: &str, args: &[&str]) -> Option<Output> {
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            &format!("--regid={group}"),
+            "--clear-groups",
+        ])
+        .args(args)
+        .output()
+        .ok()?;
+    Some(out)
+}
+
+/// True where this process may run commands as `nobody` (root with setpriv).
+fn can_be_nobody() -> bool {
+    matches!(as_nobody("nogroup", &["true"]), Some(out) if out.status.success())
+}
+
+/// Every entry of `dir` (recursively), with its path.
+fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if fs::symlink_metadata(&path).unwrap().is_dir() {
+            all.extend(entries(&path));
+        }
+        all.push(path);
+    }
+    all
+}
+
+/// Requires `folder` to be `dir_mode` and every entry in it a regular file of `file_mode`.
+fn assert_modes(folder: &Path, dir_mode: u32, file_mode: u32, what: &str) {
+    assert_eq!(
+        format!("{:04o}", mode(folder)),
+        format!("{dir_mode:04o}"),
+        "{what}: mode of {}",
+        folder.display()
+    );
+    let files = entries(folder);
+    // At least the lock and the log (all `seed` makes).
+    assert!(files.len() >= 2, "{what}: {files:?}");
+    for path in files {
+        let meta = fs::symlink_metadata(&path).unwrap();
+        assert!(
+            meta.is_file(),
+            "{what}: {} is not a regular file",
+            path.display()
+        );
+        assert_eq!(
+            format!("{:04o}", mode(&path)),
+            format!("{file_mode:04o}"),
+            "{what}: mode of {}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn an_age_secret_key_given_as_a_recipient_is_refused_and_never_logged_nor_echoed() {
+    use age::secrecy::ExposeSecret;
+    let w = Workdir::new();
+    let secret = age::x25519::Identity::generate();
+    let secret_text = secret.to_string().expose_secret().to_string();
+    let public = age::x25519::Identity::generate().to_public().to_string();
+    // The key's own characters, after its well-known prefix, in any case.
+    let body = secret_text["AGE-SECRET-KEY-1".len()..].to_ascii_uppercase();
+    let leaks = |what: &str, bytes: &str| {
+        assert!(
+            !bytes.to_ascii_uppercase().contains(&body[..20]),
+            "{what} holds the secret key:\n{bytes}"
+        );
+    };
+    fs::write(
+        w.path("custodians.txt"),
+        format!("{public}\n{secret_text}\n"),
+    )
+    .unwrap();
+    let lower = format!("--recipient={}", secret_text.to_lowercase());
+    let attempts: [Vec<&str>; 3] = [
+        vec!["--recipient", &public, "--recipient", &secret_text],
+        vec!["--recipient", &public, &lower],
+        vec!["--recipients-file", "custodians.txt"],
+    ];
+    for (n, extra) in attempts.iter().enumerate() {
+        let emission = (n + 1).to_string();
+        let mut args = vec![
+            "seed",
+            "--game",
+            "ruche-or",
+            "--price",
+            "2",
+            "--emission",
+            &emission,
+            "--shares-needed",
+            "2",
+            "--out",
+            "shares",
+        ];
+        args.extend(extra);
+        let out = w.run_expect(&args, 2);
+        says(&out, "age secret key");
+        says(&out, "it is not shown here");
+        leaks("the output of seed", &text(&out));
+        assert!(!w.path("shares").exists(), "no share may be written");
+        let log = w.path(&format!(
+            "emissions/ruche-or/2/e{:04}/emission.log.jsonl",
+            n + 1
+        ));
+        let log = fs::read_to_string(&log).expect("the failed run has its line in the audit log");
+        leaks("the audit log", &log);
+        assert!(log.contains("\"seed\""), "{log}");
+        if n < 2 {
+            assert!(log.contains("<redacted: age secret key>"), "{log}");
+            assert!(log.contains(&public), "the public key is logged: {log}");
+        }
+    }
+}
+
+#[test]
+fn a_core_dump_never_holds_the_seed_or_the_key() {
+    use std::os::unix::process::ExitStatusExt;
+    let pattern = fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
+    let pattern = pattern.trim().to_string();
+    // Cores must land where this test can read them: a plain file name, in the process's
+    // folder. As root, a piped or absolute pattern is set to `core` for the test, then restored.
+    struct Restore(Option<String>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(p) = &self.0 {
+                let _ = fs::write("/proc/sys/kernel/core_pattern", p);
+            }
+        }
+    }
+    let _restore = if pattern.is_empty() || pattern.contains('/') || pattern.starts_with('|') {
+        if fs::write("/proc/sys/kernel/core_pattern", "core").is_err() {
+            return cannot_run(&format!(
+                "core_pattern is '{pattern}' and cannot be set to a file name here"
+            ));
+        }
+        Restore(Some(pattern.clone()))
+    } else {
+        Restore(None)
+    };
+    let cores = |dir: &Path| -> Vec<std::path::PathBuf> {
+        entries(dir)
+            .into_iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("core"))
+            })
+            .collect()
+    };
+    let quit = |pid: u32| {
+        let sent = Command::new("kill")
+            .args(["-QUIT", &pid.to_string()])
+            .status();
+        assert!(sent.is_ok_and(|s| s.success()), "SIGQUIT sent");
+    };
+
+    // The control: a plain program under `ulimit -c unlimited` leaves a core on SIGQUIT.
+    let control = tempfile::tempdir().unwrap();
+    let mut sleeper = Command::new("sh")
+        .current_dir(control.path())
+        .args(["-c", "ulimit -c unlimited && exec sleep 30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    quit(sleeper.id());
+    let status = sleeper.wait().unwrap();
+    if !status.core_dumped() || cores(control.path()).is_empty() {
+        return cannot_run(&format!(
+            "no core dump even from `sleep` (status {status:?}, core_pattern '{pattern}'): cores cannot be produced here"
+        ));
+    }
+
+    // emit holds the seed (from standard input) and the signing key, and waits for a block
+    // lock held by this test.
+    let w = Workdir::new();
+    w.ok(&["keygen", "--out", "keys"]);
+    let folder = w.path(FOLDER);
+    make_dir(&folder, 0o700);
+    let lock = folder.join(".block-00001.lock");
+    fs::write(&lock, b"").unwrap();
+    let mut holder = Command::new("flock")
+        .arg(&lock)
+        .args(["sleep", "60"])
+        .spawn()
+        .expect("flock (util-linux) holds the lock");
+    let held = || {
+        Command::new("flock")
+            .args(["-n"])
+            .arg(&lock)
+            .arg("true")
+            .status()
+            .is_ok_and(|s| !s.success())
+    };
+    let start = std::time::Instant::now();
+    while !held() {
+        assert!(start.elapsed().as_secs() < 10, "flock took the lock");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let stderr = fs::File::create(w.path("emit.stderr")).unwrap();
+    let game = data("mini-ruche.toml");
+    let mut emit = Command::new("sh")
+        .current_dir(w.dir.path())
+        .args(["-c", "ulimit -c unlimited && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_emission-factory"))
+        .args(["emit", "--game", &game, "--price", "2", "--seed-file", "-"])
+        .args(["--signing-key", "keys/signing-key.pem", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = emit.stdin.take().unwrap();
+        stdin.write_all(format!("{SEED}\n").as_bytes()).unwrap();
+    }
+    let start = std::time::Instant::now();
+    loop {
+        let said = fs::read_to_string(w.path("emit.stderr")).unwrap_or_default();
+        if said.contains("locked by another run") {
+            break;
+        }
+        if start.elapsed().as_secs() > 20 || emit.try_wait().unwrap().is_some() {
+            let _ = emit.kill();
+            let _ = holder.kill();
+            panic!("emit did not come to wait for the block lock:\n{said}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    quit(emit.id());
+    let status = emit.wait().unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(
+        status.signal(),
+        Some(3),
+        "emit ended by SIGQUIT: {status:?}"
+    );
+
+    // The secrets, as text and as bytes.
+    let pem = fs::read_to_string(w.path("keys/signing-key.pem")).unwrap();
+    let key = {
+        use ed25519_dalek::pkcs8::DecodePrivateKey;
+        ed25519_dalek::SigningKey::from_pkcs8_pem(&pem)
+            .unwrap()
+            .to_bytes()
+    };
+    let pem_body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let secrets: [(&str, Vec<u8>); 4] = [
+        ("the seed's hex", SEED.as_bytes().to_vec()),
+        ("the seed's bytes", hex::decode(SEED).unwrap()),
+        ("the key's PEM", pem_body.into_bytes()),
+        ("the key's bytes", key.to_vec()),
+    ];
+    let found: Vec<String> = cores(w.dir.path())
+        .iter()
+        .map(|core| {
+            let bytes = fs::read(core).unwrap();
+            let held: Vec<&str> = secrets
+                .iter()
+                .filter(|(_, s)| bytes.windows(s.len()).any(|win| win == &s[..]))
+                .map(|(what, _)| *what)
+                .collect();
+            format!("{} (holds: {})", core.display(), held.join(", "))
+        })
+        .collect();
+    assert!(
+        found.is_empty() && !status.core_dumped(),
+        "emit left a core dump: {found:?}"
+    );
+    // Nor any other file of the run (the key file itself aside).
+    for path in entries(w.dir.path()) {
+        if path.starts_with(w.path("keys")) || !path.is_file() {
+            continue;
+        }
+        let bytes = fs::read(&path).unwrap();
+        for (what, s) in &secrets {
+            assert!(
+                !bytes.windows(s.len()).any(|win| win == &s[..]),
+                "{} holds {what}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// A 2-of-2 share set of the mini game's emission 1, made by `seed`, with its custodians'
+/// identity files (0600, as age-keygen makes them).
+fn share_set(w: &Workdir) -> ([String; 2], [String; 2]) {
+    use age::secrecy::ExposeSecret;
+    let mut recipients = Vec::new();
+    for name in ["alice.key", "bob.key"] {
+        let identity = age::x25519::Identity::generate();
+        write_mode(
+            &w.path(name),
+            format!("{}\n", identity.to_string().expose_secret()).as_bytes(),
+            0o600,
+        );
+        recipients.push(identity.to_public().to_string());
+    }
+    let game = data("mini-ruche.toml");
+    w.ok(&[
+        "seed",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--shares-needed",
+        "2",
+        "--out",
+        "shares",
+        "--recipient",
+        &recipients[0],
+        "--recipient",
+        &recipients[1],
+    ]);
+    (
+        [
+            "shares/mini-ruche-2-e0001.share-1-of-2.age".into(),
+            "shares/mini-ruche-2-e0001.share-2-of-2.age".into(),
+        ],
+        ["alice.key".into(), "bob.key".into()],
+    )
+}
+
+#[test]
+fn share_and_identity_files_others_may_read_links_and_fifos_are_refused() {
+    let w = Workdir::new();
+    let (shares, ids) = share_set(&w);
+    let game = data("mini-ruche.toml");
+    let check = |share: &str, id: &str, extra: &[&str], code: i32| {
+        let mut args = vec![
+            "seed",
+            "--game",
+            &game,
+            "--price",
+            "2",
+            "--check",
+            "--share",
+            &shares[0],
+            "--share",
+            share,
+            "--identity",
+            &ids[0],
+            "--identity",
+            id,
+        ];
+        args.extend_from_slice(extra);
+        w.run_expect(&args, code)
+    };
+    check(&shares[1], &ids[1], &[], 0);
+    // Readable by group or others: refused, saying how to fix it; let through with a warning
+    // by --allow-insecure-key.
+    for (i, path) in [&shares[1], &ids[1]].into_iter().enumerate() {
+        for bad in [0o644, 0o640, 0o604] {
+            fs::set_permissions(w.path(path), fs::Permissions::from_mode(bad)).unwrap();
+            let out = check(&shares[1], &ids[1], &[], 2);
+            says(&out, &format!("{path} has mode {bad:04o}"));
+            says(&out, "chmod 600");
+            let out = check(&shares[1], &ids[1], &["--allow-insecure-key"], 0);
+            says(&out, &format!("warning: {path} has mode {bad:04o}"));
+        }
+        fs::set_permissions(w.path(path), fs::Permissions::from_mode(0o600)).unwrap();
+        // A link to the very file: refused, not followed.
+        let link = format!("link-{i}");
+        symlink(w.path(path), w.path(&link)).unwrap();
+        let (share, id) = if i == 0 {
+            (link.as_str(), ids[1].as_str())
+        } else {
+            (shares[1].as_str(), link.as_str())
+        };
+        let out = check(share, id, &[], 2);
+        says(&out, "symbolic link");
+        let out = check(share, id, &["--allow-insecure-key"], 2);
+        says(&out, "symbolic link");
+    }
+    // A FIFO: refused at once (no writer ever comes).
+    let made = Command::new("mkfifo").arg(w.path("fifo")).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    says(&check("fifo", &ids[1], &[], 2), "is a FIFO");
+    says(&check(&shares[1], "fifo", &[], 2), "is a FIFO");
+}
+
+#[test]
+fn every_file_of_an_emission_is_private_under_umask_022_and_000() {
+    for umask in ["022", "000"] {
+        let w = Workdir::new();
+        let game = data("mini-ruche.toml");
+        let script = format!("umask {umask}; exec \"$0\" \"$@\"");
+        // Two runs, the second completing and sealing the emission, then seal again.
+        for first in ["1", "2"] {
+            sh_expect(
+                &w,
+                &script,
+                &[
+                    "emit",
+                    "--game",
+                    &game,
+                    "--price",
+                    "2",
+                    "--seed",
+                    SEED,
+                    "--first-block",
+                    first,
+                    "--emission-blocks",
+                    "2",
+                    "-q",
+                ],
+                b"",
+                0,
+            );
+        }
+        let folder = w.path(FOLDER);
+        assert!(folder.join("emission.seal.json").is_file());
+        for name in [
+            ".emission.lock",
+            ".block-00001.lock",
+            "emission.log.jsonl",
+            "emission.json",
+        ] {
+            assert!(folder.join(name).is_file(), "{name}");
+        }
+        assert_modes(&folder, 0o700, 0o600, &format!("umask {umask}"));
+        // seed makes its emission's folder and log private too.
+        let w = Workdir::new();
+        let [a, b] = [0, 1].map(|_| age::x25519::Identity::generate().to_public().to_string());
+        sh_expect(
+            &w,
+            &script,
+            &[
+                "seed",
+                "--game",
+                &game,
+                "--price",
+                "2",
+                "--shares-needed",
+                "2",
+                "--out",
+                "shares",
+                "--recipient",
+                &a,
+                "--recipient",
+                &b,
+            ],
+            b"",
+            0,
+        );
+        let seeded = w.path(FOLDER);
+        assert!(seeded.join("emission.log.jsonl").is_file());
+        assert_modes(&seeded, 0o700, 0o600, &format!("umask {umask}, after seed"));
+    }
+}
+
+#[test]
+fn lock_and_log_files_are_never_opened_through_a_link() {
+    for name in [".emission.lock", ".block-00001.lock", "emission.log.jsonl"] {
+        let w = Workdir::new();
+        fs::write(w.path("victim.txt"), VICTIM).unwrap();
+        let folder = w.path(FOLDER);
+        make_dir(&folder, 0o700);
+        symlink(w.path("victim.txt"), folder.join(name)).unwrap();
+        let out = emit(&w, &["--seed", SEED], 2);
+        says(&out, "symbolic link");
+        assert_eq!(
+            fs::read_to_string(w.path("victim.txt")).unwrap(),
+            VICTIM,
+            "{name}: the link was followed"
+        );
+    }
+}
+
+#[test]
+fn no_other_user_can_open_the_lock_and_an_old_open_lock_is_closed() {
+    if !can_be_nobody() {
+        return cannot_run("setpriv cannot run a command as nobody here (needs root)");
+    }
+    let w = Workdir::new();
+    emit(&w, &["--seed", SEED], 0);
+    let folder = w.path(FOLDER);
+    let lock = folder.join(".emission.lock");
+    let try_flock = || {
+        as_nobody("nogroup", &["flock", "-n", lock.to_str().unwrap(), "true"])
+            .expect("setpriv runs")
+    };
+    // As made: the folder shuts nobody out.
+    assert!(!try_flock().status.success(), "nobody flocked the lock");
+    // Even with the folder opened to others, the lock's own mode does.
+    for dir in [
+        w.dir.path(),
+        &w.path("emissions"),
+        &w.path("emissions/mini-ruche"),
+        &w.path("emissions/mini-ruche/2"),
+        &folder,
+    ] {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = try_flock();
+    assert!(
+        !out.status.success(),
+        "nobody flocked the lock: {}",
+        text(&out)
+    );
+    assert!(text(&out).contains("Permission denied"), "{}", text(&out));
+    // A lock and a log of an earlier version, 0644, are made 0600 by the next run.
+    for name in [".emission.lock", "emission.log.jsonl", ".block-00001.lock"] {
+        fs::set_permissions(folder.join(name), fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    assert!(
+        try_flock().status.success(),
+        "the control: a 0644 lock can be flocked by nobody"
+    );
+    emit(&w, &["--seed", SEED], 0);
+    for name in [".emission.lock", "emission.log.jsonl", ".block-00001.lock"] {
+        assert_eq!(mode(&folder.join(name)), 0o600, "{name}");
+    }
+    assert!(!try_flock().status.success());
+}
+
+#[test]
+fn temporary_files_a_killed_run_left_of_the_record_the_seal_and_the_secrets_are_removed() {
+    let w = Workdir::new();
+    emit(&w, &["--emission-blocks", "3"], 0);
+    let folder = w.path(FOLDER);
+    let private = w.path("emissions/private");
+    // What a run killed while writing them leaves (Staged and write_new name their temporary
+    // files so): the record and seal with their signatures, and the secrets in private/.
+    let planted = [
+        folder.join(".emission.json.AbCdEfGh.tmp"),
+        folder.join(".emission.json.sig.AbCdEfGh.tmp"),
+        folder.join(".emission.seal.json.AbCdEfGh.tmp"),
+        folder.join(".emission.seal.json.sig.AbCdEfGh.tmp"),
+        private.join(".mini-ruche-2-e0001.seed.AbCdEfGh.tmp"),
+        private.join(".mini-ruche-2-e0001.signing-key.pem.AbCdEfGh.tmp"),
+    ];
+    for path in &planted {
+        write_mode(path, b"secret left behind", 0o600);
+    }
+    let out = emit(&w, &["--first-block", "2"], 0);
+    says(&out, "left by a run that was killed");
+    for path in &planted {
+        assert!(!path.exists(), "{} is still there", path.display());
+    }
+    // A killed seal's temporary files are removed by the next seal (it holds the same lock).
+    let seal_temps = [
+        folder.join(".emission.seal.json.ZyXwVuTs.tmp"),
+        folder.join(".emission.seal.json.sig.ZyXwVuTs.tmp"),
+    ];
+    for path in &seal_temps {
+        write_mode(path, b"half a seal", 0o600);
+    }
+    emit(&w, &["--first-block", "3", "--seed-file", SEED_FILE], 0);
+    for path in &seal_temps {
+        assert!(!path.exists(), "{} is still there", path.display());
+    }
+    for path in &seal_temps {
+        write_mode(path, b"half a seal", 0o600);
+    }
+    let out = w.ok(&[
+        "seal",
+        FOLDER,
+        "--signing-key",
+        KEY_FILE,
+        "--game",
+        &data("mini-ruche.toml"),
+    ]);
+    says(&out, "left by a run that was killed");
+    for path in &seal_temps {
+        assert!(!path.exists(), "{} is still there", path.display());
+    }
+}
+
+#[test]
+fn group_makes_an_emission_0750_and_its_files_0640_owned_by_the_group() {
+    use std::os::unix::fs::MetadataExt;
+    let w = Workdir::new();
+    let game = data("mini-ruche.toml");
+    let out = emit(&w, &["--seed", SEED, "--group", "no-such-group-here"], 2);
+    says(&out, "no-such-group-here");
+    says(&out, "no such group");
+    assert!(
+        !w.path(FOLDER).exists(),
+        "nothing made for an unknown group"
+    );
+    // `users` (gid 100) is in every Debian base system; changing a file's group needs root or
+    // membership of it.
+    let Some(gid) = group_of("users") else {
+        return cannot_run("no group `users` on this system");
+    };
+    if !rustix::process::geteuid().is_root() {
+        return cannot_run("giving files to the group `users` needs root here");
+    }
+    let folder = w.path(FOLDER);
+    for first in ["1", "2"] {
+        sh_expect(
+            &w,
+            "umask 077; exec \"$0\" \"$@\"",
+            &[
+                "emit",
+                "--game",
+                &game,
+                "--price",
+                "2",
+                "--seed",
+                SEED,
+                "--first-block",
+                first,
+                "--emission-blocks",
+                "2",
+                "--group",
+                "users",
+                "-q",
+            ],
+            b"",
+            0,
+        );
+    }
+    assert!(folder.join("emission.seal.json").is_file());
+    assert_modes(&folder, 0o750, 0o640, "--group users, umask 077");
+    for path in entries(&folder).into_iter().chain([folder.clone()]) {
+        assert_eq!(
+            fs::metadata(&path).unwrap().gid(),
+            gid,
+            "{}",
+            path.display()
+        );
+    }
+    // A member of the group reads a block; another user does not.
+    if can_be_nobody() {
+        for dir in [
+            w.dir.path(),
+            &w.path("emissions"),
+            &w.path("emissions/mini-ruche"),
+            &w.path("emissions/mini-ruche/2"),
+        ] {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let csv = folder.join("block-00001.csv");
+        let cat = |group| {
+            as_nobody(group, &["cat", csv.to_str().unwrap()])
+                .unwrap()
+                .status
+                .success()
+        };
+        assert!(cat("users"), "a member of the group reads the block");
+        assert!(!cat("nogroup"), "another user must not read the block");
+    }
+    // verify does not warn about a block the group may read; it does when others may.
+    let out = w.ok(&["verify", "--game", &game, FOLDER]);
+    assert!(
+        !text(&out).contains("readable") && !text(&out).contains("may read it"),
+        "{}",
+        text(&out)
+    );
+    fs::set_permissions(
+        folder.join("block-00002.csv"),
+        fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let out = w.ok(&["verify", "--game", &game, FOLDER]);
+    says(
+        &out,
+        "block-00002.csv has mode 0644: every user of this machine may read it",
+    );
+    assert!(
+        !text(&out).contains("block-00001.csv has mode"),
+        "{}",
+        text(&out)
+    );
+
+    // An emission made private, given to the group by seal --group (and by seed --group).
+    let w = Workdir::new();
+    for first in ["1", "2"] {
+        emit(
+            &w,
+            &[
+                "--seed",
+                SEED,
+                "--first-block",
+                first,
+                "--emission-blocks",
+                "2",
+            ],
+            0,
+        );
+    }
+    let folder = w.path(FOLDER);
+    assert_modes(&folder, 0o700, 0o600, "without --group");
+    w.ok(&[
+        "seal",
+        FOLDER,
+        "--signing-key",
+        KEY_FILE,
+        "--game",
+        &game,
+        "--group",
+        "users",
+    ]);
+    assert_modes(&folder, 0o750, 0o640, "after seal --group users");
+    let w = Workdir::new();
+    let [a, b] = [0, 1].map(|_| age::x25519::Identity::generate().to_public().to_string());
+    let out = w.run(&[
+        "seed",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--group",
+        "users",
+        "--shares-needed",
+        "2",
+        "--out",
+        "shares",
+        "--recipient",
+        &a,
+        "--recipient",
+        &b,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_modes(&w.path(FOLDER), 0o750, 0o640, "after seed --group users");
+}
+
+/// The id of group `name`, from `getent group`.
+fn group_of(name: &str) -> Option<u32> {
+    let out = Command::new("getent").args(["group", name]).output().ok()?;
+    let line = String::from_utf8(out.stdout).ok()?;
+    line.trim().split(':').nth(2)?.parse().ok()
+}

@@ -101,6 +101,7 @@ fn every_game_shows_winners_and_losers_as_the_decoder_reads_them() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("emission's own key"));
         // The picture.
         let svg = w.path("ticket.svg");
+        let _ = std::fs::remove_file(&svg);
         let (_, err) = show(
             &w,
             game,

@@ -24,8 +24,19 @@ static CLUSTER: Mutex<()> = Mutex::new(());
 /// Longest wait for a job to leave the queue before the test gives up (a hang, not a timing).
 const JOB_DEADLINE: Duration = Duration::from_secs(600);
 
-/// Is a Slurm cluster answering, with a node that takes jobs?
+/// Is a Slurm cluster answering, with a node that takes jobs? Under `CI`, a missing cluster
+/// fails the test (`.ci/run` starts one); elsewhere the test prints why and passes.
 fn cluster_up() -> bool {
+    let up = cluster_answers();
+    assert!(
+        up || std::env::var_os("CI").is_none(),
+        "CI is set and {}",
+        SKIPPED.trim_start_matches("SKIPPED: ")
+    );
+    up
+}
+
+fn cluster_answers() -> bool {
     let Ok(out) = Command::new("sinfo")
         .args(["-h", "-N", "-o", "%T"])
         .output()
@@ -305,8 +316,8 @@ fn array_makes_the_same_blocks_as_one_process() {
 
     // 8 blocks of the test game in 4 tasks, then seal + verify.
     let started = Instant::now();
-    let mut env = batch.settings(&mini, "2", 8, 4, "array");
-    env.push(("EF_FOLDER".into(), batch.path("array/mini-ruche/2/e0001")));
+    // A game given as a .toml file: the seal job asks the binary for the folder.
+    let env = batch.settings(&mini, "2", 8, 4, "array");
     let array = batch.sbatch(&["--array=0-3"], &env, "emit-array.sbatch");
     let seal = batch.sbatch(
         &[&format!("--dependency=afterok:{array}")],
@@ -548,4 +559,325 @@ fn cancelled_task_is_resubmitted_and_the_emission_completes() {
         seal_state.reason,
         killed_log.trim().replace('\n', " | ")
     );
+}
+
+/// Sets one setting of `env`, replacing the one there.
+fn set(env: &mut Vec<(String, String)>, key: &str, value: &str) {
+    env.retain(|(k, _)| k != key);
+    env.push((key.to_string(), value.to_string()));
+}
+
+/// Every entry under `dir`, for "nothing was made" messages.
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path().display().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The jobs take the price as emit does (issue 19, item 8): `EF_PRICE=2.0` is the stake 2, and
+/// the seal job seals and verifies the folder emit wrote, `.../2/e0001` (it asks the binary,
+/// `emit --print-folder`, instead of building the path itself), for a built-in game and for a
+/// game given as a .toml file (no EF_FOLDER needed).
+#[test]
+fn a_price_written_as_emit_takes_it_seals_the_folder_emit_wrote() {
+    let _one_at_a_time = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_up() {
+        println!("{SKIPPED}");
+        return;
+    }
+    let batch = Batch::new();
+    let mini = data("mini-ruche.toml");
+    let runs = [
+        (
+            "ruche-or",
+            "2.0",
+            2,
+            2,
+            "builtin",
+            "builtin/ruche-or/2/e0001",
+        ),
+        (
+            mini.as_str(),
+            "2.00",
+            4,
+            2,
+            "toml",
+            "toml/mini-ruche/2/e0001",
+        ),
+    ];
+    let mut jobs = Vec::new();
+    for (game, price, b, j, out, _) in runs {
+        let env = batch.settings(game, price, b, j, out);
+        let array = batch.sbatch(
+            &[&format!("--array=0-{}", j - 1)],
+            &env,
+            "emit-array.sbatch",
+        );
+        let seal = batch.sbatch(
+            &[&format!("--dependency=afterok:{array}")],
+            &env,
+            "seal-verify.sbatch",
+        );
+        jobs.push((array, seal));
+    }
+    let all: Vec<&str> = jobs
+        .iter()
+        .flat_map(|(a, s)| [a.as_str(), s.as_str()])
+        .collect();
+    batch.wait_gone(&all);
+    for ((array, seal), (_, _, b, _, _, folder)) in jobs.iter().zip(runs) {
+        batch.require_completed(array);
+        batch.require_completed(seal);
+        let folder = batch.w.path(folder);
+        assert!(
+            folder.join("emission.seal.json").exists(),
+            "{} is not sealed\n{}",
+            folder.display(),
+            batch.logs()
+        );
+        let seal_log = batch.log("seal", seal, "4294967294");
+        assert!(
+            seal_log.contains(&format!("sealing {}", folder.display()))
+                && seal_log.contains(&format!("{b} block(s) checked: {b} OK, 0 failed")),
+            "the seal job did not seal and verify {}:\n{}",
+            folder.display(),
+            batch.logs()
+        );
+    }
+    // Only the canonical folders were made.
+    for (stake_dir, only) in [("builtin/ruche-or", "2"), ("toml/mini-ruche", "2")] {
+        let made = entries(&batch.w.path(stake_dir));
+        assert_eq!(
+            made,
+            [batch.path(&format!("{stake_dir}/{only}"))],
+            "{}",
+            batch.logs()
+        );
+    }
+    println!("slurm: EF_PRICE=2.0 (ruche-or) and 2.00 (a .toml game): arrays and seal jobs complete, .../2/e0001 sealed and verified");
+}
+
+/// A number setting with a leading zero (`EF_BLOCKS=010`, which bash reads as octal 8 and emit
+/// as 10) or that is not a number is refused by the job scripts, naming the setting, before
+/// anything is made (issue 19, item 8).
+#[test]
+fn numbers_with_leading_zeros_or_not_numbers_are_refused_before_anything_is_made() {
+    let _one_at_a_time = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !cluster_up() {
+        println!("{SKIPPED}");
+        return;
+    }
+    let batch = Batch::new();
+    let mini = data("mini-ruche.toml");
+    // (script, setting, value, the message's words)
+    let cases = [
+        (
+            "emit-array.sbatch",
+            "EF_BLOCKS",
+            "010",
+            "EF_BLOCKS=010 has a leading zero",
+        ),
+        (
+            "emit-array.sbatch",
+            "EF_EMISSION",
+            "010",
+            "EF_EMISSION=010 has a leading zero",
+        ),
+        (
+            "emit-array.sbatch",
+            "EF_TASKS",
+            "02",
+            "EF_TASKS=02 has a leading zero",
+        ),
+        (
+            "emit-array.sbatch",
+            "EF_EMISSION",
+            "3x",
+            "EF_EMISSION=3x is not a whole number",
+        ),
+        (
+            "seal-verify.sbatch",
+            "EF_EMISSION",
+            "010",
+            "EF_EMISSION=010 has a leading zero",
+        ),
+        (
+            "seal-verify.sbatch",
+            "EF_EMISSION",
+            "3x",
+            "EF_EMISSION=3x is not a whole number",
+        ),
+        (
+            "seal-verify.sbatch",
+            "EF_THREADS",
+            "01",
+            "EF_THREADS=01 has a leading zero",
+        ),
+    ];
+    let mut jobs = Vec::new();
+    for (i, (script_name, key, value, _)) in cases.iter().enumerate() {
+        let out = format!("case{i}");
+        let mut env = batch.settings(&mini, "2", 4, 2, &out);
+        set(&mut env, key, value);
+        let array = if *script_name == "emit-array.sbatch" {
+            "--array=0-1"
+        } else {
+            "--array=0"
+        };
+        jobs.push(batch.sbatch(&[array], &env, script_name));
+    }
+    batch.wait_gone(&jobs.iter().map(String::as_str).collect::<Vec<_>>());
+    for (i, ((script_name, _, _, message), job)) in cases.iter().zip(&jobs).enumerate() {
+        let states = batch.states(job);
+        let name = script_name.trim_end_matches(".sbatch");
+        let name = if name == "emit-array" { "emit" } else { "seal" };
+        for (task, state) in &states {
+            assert!(
+                state.state == "FAILED" && state.exit_code == "2:0",
+                "{script_name} with {message}: task {task} was not refused (exit 2): {state:?}\n{}",
+                batch.logs()
+            );
+            let log = batch.log(name, job, task);
+            assert!(
+                log.contains(message) && log.contains("write it"),
+                "{script_name}, task {task}: the log does not say `{message}`:\n{log}"
+            );
+        }
+        assert!(!states.is_empty(), "job {job}: no task");
+        let out = batch.w.path(&format!("case{i}"));
+        assert!(
+            !out.exists(),
+            "{script_name} with {message} made {:?}",
+            entries(&out)
+        );
+    }
+    println!("slurm: EF_BLOCKS=010, EF_EMISSION=010 and 3x, EF_TASKS=02, EF_THREADS=01 refused by the job scripts (exit 2, naming the setting), nothing made");
+}
+
+/// The shell script of a Kubernetes Job (`deploy/k8s/NAME`): the literal block under the
+/// container's `args:` (`- |`), without its indentation.
+fn k8s_script(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("deploy/k8s")
+        .join(name);
+    let yaml = std::fs::read_to_string(&path).expect("the Job file is readable");
+    let lines: Vec<&str> = yaml.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let at = lines
+        .iter()
+        .position(|l| l.trim() == "args:")
+        .and_then(|a| (a + 1..lines.len()).find(|&i| lines[i].trim() == "- |"))
+        .unwrap_or_else(|| panic!("{}: no `args:` with a `- |` block", path.display()));
+    let body: Vec<&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || indent(l) > indent(lines[at]))
+        .copied()
+        .collect();
+    let cut = body
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .map_or(0, |l| indent(l));
+    body.iter()
+        .map(|l| l.get(cut..).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs a Kubernetes Job's script with `sh` and `env`, with `emission-factory` on the PATH a
+/// stand-in that runs the real binary for `emit --print-folder` and records any other call in
+/// `calls`; returns the status, the output and the calls.
+fn run_k8s(w: &Workdir, name: &str, env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let bin = w.path("bin");
+    std::fs::create_dir_all(&bin).expect("bin folder");
+    let calls = w.path("calls");
+    let _ = std::fs::remove_file(&calls);
+    let stub = bin.join("emission-factory");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\nif [ \"$1 $2\" = \"emit --print-folder\" ]; then exec '{}' \"$@\"; fi\nprintf '%s\\n' \"$*\" >> '{}'\n",
+            env!("CARGO_BIN_EXE_emission-factory"),
+            calls.display()
+        ),
+    )
+    .expect("stand-in binary");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(k8s_script(name))
+        .current_dir(w.dir.path())
+        .env("PATH", path)
+        .envs(env.iter().copied())
+        .output()
+        .expect("sh runs");
+    (
+        out.status.code(),
+        text(&out),
+        std::fs::read_to_string(&calls).unwrap_or_default(),
+    )
+}
+
+/// The Kubernetes Jobs of deploy/k8s (documented, not run on a cluster here) have the scripts
+/// of the Slurm ones, run here with `sh` and a stand-in binary: numbers with leading zeros are
+/// refused naming the setting, and the seal Job seals the folder the binary names (`emit
+/// --print-folder`: `PRICE=2.0` is `.../2/...`), not one it builds (issue 19, item 8).
+#[test]
+fn k8s_jobs_refuse_leading_zeros_and_ask_the_binary_for_the_folder() {
+    let w = Workdir::new();
+    let emit = [
+        ("GAME", "ruche-or"),
+        ("PRICE", "2"),
+        ("EMISSION", "3"),
+        ("B", "40"),
+        ("J", "8"),
+        ("JOB_COMPLETION_INDEX", "2"),
+    ];
+    let (code, said, calls) = run_k8s(&w, "emit-indexed-job.yaml", &emit);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        calls.starts_with("emit --game ruche-or --price 2 --emission 3 --first-block 11 --blocks 5 --emission-blocks 40 "),
+        "{calls}"
+    );
+    for (key, value, message) in [
+        ("B", "010", "B=010 has a leading zero"),
+        ("J", "08", "J=08 has a leading zero"),
+        ("EMISSION", "03", "EMISSION=03 has a leading zero"),
+        ("B", "4O", "B=4O is not a whole number"),
+    ] {
+        let mut env = emit.to_vec();
+        env.retain(|(k, _)| *k != key);
+        env.push((key, value));
+        let (code, said, calls) = run_k8s(&w, "emit-indexed-job.yaml", &env);
+        assert_eq!(code, Some(2), "{key}={value}: {said}");
+        assert!(said.contains(message), "{key}={value}: {said}");
+        assert!(calls.is_empty(), "{key}={value} still ran: {calls}");
+    }
+
+    let seal = [("GAME", "ruche-or"), ("PRICE", "2.0"), ("EMISSION", "10")];
+    let (code, said, calls) = run_k8s(&w, "seal-job.yaml", &seal);
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(
+        calls,
+        "seal --signing-key /secrets/signing-key.pem /shared/emissions/ruche-or/2/e0010\n\
+         verify --public-key /secrets/public-key.pem --quiet /shared/emissions/ruche-or/2/e0010\n",
+        "{said}"
+    );
+    let (code, said, calls) = run_k8s(
+        &w,
+        "seal-job.yaml",
+        &[("GAME", "ruche-or"), ("PRICE", "2"), ("EMISSION", "010")],
+    );
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("EMISSION=010 has a leading zero"), "{said}");
+    assert!(calls.is_empty(), "{calls}");
 }

@@ -20,19 +20,13 @@ pub struct Staged {
 }
 
 impl Staged {
-    /// Creates a new, empty temporary file for `path` (`O_CREAT|O_EXCL`, the given Unix mode).
-    pub fn create(path: &Path, mode: u32) -> Result<Staged> {
+    /// Creates a new, empty temporary file for `path` (`O_CREAT|O_EXCL`, mode 0600 from the
+    /// start), then gives it exactly `access` (its mode and group, whatever the umask).
+    pub fn create(path: &Path, access: Access) -> Result<Staged> {
         let dir = parent(path);
         let prefix = format!(".{}.", file_name(path));
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp").rand_bytes(8);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(fs::Permissions::from_mode(mode));
-        }
-        #[cfg(not(unix))]
-        let _ = mode;
         let file = builder.tempfile_in(dir).with_context(|| {
             format!(
                 "cannot create a temporary file for {} in {}",
@@ -40,6 +34,8 @@ impl Staged {
                 dir.display()
             )
         })?;
+        // Dropping `file` on an error removes it.
+        access.apply(file.as_file(), file.path())?;
         Ok(Staged {
             file,
             path: path.to_path_buf(),
@@ -263,7 +259,7 @@ impl DirectReader {
 
     /// Opens `path` for reading, around the page cache or through it as `mode` says.
     pub fn open(path: &Path, mode: ReadMode) -> std::io::Result<DirectReader> {
-        let file = File::open(path)?;
+        let file = crate::fs::open::open_regular(path)?;
         let (buf, start, aligned) = aligned_buffer(Self::CAPACITY);
         let want = match mode {
             ReadMode::Cached => false,
@@ -427,8 +423,8 @@ fn set_direct(file: &File, on: bool) -> bool {
 }
 
 /// Writes `bytes` to a temporary file for `path` and fsyncs it, to [`Staged::publish`] later.
-pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> Result<Staged> {
-    let mut staged = Staged::create(path, mode)?;
+pub fn stage(path: &Path, bytes: &[u8], access: Access) -> Result<Staged> {
+    let mut staged = Staged::create(path, access)?;
     let tmp = staged.temp_path().display().to_string();
     staged
         .file()
@@ -438,9 +434,9 @@ pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> Result<Staged> {
     Ok(staged)
 }
 
-/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
-    stage(path, bytes, mode)?.publish()
+/// Writes `bytes` to `path` atomically (temporary file, fsync, rename), with exactly `access`.
+pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<()> {
+    stage(path, bytes, access)?.publish()
 }
 
 /// Removes the temporary files left for `path` by a process that was killed (`.<name>.*.tmp`,
@@ -451,17 +447,17 @@ pub fn remove_stale_temps(path: &Path) -> Result<usize> {
     let name = file_name(path);
     let prefix = format!(".{name}.");
     let mut removed = 0;
-    let entries = match fs::read_dir(dir) {
+    let entries = match crate::fs::dir::list(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e).with_context(|| format!("cannot read folder {}", dir.display())),
     };
     for entry in entries {
-        let entry = entry.with_context(|| format!("cannot read folder {}", dir.display()))?;
-        let file = entry.file_name();
-        let Some(file) = file.to_str() else { continue };
+        let Some(file) = entry.name.to_str() else {
+            continue;
+        };
         if file.starts_with(&prefix) && file.ends_with(".tmp") {
-            let stale = entry.path();
+            let stale = entry.path;
             match fs::remove_file(&stale) {
                 Ok(()) => removed += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -491,7 +487,8 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
     sync_dir(to)
 }
 
-fn parent(path: &Path) -> &Path {
+/// The folder holding `path` (`.` for a bare name).
+pub fn parent(path: &Path) -> &Path {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -530,6 +527,311 @@ pub fn create_dir(path: &Path, mode: u32) -> Result<()> {
     builder
         .create(path)
         .with_context(|| format!("cannot create folder {}", path.display()))
+}
+
+/// Who may read the files of an emission folder: its owner alone (folder 0700, files 0600), or
+/// also one group (folder 0750, files 0640, owned by that group: `--group`, for the account of
+/// a game server that loads the blocks). Never others: until its tickets are sold, a block
+/// (which ticket wins what, in sale order) is as secret as the seed.
+///
+/// Modes are set with `fchmod` on the open file, so the umask changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    group: Option<u32>,
+}
+
+impl Access {
+    /// The owner alone: 0700 and 0600.
+    pub const PRIVATE: Access = Access { group: None };
+
+    /// The owner, and the group of id `gid` for reading: 0750 and 0640.
+    pub fn shared_with(gid: u32) -> Access {
+        Access { group: Some(gid) }
+    }
+
+    /// The group that may read, if any.
+    pub fn group(&self) -> Option<u32> {
+        self.group
+    }
+
+    /// The mode of a file: 0600 or 0640.
+    pub fn file_mode(&self) -> u32 {
+        if self.group.is_some() {
+            0o640
+        } else {
+            0o600
+        }
+    }
+
+    /// The mode of a folder: 0700 or 0750.
+    pub fn dir_mode(&self) -> u32 {
+        if self.group.is_some() {
+            0o750
+        } else {
+            0o700
+        }
+    }
+
+    /// The access the files of `dir` get: shared with the folder's group when the folder is
+    /// exactly group-readable and closed to others (0750, as `--group` makes it), else private.
+    /// (A folder of an earlier version, 0755, gets private files.)
+    pub fn of_folder(dir: &Path) -> Result<Access> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = fs::metadata(dir)
+                .with_context(|| format!("cannot look at folder {}", dir.display()))?;
+            if meta.mode() & 0o077 == 0o050 {
+                return Ok(Access::shared_with(meta.gid()));
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = dir;
+        Ok(Access::PRIVATE)
+    }
+
+    /// Gives the open `file` (at `path`, for messages) this access: its group first (a chown
+    /// may clear mode bits), then exactly its mode.
+    pub fn apply(&self, file: &File, path: &Path) -> Result<()> {
+        self.apply_mode(file, path, self.file_mode())
+    }
+
+    fn apply_mode(&self, file: &File, path: &Path, mode: u32) -> Result<()> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{fchmod, fchown, Gid, Mode};
+            if let Some(gid) = self.group {
+                fchown(file, None, Some(Gid::from_raw(gid))).map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot give {} to group id {gid}: {}. Changing a file's group needs root, or membership of the group (`id` lists yours)",
+                        path.display(),
+                        std::io::Error::from(e)
+                    )
+                })?;
+            }
+            fchmod(file, Mode::from_raw_mode(mode)).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot set the mode of {} to {mode:04o}: {}",
+                    path.display(),
+                    std::io::Error::from(e)
+                )
+            })?;
+        }
+        #[cfg(not(unix))]
+        let _ = (file, path, mode);
+        Ok(())
+    }
+}
+
+/// Makes sure the emission folder `dir` exists and returns the access its files get.
+///
+/// A missing folder is created (its missing parents as `create_dir_all` makes them) with
+/// exactly `group`'s folder mode: 0700, or 0750 and owned by the group. An existing folder is
+/// left as it is when `group` is `None` (its files get [`Access::of_folder`]); with a group, it
+/// and every regular file directly in it are given to that group, 0750 and 0640 (links are
+/// not followed, nor changed).
+pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access> {
+    let existed = dir.is_dir();
+    if !existed {
+        if let Some(up) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            create_dir(up, 0o755)?;
+        }
+        match fs::create_dir(dir) {
+            Ok(()) => {}
+            // Another run made it at the same moment.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot create folder {}", dir.display()))
+            }
+        }
+    }
+    let access = match group {
+        Some(gid) => Access::shared_with(gid),
+        None if existed => return Access::of_folder(dir),
+        None => Access::PRIVATE,
+    };
+    let folder =
+        File::open(dir).with_context(|| format!("cannot open folder {}", dir.display()))?;
+    access.apply_mode(&folder, dir, access.dir_mode())?;
+    if existed && group.is_some() {
+        for entry in crate::fs::dir::list(dir)
+            .with_context(|| format!("cannot read folder {}", dir.display()))?
+        {
+            if let Some(file) = open_own_file(&entry.path)? {
+                access.apply(&file, &entry.path)?;
+            }
+        }
+    }
+    Ok(access)
+}
+
+/// `path` opened without following a link or blocking on a FIFO, if it is a regular file
+/// (`None` for anything else, or when it is gone).
+fn open_own_file(path: &Path) -> Result<Option<File>> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{Mode, OFlags};
+        let fd = match rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => {
+                return Err(std::io::Error::from(e))
+                    .with_context(|| format!("cannot open {}", path.display()))
+            }
+        };
+        let file = File::from(fd);
+        let regular = file
+            .metadata()
+            .with_context(|| format!("cannot look at {}", path.display()))?
+            .is_file();
+        Ok(regular.then_some(file))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(None)
+    }
+}
+
+/// Opens (or creates) a file of an emission folder that is written in place: a lock, the
+/// audit log (`append`). Created with exactly `access` whatever the umask; never opened
+/// through a link (`O_NOFOLLOW`: a link planted at its name is refused, not followed), nor
+/// blocking on a FIFO; only a regular file. An existing file of ours that others may read or
+/// write (made by an earlier version) is given `access`'s mode: anyone who can open a lock
+/// file can `flock` it and stall every run.
+pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, Mode, OFlags};
+        use std::os::unix::fs::MetadataExt;
+        let mut flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        flags |= OFlags::NOCTTY;
+        if append {
+            flags |= OFlags::APPEND;
+        }
+        let refused = |e: rustix::io::Errno| -> anyhow::Error {
+            if e == rustix::io::Errno::LOOP {
+                anyhow::anyhow!(
+                    "{} is a symbolic link: files of an emission folder are never opened through links; remove the link",
+                    path.display()
+                )
+            } else {
+                anyhow::Error::new(std::io::Error::from(e))
+                    .context(format!("cannot open {}", path.display()))
+            }
+        };
+        let (file, created) = match rustix::fs::open(
+            path,
+            flags | OFlags::CREATE | OFlags::EXCL,
+            Mode::from_raw_mode(0o600),
+        ) {
+            Ok(fd) => (File::from(fd), true),
+            Err(rustix::io::Errno::EXIST) => (
+                File::from(rustix::fs::open(path, flags, Mode::empty()).map_err(refused)?),
+                false,
+            ),
+            Err(e) => return Err(refused(e)),
+        };
+        let meta = file
+            .metadata()
+            .with_context(|| format!("cannot look at {}", path.display()))?;
+        if !meta.is_file() {
+            return Err(crate::fs::open::not_regular(meta.file_type()))
+                .with_context(|| format!("cannot open {}", path.display()));
+        }
+        let me = rustix::process::geteuid().as_raw();
+        if created || (meta.uid() == me && meta.mode() & 0o007 != 0) {
+            access.apply(&file, path)?;
+        }
+        let now = fcntl_getfl(&file).with_context(|| format!("cannot open {}", path.display()))?;
+        fcntl_setfl(&file, now - OFlags::NONBLOCK)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = access;
+        fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .append(append)
+            .create(true)
+            .open(path)
+            .with_context(|| format!("cannot open {}", path.display()))
+    }
+}
+
+/// The id of the group `name` (a name known to the system's group database, NSS included,
+/// or a number), for `--group`.
+pub fn group_id(name: &str) -> Result<u32> {
+    if let Ok(gid) = name.parse::<u32>() {
+        if gid == u32::MAX {
+            anyhow::bail!("--group {gid}: not a group id (it means \"no group\" to the system)");
+        }
+        return Ok(gid);
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let c_name = std::ffi::CString::new(name)
+            .map_err(|_| anyhow::anyhow!("--group: a group name holds no NUL character"))?;
+        let mut buf: Vec<libc::c_char> = vec![0; 4096];
+        loop {
+            // SAFETY: `group` is plain data (integers and pointers) for which all-zero is a valid
+            // value; getgrnam_r writes into it, into `buf` (whose length it is given) and into
+            // `found`, and reads only the NUL-terminated `c_name`. The pointers it leaves in
+            // `group` point into `buf`, and only `gr_gid` (an integer) is read afterwards.
+            let mut group: libc::group = unsafe { std::mem::zeroed() };
+            let mut found: *mut libc::group = std::ptr::null_mut();
+            let rc = unsafe {
+                libc::getgrnam_r(
+                    c_name.as_ptr(),
+                    &mut group,
+                    buf.as_mut_ptr(),
+                    buf.len(),
+                    &mut found,
+                )
+            };
+            if rc == libc::ERANGE && buf.len() < 1 << 20 {
+                buf.resize(buf.len() * 2, 0);
+                continue;
+            }
+            if rc != 0 {
+                anyhow::bail!(
+                    "--group {}: cannot look the group up: {}",
+                    crate::untrusted::shown(name),
+                    std::io::Error::from_raw_os_error(rc)
+                );
+            }
+            if found.is_null() {
+                anyhow::bail!(
+                    "--group {}: no such group (`getent group` lists them; make one with groupadd, or give a group id)",
+                    crate::untrusted::shown(name)
+                );
+            }
+            return Ok(group.gr_gid);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    anyhow::bail!("--group {name}: give the group's number (names are looked up on Linux only)")
+}
+
+/// The mode of `path` when others may read it (a block, for `verify` and `load` to warn).
+pub fn readable_by_others(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let mode = fs::metadata(path).ok()?.mode() & 0o7777;
+        (mode & 0o004 != 0).then_some(mode)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// The most bytes a secret file (a seed, a PEM key) may hold; a larger one is refused unread.
@@ -681,8 +983,9 @@ pub fn read_secret(path: &Path, what: &str, limit: u64, exposure: Exposure) -> R
         .with_context(|| format!("cannot read {what} {}", path.display()))?;
     if !meta.is_file() {
         anyhow::bail!(
-            "{} is not a regular file: secret files are read only from regular files",
-            path.display()
+            "{} is {}, not a regular file: secret files are read only from regular files",
+            path.display(),
+            crate::fs::open::kind_name(meta.file_type())
         );
     }
     if meta.len() > limit {
@@ -700,7 +1003,9 @@ pub fn read_secret(path: &Path, what: &str, limit: u64, exposure: Exposure) -> R
             shell_quoted(path)
         );
     }
-    let mut bytes = Vec::new();
+    // Room for all of it at once: no reallocation leaves a copy of the secret behind.
+    let room = usize::try_from(meta.len().min(limit)).unwrap_or(0) + 1;
+    let mut bytes = Vec::with_capacity(room);
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {what} {}", path.display()))?;
@@ -742,7 +1047,8 @@ fn open_nofollow(path: &Path, what: &str) -> Result<File> {
             path.display()
         );
     }
-    File::open(path).with_context(|| format!("cannot read {what} {}", path.display()))
+    crate::fs::open::open_regular(path)
+        .with_context(|| format!("cannot read {what} {}", path.display()))
 }
 
 #[cfg(unix)]
@@ -921,8 +1227,8 @@ mod tests {
     fn temporary_names_are_unique_and_removed_when_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("block-00001.csv");
-        let a = Staged::create(&path, 0o644).unwrap();
-        let b = Staged::create(&path, 0o644).unwrap();
+        let a = Staged::create(&path, Access::PRIVATE).unwrap();
+        let b = Staged::create(&path, Access::PRIVATE).unwrap();
         assert_ne!(a.temp_path(), b.temp_path());
         assert!(a
             .temp_path()
@@ -940,7 +1246,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("block-00001.csv");
         fs::write(&path, b"old").unwrap();
-        write_atomic(&path, b"new", 0o644).unwrap();
+        write_atomic(&path, b"new", Access::PRIVATE).unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"new");
         for stale in [
             ".block-00001.csv.tmp",

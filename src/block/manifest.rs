@@ -34,6 +34,7 @@ pub enum ManifestError {
 
 /// One line of the prize list: `count` tickets win `amount`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PrizeCount {
     /// Canonical amount; `"0"` for the losers.
     pub amount: String,
@@ -43,6 +44,7 @@ pub struct PrizeCount {
 
 /// The CSV file a manifest describes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CsvFile {
     /// File name, e.g. `block-00001.csv`.
     pub file: String,
@@ -54,6 +56,7 @@ pub struct CsvFile {
 
 /// A block manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// Always [`FORMAT`].
     pub format: u32,
@@ -115,14 +118,16 @@ impl Manifest {
         }
     }
 
-    /// Parses manifest bytes: at most [`MAX_MANIFEST_BYTES`] of them, refused unread beyond.
-    /// Never panics, whatever the bytes (serde_json bounds its recursion).
+    /// Parses manifest bytes: at most [`MAX_MANIFEST_BYTES`] of them, refused unread beyond;
+    /// an object with exactly the manifest's fields, written as this program writes it
+    /// ([`crate::emission::parse_strict`]). Never panics, whatever the bytes (serde_json bounds
+    /// its recursion).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ManifestError> {
         if bytes.len() as u64 > MAX_MANIFEST_BYTES {
             return Err(ManifestError::TooLarge(bytes.len()));
         }
-        serde_json::from_slice(bytes)
-            .map_err(|e| ManifestError::Json(crate::untrusted::tamed(&e.to_string())))
+        crate::emission::parse_strict(bytes, crate::emission::Layout::Pretty)
+            .map_err(ManifestError::Json)
     }
 }
 

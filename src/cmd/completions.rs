@@ -4,6 +4,7 @@
 use super::{Cli, Exit};
 use anyhow::{Context, Result};
 use clap::CommandFactory;
+use emission_factory::fs::output::{self, Replace};
 use std::path::{Path, PathBuf};
 
 /// `completions` arguments.
@@ -28,6 +29,9 @@ pub struct ManArgs {
     /// per command. Without it, the main page goes to standard output.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace pages already in DIR (only regular files are ever replaced, never a link).
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 /// The program's name, as installed and as the completions and pages call it.
@@ -52,7 +56,7 @@ pub(super) fn run_man(args: ManArgs) -> Result<Exit> {
             // As clap_mangen::generate_to: one page per command, `help` left out.
             let mut command = command.disable_help_subcommand(true);
             command.build();
-            write_pages(&command, &dir)
+            write_pages(&command, &dir, args.force)
                 .with_context(|| format!("cannot write the pages into {}", dir.display()))?;
             errln!("manual pages written to {}", dir.display());
         }
@@ -66,12 +70,13 @@ pub(super) fn run_man(args: ManArgs) -> Result<Exit> {
 }
 
 /// Writes the page of `command` and of each of its subcommands into `dir`.
-fn write_pages(command: &clap::Command, dir: &Path) -> std::io::Result<()> {
+fn write_pages(command: &clap::Command, dir: &Path, force: bool) -> Result<()> {
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
-        write_pages(sub, dir)?;
+        write_pages(sub, dir, force)?;
     }
     let name = clap_mangen::Man::new(command.clone()).get_filename();
-    std::fs::write(dir.join(name), page(command)?)
+    let path = dir.join(name);
+    output::write(&path, &page(command)?, Replace::when(force)).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// One manual page: clap_mangen's sections, with the examples of `--help` as an EXAMPLES

@@ -4,7 +4,7 @@ use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
 use anyhow::{anyhow, bail, Context, Result};
 use emission_factory::block;
-use emission_factory::block::files::{self, create_dir, Exposure};
+use emission_factory::block::files::{self, Exposure};
 use emission_factory::block::keys;
 use emission_factory::emission::lock::LockFile;
 use emission_factory::emission::log::{self as audit, Entry};
@@ -16,6 +16,7 @@ use emission_factory::game::Game;
 use emission_factory::mechanic::BuildError;
 use emission_factory::money::canonical;
 use emission_factory::plan::{fresh_seed, Seed};
+use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -39,10 +40,18 @@ pub fn parse_seed(text: &str) -> Result<Seed> {
 pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let stake = super::stake(&game, args.price.as_deref())?.clone();
+    // The one place the command names its folder; the engine builds it with the same function
+    // from the same values (`EmitConfig::out`, `emission`).
+    let folder = block::emission_dir(&args.out, &game, &stake, args.emission);
+    if args.print_folder {
+        return print_folder(&folder);
+    }
     let price = stake.price;
-    // Checked before any folder, seed or key file is made: the block range, and that every
-    // prize of the stake can be shown (the synthesizer built here is the engine's).
+    // Checked before any folder, seed or key file is made: the block range, that every prize
+    // of the stake can be shown (the synthesizer built here is the engine's), and that the
+    // emission's kind is the run's (the engine checks the signed record again, under the lock).
     block_range(args.first_block, args.blocks)?;
+    refuse_wrong_kind(&folder, !args.share.is_empty())?;
     let synthesizer = stake.synthesizer().map_err(|e| match e {
         // A signal: the binary exits as a shell expects (143...).
         BuildError::Interrupted(signal) => anyhow::Error::new(signal),
@@ -57,10 +66,19 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let private = args.out.join("private");
     // The seed and key files are read or made under the emission lock, so that two first runs
     // of an emission started at once agree on them.
-    let folder = block::emission_dir(&args.out, &game, &stake, args.emission);
-    create_dir(&folder, 0o755)?;
+    let group = args.group.as_deref().map(files::group_id).transpose()?;
+    files::emission_folder(&folder, group)?;
     let lock = LockFile::emission(&folder)?;
     let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
+    // A killed run's temporary copies of this emission's seed and key are secrets: removed.
+    for name in [format!("{base}.seed"), format!("{base}.signing-key.pem")] {
+        let count = files::remove_stale_temps(&private.join(&name))?;
+        if count > 0 {
+            errln!(
+                "note: removed {count} temporary file(s) of {name} left by a run that was killed"
+            );
+        }
+    }
     let given = given_seed(
         args.seed.as_deref(),
         args.seed_file.as_deref(),
@@ -75,8 +93,13 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         false => {
             let emission_id =
                 emission_factory::custody::emission_id(&game.id, &stake, args.emission);
-            let (secret, info) =
-                emission_factory::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
+            let (secret, info) = emission_factory::custody::rebuild_seed_with(
+                &args.share,
+                &args.identity,
+                &emission_id,
+                exposure(args.allow_insecure_key),
+            )?;
+            warn_exposed(&info.exposed);
             Some((*secret.expose(), Custody::from_info(&info)))
         }
     };
@@ -108,14 +131,14 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                     }
                     (
                         load_or_make_seed(path, args.allow_insecure_key)?,
-                        format!("read from {}", path.display()),
+                        format!("read from {}", shown_path(path)),
                     )
                 }
                 None => {
                     let path = private.join(format!("{base}.seed"));
                     (
                         load_or_make_seed(&path, args.allow_insecure_key)?,
-                        format!("kept in {} (not in the emission folder)", path.display()),
+                        format!("kept in {} (not in the emission folder)", shown_path(&path)),
                     )
                 }
             },
@@ -129,20 +152,17 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                 files::SECRET_LIMIT,
                 args.allow_insecure_key,
             )?;
-            (
-                keys::parse_signing_key(&pem, path)?,
-                path.display().to_string(),
-            )
+            (keys::parse_signing_key(&pem, path)?, shown_path(path))
         }
         None => {
             let path = private.join(format!("{base}.signing-key.pem"));
             (
                 load_or_make_key(&path, args.allow_insecure_key)?,
-                format!("one-time key {}", path.display()),
+                format!("one-time key {}", shown_path(&path)),
             )
         }
     };
-    drop(held);
+    held.release()?;
     let config = EmitConfig {
         game,
         price,
@@ -162,6 +182,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         planned_blocks: args.emission_blocks,
         synthesizer,
         direct_io: !args.page_cache,
+        group,
     };
     let bar = progress_bar(
         args.quiet,
@@ -169,6 +190,9 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         Some(u64::from(args.blocks) * config.game.block_size),
     );
     let started = Instant::now();
+    // Blocks published so far, for the audit log of a run that fails after publishing some.
+    let mut published: Vec<u32> = Vec::new();
+    let mut kept: Vec<u32> = Vec::new();
     let outcome = pool(args.threads)?.install(|| {
         emit(&config, &bar, |event| {
             let line = match event {
@@ -177,6 +201,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                     outcome,
                     csv,
                 } => {
+                    match outcome {
+                        BlockOutcome::Written => published.push(number),
+                        BlockOutcome::Kept => kept.push(number),
+                    }
                     let what = match outcome {
                         BlockOutcome::Written => "written",
                         BlockOutcome::Kept => "already there, verified and kept",
@@ -203,12 +231,17 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             entry.blocks_made = summary.made.clone();
             entry.blocks_kept = summary.kept_blocks.clone();
         }
-        Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
+        Err(e) => {
+            // What was published before the failure stays, and the log says so.
+            entry.blocks_made = published;
+            entry.blocks_kept = kept;
+            entry.result = format!("error: {e:#}").chars().take(1000).collect();
+        }
     }
-    if let Err(e) = audit::append(&folder, entry) {
+    if let Err(e) = audit::append(&folder, entry, &config.signing_key) {
         errln!("warning: cannot append to the emission's audit log: {e:#}");
         if outcome.is_ok() {
-            return Err(e.context("the blocks were made, but the audit log could not be written"));
+            return Err(e.context("the blocks were made, but the audit log failed"));
         }
     }
     let summary = outcome?;
@@ -227,7 +260,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
                 );
             }
         },
-        &mut || audit::append_locked(&folder, &mut sealing.clone()).map(|_| ()),
+        &mut || {
+            audit::append_locked(&folder, &mut sealing.clone(), Some(&config.signing_key))
+                .map(|_| ())
+        },
     );
     if let Err(e) = &sealed {
         let mut failed = Entry::for_this_run("emit");
@@ -235,7 +271,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
             .chars()
             .take(1000)
             .collect();
-        let _ = audit::append(&folder, failed);
+        let _ = audit::append(&folder, failed, &config.signing_key);
     }
     sealed?;
     bar.finish_and_clear();
@@ -244,8 +280,8 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let summary_lines = || -> Result<(), StdoutError> {
         outln!(
             "{} of {} at {} €: {} block(s) written, {} kept; {} tickets in {:.1} s ({} tickets/s)",
-            summary.folder.display(),
-            config.game.name,
+            shown_path(&summary.folder),
+            shown_text(&config.game.name, SHOWN_CHARS),
             canonical(price),
             summary.written,
             summary.kept,
@@ -257,16 +293,61 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         outln!("signed with: {key_note}")?;
         outln!(
             "verify with: emission-factory verify {}",
-            summary.folder.display()
+            shown_path(&summary.folder)
         )
     };
     // The blocks are on disk already: an output that fails says so.
     summary_lines().map_err(|e| {
         e.done(format!(
             "the blocks were written to {} (only this summary is missing)",
-            summary.folder.display()
+            shown_path(&summary.folder)
         ))
     })?;
+    Ok(Exit::Ok)
+}
+
+/// Refuses, before anything is made: custody shares for an emission the ceremony has not
+/// started (no record), and a run without shares on a production emission (which would draw
+/// or read another seed). The record is only peeked at here (its kind): the engine reads it
+/// whole and checks its signature under the emission lock.
+fn refuse_wrong_kind(folder: &Path, shares: bool) -> Result<()> {
+    let path = folder.join(emission_factory::emission::record::RECORD_FILE);
+    if !files::entry_exists(&path)? {
+        if shares {
+            bail!(
+                "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused. Nothing was written",
+                folder.display()
+            );
+        }
+        return Ok(());
+    }
+    if shares {
+        return Ok(());
+    }
+    let bytes = emission_factory::emission::read_bounded(&path, 1 << 20)?;
+    let kind = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    if kind.as_deref() == Some("production") {
+        bail!(
+            "{} is a production emission: its seed comes only from its custody shares; give them with --share and --identity (k of them). Nothing was written",
+            folder.display()
+        );
+    }
+    Ok(())
+}
+
+/// `emit --print-folder`: the emission folder as one line of text, for a script to read with
+/// `$(...)`. A folder that is not UTF-8 or holds a control character (a line end) is refused
+/// rather than printed changed.
+fn print_folder(folder: &Path) -> Result<Exit> {
+    match folder.to_str() {
+        Some(text) if !text.chars().any(char::is_control) => outln!("{text}")?,
+        _ => bail!(
+            "--print-folder: the emission folder {} is not UTF-8 text or holds a control character (a line end), and cannot be printed as one line; give an --out without them",
+            shown_path(folder)
+        ),
+    }
     Ok(Exit::Ok)
 }
 
@@ -337,20 +418,31 @@ pub(super) fn read_secret_file(
     limit: u64,
     allow_insecure: bool,
 ) -> Result<Vec<u8>> {
-    let exposure = if allow_insecure {
+    let secret = files::read_secret(path, what, limit, exposure(allow_insecure))?;
+    if let Some(mode) = secret.exposed_mode() {
+        warn_exposed(&[(path.to_path_buf(), mode)]);
+    }
+    Ok(secret.bytes)
+}
+
+/// Whether --allow-insecure-key lets a secret file others may read through.
+pub(super) fn exposure(allow_insecure: bool) -> Exposure {
+    if allow_insecure {
         Exposure::Allow
     } else {
         Exposure::Refuse
-    };
-    let secret = files::read_secret(path, what, limit, exposure)?;
-    if let Some(mode) = secret.exposed_mode() {
+    }
+}
+
+/// Warns of secret files read although group or others may read them (--allow-insecure-key).
+pub(super) fn warn_exposed(files: &[(std::path::PathBuf, u32)]) {
+    for (path, mode) in files {
         errln!(
             "warning: {} has mode {mode:04o}: group or others may read or change it, and it holds a secret; used anyway because of --allow-insecure-key. Run `chmod 600 {}`",
             path.display(),
             files::shell_quoted(path)
         );
     }
-    Ok(secret.bytes)
 }
 
 /// Reads a seed file (see [`read_secret_file`]).

@@ -4,6 +4,7 @@ use super::{grouped, Exit};
 use anyhow::Result;
 use emission_factory::game::{Game, BUILTIN};
 use emission_factory::money::canonical;
+use emission_factory::untrusted::{shown_text, SHOWN_CHARS};
 use rust_decimal::Decimal;
 
 pub(super) fn run() -> Result<Exit> {
@@ -25,7 +26,7 @@ pub(super) fn run() -> Result<Exit> {
             outln!(
                 "{:<14} {:<26} {:>6} {:>10} {:>10} {:>6}% {:>11}",
                 game.id,
-                game.name,
+                shown_text(&game.name, SHOWN_CHARS),
                 format!("{} €", canonical(stake.price)),
                 grouped(game.block_size),
                 grouped(stake.winners),

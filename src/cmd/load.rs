@@ -1,10 +1,12 @@
 //! `load`: loads blocks into PostgreSQL, one transaction per block, and reports each.
 
+use super::output::Lines;
 use super::{grouped, Exit, LoadArgs};
 use anyhow::{bail, Result};
 use emission_factory::block::keys;
 use emission_factory::game::Game;
 use emission_factory::load::{connect, load_block, LoadOptions, Outcome};
+use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
 use emission_factory::verify::find_blocks;
 
 pub(super) fn run(args: LoadArgs) -> Result<Exit> {
@@ -30,10 +32,15 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
         bail!("no block file (block-NNNNN.csv) found in the paths given");
     }
     let mut client = connect(&url)?;
+    // Each line is said after its block is committed: a closed or full standard output does
+    // not stop the loading, and is said once every block is in.
+    let mut out = Lines::default();
     let (mut loaded, mut skipped) = (0usize, 0usize);
     for (done, csv) in blocks.iter().enumerate() {
+        let name = shown_path(csv);
+        super::verify::warn_if_readable_by_others(csv);
         if !args.quiet {
-            eprintln!("loading {} ...", csv.display());
+            errln!("loading {name} ...");
         }
         let outcome = load_block(&mut client, csv, &options).map_err(|e| match done {
             0 => anyhow::Error::new(e),
@@ -46,15 +53,14 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
             Outcome::Loaded(l) => {
                 loaded += 1;
                 if !l.migrated.is_empty() {
-                    println!(
+                    out.line(format_args!(
                         "schema  created or migrated to version {}",
                         l.migrated.last().copied().unwrap_or_default()
-                    );
+                    ));
                 }
                 let rate = l.tickets as f64 / l.total.as_secs_f64().max(1e-9);
-                println!(
-                    "LOADED  {} ({} tickets in {:.2} s, {} tickets/s: COPY {:.2} s, index and attach {:.2} s, read-back {:.2} s, waiting for the verification {:.2} s, commit {:.2} s; verification {:.2} s beside them)",
-                    csv.display(),
+                out.line(format_args!(
+                    "LOADED  {name} ({} tickets in {:.2} s, {} tickets/s: COPY {:.2} s, index and attach {:.2} s, read-back {:.2} s, waiting for the verification {:.2} s, commit {:.2} s; verification {:.2} s beside them)",
                     grouped(l.tickets),
                     l.total.as_secs_f64(),
                     grouped(rate as u64),
@@ -64,20 +70,26 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
                     l.wait.as_secs_f64(),
                     l.commit.as_secs_f64(),
                     l.verify.as_secs_f64()
-                );
+                ));
             }
             Outcome::Skipped { manifest_sha256 } => {
                 skipped += 1;
-                println!(
-                    "SKIPPED {} (already loaded with the same manifest, SHA-256 {manifest_sha256})",
-                    csv.display()
-                );
+                out.line(format_args!(
+                    "SKIPPED {name} (already loaded with the same manifest, SHA-256 {})",
+                    shown_text(&manifest_sha256, SHOWN_CHARS)
+                ));
             }
         }
     }
-    println!(
+    out.line(format_args!(
         "{} block(s): {loaded} loaded, {skipped} already loaded",
         blocks.len()
-    );
+    ));
+    out.finish(|| {
+        format!(
+            "{loaded} block(s) of {} loaded and committed, {skipped} already loaded: the loading is done, only these lines are missing",
+            blocks.len()
+        )
+    })?;
     Ok(Exit::Ok)
 }

@@ -23,6 +23,7 @@ mod emit;
 mod games;
 mod keygen;
 mod load;
+pub mod logged;
 pub mod output;
 mod prove;
 mod report;
@@ -133,7 +134,9 @@ pub enum Command {
   emission-factory emit --game maxi-ruche-or --first-block 11 --blocks 10 --emission-blocks 40 \\
       --share alice.share-1-of-3.age --share bob.share-2-of-3.age --identity my-identity.txt \\
       --signing-key keys/signing-key.pem
-  emission-factory emit --game tests/data/mini-ruche.toml --price 2 --seed-file - < test.seed")]
+  emission-factory emit --game tests/data/mini-ruche.toml --price 2 --seed-file - < test.seed
+  emission-factory emit --print-folder --game ruche-or --price 2.0 --out /shared/emissions
+      # prints /shared/emissions/ruche-or/2/e0001; in a job script: folder=$(emission-factory ...)")]
 pub struct EmitArgs {
     /// Game: a built-in id (ruche-or, maxi-ruche-or, annee-chance) or the path of a game
     /// definition (.toml).
@@ -193,10 +196,17 @@ pub struct EmitArgs {
     /// emission and kept beside its seed file.
     #[arg(long, value_name = "PEM")]
     pub signing_key: Option<PathBuf>,
-    /// Use a seed or key file that group or others may read, with a warning, instead of
-    /// refusing it (better: `chmod 600 FILE`).
+    /// Use a seed, key, share or identity file that group or others may read, with a warning,
+    /// instead of refusing it (better: `chmod 600 FILE`).
     #[arg(long)]
     pub allow_insecure_key: bool,
+    /// Let the group NAME (or a group id) read the emission: its folder is made 0750 and
+    /// its files 0640, owned by that group (for the account of a game server that loads the
+    /// blocks). Without it an emission folder is 0700 and its files 0600: until its tickets
+    /// are sold, a block is as secret as the seed. Given for an existing emission, its folder
+    /// and files are given to the group. Needs root or membership of the group.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
     /// Threads doing the work, in all (default: one per core): making the tickets, hashing
     /// and writing the file share them, so `--threads 1` runs everything on one thread. The
     /// files are the same whatever the number.
@@ -215,6 +225,12 @@ pub struct EmitArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Make nothing: print the folder this emit would write into, from --game, --price,
+    /// --emission and --out (DIR/<game id>/<stake>/e<emission:04>, the stake written
+    /// canonically: --price 2.0 is 2), as one line, and exit 0. For job scripts, which ask it
+    /// instead of building the path themselves.
+    #[arg(long)]
+    pub print_folder: bool,
 }
 
 /// `verify` arguments.
@@ -253,8 +269,8 @@ pub struct VerifyArgs {
     /// `--seed-fd 3 3<FILE` (Unix).
     #[arg(long, value_name = "N", conflicts_with_all = ["seed", "seed_file"], value_parser = clap::value_parser!(i32).range(0..))]
     pub seed_fd: Option<i32>,
-    /// Use a seed file that group or others may read, with a warning, instead of refusing it
-    /// (better: `chmod 600 FILE`).
+    /// Use a seed, share or identity file that group or others may read, with a warning,
+    /// instead of refusing it (better: `chmod 600 FILE`).
     #[arg(long)]
     pub allow_insecure_key: bool,
     /// A custody share file of the emission's seed (repeat for k shares; made by `seed`).
@@ -265,12 +281,35 @@ pub struct VerifyArgs {
     /// --share files (repeat as needed).
     #[arg(long, value_name = "FILE", requires = "share")]
     pub identity: Vec<PathBuf>,
+    /// Accept an emission whose planned blocks are all made but that is not sealed yet
+    /// (without it, that fails: a complete emission is sealed). A seal that the audit log
+    /// says was made must be there all the same.
+    #[arg(long)]
+    pub allow_unsealed: bool,
+    /// The SHA-256 of the emission's record (emission.json) as written in the ceremony's
+    /// minutes: the record must be that one (one emission folder only).
+    #[arg(long, value_name = "HEX", value_parser = sha256_hex)]
+    pub record_sha256: Option<String>,
+    /// The SHA-256 of the emission's seal (emission.seal.json) as kept elsewhere when it was
+    /// sealed: the seal must be there and be that one, which also pins the audit log's lines
+    /// up to the seal (one emission folder only).
+    #[arg(long, value_name = "HEX", value_parser = sha256_hex)]
+    pub seal_sha256: Option<String>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// A SHA-256 in hex (64 digits), lowercased.
+fn sha256_hex(text: &str) -> Result<String, String> {
+    if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err("a SHA-256 is 64 hex digits (as sha256sum prints it)".into())
+    }
 }
 
 /// `report` arguments.
@@ -281,13 +320,17 @@ pub struct ReportArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Also write the report as JSON (docs/FORMAT.md, "Report"; stable, versioned by
-    /// report_format).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    /// report_format). `-` writes it to standard output instead of the text report.
+    #[arg(long, value_name = "FILE", value_parser = output::target_parser())]
+    pub json: Option<output::Target>,
     /// Also write the report as one self-contained HTML page (inline SVG plots, no script, no
-    /// network).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    /// network). `-` writes it to standard output instead of the text report.
+    #[arg(long, value_name = "FILE", value_parser = output::target_parser())]
+    pub html: Option<output::Target>,
+    /// Replace FILE of --json or --html if it exists (only a regular file is ever replaced:
+    /// never a link, a device, a FIFO or a folder).
+    #[arg(long)]
+    pub force: bool,
     /// The public key (SPKI PEM) the blocks must be signed with. Without it the emission's own
     /// emission.pub.pem is used, which proves integrity but not origin.
     #[arg(long, value_name = "PEM")]
@@ -352,6 +395,13 @@ pub struct SealArgs {
     /// file share them with the checks, so `--threads 1` runs everything on one thread.
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// Let the group NAME (or a group id) read the emission: its folder is made 0750 and
+    /// its files 0640, owned by that group (for the account of a game server that loads the
+    /// blocks). Without it an emission folder is 0700 and its files 0600: until its tickets
+    /// are sold, a block is as secret as the seed. Given for an existing emission, its folder
+    /// and files are given to the group. Needs root or membership of the group.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
 }
 
 /// `load` arguments.
@@ -408,9 +458,13 @@ pub struct ShowArgs {
     #[arg(long, value_name = "N|SERIAL")]
     pub ticket: String,
     /// Also write the ticket as an SVG picture to FILE (hexagonal cells, or a calendar and a
-    /// clover; self-contained, opens in any browser).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    /// clover; self-contained, opens in any browser). `-` writes it to standard output
+    /// instead of the drawing.
+    #[arg(long, value_name = "FILE", value_parser = output::target_parser())]
+    pub svg: Option<output::Target>,
+    /// Replace FILE of --svg if it exists (only a regular file is ever replaced).
+    #[arg(long)]
+    pub force: bool,
     /// The public key (SPKI PEM) the block must be signed with. Without it the emission's own
     /// emission.pub.pem is used, which proves integrity but not origin.
     #[arg(long, value_name = "PEM")]
@@ -452,12 +506,20 @@ pub struct KeygenArgs {
 
 /// `seed` arguments.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:
+#[command(
+    after_help = "A new seed is the start of a production emission: `seed` also writes the emission's
+signed record (game, stake, definition, seed commitment, the share set with every share file's
+SHA-256, recipient and custodian label, the planned block count, the public key) and prints its
+SHA-256 for the ceremony's minutes. It refuses an emission that already has a record.
+
+Examples:
   emission-factory seed --game ruche-or --price 2 --emission 3 --shares-needed 2 \\
-      --recipients-file custodians.txt --out shares
+      --recipients-file custodians.txt --out shares --signing-key keys/signing-key.pem \\
+      --emission-blocks 40
   emission-factory seed --game ruche-or --price 2 --emission 3 --check \\
       --share shares/ruche-or-2-e0003.share-1-of-3.age --identity alice.txt \\
-      --share shares/ruche-or-2-e0003.share-2-of-3.age --identity bob.txt")]
+      --share shares/ruche-or-2-e0003.share-2-of-3.age --identity bob.txt"
+)]
 pub struct SeedArgs {
     /// Game: a built-in id (ruche-or, maxi-ruche-or, annee-chance) or the path of a game
     /// definition (.toml).
@@ -504,6 +566,25 @@ pub struct SeedArgs {
     /// Repeatable.
     #[arg(long, value_name = "FILE")]
     pub identity: Vec<PathBuf>,
+    /// The emission's signing key (PKCS#8 PEM, as for emit): it signs the emission's record (a
+    /// new seed) or the custody file of a reshare. Needed for both.
+    #[arg(long, value_name = "PEM")]
+    pub signing_key: Option<PathBuf>,
+    /// Blocks the emission will hold, fixed in its record (emit seals the emission once all
+    /// are made; given again to emit, it must be the same).
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=99_999))]
+    pub emission_blocks: Option<u32>,
+    /// Use a share or identity file that group or others may read, with a warning, instead
+    /// of refusing it (better: `chmod 600 FILE`).
+    #[arg(long)]
+    pub allow_insecure_key: bool,
+    /// Let the group NAME (or a group id) read the emission: its folder is made 0750 and
+    /// its files 0640, owned by that group (for the account of a game server that loads the
+    /// blocks). Without it an emission folder is 0700 and its files 0600: until its tickets
+    /// are sold, a block is as secret as the seed. Given for an existing emission, its folder
+    /// and files are given to the group. Needs root or membership of the group.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
 }
 
 /// Runs a parsed command line.

@@ -7,8 +7,75 @@
 //! other failure. Messages to standard error are best effort: one that cannot be written is
 //! dropped, there is nowhere else to say it.
 
+use emission_factory::fs::output::{self as file_output, Replace};
+use emission_factory::untrusted::defanged;
 use std::fmt;
 use std::io::{self, Write};
+use std::path::PathBuf;
+
+/// Where a command writes a file it was asked for (`--json FILE`, `--svg FILE`, `--out FILE`):
+/// `-` is standard output, anything else a path written by
+/// [`emission_factory::fs::output::write`] (never over a device, a FIFO, a link, nor over a
+/// file without `--force`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `-`: standard output.
+    Stdout,
+    /// A file.
+    File(PathBuf),
+}
+
+impl Target {
+    /// The path, unless it is standard output.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Target::Stdout => None,
+            Target::File(path) => Some(path),
+        }
+    }
+
+    /// Refuses at once a path that [`Target::write`] would refuse (before long work).
+    pub fn check(&self, force: bool, option: &str) -> anyhow::Result<()> {
+        if let Target::File(path) = self {
+            file_output::check(path, Replace::when(force))
+                .map_err(|e| anyhow::anyhow!("{option} {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` whole: to standard output, or to the file, which replaces only a
+    /// regular file and only with `force`. `option` names the option in errors (`--json`).
+    pub fn write(&self, bytes: &[u8], force: bool, option: &str) -> anyhow::Result<()> {
+        match self {
+            Target::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(bytes)
+                    .and_then(|()| out.flush())
+                    .map_err(|error| StdoutError { error, done: None })?;
+                Ok(())
+            }
+            Target::File(path) => file_output::write(path, bytes, Replace::when(force))
+                .map_err(|e| anyhow::anyhow!("{option} {e}")),
+        }
+    }
+}
+
+impl From<std::ffi::OsString> for Target {
+    /// `-` is standard output, anything else a path.
+    fn from(text: std::ffi::OsString) -> Target {
+        if text == "-" {
+            Target::Stdout
+        } else {
+            Target::File(PathBuf::from(text))
+        }
+    }
+}
+
+/// clap's parser of a [`Target`] (any bytes: a path need not be UTF-8).
+pub fn target_parser() -> impl clap::builder::TypedValueParser<Value = Target> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(Target::from)
+}
 
 /// Standard output could not be written.
 #[derive(Debug)]
@@ -29,6 +96,12 @@ impl StdoutError {
     pub fn done(mut self, what: String) -> Self {
         self.done = Some(what);
         self
+    }
+}
+
+impl From<io::Error> for StdoutError {
+    fn from(error: io::Error) -> Self {
+        StdoutError { error, done: None }
     }
 }
 
@@ -60,15 +133,56 @@ pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     writeln!(out, "{args}").map_err(|error| StdoutError { error, done: None })
 }
 
+/// Writes standard output's lines for a command whose work goes on whatever becomes of them
+/// (`load`: each block is committed, then said): the first failure is kept and the lines
+/// after it are dropped, and [`Lines::finish`] returns it once the work is done.
+#[derive(Default)]
+pub struct Lines {
+    failed: Option<StdoutError>,
+}
+
+impl Lines {
+    /// Writes one line, unless a line failed before.
+    pub fn line(&mut self, args: fmt::Arguments<'_>) {
+        if self.failed.is_none() {
+            self.failed = write_stdout(args).err();
+        }
+    }
+
+    /// The first failure, if any, with `done` saying what was done all the same.
+    pub fn finish(self, done: impl FnOnce() -> String) -> Result<(), StdoutError> {
+        match self.failed {
+            Some(e) => Err(e.done(done())),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Writes one line to standard error, dropping it if it cannot be written; use
-/// [`errln!`](crate::cmd).
+/// [`errln!`](crate::cmd). Nothing written to standard error is meant to act on a terminal:
+/// every line goes through [`defanged`], the last guard behind the escaping of each value.
 pub fn write_stderr(args: fmt::Arguments<'_>) {
-    let _ = writeln!(io::stderr().lock(), "{args}");
+    let line = defanged(&args.to_string());
+    let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_keep_the_first_failure_for_the_end() {
+        let mut lines = Lines {
+            failed: Some(StdoutError::from(io::Error::from(
+                io::ErrorKind::BrokenPipe,
+            ))),
+        };
+        lines.line(format_args!("not written"));
+        let e = lines.finish(|| "2 blocks loaded".into()).unwrap_err();
+        assert!(e.is_broken_pipe());
+        assert!(e.to_string().ends_with("; 2 blocks loaded"), "{e}");
+        assert!(Lines::default().finish(|| unreachable!()).is_ok());
+    }
 
     #[test]
     fn a_broken_pipe_is_found_under_context_and_said_once_otherwise() {

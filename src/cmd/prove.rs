@@ -6,16 +6,21 @@ use anyhow::{anyhow, Result};
 use emission_factory::block::keys;
 use emission_factory::game::Game;
 use emission_factory::proof::{self, Ticket, MAX_PROOF_BYTES};
-use emission_factory::untrusted::{read_at_most, shown_path, ReadError};
+use emission_factory::untrusted::{
+    defanged, read_at_most, shown_path, shown_text, ReadError, SHOWN_CHARS,
+};
 use std::path::PathBuf;
 
 /// `prove` arguments.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   emission-factory prove emissions/ruche-or/2/e0001/block-00007.csv --ticket 41 \\
-      --public-key keys/public-key.pem > proof.json
+      --public-key keys/public-key.pem --out proof.json
   emission-factory prove emissions/ruche-or/2/e0001/block-00007.csv \\
-      --ticket ruche-or-200-0001-00007-0000041 > proof.json")]
+      --ticket ruche-or-200-0001-00007-0000041 > proof.json
+
+With --out, the file is created only once the proof is made: a block that does not verify
+leaves nothing (with `> proof.json` the shell makes an empty file first).")]
 pub struct ProveArgs {
     /// The block's CSV file (its manifest and signature beside it).
     #[arg(value_name = "BLOCK")]
@@ -35,6 +40,13 @@ pub struct ProveArgs {
     /// file share them with the checks.
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// Write the proof to FILE, created only when the proof is made (default, or `-`:
+    /// standard output).
+    #[arg(long, value_name = "FILE", value_parser = super::output::target_parser())]
+    pub out: Option<super::output::Target>,
+    /// Replace FILE of --out if it exists (only a regular file is ever replaced).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `verify-proof` arguments.
@@ -57,6 +69,8 @@ pub struct VerifyProofArgs {
 }
 
 pub(super) fn run(args: ProveArgs) -> Result<Exit> {
+    let out = args.out.clone().unwrap_or(super::output::Target::Stdout);
+    out.check(args.force, "--out")?;
     let options = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     if args.public_key.is_none() {
         errln!("warning: the block's signature is checked against the emission's own emission.pub.pem: this proves the files are intact, not who made them; give --public-key with the key you trust");
@@ -64,13 +78,20 @@ pub(super) fn run(args: ProveArgs) -> Result<Exit> {
     let made =
         super::pool(args.threads)?.install(|| proof::make(&args.block, &args.ticket, &options))?;
     let bytes = made.to_bytes();
-    let text = String::from_utf8_lossy(&bytes);
-    outln!("{}", text.trim_end_matches('\n'))?;
-    errln!(
-        "proof of ticket {} of {} written",
-        made.index,
-        shown_path(&args.block)
-    );
+    out.write(&bytes, args.force, "--out")?;
+    match out.path() {
+        Some(path) => errln!(
+            "proof of ticket {} of {} written to {}",
+            made.index,
+            shown_path(&args.block),
+            shown_path(path)
+        ),
+        None => errln!(
+            "proof of ticket {} of {} written",
+            made.index,
+            shown_path(&args.block)
+        ),
+    }
     Ok(Exit::Ok)
 }
 
@@ -90,14 +111,14 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
         Ok(p) => {
             outln!(
                 "OK      {name}: ticket {} (index {}) wins {} €, in block {} of emission {} of {} ({}) at {} €, signed by the key given",
-                p.serial,
+                shown_text(&p.serial, SHOWN_CHARS),
                 p.index,
-                p.prize,
+                shown_text(&p.prize, SHOWN_CHARS),
                 p.block,
                 p.emission,
-                p.game_name,
-                p.game,
-                p.stake
+                shown_text(&p.game_name, SHOWN_CHARS),
+                shown_text(&p.game, SHOWN_CHARS),
+                shown_text(&p.stake, SHOWN_CHARS)
             )?;
             if p.kind == emission_factory::emission::record::EmissionKind::Test {
                 outln!("        TEST emission: its seed was given or kept in clear; not for sale")?;
@@ -107,7 +128,7 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
         Err(problems) => {
             outln!("FAILED  {name}")?;
             for p in problems {
-                outln!("  - {p}")?;
+                outln!("  - {}", defanged(&p))?;
             }
             Ok(Exit::Failed)
         }

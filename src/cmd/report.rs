@@ -1,14 +1,35 @@
 //! `report`: the auditor's report on blocks (text on standard output, `--json`, `--html`).
 
+use super::output::Target;
 use super::{pool, progress_bar, Exit, ReportArgs};
 use anyhow::{bail, Context, Result};
 use emission_factory::game::Game;
 use emission_factory::report::{html, report, text};
 use emission_factory::verify::find_blocks;
-use std::io::Write;
-use std::path::Path;
 
 pub(super) fn run(args: ReportArgs) -> Result<Exit> {
+    // Refused before the long work, not after it.
+    if let Some(json) = &args.json {
+        json.check(args.force, "--json")?;
+    }
+    if let Some(html) = &args.html {
+        html.check(args.force, "--html")?;
+    }
+    let to_stdout = [&args.json, &args.html]
+        .iter()
+        .filter(|t| **t == &Some(Target::Stdout))
+        .count();
+    if to_stdout > 1 {
+        bail!("--json - and --html - both ask for standard output: give a file to one of them");
+    }
+    if let (Some(Target::File(a)), Some(Target::File(b))) = (&args.json, &args.html) {
+        if a == b {
+            bail!(
+                "--json and --html name the same file {}: give two files",
+                a.display()
+            );
+        }
+    }
     let options = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     let blocks = find_blocks(&args.paths)?;
     if blocks.is_empty() {
@@ -21,7 +42,7 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
     if let Some(path) = &args.json {
         let mut json = serde_json::to_vec_pretty(&made).context("the JSON report")?;
         json.push(b'\n');
-        write_file(path, &json, "--json")?;
+        path.write(&json, args.force, "--json")?;
     }
     if let Some(path) = &args.html {
         // The game of each block, resolved once per game and stake.
@@ -48,31 +69,11 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
             let (game, stake) = games.get(&(block.game.clone(), block.stake.clone()))?;
             emission_factory::picture::ticket_svg(game, stake, layout).ok()
         });
-        write_file(path, page.as_bytes(), "--html")?;
+        path.write(page.as_bytes(), args.force, "--html")?;
     }
-    outln!("{}", text::render(&made).trim_end())?;
+    // Standard output holds one document: the text report, unless JSON or HTML went there.
+    if to_stdout == 0 {
+        outln!("{}", text::render(&made).trim_end())?;
+    }
     Ok(if made.failed { Exit::Failed } else { Exit::Ok })
-}
-
-/// Writes `bytes` to `path` whole or not at all (a temporary file beside it, renamed).
-fn write_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let fail = |e: &dyn std::fmt::Display| {
-        anyhow::anyhow!(
-            "{option} {}: cannot write: {e} (is the folder there and writable?)",
-            path.display()
-        )
-    };
-    let mut file = tempfile::Builder::new()
-        .prefix(".report.")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| fail(&e))?;
-    file.write_all(bytes).map_err(|e| fail(&e))?;
-    file.as_file().sync_all().map_err(|e| fail(&e))?;
-    file.persist(path).map_err(|e| fail(&e.error))?;
-    Ok(())
 }

@@ -10,6 +10,7 @@ use emission_factory::emission::seal::{self, SEAL_FILE};
 use emission_factory::game::Game;
 use emission_factory::money::parse_canonical;
 use emission_factory::progress::NoProgress;
+use emission_factory::untrusted::{shown, shown_path};
 use emission_factory::verify::{verify_block, VerifyOptions};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     {
         bail!(
             "{} is not an emission folder with a record (emission.json); give <out>/<game>/<stake>/e<emission>",
-            folder.display()
+            shown_path(folder)
         );
     }
     let key_path = match &args.signing_key {
@@ -31,8 +32,21 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     };
     let key = keys::read_signing_key(&key_path)?;
     let public = key.verifying_key();
+    if let Some(name) = &args.group {
+        emission_factory::block::files::emission_folder(
+            folder,
+            Some(emission_factory::block::files::group_id(name)?),
+        )?;
+    }
     let lock = LockFile::emission(folder)?;
     let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
+    // Whoever left temporary files of the seal or the record no longer holds the lock.
+    for (path, count) in emission_factory::emission::remove_stale(folder)? {
+        errln!(
+            "note: removed {count} temporary file(s) for {} left by a run that was killed",
+            path.display()
+        );
+    }
     let (record, record_bytes) = seal::record_for_sealing(folder, &public)?;
     let planned = match (record.blocks, args.blocks) {
         (Some(r), Some(a)) if r != a => bail!(
@@ -51,13 +65,17 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     if hex::encode(game.sha256) != record.game_definition_sha256 {
         bail!(
             "the game definition {} is not the emission's (SHA-256 {}, the record says {}); give --game with the definition used",
-            game.source,
+            shown_path(Path::new(&game.source)),
             hex::encode(game.sha256),
-            record.game_definition_sha256
+            shown(&record.game_definition_sha256)
         );
     }
-    let price = parse_canonical(&record.stake)
-        .ok_or_else(|| anyhow!("the record's stake is not a canonical amount"))?;
+    let price = parse_canonical(&record.stake).ok_or_else(|| {
+        anyhow!(
+            "the record's stake {} is not a canonical amount",
+            shown(&record.stake)
+        )
+    })?;
     game.stake(price)?;
     // Every block is verified in full before it is sealed (missing ones are named by `seal`).
     let present = seal::complete_blocks(folder)?;
@@ -86,7 +104,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     if !failed.is_empty() {
         bail!(
             "cannot seal {}: blocks do not verify:\n  {}",
-            folder.display(),
+            shown_path(folder),
             failed.join("\n  ")
         );
     }
@@ -95,33 +113,51 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     entry.blocks_kept = good.iter().copied().collect();
     let already = folder.join(SEAL_FILE).exists();
     entry.result = if already {
-        "checking the seal".into()
+        emission_factory::emission::log::CHECKING_SEAL.into()
     } else {
-        "sealing".into()
+        emission_factory::emission::log::SEALING.into()
     };
-    append_locked(folder, &mut entry)?;
+    append_locked(folder, &mut entry, Some(&key))?;
     let outcome = seal::seal(folder, &record, &record_bytes, planned, &key, &|b| {
         good.contains(&b)
     });
     if let Err(e) = &outcome {
         let mut failed = Entry::for_this_run("seal");
-        failed.result = format!("error: {e:#}").chars().take(1000).collect();
-        append_locked(folder, &mut failed)?;
+        failed.result = format!("{}: {e:#}", emission_factory::emission::log::SEALING_FAILED)
+            .chars()
+            .take(1000)
+            .collect();
+        append_locked(folder, &mut failed, Some(&key))?;
     }
-    drop(held);
-    match outcome? {
-        Some(s) => println!(
-            "sealed {}: {} blocks, {} tickets, {} winners, {} € of prizes ({} emission); {}",
-            folder.display(),
+    let released = held.release();
+    let name = shown_path(folder);
+    let sealed = match outcome {
+        Ok(sealed) => sealed,
+        Err(e) => {
+            if let Err(r) = released {
+                errln!("error: {r:#}");
+            }
+            return Err(e);
+        }
+    };
+    let seal_file = shown_path(&folder.join(SEAL_FILE));
+    let done = match sealed {
+        Some(_) => format!("{name} was sealed ({seal_file})"),
+        None => format!("{name} was already sealed"),
+    };
+    released.map_err(|e| e.context(format!("{done}, but its lock could not be released")))?;
+    let said = match &sealed {
+        Some(s) => outln!(
+            "sealed {name}: {} blocks, {} tickets, {} winners, {} € of prizes ({} emission); {seal_file}",
             s.blocks.len(),
             super::grouped(s.tickets),
             super::grouped(s.winners),
             s.total_prizes,
             s.kind.as_str(),
-            folder.join(SEAL_FILE).display()
         ),
-        None => println!("{} was already sealed with these blocks", folder.display()),
-    }
+        None => outln!("{name} was already sealed with these blocks"),
+    };
+    said.map_err(|e| e.done(done))?;
     Ok(Exit::Ok)
 }
 

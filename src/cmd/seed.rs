@@ -4,12 +4,16 @@
 
 use super::{Exit, SeedArgs};
 use anyhow::{anyhow, bail, Result};
+use ed25519_dalek::SigningKey;
+use emission_factory::block::files;
 use emission_factory::custody::{
-    emission_id, parse_recipient, read_recipients_file, rebuild_seed, write_share_set, Recipient,
-    SecretSeed, ShareSetInfo,
+    emission_id, parse_recipient, read_labelled_recipients_file, rebuild_seed_with, Exposure,
+    Recipient, ShareSetInfo,
 };
+use emission_factory::emission::ceremony::Ceremony;
 use emission_factory::emission::log::Entry;
 use emission_factory::game::Game;
+use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
 use std::path::PathBuf;
 
 /// What to do, validated.
@@ -26,7 +30,10 @@ enum Task {
 struct Split {
     threshold: u8,
     recipients: Vec<Recipient>,
+    /// The custodians' labels, one per recipient ("" where none).
+    labels: Vec<String>,
     out: PathBuf,
+    signing_key: SigningKey,
 }
 
 /// Existing shares and the identities that open them.
@@ -41,45 +48,88 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let emission = emission_id(&game.id, stake, args.emission);
     let folder =
         emission_factory::block::emission_dir(&args.emissions, &game, stake, args.emission);
-    let outcome = act(task(args), &emission);
-    // Every run on an emission leaves a line in its audit log (no seed, share or key in it).
-    emission_factory::block::files::create_dir(&folder, 0o755)?;
-    let mut entry = Entry::for_this_run("seed");
-    if let Err(e) = &outcome {
-        entry.result = format!("error: {e:#}").chars().take(1000).collect();
+    let emissions = args.emissions.clone();
+    let (number, planned) = (args.emission, args.emission_blocks);
+    let ceremony = Ceremony {
+        game: &game,
+        stake,
+        emission: number,
+        emissions: &emissions,
+        planned_blocks: planned,
+    };
+    let group = args.group.as_deref().map(files::group_id).transpose()?;
+    let exposure = super::emit::exposure(args.allow_insecure_key);
+    let task = task(args);
+    // The key the ceremony signs with signs the run's log line too.
+    let key = match &task {
+        Ok(Task::New(split)) | Ok(Task::Reshare(_, split)) => Some(split.signing_key.clone()),
+        _ => None,
+    };
+    let checking = matches!(task, Ok(Task::Check(_)));
+    let outcome = task.and_then(|task| act(task, &emission, &ceremony, exposure));
+    // Every run on an emission leaves a line in its audit log (no seed, share or key in it),
+    // in its folder if there is one: a refused new seed makes no folder.
+    if folder.is_dir() {
+        // 0700 and 0600 (0750 and 0640 with --group), as emit makes them.
+        files::emission_folder(&folder, group)?;
+        let mut entry = Entry::for_this_run("seed");
+        if let Err(e) = &outcome {
+            entry.result = format!("error: {e:#}").chars().take(1000).collect();
+        }
+        match &key {
+            Some(key) => {
+                emission_factory::emission::log::append(&folder, entry, key)?;
+            }
+            // Without a key (a --check, or options refused before the key was read) the line
+            // can be added only unsigned, before any signed line; a --check, which writes
+            // nothing, says so rather than fail.
+            None => match emission_factory::emission::log::append_seed_line(&folder, entry) {
+                Ok(_) => {}
+                Err(e) if checking && outcome.is_ok() => {
+                    errln!("note: this check is not in the emission's audit log: {e:#}")
+                }
+                // A failed run wrote nothing: its own error is the one to say.
+                Err(_) if outcome.is_err() => {}
+                Err(e) => return Err(e),
+            },
+        }
     }
-    emission_factory::emission::log::append(&folder, entry)?;
     outcome
 }
 
 /// Carries out the task of a `seed` run.
-fn act(task: Result<Task>, emission: &str) -> Result<Exit> {
+fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>, exposure: Exposure) -> Result<Exit> {
     let emission = emission.to_string();
-    match task? {
+    match task {
         Task::New(split) => {
-            let seed = SecretSeed::fresh()?;
-            let info = write_share_set(
-                &seed,
-                &emission,
+            let made = ceremony.new_seed(
+                &split.signing_key,
                 split.threshold,
                 &split.recipients,
+                &split.labels,
                 &split.out,
             )?;
             outln!(
                 "made a new seed for emission {emission} from the system's CSPRNG; it was written nowhere"
             )?;
-            print_set(&info, "shares")?;
+            print_set(&made.info, "shares")?;
+            outln!(
+                "record:      {} (signed), SHA-256 {}: write it in the ceremony's minutes; `verify --record-sha256` checks it",
+                made.document.display(),
+                hex::encode(made.document_sha256)
+            )?;
             outln!(
                 "hand each share file to the custodian of its public key; delete this folder's copies once they are handed over"
             )?;
         }
         Task::Reshare(existing, split) => {
-            let (seed, old) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
-            let info = write_share_set(
-                &seed,
-                &emission,
+            let (old, made) = ceremony.reshare(
+                &split.signing_key,
+                &existing.shares,
+                &existing.identities,
                 split.threshold,
                 &split.recipients,
+                &split.labels,
                 &split.out,
             )?;
             outln!(
@@ -88,27 +138,34 @@ fn act(task: Result<Task>, emission: &str) -> Result<Exit> {
                 hex::encode(old.share_set),
                 hex::encode(old.seed_sha256)
             )?;
-            print_set(&info, "new shares")?;
+            print_set(&made.info, "new shares")?;
+            outln!(
+                "recorded:    {} (signed), SHA-256 {}: write it in the ceremony's minutes",
+                made.document.display(),
+                hex::encode(made.document_sha256)
+            )?;
             outln!(
                 "the old set {} still rebuilds the same seed: have every old share file destroyed (witnessed), or retire the seed by starting a new emission",
                 hex::encode(old.share_set)
             )?;
         }
         Task::Check(existing) => {
-            let (_seed, info) = rebuild_seed(&existing.shares, &existing.identities, &emission)?;
+            let (_seed, info) =
+                rebuild_seed_with(&existing.shares, &existing.identities, &emission, exposure)?;
+            super::emit::warn_exposed(&info.exposed);
             outln!(
                 "the shares rebuild the seed of emission {emission} (checked against the commitment they carry; the seed is not shown)"
             )?;
             print_set(&info, "shares used")?;
             outln!(
-                "compare seed_sha256 with the seed_sha256 of the emission's manifests to know it is the seed that made them"
+                "compare seed_sha256 with the seed_sha256 of the emission's record and manifests to know it is the seed that made them"
             )?;
         }
     }
     Ok(Exit::Ok)
 }
 
-/// Checks which options go together, and reads the recipients.
+/// Checks which options go together, and reads the recipients and the signing key.
 fn task(args: SeedArgs) -> Result<Task> {
     let existing = || -> Result<Existing> {
         if args.share.is_empty() || args.identity.is_empty() {
@@ -127,6 +184,8 @@ fn task(args: SeedArgs) -> Result<Task> {
             (!args.recipient.is_empty(), "--recipient"),
             (!args.recipients_file.is_empty(), "--recipients-file"),
             (args.out.is_some(), "--out"),
+            (args.signing_key.is_some(), "--signing-key"),
+            (args.emission_blocks.is_some(), "--emission-blocks"),
         ];
         if let Some((_, option)) = given.iter().find(|(is, _)| *is) {
             bail!("--check writes nothing: {option} does not go with it");
@@ -135,15 +194,23 @@ fn task(args: SeedArgs) -> Result<Task> {
     }
     if !args.reshare && (!args.share.is_empty() || !args.identity.is_empty()) {
         bail!(
-            "--share and --identity are for --reshare (split an existing seed again) or --check; a new seed needs only --recipient, --shares-needed and --out"
+            "--share and --identity are for --reshare (split an existing seed again) or --check; a new seed needs only --recipient, --shares-needed, --out and --signing-key"
         );
     }
+    if args.reshare && args.emission_blocks.is_some() {
+        bail!("--emission-blocks is fixed by the emission's record when its seed is made: it does not go with --reshare");
+    }
     let mut recipients = Vec::new();
+    let mut labels = Vec::new();
     for text in &args.recipient {
         recipients.push(parse_recipient(text, "--recipient")?);
+        labels.push(String::new());
     }
     for path in &args.recipients_file {
-        recipients.extend(read_recipients_file(path)?);
+        for (recipient, label) in read_labelled_recipients_file(path)? {
+            recipients.push(recipient);
+            labels.push(label);
+        }
     }
     if recipients.len() < 2 {
         bail!(
@@ -161,10 +228,24 @@ fn task(args: SeedArgs) -> Result<Task> {
         .out
         .clone()
         .ok_or_else(|| anyhow!("--out DIR is needed: the folder the share files are written to"))?;
+    let Some(key_path) = &args.signing_key else {
+        bail!(
+            "--signing-key PEM is needed: the ceremony writes the emission's record, signed with the key its blocks will be signed with (make one with `emission-factory keygen`)"
+        );
+    };
+    let pem = super::emit::read_secret_file(
+        key_path,
+        "signing key",
+        emission_factory::block::files::SECRET_LIMIT,
+        args.allow_insecure_key,
+    )?;
+    let signing_key = emission_factory::block::keys::parse_signing_key(&pem, key_path)?;
     let split = Split {
         threshold,
         recipients,
+        labels,
         out,
+        signing_key,
     };
     if args.reshare {
         Ok(Task::Reshare(existing()?, split))
@@ -187,8 +268,8 @@ fn print_set(info: &ShareSetInfo, what: &str) -> Result<()> {
             "share {} of {}: {}  for {}  (file sha256 {})",
             file.index,
             info.shares,
-            file.path.display(),
-            file.recipient,
+            shown_path(&file.path),
+            shown_text(&file.recipient, SHOWN_CHARS),
             hex::encode(file.file_sha256)
         )?;
     }

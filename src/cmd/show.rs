@@ -12,12 +12,15 @@ use emission_factory::mechanic::explain::{
     Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
 };
 use emission_factory::money::canonical;
-use emission_factory::untrusted::{shown, shown_path};
+use emission_factory::untrusted::{defanged, shown, shown_path, shown_text, SHOWN_CHARS};
 use emission_factory::verify::{check_manifest_of, TicketCheck};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 pub(super) fn run(args: ShowArgs) -> Result<Exit> {
+    if let Some(svg) = &args.svg {
+        svg.check(args.force, "--svg")?;
+    }
     let options = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     let csv = &args.block;
     let name = shown_path(csv);
@@ -61,14 +64,29 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
                 && std::io::stdout().is_terminal()
         }
     };
-    let title = format!("{} · {} €", game.name, canonical(stake.price));
-    let subtitle = format!("{serial} (block {}, line {})", manifest.block, index + 2);
-    outln!("{}", draw(&title, &subtitle, &explanation, colour))?;
-    if let Some(path) = &args.svg {
+    // The definition's name, escaped for the terminal (the picture escapes it by XML's rules).
+    let title = format!(
+        "{} · {} €",
+        shown_text(&game.name, SHOWN_CHARS),
+        canonical(stake.price)
+    );
+    let subtitle = format!(
+        "{} (block {}, line {})",
+        shown_text(serial, SHOWN_CHARS),
+        manifest.block,
+        index + 2
+    );
+    // With `--svg -` the picture is standard output's, the drawing is left out.
+    if args.svg != Some(super::output::Target::Stdout) {
+        outln!("{}", draw(&title, &subtitle, &explanation, colour))?;
+    }
+    if let Some(target) = &args.svg {
+        let title = format!("{} · {} €", game.name, canonical(stake.price));
         let svg = emission_factory::picture::explanation_svg(&title, serial, &explanation);
-        std::fs::write(path, svg)
-            .with_context(|| format!("--svg {}: cannot write", shown_path(path)))?;
-        errln!("picture written to {}", shown_path(path));
+        target.write(svg.as_bytes(), args.force, "--svg")?;
+        if let Some(path) = target.path() {
+            errln!("picture written to {}", shown_path(path));
+        }
     }
     Ok(Exit::Ok)
 }
@@ -104,7 +122,8 @@ fn ticket_index(arg: &str, prefix: &str, tickets: u64) -> Result<u64> {
 /// than `max_line`: what is held is one line.
 fn read_ticket_line(csv: &Path, index: u64, file_bytes: u64, max_line: usize) -> Result<Vec<u8>> {
     let name = shown_path(csv);
-    let file = std::fs::File::open(csv).with_context(|| format!("{name}: cannot read"))?;
+    let file = emission_factory::fs::open::open_regular(csv)
+        .with_context(|| format!("{name}: cannot read"))?;
     let mut reader = BufReader::with_capacity(1 << 20, file.take(file_bytes));
     let mut line = Vec::with_capacity(max_line + 1);
     let limit = max_line.max(CSV_HEADER.len()) as u64 + 1;
@@ -213,17 +232,17 @@ pub fn draw(title: &str, subtitle: &str, e: &Explanation, colour: bool) -> Strin
     }
     out.push('\n');
     let total = format!("total {} €", canonical(e.prize));
-    let mut decoding: Vec<String> = e.wins.clone();
+    let mut decoding: Vec<String> = e.wins.iter().map(|w| defanged(w)).collect();
     decoding.push(paint.paint(&total, Style::new().bold()));
     out.push_str("  ");
     out.push_str(&decoding.join("; "));
-    out.push_str(&format!("  ({})", e.form));
+    out.push_str(&format!("  ({})", defanged(&e.form)));
     out
 }
 
 fn draw_hive(out: &mut String, hive: &Hive, paint: &Paint) {
     out.push('\n');
-    let mut head = format!("  {}", hive.name);
+    let mut head = format!("  {}", defanged(&hive.name));
     if let Some(bee) = hive.bee_amount {
         head.push_str(&format!(" · bee {} €", canonical(bee)));
         if hive.bee_wins {
@@ -382,23 +401,10 @@ fn draw_calendar(
     out.push('\n');
 }
 
-/// A game definition's text for the terminal: control and invisible formatting characters
-/// escaped (a definition given with --game is a file like any other), at most 40 characters.
+/// A game definition's text for the terminal (a picture's name): escaped as every text from
+/// a file is (a definition given with --game is a file like any other), at most 40 characters.
 fn printable(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars().take(40) {
-        if c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    if text.chars().count() > 40 {
-        out.push('…');
-    }
-    out
+    shown_text(text, 40)
 }
 
 #[cfg(test)]

@@ -5,13 +5,15 @@ use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use anyhow::{bail, Result};
 use emission_factory::block::keys;
+use emission_factory::block::PUBLIC_KEY_FILE;
+use emission_factory::emission::log::LOG_FILE;
 use emission_factory::emission::record::{EmissionKind, RECORD_FILE};
-use emission_factory::emission::seal::check_folder;
+use emission_factory::emission::seal::{check_folder, FolderCheck, SEAL_FILE};
 use emission_factory::money::canonical;
-use emission_factory::untrusted::shown_path;
+use emission_factory::untrusted::{defanged, shown_path};
 use emission_factory::verify::{find_blocks, verify_block, VerifyOptions};
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let trusted = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
@@ -35,7 +37,8 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         // An auditor's rebuild: the shares name their emission, which must be the blocks'.
         let emission_id = blocks
             .first()
-            .and_then(|b| b.parent())
+            .map(|b| emission_factory::verify::folder_of(b))
+            .map(|folder| std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf()))
             .map(|folder| {
                 folder
                     .components()
@@ -51,30 +54,56 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     "--share: give the blocks of one emission, in their folder <game>/<stake>/e<emission>"
                 )
             })?;
-        let (secret, _) =
-            emission_factory::custody::rebuild_seed(&args.share, &args.identity, &emission_id)?;
+        let (secret, info) = emission_factory::custody::rebuild_seed_with(
+            &args.share,
+            &args.identity,
+            &emission_id,
+            super::emit::exposure(args.allow_insecure_key),
+        )?;
+        super::emit::warn_exposed(&info.exposed);
         options.seed = Some(*secret.expose());
     }
-    // Emission folders: those holding the blocks found, and those named that hold a record.
+    // Emission folders: every folder holding a block found (whether or not its record is
+    // still there: a deleted record fails, never turns the checks off), and those named that
+    // hold an emission's files.
     let mut emissions: BTreeSet<PathBuf> = blocks
         .iter()
-        .filter_map(|b| b.parent().map(Path::to_path_buf))
-        .filter(|f| f.join(RECORD_FILE).exists())
+        .map(|b| emission_factory::verify::folder_of(b).to_path_buf())
         .collect();
     emissions.extend(
         args.paths
             .iter()
-            .filter(|p| p.is_dir() && p.join(RECORD_FILE).exists())
+            .filter(|p| {
+                p.is_dir()
+                    && [RECORD_FILE, SEAL_FILE, LOG_FILE, PUBLIC_KEY_FILE]
+                        .iter()
+                        .any(|f| p.join(f).exists())
+            })
             .cloned(),
     );
     if blocks.is_empty() && emissions.is_empty() {
         bail!("no block file (block-NNNNN.csv) found in the paths given");
     }
+    if (args.record_sha256.is_some() || args.seal_sha256.is_some()) && emissions.len() != 1 {
+        bail!(
+            "--record-sha256 and --seal-sha256 pin one emission: give the blocks or the folder of one emission ({} found)",
+            emissions.len()
+        );
+    }
+    let check = FolderCheck {
+        allow_unsealed: args.allow_unsealed,
+        record_sha256: args.record_sha256.clone(),
+        seal_sha256: args.seal_sha256.clone(),
+    };
+    // The blocks that failed, by emission folder: a failed block fails its emission.
+    let mut failed_in: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let bar = progress_bar(args.quiet, "verify", None);
     let pool = pool(args.threads)?;
     let mut failed = 0;
+    let mut replayed = 0u64;
     let mut warned = BTreeSet::new();
     for csv in &blocks {
+        bar.suspend(|| warn_if_readable_by_others(csv));
         bar.set_message(format!("verify {}", shown_path(csv)));
         bar.set_position(0);
         let report = pool.install(|| verify_block(csv, &options, &bar));
@@ -92,11 +121,24 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     shown_path(csv),
                     grouped(report.tickets)
                 )?;
+                // An auditor's minutes must tell a replay from a plain verify.
+                if let Some(seed) = &options.seed {
+                    replayed += 1;
+                    outln!(
+                        "        seed replay OK: {} prizes and layouts re-derived from the seed; seed_sha256 {}",
+                        grouped(report.tickets),
+                        hex::encode(emission_factory::plan::seed_commitment(seed))
+                    )?;
+                }
             } else {
                 failed += 1;
+                failed_in
+                    .entry(emission_factory::verify::folder_of(csv).to_path_buf())
+                    .or_default()
+                    .push(csv.clone());
                 outln!("FAILED  {}", shown_path(csv))?;
                 for p in &report.problems {
-                    outln!("  - {p}")?;
+                    outln!("  - {}", defanged(p))?;
                 }
                 if report.unlisted > 0 {
                     outln!("  - ... and {} more problems", report.unlisted)?;
@@ -110,7 +152,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     outln!(
                         "    {:>8}  {:<40} {:>10}",
                         canonical(*prize),
-                        form,
+                        defanged(form),
                         grouped(*count)
                     )?;
                 }
@@ -129,13 +171,25 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     Ok(key) => key,
                     Err(e) => {
                         emissions_failed += 1;
-                        outln!("FAILED  emission {}\n  - {e:#}", folder.display())?;
+                        outln!(
+                            "FAILED  emission {}\n  - {}",
+                            shown_path(folder),
+                            defanged(&format!("{e:#}"))
+                        )?;
                         continue;
                     }
                 }
             }
         };
-        let report = check_folder(folder, &key);
+        let mut report = check_folder(folder, &key, &check);
+        for csv in failed_in.get(folder).into_iter().flatten() {
+            report
+                .problems
+                .push(match emission_factory::verify::block_number(csv) {
+                    Some(n) => format!("block {n} failed (above)"),
+                    None => format!("{} failed (above)", shown_path(csv)),
+                });
+        }
         for note in &report.notes {
             errln!("note: {note}");
         }
@@ -147,12 +201,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             None => "",
         };
         if report.problems.is_empty() {
-            outln!("OK      emission {}{kind}", folder.display())?;
+            outln!("OK      emission {}{kind}", shown_path(folder))?;
         } else {
             emissions_failed += 1;
-            outln!("FAILED  emission {}{kind}", folder.display())?;
+            outln!("FAILED  emission {}{kind}", shown_path(folder))?;
             for p in &report.problems {
-                outln!("  - {p}")?;
+                outln!("  - {}", defanged(p))?;
             }
         }
     }
@@ -162,6 +216,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         blocks.len() - failed,
         failed
     )?;
+    if let Some(seed) = &options.seed {
+        outln!(
+            "seed replay: {replayed} of {} block(s) replayed from the seed and matched (seed_sha256 {})",
+            blocks.len(),
+            hex::encode(emission_factory::plan::seed_commitment(seed))
+        )?;
+    }
     if !emissions.is_empty() {
         outln!(
             "{} emission(s) checked: {} OK, {} failed",
@@ -175,4 +236,16 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     } else {
         Exit::Failed
     })
+}
+
+/// Warns when others may read a block: until its tickets are sold, it tells which ticket wins
+/// what, and is as secret as the seed (emit makes it 0600, or 0640 with --group).
+pub(super) fn warn_if_readable_by_others(csv: &std::path::Path) {
+    if let Some(mode) = emission_factory::block::files::readable_by_others(csv) {
+        errln!(
+            "warning: {} has mode {mode:04o}: every user of this machine may read it, and until its tickets are sold a block is as secret as the seed (which ticket wins what, in sale order). Run `chmod o-rwx {}` (emit makes blocks 0600, or 0640 with --group)",
+            shown_path(csv),
+            emission_factory::block::files::shell_quoted(csv)
+        );
+    }
 }

@@ -47,20 +47,20 @@ pub enum CustodyError {
         what: String,
     },
     /// A recipients file that cannot be read.
-    #[error("cannot read recipients file {path}: {source}")]
+    #[error("cannot read recipients file {path}: {error}")]
     ReadRecipients {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// An identity file that cannot be read.
-    #[error("cannot read identity file {path}: {source}")]
+    #[error("cannot read identity file {path}: {error}")]
     ReadIdentity {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A line of an identity file that is not an X25519 identity (never echoed).
     #[error(
@@ -86,12 +86,12 @@ pub enum CustodyError {
     #[error("no share file given (--share FILE, one per custodian present)")]
     NoShares,
     /// A share file that cannot be read.
-    #[error("cannot read share file {path}: {source}")]
+    #[error("cannot read share file {path}: {error}")]
     ReadShare {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A file far larger than a share file.
     #[error("{path} is {bytes} bytes: not a share file (those are under 2 KiB)")]
@@ -212,12 +212,12 @@ pub enum CustodyError {
     )]
     Exists(PathBuf),
     /// Writing a share file failed.
-    #[error("cannot write share file {path}: {source}")]
+    #[error("cannot write share file {path}: {error}")]
     Write {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Encrypting failed.
     #[error("cannot encrypt share {index} to {recipient}: {reason}")]

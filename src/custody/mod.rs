@@ -20,7 +20,10 @@ mod share_file;
 
 pub use age::x25519::Recipient;
 pub use error::CustodyError;
-pub use share_file::{parse_recipient, read_recipients_file, FORMAT};
+pub use share_file::{
+    parse_recipient, read_labelled_recipients_file, read_recipients_file, Exposure, FORMAT,
+    MAX_LABEL_CHARS,
+};
 
 use crate::game::Stake;
 use crate::money::canonical;
@@ -109,6 +112,10 @@ pub struct ShareSetInfo {
     pub seed_sha256: [u8; 32],
     /// Made: all n files. Rebuilt: the distinct shares used, in the order given.
     pub files: Vec<ShareInfo>,
+    /// Rebuilt: the share and identity files read although group or others may read them
+    /// ([`rebuild_seed_with`] and [`Exposure::Allow`]), with their modes, for a warning.
+    #[serde(skip)]
+    pub exposed: Vec<(PathBuf, u32)>,
 }
 
 fn hex_bytes<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
@@ -227,6 +234,7 @@ pub fn write_share_set(
         shares: n,
         seed_sha256: commitment,
         files,
+        exposed: Vec::new(),
     })
 }
 
@@ -250,18 +258,40 @@ pub fn write_share_set(
 /// commitment with the `seed_sha256` of the manifests it works on**: a complete share set of
 /// the right emission id but of another seed (say, `seed` run twice for one emission) rebuilds
 /// without error here.
+///
+/// Share and identity files are secret files: read only when regular files (not links, not
+/// FIFOs) that group and others cannot read; see [`rebuild_seed_with`] to let such a file
+/// through with a warning.
 pub fn rebuild_seed(
     share_paths: &[PathBuf],
     identity_paths: &[PathBuf],
     expected_emission: &str,
 ) -> Result<(SecretSeed, ShareSetInfo), CustodyError> {
+    rebuild_seed_with(
+        share_paths,
+        identity_paths,
+        expected_emission,
+        Exposure::Refuse,
+    )
+}
+
+/// [`rebuild_seed`], letting share and identity files that group or others may read through
+/// when `exposure` is [`Exposure::Allow`] (`--allow-insecure-key`): they are then listed in
+/// the returned [`ShareSetInfo::exposed`], for the caller to warn.
+pub fn rebuild_seed_with(
+    share_paths: &[PathBuf],
+    identity_paths: &[PathBuf],
+    expected_emission: &str,
+    exposure: Exposure,
+) -> Result<(SecretSeed, ShareSetInfo), CustodyError> {
     if share_paths.is_empty() {
         return Err(CustodyError::NoShares);
     }
-    let identities = share_file::read_identities(identity_paths)?;
+    let mut exposed = Vec::new();
+    let identities = share_file::read_identities(identity_paths, exposure, &mut exposed)?;
     let mut distinct: Vec<OpenedShare> = Vec::with_capacity(share_paths.len());
     for path in share_paths {
-        let share = share_file::open(path, &identities)?;
+        let share = share_file::open(path, &identities, exposure, &mut exposed)?;
         if share.emission != expected_emission {
             return Err(CustodyError::WrongEmission {
                 path: path.clone(),
@@ -342,6 +372,7 @@ pub fn rebuild_seed(
                 file_sha256: s.file_sha256,
             })
             .collect(),
+        exposed,
     };
     Ok((seed, info))
 }
@@ -357,7 +388,7 @@ fn create_private_dir(dir: &Path) -> Result<(), CustodyError> {
     }
     builder.create(dir).map_err(|source| CustodyError::Write {
         path: dir.to_path_buf(),
-        source,
+        error: source,
     })
 }
 
@@ -377,7 +408,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<(), CustodyError> {
         } else {
             CustodyError::Write {
                 path: path.to_path_buf(),
-                source,
+                error: source,
             }
         }
     })?;
@@ -386,7 +417,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<(), CustodyError> {
         let _ = std::fs::remove_file(path);
         return Err(CustodyError::Write {
             path: path.to_path_buf(),
-            source,
+            error: source,
         });
     }
     Ok(())
@@ -399,7 +430,7 @@ fn sync_dir(dir: &Path) -> Result<(), CustodyError> {
         .and_then(|d| d.sync_all())
         .map_err(|source| CustodyError::Write {
             path: dir.to_path_buf(),
-            source,
+            error: source,
         })?;
     Ok(())
 }

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use zeroize::Zeroizing;
 
+pub use crate::block::files::Exposure;
+
 /// The `format` field of the payload; raise it on any change of fields or meaning.
 pub const FORMAT: &str = "emission-factory-seed-share/1";
 
@@ -102,17 +104,22 @@ pub(super) fn seal(payload: &Payload, recipient: &Recipient) -> Result<Vec<u8>, 
 
 /// Reads a share file, decrypts it with whichever identity opens it, and checks its payload
 /// on its own (format, ranges, hex, recipient = the identity that opened it).
-pub(super) fn open(path: &Path, identities: &[KnownIdentity]) -> Result<OpenedShare, CustodyError> {
-    let bytes = read_bounded(path, MAX_FILE_BYTES).map_err(|e| match e {
-        Bounded::Io(source) => CustodyError::ReadShare {
-            path: path.to_path_buf(),
-            source,
-        },
-        Bounded::TooLarge(bytes) => CustodyError::ShareTooLarge {
-            path: path.to_path_buf(),
-            bytes,
-        },
-    })?;
+///
+/// The file gets the checks of every secret file ([`read_checked`]); its mode is added to
+/// `exposed` when group or others may read it and `exposure` let it through.
+pub(super) fn open(
+    path: &Path,
+    identities: &[KnownIdentity],
+    exposure: Exposure,
+    exposed: &mut Vec<(PathBuf, u32)>,
+) -> Result<OpenedShare, CustodyError> {
+    let bytes =
+        read_checked(path, "share file", MAX_FILE_BYTES, exposure, exposed).map_err(|source| {
+            CustodyError::ReadShare {
+                path: path.to_path_buf(),
+                error: source,
+            }
+        })?;
     let damaged = |reason: String| CustodyError::Damaged {
         path: path.to_path_buf(),
         reason,
@@ -225,8 +232,13 @@ pub(super) fn cut(text: &str) -> String {
 }
 
 /// Reads the X25519 identities of the identity files, in order: lines `AGE-SECRET-KEY-1…`,
-/// with blank lines and `#` comments allowed, as `age-keygen -o FILE` writes them.
-pub(super) fn read_identities(paths: &[PathBuf]) -> Result<Vec<KnownIdentity>, CustodyError> {
+/// with blank lines and `#` comments allowed, as `age-keygen -o FILE` writes them. Each file
+/// gets the checks of every secret file ([`read_checked`], `exposed` as for [`open`]).
+pub(super) fn read_identities(
+    paths: &[PathBuf],
+    exposure: Exposure,
+    exposed: &mut Vec<(PathBuf, u32)>,
+) -> Result<Vec<KnownIdentity>, CustodyError> {
     if paths.is_empty() {
         return Err(CustodyError::NoIdentities);
     }
@@ -234,15 +246,12 @@ pub(super) fn read_identities(paths: &[PathBuf]) -> Result<Vec<KnownIdentity>, C
     for path in paths {
         let read_error = |source| CustodyError::ReadIdentity {
             path: path.to_path_buf(),
-            source,
+            error: source,
         };
-        let bytes =
-            Zeroizing::new(read_bounded(path, MAX_IDENTITY_BYTES).map_err(|e| match e {
-                Bounded::Io(source) => read_error(source),
-                Bounded::TooLarge(bytes) => read_error(std::io::Error::other(format!(
-                    "{bytes} bytes, more than an identity file holds"
-                ))),
-            })?);
+        let bytes = Zeroizing::new(
+            read_checked(path, "identity file", MAX_IDENTITY_BYTES, exposure, exposed)
+                .map_err(read_error)?,
+        );
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| read_error(std::io::Error::other("not UTF-8 text")))?;
         let before = identities.len();
@@ -267,10 +276,10 @@ pub(super) fn read_identities(paths: &[PathBuf]) -> Result<Vec<KnownIdentity>, C
 
 /// Parses an age X25519 public key (`age1…`); `what` says where it came from.
 pub fn parse_recipient(text: &str, what: &str) -> Result<Recipient, CustodyError> {
-    if text
-        .trim()
-        .to_ascii_uppercase()
-        .starts_with("AGE-SECRET-KEY-")
+    // Anywhere in the text, in any case, even cut short (and a PEM private key too): never
+    // echoed below.
+    if text.to_ascii_uppercase().contains("AGE-SECRET-KEY-")
+        || crate::secrets::secret_kind(text).is_some()
     {
         return Err(CustodyError::SecretAsRecipient {
             what: what.to_string(),
@@ -286,9 +295,24 @@ pub fn parse_recipient(text: &str, what: &str) -> Result<Recipient, CustodyError
 /// Reads a recipients file: one `age1…` public key per line, blank lines and `#` comments
 /// allowed (the format of `age -R`).
 pub fn read_recipients_file(path: &Path) -> Result<Vec<Recipient>, CustodyError> {
+    Ok(read_labelled_recipients_file(path)?
+        .into_iter()
+        .map(|(recipient, _)| recipient)
+        .collect())
+}
+
+/// Most characters of a custodian's label kept.
+pub const MAX_LABEL_CHARS: usize = 120;
+
+/// Reads a recipients file as [`read_recipients_file`], with each key's custodian label: the
+/// `# comment` that may follow the key on its line (`age1… # Alice Martin, notary`), "" if
+/// none, cut to [`MAX_LABEL_CHARS`] characters, control characters dropped.
+pub fn read_labelled_recipients_file(
+    path: &Path,
+) -> Result<Vec<(Recipient, String)>, CustodyError> {
     let read_error = |source| CustodyError::ReadRecipients {
         path: path.to_path_buf(),
-        source,
+        error: source,
     };
     let bytes = read_bounded(path, MAX_IDENTITY_BYTES).map_err(|e| match e {
         Bounded::Io(source) => read_error(source),
@@ -303,9 +327,38 @@ pub fn read_recipients_file(path: &Path) -> Result<Vec<Recipient>, CustodyError>
         .map(|(number, line)| (number, line.trim()))
         .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'))
         .map(|(number, line)| {
-            parse_recipient(line, &format!("{}, line {}", path.display(), number + 1))
+            let (key, label) = match line.split_once('#') {
+                Some((key, label)) => (key.trim(), label.trim()),
+                None => (line, ""),
+            };
+            let label: String = label
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(MAX_LABEL_CHARS)
+                .collect();
+            parse_recipient(key, &format!("{}, line {}", path.display(), number + 1))
+                .map(|recipient| (recipient, label))
         })
         .collect()
+}
+
+/// Reads a share or identity file as every secret file is read
+/// ([`crate::block::files::read_secret`]): not through a link, only a regular file (a FIFO is
+/// refused at once), at most `limit` bytes, and refused when group or others may read it
+/// unless `exposure` allows it (then its mode is added to `exposed`, for a warning).
+fn read_checked(
+    path: &Path,
+    what: &str,
+    limit: u64,
+    exposure: Exposure,
+    exposed: &mut Vec<(PathBuf, u32)>,
+) -> Result<Vec<u8>, std::io::Error> {
+    let secret = crate::block::files::read_secret(path, what, limit, exposure)
+        .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+    if let Some(mode) = secret.exposed_mode() {
+        exposed.push((path.to_path_buf(), mode));
+    }
+    Ok(secret.bytes)
 }
 
 enum Bounded {
@@ -315,7 +368,7 @@ enum Bounded {
 
 /// Reads a whole file of at most `limit` bytes.
 fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Bounded> {
-    let file = std::fs::File::open(path).map_err(Bounded::Io)?;
+    let file = crate::fs::open::open_regular(path).map_err(Bounded::Io)?;
     // Room for all of it at once: an identity file's bytes are never copied by a reallocation
     // (the caller zeroizes the one buffer).
     let mut bytes = Vec::with_capacity(limit as usize + 1);

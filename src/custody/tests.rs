@@ -26,6 +26,12 @@ fn custodians(dir: &Path, n: usize, tag: &str) -> Custodians {
             identity.to_string().expose_secret()
         );
         std::fs::write(&path, text).unwrap();
+        // As age-keygen makes it: a secret file, 0600.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
         identities.push(path);
         recipients.push(public);
     }
@@ -33,6 +39,18 @@ fn custodians(dir: &Path, n: usize, tag: &str) -> Custodians {
         identities,
         recipients,
     }
+}
+
+/// Writes a share or identity file as they are made (age-keygen, `seed`): 0600, since a secret
+/// file others may read is refused.
+fn write_private(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    std::fs::write(path, bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
 }
 
 /// A share set of `k` of `n` written under `dir/tag`.
@@ -244,7 +262,7 @@ fn every_flipped_byte_and_every_truncation_is_refused_by_name() {
     assert!(original.starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----\n"));
     let bad = dir.path().join("bad.age");
     let try_bytes = |bytes: &[u8]| -> Option<CustodyError> {
-        std::fs::write(&bad, bytes).unwrap();
+        write_private(&bad, bytes).unwrap();
         rebuild_seed(
             &[set.shares[0].clone(), bad.clone()],
             &set.custodians.identities[..2],
@@ -293,7 +311,14 @@ fn every_flipped_byte_and_every_truncation_is_refused_by_name() {
 fn forge(set: &Set, i: usize, edit: impl FnOnce(&mut Payload), path: &Path) {
     let opened = share_file::open(
         &set.shares[i],
-        &share_file::read_identities(&set.custodians.identities).unwrap(),
+        &share_file::read_identities(
+            &set.custodians.identities,
+            share_file::Exposure::Refuse,
+            &mut Vec::new(),
+        )
+        .unwrap(),
+        share_file::Exposure::Refuse,
+        &mut Vec::new(),
     )
     .map_err(|e| e.to_string())
     .unwrap();
@@ -310,7 +335,7 @@ fn forge(set: &Set, i: usize, edit: impl FnOnce(&mut Payload), path: &Path) {
     };
     edit(&mut payload);
     let bytes = share_file::seal(&payload, &set.custodians.recipients[i]).unwrap();
-    std::fs::write(path, bytes).unwrap();
+    write_private(path, bytes).unwrap();
 }
 
 #[test]
@@ -400,7 +425,7 @@ fn forged_and_malformed_payloads_are_refused_by_name() {
         format!("not json {share_hex}"),
     ] {
         let bytes = age::encrypt(&set.custodians.recipients[1], text.as_bytes()).unwrap();
-        std::fs::write(&forged, bytes).unwrap();
+        write_private(&forged, bytes).unwrap();
         let err = rebuild(&forged);
         assert!(matches!(err, CustodyError::Payload { .. }), "{err}");
         let message = check_message(&err, &forged, &set);
@@ -532,7 +557,7 @@ fn identity_and_recipient_files_are_read_strictly_and_never_echoed() {
     let mut damaged = secret.clone();
     damaged.replace_range(20..21, if &secret[20..21] == "Q" { "P" } else { "Q" });
     let bad = dir.path().join("bad.key");
-    std::fs::write(&bad, good.replace(&secret, &damaged)).unwrap();
+    write_private(&bad, good.replace(&secret, &damaged)).unwrap();
     let err = rebuild_seed(&set.shares[..2], std::slice::from_ref(&bad), EMISSION)
         .map(|_| ())
         .unwrap_err();
@@ -543,7 +568,7 @@ fn identity_and_recipient_files_are_read_strictly_and_never_echoed() {
     let text = check_message(&err, &bad, &set);
     assert!(!text.contains(&damaged[16..]), "{text}");
     // Comments only.
-    std::fs::write(&bad, "# nothing here\n\n").unwrap();
+    write_private(&bad, "# nothing here\n\n").unwrap();
     let err = rebuild_seed(&set.shares[..2], std::slice::from_ref(&bad), EMISSION)
         .map(|_| ())
         .unwrap_err();
@@ -562,7 +587,7 @@ fn identity_and_recipient_files_are_read_strictly_and_never_echoed() {
             .last()
             .unwrap()
     );
-    std::fs::write(&bad, both).unwrap();
+    write_private(&bad, both).unwrap();
     let (seed, _) = rebuild_seed(&set.shares[..2], std::slice::from_ref(&bad), EMISSION).unwrap();
     assert_eq!(seed.expose(), set.seed.expose());
     // No identity, no share.

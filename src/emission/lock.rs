@@ -11,12 +11,22 @@
 //! leaves an emission locked. The holder writes its pid and host into the file, for messages.
 //! Locks are always taken in the order emission, then block, and the emission lock is never
 //! held while waiting for a block: no deadlock between runs.
+//!
+//! Within one process, `flock` is no help: two open file descriptions of one file are two
+//! holders to the kernel, so a process that takes a lock it already holds waits for itself,
+//! forever. A registry of the locks this process holds (by device and inode, whatever the
+//! path's spelling) refuses that at once, as the bug it is. Releasing is checked: a lock that
+//! cannot be released is an error ([`LockGuard::release`]), and its file is closed all the
+//! same, which releases it.
 
+use crate::block::files;
 use crate::interrupt;
 use anyhow::{Context, Result};
-use std::fs::{File, OpenOptions, TryLockError};
+use std::collections::BTreeSet;
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The emission-wide lock file's name.
@@ -27,16 +37,27 @@ pub fn block_lock_name(block: u32) -> String {
     format!(".block-{block:05}.lock")
 }
 
+/// The lock files this process holds or is waiting for, by (device, inode).
+static HELD: Mutex<BTreeSet<(u64, u64)>> = Mutex::new(BTreeSet::new());
+
+fn held() -> std::sync::MutexGuard<'static, BTreeSet<(u64, u64)>> {
+    // The set stays consistent whatever panicked while holding it: each change is one call.
+    HELD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// An open lock file, not yet locked.
 pub struct LockFile {
     file: File,
     path: PathBuf,
     what: String,
+    /// The file's (device, inode): the lock's identity in [`HELD`].
+    id: (u64, u64),
 }
 
-/// A held lock; released when dropped.
-pub struct LockGuard<'a> {
-    lock: &'a LockFile,
+/// A held lock. [`LockGuard::release`] releases it and says if that failed; dropped, it is
+/// released all the same (on the way out of an error, which is the one reported).
+pub struct LockGuard {
+    lock: Option<LockFile>,
 }
 
 impl LockFile {
@@ -54,27 +75,55 @@ impl LockFile {
     }
 
     fn open(path: &Path, what: String) -> Result<LockFile> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
+        // 0600 (0640 in a folder shared with a group), never through a link: a lock file that
+        // others can open, they can flock, and stall every run.
+        let access = files::Access::of_folder(files::parent(path))?;
+        let file = files::open_in_place(path, access, false)
             .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+        let meta = file
+            .metadata()
+            .with_context(|| format!("cannot read the lock file {}", path.display()))?;
         Ok(LockFile {
             file,
             path: path.to_path_buf(),
             what,
+            id: identity(&meta, path)?,
         })
     }
 
     /// Takes the lock, waiting while another process holds it; `on_wait` is told once, with a
-    /// sentence naming the holder. A signal stops the wait ([`interrupt::Interrupted`]).
-    pub fn acquire(&self, on_wait: &mut dyn FnMut(String)) -> Result<LockGuard<'_>> {
+    /// sentence naming the holder. A signal stops the wait ([`interrupt::Interrupted`]). A lock
+    /// this process already holds (or waits for) is refused at once: waiting would never end.
+    pub fn acquire(self, on_wait: &mut dyn FnMut(String)) -> Result<LockGuard> {
+        if !held().insert(self.id) {
+            anyhow::bail!(
+                "{} is already held by this process (lock file {}): taking it again would wait forever. This is a bug of emission-factory: please report it",
+                self.what,
+                self.path.display()
+            );
+        }
+        if let Err(e) = self.wait(on_wait) {
+            let id = self.id;
+            drop(self);
+            held().remove(&id);
+            return Err(e);
+        }
+        // Who holds it, for the messages of others; a failure here does not matter.
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let mut file = &self.file;
+        let _ = file.set_len(0).and_then(|()| {
+            file.rewind()?;
+            writeln!(file, "pid {} on {}", std::process::id(), host.trim())
+        });
+        Ok(LockGuard { lock: Some(self) })
+    }
+
+    /// Waits until the lock is ours (see [`LockFile::acquire`]).
+    fn wait(&self, on_wait: &mut dyn FnMut(String)) -> Result<()> {
         let mut told = false;
         loop {
             match self.file.try_lock() {
-                Ok(()) => break,
+                Ok(()) => return Ok(()),
                 Err(TryLockError::WouldBlock) => {
                     if !told {
                         told = true;
@@ -95,15 +144,6 @@ impl LockFile {
                 }
             }
         }
-        let guard = LockGuard { lock: self };
-        // Who holds it, for the messages of others; a failure here does not matter.
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        let mut file = &self.file;
-        let _ = file.set_len(0).and_then(|()| {
-            file.rewind()?;
-            writeln!(file, "pid {} on {}", std::process::id(), host.trim())
-        });
-        Ok(guard)
     }
 
     /// What the lock file says of its holder.
@@ -122,43 +162,169 @@ impl LockFile {
     }
 }
 
-impl Drop for LockGuard<'_> {
-    fn drop(&mut self) {
-        let _ = self.lock.file.unlock();
+impl LockGuard {
+    /// Releases the lock. An error says the kernel refused; the lock file is closed all the
+    /// same, which releases the lock (closing cannot fail to), so no run waits for it after.
+    pub fn release(mut self) -> Result<()> {
+        let Some(lock) = self.lock.take() else {
+            return Ok(());
+        };
+        let unlocked = lock.file.unlock();
+        let (what, path, id) = (lock.what.clone(), lock.path.clone(), lock.id);
+        // Closed before the claim is given back: until then, the lock may still be held.
+        drop(lock);
+        held().remove(&id);
+        unlocked.with_context(|| format!("cannot release the lock of {what} ({})", path.display()))
     }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        if let Some(lock) = self.lock.take() {
+            // On the way out of an error: that error is the one said. Closing the file
+            // releases the lock even if unlocking failed.
+            let _ = lock.file.unlock();
+            let id = lock.id;
+            drop(lock);
+            held().remove(&id);
+        }
+    }
+}
+
+/// A file's (device, inode).
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata, _path: &Path) -> Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Ok((meta.dev(), meta.ino()))
+}
+
+/// Without inodes: a hash of the file's canonical path.
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata, path: &Path) -> Result<(u64, u64)> {
+    use std::hash::{Hash, Hasher};
+    let canonical = path
+        .canonicalize()
+        .with_context(|| format!("cannot read the lock file {}", path.display()))?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    canonical.hash(&mut hasher);
+    Ok((0, hasher.finish()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Runs `take` on another thread; its result, or a failure if it is still waiting after a
+    /// few seconds (a process waiting for itself waits forever).
+    fn at_once<T: Send + 'static>(take: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(take());
+        });
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("the process waited for a lock it holds itself")
+    }
+
     #[test]
-    fn a_second_holder_waits_until_the_first_releases() {
+    fn a_lock_this_process_holds_is_refused_at_once_never_awaited() {
         let dir = tempfile::tempdir().unwrap();
         let first = LockFile::emission(dir.path()).unwrap();
-        let guard = first
-            .acquire(&mut |_| panic!("nobody holds it yet"))
+        let guard = first.acquire(&mut |_| panic!("nobody holds it")).unwrap();
+        // Another open file description of the same file, under another spelling of its path
+        // (a link to the folder), from this thread and from another one.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        for path in [dir.path().to_path_buf(), link.clone()] {
+            let again = LockFile::emission(&path).unwrap();
+            let err = match again.acquire(&mut |m| panic!("it waits: {m}")) {
+                Ok(_) => panic!("a second hold of the same lock was granted"),
+                Err(e) => format!("{e:#}"),
+            };
+            assert!(err.contains("already held by this process"), "{err}");
+            let err = at_once(move || {
+                let again = LockFile::emission(&path).unwrap();
+                again
+                    .acquire(&mut |_| {})
+                    .map(|_| ())
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .unwrap_err();
+            assert!(err.contains("the emission"), "{err}");
+            assert!(err.contains(".emission.lock"), "{err}");
+        }
+        // Released, it can be taken again, once.
+        guard.release().unwrap();
+        let again = LockFile::emission(&link).unwrap();
+        let held = again.acquire(&mut |m| panic!("it waits: {m}")).unwrap();
+        held.release().unwrap();
+        // A block's lock is another lock.
+        let emission = LockFile::emission(dir.path()).unwrap();
+        let block = LockFile::block(dir.path(), 1).unwrap();
+        let e = emission.acquire(&mut |m| panic!("it waits: {m}")).unwrap();
+        let b = block.acquire(&mut |m| panic!("it waits: {m}")).unwrap();
+        b.release().unwrap();
+        e.release().unwrap();
+    }
+
+    #[test]
+    fn a_second_holder_waits_until_the_first_releases() {
+        use std::io::{BufRead, BufReader};
+        use std::process::{Command, Stdio};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(EMISSION_LOCK);
+        // The first holder is another process (flock(1) of util-linux, running a shell that
+        // says who it is, then holds the lock until its standard input closes): within this
+        // process, a second holder is refused instead (the test above).
+        let first = Command::new("flock")
+            .arg(&path)
+            .args([
+                "sh",
+                "-c",
+                "echo \"pid $$ on elsewhere\" > \"$0\"; echo $$; read x",
+            ])
+            .arg(&path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn();
+        let mut first = match first {
+            Ok(child) => child,
+            Err(e) => {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "flock(1) cannot run in CI: {e}"
+                );
+                println!("SKIPPED: flock(1) (util-linux) cannot run here: {e}");
+                return;
+            }
+        };
+        let mut line = String::new();
+        BufReader::new(first.stdout.take().unwrap())
+            .read_line(&mut line)
             .unwrap();
-        let path = dir.path().to_path_buf();
+        let holder = format!("pid {} on elsewhere", line.trim());
+        let folder = dir.path().to_path_buf();
         let (tx, rx) = std::sync::mpsc::channel();
         let waiter = std::thread::spawn(move || {
-            // Another open file description: flock treats it as another holder.
-            let second = LockFile::emission(&path).unwrap();
+            let second = LockFile::emission(&folder).unwrap();
             let mut said = Vec::new();
-            let _g = second.acquire(&mut |m| said.push(m)).unwrap();
+            let guard = second.acquire(&mut |m| said.push(m)).unwrap();
             tx.send(said).unwrap();
+            guard.release().unwrap();
         });
         std::thread::sleep(Duration::from_millis(300));
         assert!(rx.try_recv().is_err(), "the second holder must wait");
-        drop(guard);
+        drop(first.stdin.take());
+        first.wait().unwrap();
         let said = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         waiter.join().unwrap();
         assert_eq!(said.len(), 1);
         assert!(said[0].contains("locked by another run"), "{}", said[0]);
+        assert!(said[0].contains(&holder), "{holder}: {}", said[0]);
+        // The new holder said who it is, for the messages of the next.
+        let text = std::fs::read_to_string(&path).unwrap();
         assert!(
-            said[0].contains(&format!("pid {}", std::process::id())),
-            "{}",
-            said[0]
+            text.starts_with(&format!("pid {} on ", std::process::id())),
+            "{text}"
         );
     }
 }

@@ -3,11 +3,16 @@
 //! the emission lock (so jobs on several machines append to one log). The seal records the hash
 //! of the last line, so `verify` detects a deleted, edited, reordered or truncated line.
 //!
-//! No seed, share or private key ever reaches the log: arguments that carry one are replaced
-//! by `<redacted>` before the line is made.
+//! No seed, share or private key ever reaches the log. The arguments of a line are not the
+//! process's `argv` but what the binary registered with [`set_run_arguments`], built from the
+//! parsed command line with secret values redacted by type (the seed); and every argument and
+//! result is scrubbed again of anything that looks like a secret ([`crate::secrets::scrub`]:
+//! an age secret key given by mistake as a recipient, a PEM private key).
 
 use crate::emission::lock::LockFile;
+use crate::emission::{parse_strict, Layout};
 use anyhow::{bail, Context, Result};
+use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
@@ -22,8 +27,20 @@ const MAX_LOG_BYTES: u64 = 256 << 20;
 /// Largest line accepted.
 const MAX_LINE_BYTES: usize = 64 << 10;
 
-/// Options whose value is a secret: never logged.
-const SECRET_OPTIONS: &[&str] = &["--seed"];
+/// The arguments of this process's run, as its log lines show them (see [`set_run_arguments`]).
+static RUN_ARGUMENTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Registers the arguments this process's log lines show: the parsed command line, its secret
+/// values already redacted by the caller (the binary redacts `--seed` by its type). Each is
+/// scrubbed of secrets again ([`crate::secrets::scrub`]) and cut to 512 characters. Only the
+/// first call counts; without one, lines show no arguments (never `argv`).
+pub fn set_run_arguments(args: Vec<String>) {
+    let _ = RUN_ARGUMENTS.set(
+        args.iter()
+            .map(|a| crate::secrets::scrub(a).chars().take(512).collect())
+            .collect(),
+    );
+}
 
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,52 +66,41 @@ pub struct Entry {
     pub result: String,
     /// SHA-256 of the previous line (without its line end), or [`GENESIS`].
     pub prev_sha256: String,
+    /// The emission key's Ed25519 signature (128 hex digits) of this line's bytes without
+    /// this field: [`Entry::signed_bytes`]. Absent only on the line of a `seed` run, which
+    /// has no signing key yet (its hash is in the next line, which is signed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl Entry {
     /// A line for the current process's run of `command`; the block lists and result are
     /// filled in by the caller.
     pub fn for_this_run(command: &str) -> Entry {
-        let args: Vec<String> = std::env::args().skip(1).collect();
         Entry {
             time: crate::emission::record::now(),
             host: host(),
             user: user(),
             command: command.into(),
-            args: redact(&args),
+            args: RUN_ARGUMENTS.get().cloned().unwrap_or_default(),
             blocks_made: Vec::new(),
             blocks_kept: Vec::new(),
             blocks_failed: Vec::new(),
             result: "ok".into(),
             prev_sha256: GENESIS.into(),
+            signature: None,
         }
     }
-}
 
-/// Replaces the values of secret options by `<redacted>` (`--seed HEX`, `--seed=HEX`).
-pub fn redact(args: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut hide_next = false;
-    for arg in args {
-        if hide_next {
-            out.push("<redacted>".into());
-            hide_next = false;
-            continue;
-        }
-        if SECRET_OPTIONS.contains(&arg.as_str()) {
-            hide_next = true;
-            out.push(arg.clone());
-        } else if let Some(option) = SECRET_OPTIONS
-            .iter()
-            .find(|o| arg.starts_with(&format!("{o}=")))
-        {
-            out.push(format!("{option}=<redacted>"));
-        } else {
-            // Bounded: an argument is shown, not stored whole.
-            out.push(arg.chars().take(512).collect());
-        }
+    /// The bytes signed: the line as written without its `signature` field, that is the
+    /// compact JSON of every other field in order (FORMAT.md, "Audit log").
+    pub fn signed_bytes(&self) -> Result<Vec<u8>> {
+        let unsigned = Entry {
+            signature: None,
+            ..self.clone()
+        };
+        serde_json::to_vec(&unsigned).context("cannot encode a log entry")
     }
-    out
 }
 
 fn host() -> String {
@@ -103,22 +109,31 @@ fn host() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The user: the name the environment gives (`USER`, `LOGNAME`) with the real user id, and
+/// `SUDO_USER` too when the run was made through sudo (who actually typed the command).
 fn user() -> String {
+    let uid = rustix::process::getuid().as_raw();
+    let sudo = std::env::var("SUDO_USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .map(|u| format!(" via sudo by {}", crate::untrusted::shown_text(&u, 64)))
+        .unwrap_or_default();
     for var in ["USER", "LOGNAME"] {
         if let Ok(u) = std::env::var(var) {
             if !u.is_empty() {
-                return u;
+                return format!("{} (uid {uid}){sudo}", crate::untrusted::shown_text(&u, 64));
             }
         }
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let Ok(m) = std::fs::metadata("/proc/self") {
-            return format!("uid {}", m.uid());
-        }
+    // Not the owner of /proc/self: a non-dumpable process's is root's.
+    if !sudo.is_empty() {
+        return format!("uid {uid}{sudo}");
     }
-    "unknown".into()
+    #[cfg(unix)]
+    let user = format!("uid {}", rustix::process::getuid().as_raw());
+    #[cfg(not(unix))]
+    let user = "unknown".to_string();
+    user
 }
 
 /// SHA-256 of a line's bytes (without its line end), hex.
@@ -133,7 +148,34 @@ pub struct Chain {
     pub lines: u64,
     /// Hash of every line, in order.
     pub hashes: Vec<String>,
+    /// The last line (from 1) that says a seal was made: a sealing run's line (its result
+    /// starts with [`SEALING`], or is [`CHECKING_SEAL`]) not followed by the line saying that
+    /// this sealing failed (its result starts with [`SEALING_FAILED`]).
+    pub seal_recorded: Option<u64>,
+    /// Lines without a signature: lines of `seed` runs, all before the first signed line.
+    pub unsigned: u64,
 }
+
+/// Checks the signature of a line, if it has one: the key's signature of
+/// [`Entry::signed_bytes`] (which lines may have none is checked by the caller).
+fn check_signature(entry: &Entry, key: &VerifyingKey) -> std::result::Result<(), String> {
+    let Some(signature) = &entry.signature else {
+        return Ok(());
+    };
+    let raw = hex::decode(signature)
+        .ok()
+        .filter(|raw| raw.len() == crate::block::keys::SIGNATURE_BYTES as usize)
+        .ok_or("the signature is not 128 hex digits")?;
+    let bytes = entry.signed_bytes().map_err(|e| format!("{e:#}"))?;
+    crate::block::keys::check(key, &bytes, &raw)
+}
+
+/// The start of the result of the line a sealing run appends before it writes the seal.
+pub const SEALING: &str = "sealing";
+/// The result of the line of a `seal` run on an emission already sealed.
+pub const CHECKING_SEAL: &str = "checking the seal";
+/// The start of the result of the line appended when a sealing run failed.
+pub const SEALING_FAILED: &str = "error: sealing failed";
 
 impl Chain {
     /// The hash of the last line, or [`GENESIS`] for an empty log.
@@ -145,10 +187,21 @@ impl Chain {
     }
 }
 
-/// Reads the log of `folder` and checks its chain; a missing log is an empty chain.
-pub fn read_chain(folder: &Path) -> Result<Chain> {
+/// Reads the log of `folder` and checks its chain and every line's signature by `key`; a
+/// missing log is an empty chain.
+pub fn read_chain(folder: &Path, key: &VerifyingKey) -> Result<Chain> {
+    read_lines(folder, Some(key))
+}
+
+/// The chain of the log of `folder` without its signatures checked: for a `seed` run, which
+/// has no key to check them with, and only appends.
+fn read_chain_unsigned(folder: &Path) -> Result<Chain> {
+    read_lines(folder, None)
+}
+
+fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
     let path = folder.join(LOG_FILE);
-    let bytes = match std::fs::File::open(&path) {
+    let bytes = match crate::fs::open::open_regular_nofollow(&path) {
         Ok(file) => {
             let mut bytes = Vec::new();
             file.take(MAX_LOG_BYTES + 1)
@@ -171,7 +224,10 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
     let mut chain = Chain {
         lines: 0,
         hashes: Vec::new(),
+        seal_recorded: None,
+        unsigned: 0,
     };
+    let mut sealing: Option<u64> = None;
     let mut prev = GENESIS.to_string();
     let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     let lines: Vec<&[u8]> = if body.is_empty() {
@@ -187,7 +243,7 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
                 path.display()
             );
         }
-        let entry: Entry = serde_json::from_slice(line).map_err(|e| {
+        let entry: Entry = parse_strict(line, Layout::Line).map_err(|e| {
             anyhow::anyhow!(
                 "{} line {n}: not a log entry ({e}): the line was edited or damaged",
                 path.display()
@@ -200,32 +256,100 @@ pub fn read_chain(folder: &Path) -> Result<Chain> {
                 crate::emission::shown(entry.prev_sha256.as_bytes())
             );
         }
+        let signed_before = chain.lines - chain.unsigned > 0;
+        if entry.signature.is_none() && (entry.command != "seed" || signed_before) {
+            bail!(
+                "{} line {n}: no signature (only the lines of seed runs before the first signed line may have none): the line was edited, or written without the emission's key",
+                path.display()
+            );
+        }
+        if let Some(key) = key {
+            check_signature(&entry, key).map_err(|m| {
+                anyhow::anyhow!(
+                    "{} line {n}: {m}: the line was edited, or written without the emission's key",
+                    path.display()
+                )
+            })?;
+        }
+        if entry.signature.is_none() {
+            chain.unsigned += 1;
+        }
+        chain.lines += 1;
         prev = line_hash(line);
         chain.hashes.push(prev.clone());
-        chain.lines += 1;
+        if entry.result.starts_with(SEALING_FAILED) {
+            sealing = None;
+        } else {
+            if let Some(sealed) = sealing.take() {
+                chain.seal_recorded = Some(sealed);
+            }
+            if entry.result.starts_with(SEALING) || entry.result == CHECKING_SEAL {
+                sealing = Some(chain.lines);
+            }
+        }
+    }
+    if let Some(sealed) = sealing {
+        chain.seal_recorded = Some(sealed);
     }
     Ok(chain)
 }
 
-/// Appends `entry` to the log of `folder`, chaining it to the last line, under the emission
-/// lock (taken here: the caller must not hold it). Returns the new line's hash.
-pub fn append(folder: &Path, mut entry: Entry) -> Result<String> {
-    let lock = LockFile::emission(folder)?;
-    let _held = lock.acquire(&mut |_| {})?;
-    append_locked(folder, &mut entry)
+/// Appends `entry` to the log of `folder`, chaining it to the last line and signing it with
+/// `key`, under the emission lock (taken here: the caller must not hold it). Returns the new
+/// line's hash.
+pub fn append(folder: &Path, mut entry: Entry, key: &SigningKey) -> Result<String> {
+    let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
+    let line = append_locked(folder, &mut entry, Some(key))?;
+    held.release()
+        .context("the line is appended, but the emission lock could not be released")?;
+    Ok(line)
 }
 
-/// [`append`] for a caller that already holds the emission lock.
-pub fn append_locked(folder: &Path, entry: &mut Entry) -> Result<String> {
-    let chain = read_chain(folder)?;
+/// The line of a `seed` run, which has no signing key yet: appended unsigned (its hash is in
+/// the next line, which is signed). Takes the emission lock.
+pub fn append_seed_line(folder: &Path, mut entry: Entry) -> Result<String> {
+    if entry.command != "seed" {
+        bail!("only a seed run's line is appended without a signature");
+    }
+    let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
+    let line = append_locked(folder, &mut entry, None)?;
+    held.release()
+        .context("the line is appended, but the emission lock could not be released")?;
+    Ok(line)
+}
+
+/// [`append`] for a caller that already holds the emission lock; `key` is `None` only for
+/// [`append_seed_line`]. The log's lines are checked (chain and signatures) against `key`
+/// first; without a key, only their chain.
+pub fn append_locked(folder: &Path, entry: &mut Entry, key: Option<&SigningKey>) -> Result<String> {
+    let chain = match key {
+        Some(key) => read_chain(folder, &key.verifying_key())?,
+        None => read_chain_unsigned(folder)?,
+    };
+    if key.is_none() && chain.unsigned < chain.lines {
+        bail!(
+            "{}: the emission's audit log already holds signed lines, and a seed run, which has no signing key, cannot add an unsigned line after them",
+            folder.join(LOG_FILE).display()
+        );
+    }
     entry.prev_sha256 = chain.last();
+    // Whatever a caller put there, nothing that looks like a secret is written.
+    entry.result = crate::secrets::scrub(&entry.result);
+    for arg in &mut entry.args {
+        *arg = crate::secrets::scrub(arg);
+    }
+    entry.signature = match key {
+        Some(key) => Some(hex::encode(crate::block::keys::sign(
+            key,
+            &entry.signed_bytes()?,
+        ))),
+        None if entry.command == "seed" => None,
+        None => bail!("a log line other than a seed run's is signed"),
+    };
     let line = serde_json::to_vec(&entry).context("cannot encode a log entry")?;
     let path = folder.join(LOG_FILE);
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let access = crate::block::files::Access::of_folder(folder)?;
+    let mut file = crate::block::files::open_in_place(&path, access, true)?;
     let mut bytes = line.clone();
     bytes.push(b'\n');
     file.write_all(&bytes)
@@ -245,46 +369,49 @@ mod tests {
     }
 
     #[test]
-    fn secrets_are_redacted() {
-        let args: Vec<String> = ["emit", "--seed", "abcd", "--seed=ef01", "--seed-file", "f"]
-            .map(String::from)
-            .to_vec();
-        assert_eq!(
-            redact(&args),
-            vec![
-                "emit",
-                "--seed",
-                "<redacted>",
-                "--seed=<redacted>",
-                "--seed-file",
-                "f"
-            ]
-        );
+    fn nothing_that_looks_like_a_secret_is_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSVQX7JR";
+        let mut e = entry(&format!("error: {key}"));
+        e.args = vec!["seed".into(), "--recipient".into(), key.into()];
+        append(dir.path(), e, &SigningKey::from_bytes(&[7; 32])).unwrap();
+        let log = std::fs::read_to_string(dir.path().join(LOG_FILE)).unwrap();
+        assert!(!log.contains("QYQSZ"), "{log}");
+        assert!(log.contains("<redacted: age secret key>"), "{log}");
+        assert!(log.contains("--recipient"), "{log}");
     }
 
     #[test]
     fn the_chain_detects_a_deleted_edited_or_truncated_line() {
         let dir = tempfile::tempdir().unwrap();
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let public = key.verifying_key();
         for r in ["one", "two", "three"] {
-            append(dir.path(), entry(r)).unwrap();
+            append(dir.path(), entry(r), &key).unwrap();
         }
-        let chain = read_chain(dir.path()).unwrap();
+        let chain = read_chain(dir.path(), &public).unwrap();
         assert_eq!(chain.lines, 3);
         let path = dir.path().join(LOG_FILE);
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         // Deleted.
         std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[2])).unwrap();
-        assert!(read_chain(dir.path()).is_err());
+        assert!(read_chain(dir.path(), &public).is_err());
         // Edited.
         std::fs::write(&path, text.replace("\"two\"", "\"TWO\"")).unwrap();
-        assert!(read_chain(dir.path()).is_err());
+        assert!(read_chain(dir.path(), &public).is_err());
         // Truncated in the middle of a line.
         std::fs::write(&path, &text[..text.len() - 5]).unwrap();
-        assert!(read_chain(dir.path()).is_err());
+        assert!(read_chain(dir.path(), &public).is_err());
         // Truncated at a line end: the chain holds, but its last hash is not the sealed one.
         std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
-        assert_eq!(read_chain(dir.path()).unwrap().last(), chain.hashes[1]);
-        assert_ne!(read_chain(dir.path()).unwrap().last(), chain.last());
+        assert_eq!(
+            read_chain(dir.path(), &public).unwrap().last(),
+            chain.hashes[1]
+        );
+        assert_ne!(
+            read_chain(dir.path(), &public).unwrap().last(),
+            chain.last()
+        );
     }
 }

@@ -3,12 +3,13 @@
 //! emission record that makes one seed, one key and one generator the emission's, the audit
 //! log, and the seal that lists every block of a finished emission.
 
+pub mod ceremony;
 pub mod lock;
 pub mod log;
 pub mod record;
 pub mod seal;
 
-use crate::block::files::write_atomic;
+use crate::block::files::{write_atomic, Access};
 use crate::block::keys;
 use anyhow::{anyhow, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
@@ -32,11 +33,127 @@ pub fn json_bytes<T: serde::Serialize>(value: &T) -> Vec<u8> {
     bytes
 }
 
+/// How a signed JSON document is laid out: pretty (manifest, record, seal: [`json_bytes`]) or
+/// one compact line without its line end (a line of the audit log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// [`json_bytes`].
+    Pretty,
+    /// `serde_json::to_vec`.
+    Line,
+}
+
+/// Parses a signed JSON document strictly: it must be an object (never an array, which serde
+/// would take field by field), with exactly its documented fields (no unknown, missing or
+/// duplicate key, every nested object an object), written exactly as this program writes
+/// it (so its bytes are the canonical bytes of its value). The error says which rule failed,
+/// escaped and cut (it may quote the file).
+pub fn parse_strict<T>(bytes: &[u8], layout: Layout) -> std::result::Result<T, String>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    let tamed = |e: &dyn std::fmt::Display| crate::untrusted::tamed(&e.to_string());
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[') => {
+            return Err(
+                "a JSON array, not an object: a signed document is an object with exactly its documented fields".into(),
+            )
+        }
+        _ => return Err("not a JSON object".into()),
+    }
+    let value: T = serde_json::from_slice(bytes).map_err(|e| tamed(&e))?;
+    let found: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| tamed(&e))?;
+    let wanted = serde_json::to_value(&value).map_err(|e| tamed(&e))?;
+    if let Some(wrong) = shape_difference(&found, &wanted, "") {
+        return Err(wrong);
+    }
+    let canonical = match layout {
+        Layout::Pretty => json_bytes(&value),
+        Layout::Line => serde_json::to_vec(&value).map_err(|e| tamed(&e))?,
+    };
+    if canonical != bytes {
+        return Err(
+            "not written as this program writes it (spacing, key order, escapes or number forms differ): the bytes were made by hand".into(),
+        );
+    }
+    Ok(value)
+}
+
+/// The first place where `found` has not the shape of `wanted` (a key missing, an array
+/// where an object belongs), as `key \`a.b\` is missing`.
+fn shape_difference(
+    found: &serde_json::Value,
+    wanted: &serde_json::Value,
+    at: &str,
+) -> Option<String> {
+    use serde_json::Value;
+    let here = |key: &str| {
+        if at.is_empty() {
+            key.to_string()
+        } else {
+            format!("{at}.{key}")
+        }
+    };
+    match (found, wanted) {
+        (Value::Object(found), Value::Object(wanted)) => {
+            for (key, inner) in wanted {
+                match found.get(key) {
+                    None => return Some(format!("key `{}` is missing", here(key))),
+                    Some(f) => {
+                        if let Some(d) = shape_difference(f, inner, &here(key)) {
+                            return Some(d);
+                        }
+                    }
+                }
+            }
+            None
+        }
+        (Value::Array(_), Value::Object(_)) => {
+            Some(format!("`{at}` is a JSON array where an object belongs"))
+        }
+        (Value::Array(found), Value::Array(wanted)) => found
+            .iter()
+            .zip(wanted)
+            .enumerate()
+            .find_map(|(i, (f, w))| shape_difference(f, w, &format!("{at}[{i}]"))),
+        _ => None,
+    }
+}
+
 /// Writes `bytes` to `path` and their raw Ed25519 signature to `sig_path`, the signature
-/// first, so that a file on disk always has its signature.
+/// first, so that a file on disk always has its signature. Both get the access of the files
+/// of their folder ([`Access::of_folder`]: 0600, or 0640 for a folder shared with a group).
 pub fn write_signed(path: &Path, sig_path: &Path, bytes: &[u8], key: &SigningKey) -> Result<()> {
-    write_atomic(sig_path, &keys::sign(key, bytes), 0o644)?;
-    write_atomic(path, bytes, 0o644)
+    let access = Access::of_folder(crate::block::files::parent(path))?;
+    let _publishing = crate::interrupt::critical();
+    write_atomic(sig_path, &keys::sign(key, bytes), access)?;
+    write_atomic(path, bytes, access)
+}
+
+/// The temporary files a killed run may have left in an emission folder, beside the files of
+/// the emission as a whole (record, seal, their signatures, the public key).
+pub const STAGED_FILES: &[&str] = &[
+    record::RECORD_FILE,
+    record::RECORD_SIG_FILE,
+    seal::SEAL_FILE,
+    seal::SEAL_SIG_FILE,
+    crate::block::PUBLIC_KEY_FILE,
+];
+
+/// Removes the temporary files that a killed run left for the emission-wide files of `folder`
+/// ([`STAGED_FILES`]). Call it only while holding the emission lock: a live run's temporary
+/// file would be removed too. Returns each file's path with how many were removed for it.
+pub fn remove_stale(folder: &Path) -> Result<Vec<(std::path::PathBuf, usize)>> {
+    let mut removed = Vec::new();
+    for name in STAGED_FILES {
+        let path = folder.join(name);
+        let count = crate::block::files::remove_stale_temps(&path)?;
+        if count > 0 {
+            removed.push((path, count));
+        }
+    }
+    Ok(removed)
 }
 
 /// Reads `path` (at most `max` bytes) and checks its signature in `sig_path` against `key`.
@@ -45,4 +162,30 @@ pub fn read_signed(path: &Path, sig_path: &Path, max: u64, key: &VerifyingKey) -
     let sig = read_bounded(sig_path, 64)?;
     keys::check(key, &bytes, &sig).map_err(|m| anyhow!("{}: {m}", sig_path.display()))?;
     Ok(bytes)
+}
+
+/// Writes `emission.pub.pem` into `folder`, or checks that the one there is `public`'s: an
+/// emission has one key. Called under the emission lock; removes the temporary files a killed
+/// run left for it first, and returns how many.
+pub fn write_or_check_public_key(
+    folder: &Path,
+    public: &VerifyingKey,
+    access: crate::block::files::Access,
+) -> Result<usize> {
+    let path = folder.join(crate::block::PUBLIC_KEY_FILE);
+    let count = crate::block::files::remove_stale_temps(&path)?;
+    if path.exists() {
+        let existing = keys::read_public_key(&path)?;
+        if existing != *public {
+            anyhow::bail!(
+                "{} holds another public key (SHA-256 {}) than this run's signing key (SHA-256 {}): this emission was signed with another key. Give the same --signing-key, or another --emission.",
+                path.display(),
+                hex::encode(keys::public_key_sha256(&existing)?),
+                hex::encode(keys::public_key_sha256(public)?)
+            );
+        }
+        return Ok(count);
+    }
+    write_atomic(&path, keys::public_pem(public)?.as_bytes(), access)?;
+    Ok(count)
 }

@@ -3,8 +3,8 @@
 //! later run (a resume, another block range, another machine) checks it and refuses to go on
 //! when its seed, key, game definition or generator differs.
 
-use crate::emission::{read_signed, write_signed};
-use anyhow::{bail, Context, Result};
+use crate::emission::{parse_strict, read_signed, write_signed, Layout};
+use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -50,8 +50,31 @@ pub struct Custody {
     pub threshold: u32,
     /// Shares made (n).
     pub shares: u32,
-    /// The shares the first run rebuilt the seed from.
+    /// The shares the first run rebuilt the seed from (records made by `emit` before the
+    /// ceremony wrote the record; empty in a ceremony's record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub used: Vec<UsedShare>,
+    /// Every share file of the set, as the ceremony (`seed`) made it: the shares `emit`
+    /// accepts. Empty in records made before the ceremony wrote them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<ShareEntry>,
+}
+
+/// One share file of a set, as the ceremony wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShareEntry {
+    /// The share's index (1..=n).
+    pub index: u32,
+    /// Its custodian's age recipient (public key).
+    pub recipient: String,
+    /// The custodian's name, from the `# comment` after the key in the recipients file ("" if
+    /// none).
+    pub label: String,
+    /// The share file's name.
+    pub file: String,
+    /// SHA-256 of the (encrypted) share file.
+    pub file_sha256: String,
 }
 
 /// One share used to rebuild the seed.
@@ -69,6 +92,71 @@ pub struct UsedShare {
 }
 
 impl Custody {
+    /// The record of a share set the ceremony made: all n files, each with its custodian's
+    /// `label` (`labels[i]` for share i + 1; "" where none).
+    pub fn from_made_set(info: &crate::custody::ShareSetInfo, labels: &[String]) -> Custody {
+        Custody {
+            share_set: hex::encode(info.share_set),
+            threshold: u32::from(info.threshold),
+            shares: u32::from(info.shares),
+            used: Vec::new(),
+            files: info
+                .files
+                .iter()
+                .map(|f| ShareEntry {
+                    index: u32::from(f.index),
+                    recipient: f.recipient.clone(),
+                    label: labels
+                        .get(usize::from(f.index).saturating_sub(1))
+                        .cloned()
+                        .unwrap_or_default(),
+                    file: f
+                        .path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    file_sha256: hex::encode(f.file_sha256),
+                })
+                .collect(),
+        }
+    }
+
+    /// Checks that the shares a run rebuilt its seed from (`rebuilt`, from
+    /// [`Custody::from_info`]) are shares of this recorded set: the same set id, k and n, and
+    /// every share used one of the set's files (index, recipient and file SHA-256). A record
+    /// made before the ceremony listed its files is checked on the set id, k and n only.
+    pub fn admits(&self, rebuilt: &Custody) -> Result<(), String> {
+        if self.share_set != rebuilt.share_set
+            || self.threshold != rebuilt.threshold
+            || self.shares != rebuilt.shares
+        {
+            return Err(format!(
+                "the shares given are of share set {} ({} of {}), but the emission's signed record names share set {} ({} of {}): they were not made by this emission's ceremony",
+                rebuilt.share_set, rebuilt.threshold, rebuilt.shares, self.share_set, self.threshold, self.shares
+            ));
+        }
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        for used in &rebuilt.used {
+            let known = self.files.iter().any(|f| {
+                f.index == used.index
+                    && f.recipient == used.recipient
+                    && f.file_sha256 == used.file_sha256
+            });
+            if !known {
+                return Err(format!(
+                    "share {} of {} ({}, file SHA-256 {}) is not one of the share files the emission's signed record lists: it was not made by this emission's ceremony",
+                    used.index,
+                    self.shares,
+                    crate::untrusted::shown(&used.file),
+                    used.file_sha256
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The record's view of a rebuilt share set.
     pub fn from_info(info: &crate::custody::ShareSetInfo) -> Custody {
         Custody {
@@ -89,6 +177,7 @@ impl Custody {
                     file_sha256: hex::encode(f.file_sha256),
                 })
                 .collect(),
+            files: Vec::new(),
         }
     }
 }
@@ -194,12 +283,17 @@ impl Record {
                 self.generator
             ),
         );
-        if let (Some(here), Some(given)) = (self.blocks, wanted.blocks) {
+        // Fixed when the record is made: given again, it must be the same number.
+        if let Some(given) = wanted.blocks {
+            let here = match self.blocks {
+                Some(here) => here.to_string(),
+                None => "no planned block count".to_string(),
+            };
             differ(
                 "planned blocks (--emission-blocks)",
-                here.to_string(),
+                here,
                 given.to_string(),
-                "",
+                " (the planned block count is fixed when the record is made: leave out --emission-blocks, or start another --emission)",
             );
         }
         if differences.is_empty() {
@@ -220,8 +314,8 @@ pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>
         return Ok(None);
     }
     let bytes = read_signed(&path, &folder.join(RECORD_SIG_FILE), MAX_RECORD_BYTES, key)?;
-    let record: Record = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{} is not a valid emission record", path.display()))?;
+    let record: Record = parse_strict(&bytes, Layout::Pretty)
+        .map_err(|e| anyhow!("{} is not a valid emission record: {e}", path.display()))?;
     if record.format != RECORD_FORMAT {
         bail!(
             "{}: record format {} is not one this program reads (it reads {RECORD_FORMAT})",

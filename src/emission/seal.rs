@@ -10,7 +10,7 @@
 use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
 use crate::emission::log::{self, Chain};
 use crate::emission::record::{self, Record, RECORD_FILE};
-use crate::emission::{read_bounded, read_signed, shown, write_signed};
+use crate::emission::{parse_strict, read_bounded, read_signed, shown, write_signed, Layout};
 use crate::money::{canonical, parse_canonical};
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
@@ -95,12 +95,12 @@ impl Seal {
 /// Complete blocks of `folder` (those whose manifest is there), by number.
 pub fn complete_blocks(folder: &Path) -> Result<Vec<u32>> {
     let mut blocks = Vec::new();
-    for entry in std::fs::read_dir(folder)
-        .with_context(|| format!("cannot read folder {}", folder.display()))?
-    {
-        let entry = entry.with_context(|| format!("cannot read folder {}", folder.display()))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
+    let entries = crate::fs::dir::list(folder)
+        .with_context(|| format!("cannot read folder {}", folder.display()))?;
+    for entry in entries {
+        let Some(name) = entry.name.to_str() else {
+            continue;
+        };
         let Some(digits) = name
             .strip_prefix("block-")
             .and_then(|n| n.strip_suffix(".manifest.json"))
@@ -256,7 +256,7 @@ pub fn seal(
             total_prizes: manifest.total_prizes.clone(),
         });
     }
-    let chain = log::read_chain(folder)?;
+    let chain = log::read_chain(folder, &key.verifying_key())?;
     let seal = Seal {
         format: SEAL_FORMAT,
         game: record.game.clone(),
@@ -296,7 +296,7 @@ pub fn seal(
 pub fn read_seal(folder: &Path, key: &VerifyingKey) -> Result<Seal> {
     let path = folder.join(SEAL_FILE);
     let bytes = read_signed(&path, &folder.join(SEAL_SIG_FILE), MAX_SEAL_BYTES, key)?;
-    let seal: Seal = serde_json::from_slice(&bytes)
+    let seal: Seal = parse_strict(&bytes, Layout::Pretty)
         .map_err(|e| anyhow!("{}: not a valid seal: {e}", path.display()))?;
     if seal.format != SEAL_FORMAT {
         bail!(
@@ -313,23 +313,37 @@ pub fn read_seal(folder: &Path, key: &VerifyingKey) -> Result<Seal> {
 pub struct FolderReport {
     /// What is wrong.
     pub problems: Vec<String>,
-    /// What a reader should know (unsealed, no record).
+    /// What a reader should know (not sealed yet).
     pub notes: Vec<String>,
     /// The record's kind, if there is a record.
     pub kind: Option<record::EmissionKind>,
 }
 
+/// What [`check_folder`] is asked to accept, beyond what it always requires.
+#[derive(Debug, Default, Clone)]
+pub struct FolderCheck {
+    /// An emission whose planned blocks are all present may lack its seal (`--allow-unsealed`):
+    /// without this, a complete emission that is not sealed fails.
+    pub allow_unsealed: bool,
+    /// The SHA-256 (hex) the record must have (`--record-sha256`, from the ceremony's minutes).
+    pub record_sha256: Option<String>,
+    /// The SHA-256 (hex) the seal must have (`--seal-sha256`): the seal must be there.
+    pub seal_sha256: Option<String>,
+}
+
 /// Checks an emission folder as a whole (not the blocks' contents: `verify_block` does that):
-/// the record and its signature, every manifest against the record, the audit log's chain, and
-/// the seal against the blocks present. Only reads.
-pub fn check_folder(folder: &Path, key: &VerifyingKey) -> FolderReport {
+/// the record (which must be there) and its signature, `emission.pub.pem` against the record
+/// and `key`, every manifest against the record, the audit log's chain, the seal (which must be
+/// there when the log says it was made, or when every planned block is present) with its own
+/// numbers recomputed from the manifests, and the pins of `check`. Only reads.
+pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> FolderReport {
     let mut report = FolderReport::default();
     let name = folder.display();
     let record = match record::read(folder, key) {
         Ok(Some(found)) => found,
         Ok(None) => {
-            report.notes.push(format!(
-                "{name}: no emission record ({RECORD_FILE}): made before records existed, or not an emission folder; its blocks are checked one by one only"
+            report.problems.push(format!(
+                "{name}: no emission record ({RECORD_FILE}): every emission folder has one, signed, from its first run; without it nothing says which emission its blocks belong to (deleted?)"
             ));
             return report;
         }
@@ -340,6 +354,16 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey) -> FolderReport {
     };
     let (record, record_bytes) = record;
     report.kind = Some(record.kind);
+    let record_sha256 = hex::encode(Sha256::digest(&record_bytes));
+    if let Some(pinned) = &check.record_sha256 {
+        if !pinned.eq_ignore_ascii_case(&record_sha256) {
+            report.problems.push(format!(
+                "{}: its SHA-256 is {record_sha256}, not the {pinned} given with --record-sha256 (the ceremony's minutes): this is not the record made then",
+                folder.join(RECORD_FILE).display()
+            ));
+        }
+    }
+    check_public_key(&mut report, folder, &record, key);
     let present = match complete_blocks(folder) {
         Ok(p) => p,
         Err(e) => {
@@ -347,7 +371,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey) -> FolderReport {
             return report;
         }
     };
-    let mut manifests: BTreeMap<u32, String> = BTreeMap::new();
+    let mut manifests: BTreeMap<u32, (Manifest, String)> = BTreeMap::new();
     for &number in &present {
         match manifest(folder, number) {
             Ok((manifest, sha)) => {
@@ -358,22 +382,37 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey) -> FolderReport {
                         wrong.join("; ")
                     ));
                 }
-                manifests.insert(number, sha);
+                manifests.insert(number, (manifest, sha));
             }
             Err(e) => report.problems.push(format!("{e:#}")),
         }
     }
-    let chain = match log::read_chain(folder) {
-        Ok(c) => Some(c),
+    let chain = match log::read_chain(folder, key) {
+        Ok(c) => {
+            if c.unsigned > 0 {
+                report.notes.push(format!(
+                    "{}: its first {} line(s), of seed runs, are not signed (seed takes no signing key yet); the next line, signed, names the hash of the last of them",
+                    folder.join(log::LOG_FILE).display(),
+                    c.unsigned
+                ));
+            }
+            Some(c)
+        }
         Err(e) => {
             report.problems.push(format!("{e:#}"));
             None
         }
     };
-    if !folder.join(SEAL_FILE).exists() {
-        report.notes.push(format!(
-            "{name}: this emission is not sealed (no {SEAL_FILE}): nothing yet says which blocks make it whole; run `emission-factory seal` when all its blocks are made"
-        ));
+    let seal_path = folder.join(SEAL_FILE);
+    if !seal_path.exists() {
+        check_unsealed(
+            &mut report,
+            folder,
+            &record,
+            &present,
+            chain.as_ref(),
+            check,
+        );
         return report;
     }
     let seal = match read_seal(folder, key) {
@@ -383,11 +422,26 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey) -> FolderReport {
             return report;
         }
     };
-    if seal.record_sha256 != hex::encode(Sha256::digest(&record_bytes)) {
+    if let Some(pinned) = &check.seal_sha256 {
+        match read_bounded(&seal_path, MAX_SEAL_BYTES) {
+            Ok(bytes) => {
+                let found = hex::encode(Sha256::digest(&bytes));
+                if !pinned.eq_ignore_ascii_case(&found) {
+                    report.problems.push(format!(
+                        "{}: its SHA-256 is {found}, not the {pinned} given with --seal-sha256: this is not the seal kept",
+                        seal_path.display()
+                    ));
+                }
+            }
+            Err(e) => report.problems.push(format!("{e:#}")),
+        }
+    }
+    if seal.record_sha256 != record_sha256 {
         report.problems.push(format!(
             "{name}: the seal was made for another emission record than {RECORD_FILE}"
         ));
     }
+    check_seal_numbers(&mut report, &seal_path, &seal, &record, &manifests);
     let sealed: BTreeMap<u32, &SealedBlock> = seal.blocks.iter().map(|b| (b.block, b)).collect();
     let missing: Vec<u32> = sealed
         .keys()
@@ -400,8 +454,8 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey) -> FolderReport {
             ranges(&missing)
         ));
     }
-    let extra: Vec<u32> = manifests
-        .keys()
+    let extra: Vec<u32> = present
+        .iter()
         .copied()
         .filter(|b| !sealed.contains_key(b))
         .collect();
@@ -411,7 +465,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey) -> FolderReport {
             ranges(&extra)
         ));
     }
-    for (number, sha) in &manifests {
+    for (number, (_, sha)) in &manifests {
         if let Some(block) = sealed.get(number) {
             if &block.manifest_sha256 != sha {
                 report.problems.push(format!(
@@ -425,6 +479,224 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey) -> FolderReport {
         check_log_against_seal(&mut report, &chain, &seal, folder);
     }
     report
+}
+
+/// `emission.pub.pem` must be there, be the key the record names, and be `key` (the key given
+/// with `--public-key`, or itself).
+fn check_public_key(report: &mut FolderReport, folder: &Path, record: &Record, key: &VerifyingKey) {
+    let path = folder.join(crate::block::PUBLIC_KEY_FILE);
+    let found = match crate::block::keys::read_public_key(&path) {
+        Ok(found) => found,
+        Err(e) => {
+            report.problems.push(format!("{}: {e:#}", path.display()));
+            return;
+        }
+    };
+    let sha = match crate::block::keys::public_key_sha256(&found) {
+        Ok(sha) => hex::encode(sha),
+        Err(e) => {
+            report.problems.push(format!("{}: {e:#}", path.display()));
+            return;
+        }
+    };
+    if sha != record.public_key_sha256 {
+        report.problems.push(format!(
+            "{}: its key (SHA-256 {sha}) is not the one the record names in public_key_sha256 ({}): the file was replaced",
+            path.display(),
+            record.public_key_sha256
+        ));
+    } else if found != *key {
+        report.problems.push(format!(
+            "{}: it is not the key given with --public-key",
+            path.display()
+        ));
+    }
+}
+
+/// An emission without its seal: fails when the log says a seal was made (it was deleted),
+/// and when every planned block is present (unless `--allow-unsealed`); else a note.
+fn check_unsealed(
+    report: &mut FolderReport,
+    folder: &Path,
+    record: &Record,
+    present: &[u32],
+    chain: Option<&Chain>,
+    check: &FolderCheck,
+) {
+    let name = folder.display();
+    if check.seal_sha256.is_some() {
+        report.problems.push(format!(
+            "{name}: no {SEAL_FILE}, but --seal-sha256 says the emission was sealed (deleted?)"
+        ));
+    }
+    if let Some(line) = chain.and_then(|c| c.seal_recorded) {
+        report.problems.push(format!(
+            "{name}: the audit log records a seal ({} line {line}), but {SEAL_FILE} is missing: it was deleted, or that sealing run was killed before it wrote the seal (then run `emission-factory seal` again)",
+            log::LOG_FILE
+        ));
+        return;
+    }
+    let complete = record
+        .blocks
+        .filter(|&planned| planned > 0 && (1..=planned).all(|b| present.binary_search(&b).is_ok()));
+    match complete {
+        Some(planned) if !check.allow_unsealed => report.problems.push(format!(
+            "{name}: all its {planned} planned blocks are here, but it is not sealed (no {SEAL_FILE}): a complete emission is sealed (emission-factory seal); give --allow-unsealed if it is not sealed yet on purpose"
+        )),
+        Some(planned) => report.notes.push(format!(
+            "{name}: all its {planned} planned blocks are here, but it is not sealed (no {SEAL_FILE}); accepted with --allow-unsealed"
+        )),
+        None => report.notes.push(format!(
+            "{name}: this emission is not sealed (no {SEAL_FILE}): nothing yet says which blocks make it whole; run `emission-factory seal` when all its blocks are made"
+        )),
+    }
+}
+
+/// The seal's own numbers, recomputed: its coordinates and kind against the record, each
+/// sealed block once and in order, each block's counts against its manifest, the totals
+/// against the blocks, the planned blocks, and its date.
+fn check_seal_numbers(
+    report: &mut FolderReport,
+    path: &Path,
+    seal: &Seal,
+    record: &Record,
+    manifests: &BTreeMap<u32, (Manifest, String)>,
+) {
+    let name = path.display();
+    let mut wrong = |what: String| report.problems.push(format!("{name}: {what}"));
+    let mut differ = |what: &str, sealed: String, recorded: String| {
+        if sealed != recorded {
+            wrong(format!(
+                "the seal's {what} is {}, the record's {}",
+                shown(sealed.as_bytes()),
+                shown(recorded.as_bytes())
+            ));
+        }
+    };
+    differ("game", seal.game.clone(), record.game.clone());
+    differ("stake", seal.stake.clone(), record.stake.clone());
+    differ(
+        "emission",
+        seal.emission.to_string(),
+        record.emission.to_string(),
+    );
+    differ(
+        "kind",
+        seal.kind.as_str().into(),
+        record.kind.as_str().into(),
+    );
+    differ(
+        "game_definition_sha256",
+        seal.game_definition_sha256.clone(),
+        record.game_definition_sha256.clone(),
+    );
+    differ(
+        "seed_sha256",
+        seal.seed_sha256.clone(),
+        record.seed_sha256.clone(),
+    );
+    differ(
+        "public_key_sha256",
+        seal.public_key_sha256.clone(),
+        record.public_key_sha256.clone(),
+    );
+    let mut wrong = |what: String| report.problems.push(format!("{name}: {what}"));
+    let mut tickets: Option<u64> = Some(0);
+    let mut winners: Option<u64> = Some(0);
+    let mut total: Option<Decimal> = Some(Decimal::ZERO);
+    let mut previous: Option<u32> = None;
+    for block in &seal.blocks {
+        let number = block.block;
+        match previous {
+            Some(p) if p == number => wrong(format!("block {number} is sealed twice")),
+            Some(p) if p > number => wrong(format!(
+                "the sealed blocks are not in order ({number} after {p})"
+            )),
+            _ => {}
+        }
+        previous = Some(number);
+        tickets = tickets.and_then(|t| t.checked_add(block.tickets));
+        winners = winners.and_then(|w| w.checked_add(block.winners));
+        total = match parse_canonical(&block.total_prizes) {
+            Some(amount) => total.and_then(|t| t.checked_add(amount)),
+            None => {
+                wrong(format!(
+                    "block {number}: total_prizes {} is not a canonical amount",
+                    shown(block.total_prizes.as_bytes())
+                ));
+                None
+            }
+        };
+        if let Some((manifest, _)) = manifests.get(&number) {
+            if block.tickets != manifest.tickets {
+                wrong(format!(
+                    "the seal says block {number} has {} tickets, its manifest {}",
+                    block.tickets, manifest.tickets
+                ));
+            }
+            if block.winners != manifest.winners {
+                wrong(format!(
+                    "the seal says block {number} has {} winners, its manifest {}",
+                    block.winners, manifest.winners
+                ));
+            }
+            if block.total_prizes != manifest.total_prizes {
+                wrong(format!(
+                    "the seal says block {number}'s prizes total {} €, its manifest {} €",
+                    shown(block.total_prizes.as_bytes()),
+                    shown(manifest.total_prizes.as_bytes())
+                ));
+            }
+        }
+    }
+    if tickets != Some(seal.tickets) {
+        wrong(format!(
+            "the seal's tickets are {}, its blocks add up to {}",
+            seal.tickets,
+            tickets.map_or_else(|| "more than a count holds".into(), |t| t.to_string())
+        ));
+    }
+    if winners != Some(seal.winners) {
+        wrong(format!(
+            "the seal's winners are {}, its blocks add up to {}",
+            seal.winners,
+            winners.map_or_else(|| "more than a count holds".into(), |w| w.to_string())
+        ));
+    }
+    if total.map(canonical).as_deref() != Some(seal.total_prizes.as_str()) {
+        wrong(format!(
+            "the seal's total_prizes is {} €, its blocks add up to {} €",
+            shown(seal.total_prizes.as_bytes()),
+            total.map_or_else(|| "more than an amount holds".into(), canonical)
+        ));
+    }
+    if let Some(planned) = record.blocks {
+        let numbers: Vec<u32> = seal.blocks.iter().map(|b| b.block).collect();
+        if numbers != (1..=planned).collect::<Vec<u32>>() {
+            wrong(format!(
+                "the seal lists blocks {}, the record plans blocks 1-{planned}",
+                ranges(&numbers)
+            ));
+        }
+    }
+    let created = humantime::parse_rfc3339(&record.created).ok();
+    match humantime::parse_rfc3339(&seal.sealed) {
+        Err(_) => wrong(format!(
+            "sealed {} is not a UTC date and time (RFC 3339)",
+            shown(seal.sealed.as_bytes())
+        )),
+        Ok(when) if created.is_some_and(|c| when < c) => wrong(format!(
+            "sealed {}, before the emission's record was made ({})",
+            seal.sealed,
+            shown(record.created.as_bytes())
+        )),
+        Ok(when)
+            if when > std::time::SystemTime::now() + std::time::Duration::from_secs(86_400) =>
+        {
+            wrong(format!("sealed {}, a date still to come", seal.sealed))
+        }
+        Ok(_) => {}
+    }
 }
 
 fn check_log_against_seal(report: &mut FolderReport, chain: &Chain, seal: &Seal, folder: &Path) {

@@ -16,7 +16,6 @@
 use crate::block::CSV_HEADER;
 use postgres::{CopyInWriter, Transaction};
 use sha2::{Digest, Sha256};
-use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -74,7 +73,7 @@ pub fn stream(
     block_id: i64,
     prizes: &[(String, i64)],
 ) -> Result<Sent, CopyError> {
-    let mut file = File::open(csv)?;
+    let mut file = crate::fs::open::open_regular(csv)?;
     let mut sink = tx.copy_in(&format!(
         "COPY {table} ({COLUMNS}) FROM STDIN (FORMAT binary, FREEZE)"
     ))?;

@@ -436,11 +436,21 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
             csv.display()
         ))
     })?;
-    let dir = csv.parent().unwrap_or(Path::new("."));
+    let dir = crate::verify::folder_of(csv);
+    // Bounded, regular files only: a manifest or signature is read whole, so a huge file or
+    // a FIFO at its name must be refused before it is read.
     let read = |path: PathBuf| {
-        std::fs::read(&path).map_err(|source| LoadError::Io {
+        crate::untrusted::read_at_most(
+            &path,
+            block::manifest::MAX_MANIFEST_BYTES,
+            "a manifest or signature",
+        )
+        .map_err(|e| LoadError::Io {
             path: path.clone(),
-            source,
+            source: match e {
+                crate::untrusted::ReadError::Io(e) => e,
+                e => std::io::Error::other(e.to_string()),
+            },
         })
     };
     let manifest_path = dir.join(block::manifest_name(number));

@@ -4,6 +4,7 @@
 
 use super::order::Order;
 use super::{describe, BlockSection, Report};
+use crate::untrusted::defanged;
 use std::fmt::Write;
 
 /// Colours for the forms of a prize, in turn.
@@ -12,8 +13,12 @@ const PALETTE: [&str; 10] = [
     "#9c755f", "#bab0ac",
 ];
 
-/// Escapes text for HTML and SVG (element content and attribute values).
+/// Escapes text for HTML and SVG (element content and attribute values): what would act on
+/// the page or reorder it (control characters, bidirectional overrides, invisible
+/// characters) is written as a visible escape, as on a terminal ([`defanged`]), then HTML's
+/// five characters as entities.
 pub fn esc(text: &str) -> String {
+    let text = defanged(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -22,9 +27,6 @@ pub fn esc(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
             c => out.push(c),
         }
     }
@@ -447,6 +449,11 @@ mod tests {
         assert_eq!(
             esc("<script>\"a\" & 'b'\u{1b}</script>"),
             "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;\\u{1b}&lt;/script&gt;"
+        );
+        // A name that would reverse the page's text, or hide part of it.
+        assert_eq!(
+            esc("a\u{202e}b\u{2066}c\u{200b}d\u{7}"),
+            "a\\u{202e}b\\u{2066}c\\u{200b}d\\u{7}"
         );
     }
 }

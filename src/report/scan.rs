@@ -27,7 +27,6 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
@@ -116,8 +115,8 @@ impl Duplicates {
         }
         // Memory first: the hashes are no longer needed.
         drop(std::mem::take(&mut self.hashes));
-        let file =
-            File::open(&self.csv).map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
+        let file = crate::fs::open::open_regular(&self.csv)
+            .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
         exact_duplicates(file, &shared, &self.re_read(), self.hash)
             .map_err(|e| anyhow::anyhow!("{name}: {e}"))
     }

@@ -1,12 +1,15 @@
 //! The report as text for an 80-column terminal.
 
 use super::{describe, BlockSection, EmissionSection, Report};
+use crate::untrusted::{defanged, shown_text, SHOWN_CHARS};
 use std::fmt::Write;
 
 /// Longest form text shown (the JSON has it whole).
 const FORM_WIDTH: usize = 46;
 
-/// The report as lines of at most 80 characters (file names excepted).
+/// The report as lines of at most 80 characters (file names excepted). What comes from a file
+/// is escaped where it is written ([`shown_text`]; the problems and file names come escaped),
+/// and the whole text passes [`defanged`] on its way out, the last guard before a terminal.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     for b in &report.blocks {
@@ -41,7 +44,7 @@ pub fn render(report: &Report) -> String {
     } else {
         let _ = writeln!(out, "every test passed");
     }
-    out
+    defanged(&out)
 }
 
 /// Digits grouped by three with spaces: 7 500 000.
@@ -69,7 +72,7 @@ fn block(out: &mut String, b: &BlockSection) {
     let _ = writeln!(
         out,
         "{} {} €, emission {}, block {}: {} tickets, verified",
-        b.game_name,
+        shown_text(&b.game_name, SHOWN_CHARS),
         b.stake,
         b.emission,
         b.block,

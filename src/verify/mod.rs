@@ -98,35 +98,42 @@ impl BlockReport {
     }
 }
 
-/// The block CSV files named by `paths`: files as they are, folders walked for
-/// `block-NNNNN.csv`, in name order.
+/// The block CSV files named by `paths`, in name order: a file as it is (a bare name is taken
+/// in the current folder, `./block-00001.csv`), a folder walked for `block-NNNNN.csv` by
+/// [`crate::fs::dir::walk`]: links inside it are never followed (a folder named on the
+/// command line may itself be a link), the walk is bounded in depth and never enters a folder
+/// twice, and an entry named like a block is returned whatever it is (a FIFO, a link), for the
+/// reader to refuse it by name rather than miss it.
 pub fn find_blocks(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| anyhow::anyhow!("cannot read folder {}: {e}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(&path, out)?;
-            } else if block_number(&path).is_some() {
-                out.push(path);
-            }
-        }
-        Ok(())
-    }
     let mut out = Vec::new();
     for path in paths {
-        if path.is_dir() {
-            walk(path, &mut out)?;
-        } else if path.exists() {
-            out.push(path.clone());
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                anyhow::anyhow!("{} does not exist", shown_path(path))
+            }
+            _ => anyhow::anyhow!("cannot look at {}: {e}", shown_path(path)),
+        })?;
+        if meta.is_dir() {
+            let wanted = |name: &std::ffi::OsStr| block_number(Path::new(name)).is_some();
+            out.extend(crate::fs::dir::walk(path, &wanted).map_err(|e| match e {
+                crate::fs::dir::WalkError::Interrupted(i) => anyhow::Error::new(i),
+                e => anyhow::Error::new(e),
+            })?);
+        } else if path.parent().is_some_and(|p| p.as_os_str().is_empty()) {
+            out.push(Path::new(".").join(path));
         } else {
-            anyhow::bail!("{} does not exist", path.display());
+            out.push(path.clone());
         }
     }
     Ok(out)
+}
+
+/// The folder holding a block (or any file named by a path): its parent, `.` for a bare name.
+pub fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
 }
 
 /// The block number in a `block-NNNNN.csv` file name.
@@ -218,7 +225,7 @@ fn check_head(
             "{name}: not a block file (block files are named block-NNNNN.csv)"
         ))
     })?;
-    let dir = csv.parent().unwrap_or(Path::new("."));
+    let dir = folder_of(csv);
     let manifest_path = dir.join(block::manifest_name(number));
     let manifest_bytes =
         read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest").map_err(|e| match e {

@@ -1,0 +1,262 @@
+//! A production emission starts at the seed ceremony: `seed` draws the seed, hands it out as
+//! k-of-n shares, and writes the emission's signed record, which names the share set (id, k,
+//! n, every share file's SHA-256, recipient and custodian) and the seed's commitment. From then
+//! on `emit` accepts only shares of a set a record signed by its own key names
+//! ([`admit_shares`]), and refuses a production emission with no record: forging shares from
+//! the custodians' *public* keys is no longer enough to choose an emission's seed; it takes
+//! the signing key, and a new record shows in the ceremony's minutes (the record's SHA-256,
+//! which `seed` prints and `verify --record-sha256` checks).
+//!
+//! A reshare (new custodians for the same seed, from k old shares) is recorded in a signed
+//! custody file beside the record (`emission.shares-<set id>.json` and `.sig`): the record
+//! itself, which every manifest may name by its hash, never changes.
+
+use crate::block::{self, files, keys};
+use crate::custody::{self, Recipient, SecretSeed, ShareSetInfo};
+use crate::emission::lock::LockFile;
+use crate::emission::record::{self, Custody, EmissionKind, Record, RECORD_FILE};
+use crate::emission::{read_signed, write_signed};
+use crate::game::{Game, Stake};
+use crate::money::canonical;
+use anyhow::{bail, Context, Result};
+use ed25519_dalek::SigningKey;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// What a ceremony is asked to do.
+pub struct Ceremony<'a> {
+    /// The game.
+    pub game: &'a Game,
+    /// The stake.
+    pub stake: &'a Stake,
+    /// The emission number.
+    pub emission: u32,
+    /// The emissions folder (`<out>`): the record goes into `<out>/<game>/<stake>/e<NNNN>/`.
+    pub emissions: &'a Path,
+    /// Blocks the emission will hold, fixed in the record (`--emission-blocks`).
+    pub planned_blocks: Option<u32>,
+}
+
+/// What a ceremony made.
+pub struct Made {
+    /// The share set written.
+    pub info: ShareSetInfo,
+    /// The signed document that records it (the record, or a reshare's custody file).
+    pub document: PathBuf,
+    /// Its SHA-256, for the ceremony's minutes.
+    pub document_sha256: [u8; 32],
+}
+
+/// A reshare's custody file: the new share set of an emission's seed, signed like the record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reshare {
+    /// Always 1.
+    pub format: u32,
+    /// `<game>/<stake>/e<NNNN>`.
+    pub emission: String,
+    /// The seed's commitment: the record's `seed_sha256`.
+    pub seed_sha256: String,
+    /// The share set whose shares rebuilt the seed for this reshare.
+    pub from_share_set: String,
+    /// The new set.
+    pub custody: Custody,
+    /// When it was made (UTC, RFC 3339).
+    pub created: String,
+}
+
+/// The file name of the custody file of a reshare to share set `set` (hex).
+pub fn reshare_file(set: &str) -> String {
+    format!("emission.shares-{set}.json")
+}
+
+/// Largest custody file read.
+const MAX_RESHARE_BYTES: u64 = 1 << 20;
+
+impl Ceremony<'_> {
+    fn folder(&self) -> PathBuf {
+        block::emission_dir(self.emissions, self.game, self.stake, self.emission)
+    }
+
+    fn id(&self) -> String {
+        custody::emission_id(&self.game.id, self.stake, self.emission)
+    }
+
+    /// A new emission: checks there is none yet, draws its seed, writes the share set into
+    /// `out` for `recipients` (each with its custodian's label), then the emission's signed
+    /// record and public key, signed with `signing_key` (the key its blocks will be signed
+    /// with), all under the emission lock. Refuses an emission that already
+    /// has a record, before drawing anything: an emission has one seed.
+    pub fn new_seed(
+        &self,
+        signing_key: &SigningKey,
+        threshold: u8,
+        recipients: &[Recipient],
+        labels: &[String],
+        out: &Path,
+    ) -> Result<Made> {
+        let folder = self.folder();
+        let record_path = folder.join(RECORD_FILE);
+        // Refused before any folder is made, and again under the lock.
+        refuse_existing(&record_path)?;
+        let access = files::emission_folder(&folder, None)?;
+        let lock = LockFile::emission(&folder)?;
+        let _held = lock.acquire(&mut |_| {})?;
+        refuse_existing(&record_path)?;
+        crate::emission::write_or_check_public_key(&folder, &signing_key.verifying_key(), access)?;
+        let seed = SecretSeed::fresh()?;
+        let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
+        let record = Record {
+            format: record::RECORD_FORMAT,
+            game: self.game.id.clone(),
+            game_name: self.game.name.clone(),
+            game_definition_sha256: hex::encode(self.game.sha256),
+            stake: canonical(self.stake.price),
+            emission: self.emission,
+            block_size: self.game.block_size,
+            blocks: self.planned_blocks,
+            kind: EmissionKind::Production,
+            seed_sha256: hex::encode(info.seed_sha256),
+            custody: Some(Custody::from_made_set(&info, labels)),
+            public_key_sha256: hex::encode(keys::public_key_sha256(&signing_key.verifying_key())?),
+            generator: block::manifest::generator(),
+            generator_version: block::manifest::GENERATOR_VERSION,
+            created: record::now(),
+        };
+        let bytes = record.to_bytes();
+        record::write(&folder, &record, signing_key)?;
+        Ok(Made {
+            info,
+            document: record_path,
+            document_sha256: Sha256::digest(&bytes).into(),
+        })
+    }
+
+    /// A reshare: rebuilds the seed from `shares` (which must be shares of a set the signed
+    /// record or an earlier reshare names, and rebuild the record's commitment), splits it
+    /// again for `recipients`, and records the new set in a signed custody file.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reshare(
+        &self,
+        signing_key: &SigningKey,
+        shares: &[PathBuf],
+        identities: &[PathBuf],
+        threshold: u8,
+        recipients: &[Recipient],
+        labels: &[String],
+        out: &Path,
+    ) -> Result<(ShareSetInfo, Made)> {
+        let folder = self.folder();
+        let public = signing_key.verifying_key();
+        let lock = LockFile::emission(&folder)?;
+        let _held = lock.acquire(&mut |_| {})?;
+        let (seed, old) = custody::rebuild_seed(shares, identities, &self.id())?;
+        let (record, _) = record::read(&folder, &public)?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} has no emission record: a production emission starts with `seed` (a new seed and its record), and only then can its seed be reshared",
+                folder.display()
+            )
+        })?;
+        admit_shares(&folder, &record, &Custody::from_info(&old), &public)?;
+        if record.seed_sha256 != hex::encode(seed.commitment()) {
+            bail!(
+                "the shares rebuild a seed whose SHA-256 is {}, not the emission's {}",
+                hex::encode(seed.commitment()),
+                record.seed_sha256
+            );
+        }
+        let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
+        let reshare = Reshare {
+            format: 1,
+            emission: self.id(),
+            seed_sha256: record.seed_sha256.clone(),
+            from_share_set: hex::encode(old.share_set),
+            custody: Custody::from_made_set(&info, labels),
+            created: record::now(),
+        };
+        let bytes = crate::emission::json_bytes(&reshare);
+        let name = reshare_file(&hex::encode(info.share_set));
+        let path = folder.join(&name);
+        write_signed(
+            &path,
+            &folder.join(format!("{name}.sig")),
+            &bytes,
+            signing_key,
+        )?;
+        Ok((
+            old,
+            Made {
+                info,
+                document: path,
+                document_sha256: Sha256::digest(&bytes).into(),
+            },
+        ))
+    }
+}
+
+fn refuse_existing(record_path: &Path) -> Result<()> {
+    if files::entry_exists(record_path)? {
+        bail!(
+            "{} exists: this emission already has its record, so its seed was made already; an emission has one seed. To hand it to new custodians, use `seed --reshare` with k of its shares; for a new seed, choose another --emission",
+            record_path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Checks that shares a run rebuilt its seed from (`rebuilt`, as [`Custody::from_info`] says)
+/// are shares the emission's ceremony made: of the set the signed `record` names, or of a set
+/// a reshare's custody file signed by the same key names. The error says why not.
+pub fn admit_shares(
+    folder: &Path,
+    record: &Record,
+    rebuilt: &Custody,
+    public: &ed25519_dalek::VerifyingKey,
+) -> Result<()> {
+    if record.kind != EmissionKind::Production {
+        bail!(
+            "{}: the emission's record is of a test emission; custody shares are for production emissions only",
+            folder.join(RECORD_FILE).display()
+        );
+    }
+    let Some(recorded) = &record.custody else {
+        bail!(
+            "{}: the emission's record names no share set",
+            folder.join(RECORD_FILE).display()
+        );
+    };
+    if recorded.share_set == rebuilt.share_set {
+        return recorded
+            .admits(rebuilt)
+            .map_err(|m| anyhow::anyhow!("{}: {m}", folder.join(RECORD_FILE).display()));
+    }
+    // A reshare's set: its custody file, signed by the emission's key.
+    let name = reshare_file(&rebuilt.share_set);
+    let path = folder.join(&name);
+    let valid_set =
+        rebuilt.share_set.len() == 32 && rebuilt.share_set.bytes().all(|b| b.is_ascii_hexdigit());
+    if !valid_set || !files::entry_exists(&path)? {
+        return recorded
+            .admits(rebuilt)
+            .map_err(|m| anyhow::anyhow!("{}: {m}", folder.join(RECORD_FILE).display()));
+    }
+    let bytes = read_signed(
+        &path,
+        &folder.join(format!("{name}.sig")),
+        MAX_RESHARE_BYTES,
+        public,
+    )?;
+    let reshare: Reshare = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not a valid custody file", path.display()))?;
+    if reshare.seed_sha256 != record.seed_sha256 {
+        bail!(
+            "{}: the reshare is of another seed than the emission's record",
+            path.display()
+        );
+    }
+    reshare
+        .custody
+        .admits(rebuilt)
+        .map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))
+}

@@ -1,0 +1,156 @@
+//! Opening a file to read only when it is a regular file.
+//!
+//! `open()` of a FIFO blocks until a writer comes, and a signal does not end it (the signal
+//! handlers only raise a flag); reading a device such as `/dev/zero` never ends. So every
+//! file the tools read (block, manifest, record, seal, log, key, share, identity, definition,
+//! proof) is opened with `O_NONBLOCK`, checked to be a regular file with `fstat` on the open
+//! descriptor (no race with a rename), and only then read, with `O_NONBLOCK` cleared again.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+/// What is at a path when it is not a regular file, for messages: `a FIFO (named pipe)`.
+pub fn kind_name(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+    }
+    if file_type.is_dir() {
+        "a folder"
+    } else if file_type.is_symlink() {
+        "a symbolic link"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The error for something that is not a regular file, in the words of [`kind_name`].
+pub fn not_regular(file_type: std::fs::FileType) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "is {}, not a regular file: refused (give the path of a regular file)",
+            kind_name(file_type)
+        ),
+    )
+}
+
+/// Opens `path` to read, following links, only if it is a regular file: a FIFO, a socket, a
+/// device or a folder is refused at once with an error that says what it is.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, Mode, OFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+        )?;
+        let file = File::from(fd);
+        check_regular(&file)?;
+        let flags = fcntl_getfl(&file)?;
+        fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        let file = File::open(path)?;
+        check_regular(&file)?;
+        Ok(file)
+    }
+}
+
+/// [`open_regular`], refusing a link at `path` instead of following it (`O_NOFOLLOW`), with
+/// an error that says so: for the files of an emission folder written in place (the audit log),
+/// which are never written through a link, and so never read through one either.
+pub fn open_regular_nofollow(path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, Mode, OFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            rustix::io::Errno::LOOP => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a symbolic link: files of an emission folder are never read through links; remove the link",
+            ),
+            e => e.into(),
+        })?;
+        let file = File::from(fd);
+        check_regular(&file)?;
+        let flags = fcntl_getfl(&file)?;
+        fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    open_regular(path)
+}
+
+/// `Ok` if the open `file` is a regular file, else the error of [`not_regular`].
+pub fn check_regular(file: &File) -> io::Result<()> {
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        Ok(())
+    } else {
+        Err(not_regular(meta.file_type()))
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn a_regular_file_is_read_and_anything_else_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"bytes").unwrap();
+        let mut text = String::new();
+        open_regular(&file)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "bytes");
+        // Through a link to a regular file: read.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(open_regular(&link).is_ok());
+        // A FIFO with no writer: refused at once (a plain open would block for ever).
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(
+            made.is_ok_and(|s| s.success()),
+            "mkfifo (coreutils) makes the FIFO"
+        );
+        let err = open_regular(&fifo).unwrap_err();
+        assert!(err.to_string().contains("is a FIFO (named pipe)"), "{err}");
+        // A device and a folder.
+        let err = open_regular(Path::new("/dev/null")).unwrap_err();
+        assert!(err.to_string().contains("is a character device"), "{err}");
+        let err = open_regular(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("is a folder"), "{err}");
+        // The file opened is left blocking: O_NONBLOCK is cleared after the check.
+        let opened = open_regular(&file).unwrap();
+        let flags = rustix::fs::fcntl_getfl(&opened).unwrap();
+        assert!(!flags.contains(rustix::fs::OFlags::NONBLOCK));
+    }
+}
