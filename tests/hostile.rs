@@ -1,7 +1,9 @@
 //! Hostile input and hostile surroundings: a closed or full standard output, game definitions
-//! at the limits of the number types, block files that are huge, have no line ends, sit in the
-//! wrong folder or carry terminal escapes, misspelt mechanic settings. Each gets a clear
-//! message and a documented exit status, never a panic, and nothing is read without a bound.
+//! at the limits of the number types or with lists beyond their maximums, block files that are
+//! huge, have no line ends, sit in the wrong folder or carry terminal escapes, misspelt
+//! mechanic settings. Each gets a clear message and a documented exit status, never a panic,
+//! and nothing is read without a bound; the largest definition allowed starts at once, and a
+//! signal stops its start.
 
 mod common;
 use common::*;

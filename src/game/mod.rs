@@ -229,15 +229,6 @@ impl Game {
             entry,
             message,
         };
-        if raw.id.len() > MAX_ID_BYTES {
-            return Err(invalid(
-                "id".into(),
-                format!(
-                    "{} characters, at most {MAX_ID_BYTES} (SPEC §6.1)",
-                    raw.id.chars().count()
-                ),
-            ));
-        }
         if raw.id.is_empty()
             || !raw
                 .id
@@ -249,6 +240,15 @@ impl Game {
                 format!(
                     "{} must be lowercase letters, digits and '-'",
                     shown(&raw.id)
+                ),
+            ));
+        }
+        if raw.id.len() > MAX_ID_BYTES {
+            return Err(invalid(
+                "id".into(),
+                format!(
+                    "{} characters, at most {MAX_ID_BYTES} (SPEC §6.1)",
+                    raw.id.len()
                 ),
             ));
         }

@@ -93,6 +93,11 @@ fn wrong_definitions_name_the_file_and_the_entry() {
         (MINI.replace("amount = \"6\" }", "amount = \"6.001\" }"), "in whole cents"),
         (MINI.replace("\"2\", \"6\"]", "\"2\", \"6\", \"0.001\"]"), "stakes[price=2].layout: row_amounts[2]: '0.001' is out of range"),
         (MINI.replace("{ count = 1,", "{ count = 101,"), "stakes[price=2].prizes[0]: count 101 is more than the 100 tickets of a block"),
+        // Lists and strings have maximums (SPEC §6.1), and counts the rules allow.
+        (MINI.replace("id = \"mini\"", &format!("id = \"{}\"", "m".repeat(65))), "defs/mini.toml, id: 65 characters, at most 64"),
+        (MINI.replace("name = \"Mini\"", &format!("name = \"{}\"", "n".repeat(201))), "defs/mini.toml, name: 201 characters, at most 200"),
+        (MINI.replace("\"2\", \"6\"]", &format!("\"2\", \"6\", {}]", vec!["\"7\""; 63].join(", "))), "stakes[price=2].layout: row_amounts: 65 entries, at most 64"),
+        (MINI.replace("pots = 4", "pots = 11"), "stakes[price=2].layout: honey: pots = 11 is impossible: a hive holds at most 10 honey pots"),
     ];
     for (text, needle) in cases {
         let e = error(&text);

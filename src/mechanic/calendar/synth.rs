@@ -642,14 +642,13 @@ mod tests {
     use crate::mechanic::calendar::NearMiss;
     use proptest::prelude::*;
 
+    /// A plan written out: (weight, [(winning months, clover, every way)]) by number of
+    /// components.
+    type Written = Vec<(u32, Vec<(usize, bool, Vec<Decomposition>)>)>;
+
     /// The search per prize, in decimals, that [`month_lists`] and [`plan`] replaced
-    /// (generator 3 as first written): every way of every form, (weight, [(months, clover,
-    /// ways)]) by number of components.
-    #[allow(clippy::type_complexity)]
-    fn reference(
-        prize: Decimal,
-        params: &CalendarParams,
-    ) -> Vec<(u32, Vec<(usize, bool, Vec<Decomposition>)>)> {
+    /// (generator 3 as first written): the plan of `prize`, written out.
+    fn reference(prize: Decimal, params: &CalendarParams) -> Written {
         fn sums(
             amounts: &[Decimal],
             from: usize,
@@ -784,7 +783,7 @@ mod tests {
             for &c in &prize_cents {
                 let prize = in_euros(c);
                 let expected = reference(prize, &params);
-                let got: Vec<(u32, Vec<(usize, bool, Vec<Decomposition>)>)> =
+                let got: Written =
                     plan(prize, c, &clover_cents, &lists, max_months)
                         .map(|p| p.counts)
                         .unwrap_or_default()

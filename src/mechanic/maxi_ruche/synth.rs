@@ -601,12 +601,12 @@ mod tests {
     use crate::money::AmountTable;
     use proptest::prelude::*;
 
+    /// A shape written out: its weight, whether it needs the EXTRA hive, its decompositions.
+    type Written = (u32, bool, Vec<Vec<Comp>>);
+
     /// The search per prize, in decimals, that [`decompositions`] replaced (generator 3 as
-    /// first written): (weight, needs EXTRA, decompositions) of each shape, by size.
-    fn reference(
-        comps: &[(Comp, Decimal)],
-        prize: Decimal,
-    ) -> [Vec<(u32, bool, Vec<Vec<Comp>>)>; MAX_COMPONENTS] {
+    /// first written): the shapes of `prize`, written out, by size.
+    fn reference(comps: &[(Comp, Decimal)], prize: Decimal) -> [Vec<Written>; MAX_COMPONENTS] {
         let mut by_value: BTreeMap<Decimal, Vec<usize>> = BTreeMap::new();
         for (i, (_, v)) in comps.iter().enumerate() {
             by_value.entry(*v).or_default().push(i);
@@ -652,7 +652,7 @@ mod tests {
                     .push(set.iter().map(|&i| comps[i].0).collect());
             }
         }
-        let mut shapes: [Vec<(u32, bool, Vec<Vec<Comp>>)>; MAX_COMPONENTS] = Default::default();
+        let mut shapes: [Vec<Written>; MAX_COMPONENTS] = Default::default();
         for ((plain, mult, bees), decomps) in groups {
             shapes[plain + mult + bees - 1].push((
                 PLAIN_ROW_WEIGHT.pow(plain as u32)
@@ -715,7 +715,7 @@ mod tests {
             for (p, &prize) in prizes.iter().enumerate() {
                 let expected = reference(&comps, prize);
                 for k in 0..MAX_COMPONENTS {
-                    let found: Vec<(u32, bool, Vec<Vec<Comp>>)> = got[p][k]
+                    let found: Vec<Written> = got[p][k]
                         .iter()
                         .map(|s| {
                             let decomps = s

@@ -357,7 +357,7 @@ fn counts_table(weights: &[u32]) -> Option<Table<u8>> {
 ///
 /// Each multiset of components is weighed once, whatever the number of prizes: its sum is
 /// looked up among the prizes' whole cents (a multiset makes at most one prize). So the work is
-/// C(c + 2, 3) steps for `c` components (at most 64 row amounts and 10 honey wins: 73 150),
+/// C(c + 2, 3) steps for `c` components (at most 64 row amounts and 10 honey wins: 70 300),
 /// and a signal stops it. (It was a search per prize in decimals, 254 times as many steps.)
 fn decompositions(
     components: &[(Component, Decimal)],
