@@ -991,8 +991,7 @@ fn echoes_of_file_content_are_escaped_and_short() {
         &[("id = \"mini-ruche\"", &format!("id = \"{long}\""))],
     );
     let out = w.run(&["verify", "--game", &bad, csv.to_str().unwrap()]);
-    // Refused on its length (issue 19 item 4), without echoing it.
-    said(&out, 2, "echo2.toml, id: 50005 characters, at most 64");
+    said(&out, 2, "echo2.toml, id: '\\u{1b}[31m777");
     tame(&out);
 }
 
