@@ -669,6 +669,10 @@ fn assert_modes(folder: &Path, dir_mode: u32, file_mode: u32, what: &str) {
 fn an_age_secret_key_given_as_a_recipient_is_refused_and_never_logged_nor_echoed() {
     use age::secrecy::ExposeSecret;
     let w = Workdir::new();
+    // The ceremony signs the emission's record with the emission's key.
+    if !w.path("keys/signing-key.pem").exists() {
+        fixed_test_key(&w);
+    }
     let secret = age::x25519::Identity::generate();
     let secret_text = secret.to_string().expose_secret().to_string();
     let public = age::x25519::Identity::generate().to_public().to_string();
@@ -943,6 +947,10 @@ fn share_set(w: &Workdir) -> ([String; 2], [String; 2]) {
 #[test]
 fn share_and_identity_files_others_may_read_links_and_fifos_are_refused() {
     let w = Workdir::new();
+    // The ceremony signs the emission's record with the emission's key.
+    if !w.path("keys/signing-key.pem").exists() {
+        fixed_test_key(&w);
+    }
     let (shares, ids) = share_set(&w);
     let game = data("mini-ruche.toml");
     let check = |share: &str, id: &str, extra: &[&str], code: i32| {
@@ -1004,6 +1012,10 @@ fn share_and_identity_files_others_may_read_links_and_fifos_are_refused() {
 fn every_file_of_an_emission_is_private_under_umask_022_and_000() {
     for umask in ["022", "000"] {
         let w = Workdir::new();
+        // The ceremony signs the emission's record with the emission's key.
+        if !w.path("keys/signing-key.pem").exists() {
+            fixed_test_key(&w);
+        }
         let game = data("mini-ruche.toml");
         let script = format!("umask {umask}; exec \"$0\" \"$@\"");
         // Two runs, the second completing and sealing the emission, then seal again.
@@ -1194,6 +1206,10 @@ fn temporary_files_a_killed_run_left_of_the_record_the_seal_and_the_secrets_are_
 fn group_makes_an_emission_0750_and_its_files_0640_owned_by_the_group() {
     use std::os::unix::fs::MetadataExt;
     let w = Workdir::new();
+    // The ceremony signs the emission's record with the emission's key.
+    if !w.path("keys/signing-key.pem").exists() {
+        fixed_test_key(&w);
+    }
     let game = data("mini-ruche.toml");
     let out = emit(&w, &["--seed", SEED, "--group", "no-such-group-here"], 2);
     says(&out, "no-such-group-here");
