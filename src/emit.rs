@@ -43,8 +43,12 @@ const CHUNK: usize = 2048;
 /// Chunks made in parallel while the previous batch is written.
 const CHUNKS_PER_BATCH: usize = 32;
 
-/// Everything an emission run needs, validated.
-pub struct EmitConfig {
+pub mod run;
+
+/// Everything an emission run needs, validated. Made only by [`run::run`], which holds the
+/// policy (where the seed and key come from, the kind of the emission): the library has no
+/// other way to make blocks.
+pub(crate) struct EmitConfig {
     /// The game.
     pub game: Game,
     /// The stake's price (one of the game's stakes).
@@ -107,6 +111,11 @@ pub enum Event {
     },
     /// Waiting for a lock held by another run (the sentence says which and who).
     Waiting(String),
+    /// Something the operator should know (a seed reused, a key made).
+    Note(String),
+    /// Something the operator should act on (a secret file others may read, a log that could
+    /// not be appended to).
+    Warning(String),
     /// The emission was sealed (all its planned blocks are made and verify).
     Sealed(PathBuf),
     /// Temporary files left by a run that was killed were removed.
@@ -188,6 +197,8 @@ struct BlockMaker<'a> {
     buffers: BufferPool,
     /// Who may read the block files.
     access: Access,
+    /// SHA-256 (hex) of the emission record the blocks are made under, named by every manifest.
+    record_sha256: String,
 }
 
 /// Emits the blocks of `config`; `progress` counts tickets (its total is set here), and
@@ -197,7 +208,7 @@ struct BlockMaker<'a> {
 /// the shared files are checked and written under the emission lock, and each block is made
 /// under its own lock, so disjoint block ranges proceed side by side and a run that reaches a
 /// block another run is making waits for it, then checks and keeps it.
-pub fn emit(
+pub(crate) fn emit(
     config: &EmitConfig,
     progress: &dyn Progress,
     mut on_event: impl FnMut(Event),
@@ -210,16 +221,13 @@ pub fn emit(
     if config.kind == EmissionKind::Production
         && !crate::block::files::entry_exists(&folder.join(record::RECORD_FILE))?
     {
-        bail!(
-            "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused",
-            folder.display()
-        );
+        return Err(crate::emission::ceremony::no_record(&folder));
     }
     // Until sold, a block is as secret as the seed: 0700 and 0600 (0750 and 0640 with a group).
     let access = files::emission_folder(&folder, config.group)?;
     let public = config.signing_key.verifying_key();
     let wanted = record_of(config, game, stake)?;
-    let planned = {
+    let (planned, record_sha256) = {
         let held = LockFile::emission(&folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
         // Whoever left temporary files of the record, the seal or the key no longer holds
         // the lock: they are stale.
@@ -227,9 +235,9 @@ pub fn emit(
             on_event(Event::StaleRemoved { path, count });
         }
         check_emission_key(&folder, &public, access)?;
-        let planned = join_or_create(&folder, &wanted, config, &blocks)?;
+        let joined = join_or_create(&folder, &wanted, config, &blocks)?;
         held.release()?;
-        planned
+        joined
     };
     let maker = BlockMaker {
         game,
@@ -241,6 +249,7 @@ pub fn emit(
         buffers: BufferPool::default(),
         decoder: stake.decoder(),
         access,
+        record_sha256,
     };
     progress.set_total(u64::from(config.blocks) * game.block_size);
     let mut summary = EmitSummary {
@@ -324,28 +333,29 @@ fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> 
         )?),
         generator: generator(),
         generator_version: GENERATOR_VERSION,
-        created: record::now(),
+        created: record::created_now()?,
     })
 }
 
 /// Under the emission lock: checks this run against the emission's record, or writes the record
-/// if this is the emission's first run. Returns the planned number of blocks, if known.
+/// if this is the emission's first run. Returns the planned number of blocks, if known, and the
+/// SHA-256 (hex) of the record's bytes.
 fn join_or_create(
     folder: &Path,
     wanted: &Record,
     config: &EmitConfig,
     blocks: &std::ops::RangeInclusive<u32>,
-) -> Result<Option<u32>> {
+) -> Result<(Option<u32>, String)> {
     let public = config.signing_key.verifying_key();
-    let planned = match record::read(folder, &public)? {
-        Some((existing, _)) => {
+    let (planned, record_bytes) = match record::read(folder, &public)? {
+        Some((existing, bytes)) => {
             // A production run's shares must be the ceremony's, as the signed record says
             // (checked first: it is the more telling refusal for forged shares).
             if let Some(rebuilt) = &config.custody {
                 crate::emission::ceremony::admit_shares(folder, &existing, rebuilt, &public)?;
             }
             existing.check_run(wanted, &folder.join(record::RECORD_FILE))?;
-            existing.blocks
+            (existing.blocks, bytes)
         }
         None => {
             if folder.join(record::RECORD_FILE).exists() {
@@ -354,10 +364,7 @@ fn join_or_create(
             // Only the ceremony makes a production emission's record: shares with no record
             // behind them could have been made by anyone holding the custodians' public keys.
             if config.kind == EmissionKind::Production || config.custody.is_some() {
-                bail!(
-                    "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused",
-                    folder.display()
-                );
+                return Err(crate::emission::ceremony::no_record(folder));
             }
             if let Some(planned) = wanted.blocks {
                 if *blocks.end() > planned {
@@ -368,7 +375,7 @@ fn join_or_create(
                 }
             }
             record::write(folder, wanted, &config.signing_key)?;
-            wanted.blocks
+            (wanted.blocks, wanted.to_bytes())
         }
     };
     if let Some(planned) = planned {
@@ -393,14 +400,14 @@ fn join_or_create(
             );
         }
     }
-    Ok(planned)
+    Ok((planned, hex::encode(Sha256::digest(&record_bytes))))
 }
 
 /// Seals the emission if all its `planned` blocks are now there (the caller runs it after
 /// [`emit`]). Blocks this run made or kept are verified already; the others (made by other
 /// runs) are verified here. `before_sealing` runs under the emission lock just before the seal
 /// is written (it appends the audit log's line, so that the seal covers it).
-pub fn seal_if_complete(
+pub(crate) fn seal_if_complete(
     config: &EmitConfig,
     summary: &EmitSummary,
     on_event: &mut impl FnMut(Event),
@@ -672,6 +679,7 @@ impl BlockMaker<'_> {
             )?),
             generator: generator(),
             emission_kind: Some(config.kind),
+            record_sha256: Some(self.record_sha256.clone()),
         };
         let bytes = manifest.to_bytes();
         let signature = stage(

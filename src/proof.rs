@@ -11,7 +11,9 @@
 //! [`make`] issues a proof only for a block that verifies whole, from the very bytes the
 //! manifest describes, and checks the proof before handing it out.
 
-use crate::block::manifest::{Manifest, FORMAT as MANIFEST_FORMAT, FORMAT_1, MAX_MANIFEST_BYTES};
+use crate::block::manifest::{
+    Manifest, FORMAT as MANIFEST_FORMAT, FORMATS_READ, FORMAT_1, MAX_MANIFEST_BYTES,
+};
 use crate::block::merkle::leaf_hash;
 use crate::block::proof::{root_from_path, PathBuilder, MAX_PATH_LEN};
 use crate::block::{self, keys};
@@ -371,9 +373,9 @@ fn read_path(
 /// The game and stake a manifest names: its built-in definition, or `given` (whose id and
 /// SHA-256 must be the manifest's: a proof decoded by another definition proves nothing).
 fn manifest_game(manifest: &Manifest, given: Option<&Game>) -> Result<(Game, Stake), String> {
-    if manifest.format != MANIFEST_FORMAT && manifest.format != FORMAT_1 {
+    if !FORMATS_READ.contains(&manifest.format) {
         return Err(format!(
-            "format {} is not one this program reads (it reads formats {FORMAT_1} and {MANIFEST_FORMAT})",
+            "format {} is not one this program reads (it reads formats {FORMAT_1} to {MANIFEST_FORMAT})",
             manifest.format
         ));
     }

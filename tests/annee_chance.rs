@@ -11,8 +11,8 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     assert_pinned(
         &folder,
         "e16be1cd7e9b326c1de57b73ea45696511f5f2dd2e206b981cded2ff86aeccdd",
-        "5bc00186771dc14e7d298b5a99fa24e51c56347f11052a9ba80c8bd5685fa14c",
-        "8fe5cdefa3138e2b937f709d4d0c4b379b878666df30ec5c87f0ce3fdd3e3110",
+        "effe693c23ba187f516fec32bcc2225f651c334a340b5b6d83e3c5c283752009",
+        "69afac4b8fdd4cf3600bf3ffb913d624b441a90693d4f75410240f2406842772",
     );
     verify_with_forms(&w, &folder, "2 000 000");
     assert_article_3(

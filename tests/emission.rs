@@ -157,7 +157,12 @@ fn a_seed_in_clear_makes_a_test_emission_marked_in_the_record_and_every_manifest
     for b in 1..=2 {
         let manifest = json(&folder.join(format!("block-{b:05}.manifest.json")));
         assert_eq!(manifest["emission_kind"], "test");
-        assert_eq!(manifest["format"], 2);
+        assert_eq!(manifest["format"], 3);
+        assert_eq!(
+            manifest["record_sha256"],
+            sha256_file(&folder.join("emission.json")),
+            "every manifest names its emission's record by its hash"
+        );
         assert!(manifest["generator"]
             .as_str()
             .unwrap()
@@ -1192,4 +1197,70 @@ fn the_record_and_the_seal_can_be_pinned_by_their_sha256() {
         2,
     );
     assert!(text(&said).contains("64 hex digits"), "{}", text(&said));
+}
+
+#[test]
+fn a_record_replaced_by_another_signed_record_of_the_same_emission_fails_from_every_block() {
+    // Two runs of the same test emission (same seed, key, game, stake, number), in two places at
+    // two times: their records are both validly signed and differ only in `created`.
+    let w = setup();
+    for (out, time) in [("a", "1764547200"), ("b", "1764633600")] {
+        let mut args = emit_args(&["--blocks", "2", "--out", out]);
+        args.push("--emission-blocks".into());
+        args.push("2".into());
+        let out = w
+            .command(&args.iter().map(String::as_str).collect::<Vec<_>>())
+            .env("SOURCE_DATE_EPOCH", time)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let a = w.path("a/mini-ruche/2/e0001");
+    let b = w.path("b/mini-ruche/2/e0001");
+    assert_ne!(
+        read(&a.join("emission.json")),
+        read(&b.join("emission.json")),
+        "the attack needs two different records"
+    );
+    verify(&w, &a, 0);
+    // The insider swaps in the other record and its signature (no key needed).
+    for name in ["emission.json", "emission.json.sig"] {
+        std::fs::copy(b.join(name), a.join(name)).unwrap();
+    }
+    let said = verify_with(&w, &a, &["--allow-unsealed"], 1);
+    assert!(
+        said.contains("block 1 is not of this emission")
+            && said.contains("the record was replaced"),
+        "{said}"
+    );
+    // A block alone names its folder's record too.
+    let said = verify_with(&w, &a.join("block-00002.csv"), &["--allow-unsealed"], 1);
+    assert!(said.contains("the record was replaced"), "{said}");
+}
+
+#[test]
+fn a_format_2_manifest_is_still_read_and_a_format_3_one_must_name_its_record() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let folder = w.path(FOLDER);
+    let path = folder.join("block-00001.manifest.json");
+    let original = String::from_utf8(read(&path)).unwrap();
+    let line = original
+        .lines()
+        .find(|l| l.contains("\"record_sha256\""))
+        .expect("a format 3 manifest names its record")
+        .to_string();
+    // Without the field, format 3 is refused even when signed by the emission's key.
+    let stripped = original.replace(&format!("{line}\n"), "").replace(
+        "\"emission_kind\": \"test\",",
+        "\"emission_kind\": \"test\"",
+    );
+    std::fs::write(&path, &stripped).unwrap();
+    resign(&w, &path);
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("has the field record_sha256"), "{said}");
+    // The same bytes as a format 2 manifest (made before the field existed) verify.
+    std::fs::write(&path, stripped.replace("\"format\": 3,", "\"format\": 2,")).unwrap();
+    resign(&w, &path);
+    verify(&w, &folder, 0);
 }

@@ -11,8 +11,8 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     assert_pinned(
         &folder,
         "6395ce22055578fe273ae25c5d034aec6a154c96c3549e32495d4e4810756d62",
-        "b659288cc09c742a9b9403535aaf7c9741e15ddec049f13728a035fc8c38eabe",
-        "5a3575f167b4f4e02a1832d1cd1b857f43d1dd8386df8ab6062a1bb039320b95",
+        "bb3766700d4d32c0cf70c82cb51498d9ba63b126c8b22d7e42b3d209986497fa",
+        "88061943b583cd3fb9033c5af8952accc77616dc52837301c8eb86adcc6866c7",
     );
     verify_with_forms(&w, &folder, "7 500 000");
     assert_article_3(

@@ -62,8 +62,8 @@ fn one_and_two_threads_give_identical_files() {
     assert_pinned(
         &folder,
         "ee4191f8da61f825b13235b0cd1df8e8dd7aa4faa7e022cab385595a38854b4a",
-        "832a68320f5b83841e124a70bec62de767f187314d14816b0b147bc354ec78d1",
-        "7156e4af2cf6a3ba44da15ec610f7e698cfe6723bb640e71bb8ec1bdc09ff3fc",
+        "84f716b1dde3774e43d8bb6537dcccca967b30e608c59c02710830dc6f8449ad",
+        "ac52bb80caa28480ae9e4b51baf257ca84283e3000866a07512fb683e4a4a548",
     );
     verify_with_forms(&w, &folder, "900 000");
 }

@@ -1,5 +1,5 @@
-//! The block manifest (`block-NNNNN.manifest.json`), format 2 (format 1, without
-//! `emission_kind`, is still read).
+//! The block manifest (`block-NNNNN.manifest.json`), format 3 (formats 2, without
+//! `record_sha256`, and 1, without `emission_kind` either, are still read).
 //!
 //! Fields are written in a fixed order with two-space indentation and a final line end, so the
 //! same block always gives the same bytes (and so the same signature).
@@ -8,9 +8,13 @@ use crate::emission::record::EmissionKind;
 use serde::{Deserialize, Serialize};
 
 /// The format number written in every manifest.
-pub const FORMAT: u32 = 2;
-/// The earlier format, still read: the same fields without `emission_kind`.
+pub const FORMAT: u32 = 3;
+/// The format before, still read: the same fields without `record_sha256`.
+pub const FORMAT_2: u32 = 2;
+/// The first format, still read: the fields of format 2 without `emission_kind`.
 pub const FORMAT_1: u32 = 1;
+/// Every format this program reads.
+pub const FORMATS_READ: [u32; 3] = [FORMAT_1, FORMAT_2, FORMAT];
 
 /// The version of the generator: the bytes of a block (prize order, layouts, files) for given
 /// coordinates and seed. Any change of those bytes bumps it; `emit` and `verify --seed` refuse to
@@ -95,6 +99,10 @@ pub struct Manifest {
     /// format 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emission_kind: Option<EmissionKind>,
+    /// SHA-256 of the emission record's bytes (`emission.json`) the block was made under:
+    /// deleting or replacing the record is seen from any block. Absent in formats 1 and 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_sha256: Option<String>,
 }
 
 impl Manifest {
@@ -126,9 +134,48 @@ impl Manifest {
         if bytes.len() as u64 > MAX_MANIFEST_BYTES {
             return Err(ManifestError::TooLarge(bytes.len()));
         }
-        crate::emission::parse_strict(bytes, crate::emission::Layout::Pretty)
-            .map_err(ManifestError::Json)
+        let manifest: Manifest =
+            crate::emission::parse_strict(bytes, crate::emission::Layout::Pretty)
+                .map_err(ManifestError::Json)?;
+        manifest.check_fields()?;
+        Ok(manifest)
     }
+
+    /// Requires exactly the fields of the manifest's format: `emission_kind` from format 2
+    /// on, `record_sha256` (64 lowercase hex digits) in format 3 only.
+    fn check_fields(&self) -> Result<(), ManifestError> {
+        let missing = |field: &str| {
+            Err(ManifestError::Json(format!(
+                "a format {} manifest has the field {field}, and this one has not",
+                self.format
+            )))
+        };
+        let extra = |field: &str| {
+            Err(ManifestError::Json(format!(
+                "a format {} manifest has no field {field}, and this one has",
+                self.format
+            )))
+        };
+        match self.format {
+            FORMAT_1 if self.emission_kind.is_some() => extra("emission_kind"),
+            FORMAT_1 | FORMAT_2 if self.record_sha256.is_some() => extra("record_sha256"),
+            FORMAT_2 | FORMAT if self.emission_kind.is_none() => missing("emission_kind"),
+            FORMAT => match &self.record_sha256 {
+                None => missing("record_sha256"),
+                Some(h) if !is_sha256_hex(h) => Err(ManifestError::Json(
+                    "record_sha256 is not 64 lowercase hexadecimal digits".into(),
+                )),
+                Some(_) => Ok(()),
+            },
+            // Another format is named as such by the readers, which know which they read.
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether `text` is a SHA-256 written as this program writes it: 64 lowercase hex digits.
+fn is_sha256_hex(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// `emission-factory <version> (generator <N>)`.

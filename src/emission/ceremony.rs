@@ -24,6 +24,16 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
+/// The refusal of custody shares for an emission with no record: only the ceremony makes a
+/// production emission's record, and shares with no record behind them could have been made by
+/// anyone holding the custodians' public keys.
+pub fn no_record(folder: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused. Nothing was written",
+        folder.display()
+    )
+}
+
 /// What a ceremony is asked to do.
 pub struct Ceremony<'a> {
     /// The game.
@@ -122,7 +132,7 @@ impl Ceremony<'_> {
             public_key_sha256: hex::encode(keys::public_key_sha256(&signing_key.verifying_key())?),
             generator: block::manifest::generator(),
             generator_version: block::manifest::GENERATOR_VERSION,
-            created: record::now(),
+            created: record::created_now()?,
         };
         let bytes = record.to_bytes();
         record::write(&folder, &record, signing_key)?;

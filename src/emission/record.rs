@@ -307,6 +307,21 @@ impl Record {
     }
 }
 
+/// The kind of the emission of `folder` as its record says, without checking the record's
+/// signature (for a refusal before anything is made; [`read`] checks it under the lock).
+/// `None` if there is no record, or if its kind cannot be read.
+pub fn peek_kind(folder: &Path) -> Result<Option<EmissionKind>> {
+    let path = folder.join(RECORD_FILE);
+    if !crate::block::files::entry_exists(&path)? {
+        return Ok(None);
+    }
+    let bytes = crate::emission::read_bounded(&path, MAX_RECORD_BYTES)?;
+    Ok(serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("kind").cloned())
+        .and_then(|k| serde_json::from_value(k).ok()))
+}
+
 /// Reads and checks the record of `folder` against `key`; `None` if there is none yet.
 pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>)>> {
     let path = folder.join(RECORD_FILE);
@@ -335,6 +350,29 @@ pub fn write(folder: &Path, record: &Record, key: &SigningKey) -> Result<()> {
         &record.to_bytes(),
         key,
     )
+}
+
+/// The time a new record is made: now, or the time `SOURCE_DATE_EPOCH` gives (seconds since
+/// 1970, the reproducible-builds convention) when it is set, so that a known-answer test can
+/// pin the bytes of a record and so of every manifest, which names the record by its hash. A
+/// record's time is the operator's claim either way (FORMAT.md, "Emission record").
+pub fn created_now() -> Result<String> {
+    match std::env::var_os("SOURCE_DATE_EPOCH") {
+        None => Ok(now()),
+        Some(value) => {
+            let seconds: u64 = value
+                .to_str()
+                .and_then(|v| v.parse().ok())
+                .filter(|s| *s <= 253_402_300_799)
+                .ok_or_else(|| {
+                    anyhow!(
+                        "SOURCE_DATE_EPOCH is set but is not a number of seconds since 1970 up to year 9999: unset it, or give one"
+                    )
+                })?;
+            let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
+            Ok(humantime::format_rfc3339_seconds(time).to_string())
+        }
+    }
 }
 
 /// The current time, UTC, RFC 3339 to the second.

@@ -148,7 +148,7 @@ fn manifest(folder: &Path, block: u32) -> Result<(Manifest, String)> {
 }
 
 /// What in a manifest disagrees with the emission record, if anything.
-fn against_record(manifest: &Manifest, record: &Record) -> Vec<String> {
+fn against_record(manifest: &Manifest, record: &Record, record_sha256: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut differ = |what: &str, block: &str, emission: &str| {
         if block != emission {
@@ -182,6 +182,15 @@ fn against_record(manifest: &Manifest, record: &Record) -> Vec<String> {
         &record.public_key_sha256,
     );
     differ("kind", manifest.kind().as_str(), record.kind.as_str());
+    // Formats 1 and 2 do not name the record; format 3 must name this one.
+    if let Some(named) = &manifest.record_sha256 {
+        if named != record_sha256 {
+            out.push(format!(
+                "it was made under the emission record of SHA-256 {}, and {RECORD_FILE} has SHA-256 {record_sha256}: the record was replaced, or the block belongs to another emission",
+                shown(named.as_bytes())
+            ));
+        }
+    }
     out
 }
 
@@ -217,6 +226,7 @@ pub fn seal(
             ranges(&extra)
         );
     }
+    let record_sha256 = hex::encode(Sha256::digest(record_bytes));
     let mut blocks = Vec::with_capacity(planned as usize);
     let mut tickets: u64 = 0;
     let mut winners: u64 = 0;
@@ -229,7 +239,7 @@ pub fn seal(
             );
         }
         let (manifest, sha) = manifest(folder, number)?;
-        let wrong = against_record(&manifest, record);
+        let wrong = against_record(&manifest, record, &record_sha256);
         if !wrong.is_empty() {
             bail!(
                 "cannot seal {}: block {number} is not of this emission: {}",
@@ -263,7 +273,7 @@ pub fn seal(
         stake: record.stake.clone(),
         emission: record.emission,
         kind: record.kind,
-        record_sha256: hex::encode(Sha256::digest(record_bytes)),
+        record_sha256: record_sha256.clone(),
         game_definition_sha256: record.game_definition_sha256.clone(),
         seed_sha256: record.seed_sha256.clone(),
         public_key_sha256: record.public_key_sha256.clone(),
@@ -375,7 +385,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     for &number in &present {
         match manifest(folder, number) {
             Ok((manifest, sha)) => {
-                let wrong = against_record(&manifest, &record);
+                let wrong = against_record(&manifest, &record, &record_sha256);
                 if !wrong.is_empty() {
                     report.problems.push(format!(
                         "{name}: block {number} is not of this emission: {}",

@@ -3,7 +3,7 @@
 //! the folder the block sits in.
 
 use super::{expected_prizes, BlockReport, Stopped, VerifyOptions};
-use crate::block::manifest::{Manifest, PrizeCount, FORMAT, FORMAT_1};
+use crate::block::manifest::{Manifest, PrizeCount, FORMAT, FORMATS_READ, FORMAT_1};
 use crate::block::{self, keys};
 use crate::game::{Game, Stake};
 use crate::money::{canonical, parse_canonical};
@@ -110,16 +110,11 @@ pub(super) fn check_manifest(
     options: &VerifyOptions,
 ) -> Result<(Game, Stake), Stopped> {
     let name = shown_path(path);
-    if manifest.format != FORMAT && manifest.format != FORMAT_1 {
+    if !FORMATS_READ.contains(&manifest.format) {
         return Err(report.stop(format!(
-            "{name}: format {} is not one this program reads (it reads formats {FORMAT_1} and {FORMAT})",
+            "{name}: format {} is not one this program reads (it reads formats {FORMAT_1} to {FORMAT})",
             manifest.format
         )));
-    }
-    if manifest.format == FORMAT && manifest.emission_kind.is_none() {
-        report.problem(format!(
-            "{name}: format {FORMAT} manifests state emission_kind (test or production)"
-        ));
     }
     let game = match &options.game {
         Some(g) => g.clone(),

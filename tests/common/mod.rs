@@ -8,6 +8,9 @@ pub mod stats;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The record time of the pinned emissions (`SOURCE_DATE_EPOCH`): 2026-12-01T00:00:00Z.
+pub const PINNED_TIME: &str = "1764547200";
+
 /// A fixed seed for reproducible tests.
 pub const SEED: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
@@ -176,7 +179,13 @@ pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBu
         if page_cache {
             args.push("--page-cache");
         }
-        w.ok(&args);
+        // A fixed time for the emission's record, which every manifest names by its hash.
+        let out = w
+            .command(&args)
+            .env("SOURCE_DATE_EPOCH", PINNED_TIME)
+            .output()
+            .expect("the binary runs");
+        assert!(out.status.success(), "{}", text(&out));
     }
     let folder = w.path(&format!("one/{game}/{price}/e0001"));
     for file in [
