@@ -342,9 +342,27 @@ pub struct ReportArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// The public version, for publication: nothing positional (no prizes along the block,
+    /// no streak position, no sample ticket of a winning prize); tables, odds, payout and
+    /// every test's verdict stay. Without it the report is confidential until the emission
+    /// is sold out.
+    #[arg(long, alias = "redact")]
+    pub public: bool,
+    /// Sample tickets drawn per prize in the HTML page (0 to 10).
+    #[arg(long, value_name = "N", default_value_t = emission_factory::report::DEFAULT_SAMPLES,
+          value_parser = samples_parser)]
+    pub samples: usize,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+fn samples_parser(text: &str) -> Result<usize, String> {
+    let most = emission_factory::report::scan::SAMPLES;
+    match text.parse::<usize>() {
+        Ok(n) if n <= most => Ok(n),
+        _ => Err(format!("--samples takes a number of tickets from 0 to {most}")),
+    }
 }
 
 const REPORT_HELP: &str = "\

@@ -4,7 +4,7 @@ use super::output::Target;
 use super::{pool, progress_bar, Exit, ReportArgs};
 use anyhow::{bail, Context, Result};
 use emission_factory::game::Game;
-use emission_factory::report::{html, report, text};
+use emission_factory::report::{html, report, text, ReportOptions};
 use emission_factory::verify::find_blocks;
 
 pub(super) fn run(args: ReportArgs) -> Result<Exit> {
@@ -37,7 +37,11 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
     }
     let bar = progress_bar(args.quiet, "report", None);
     let pool = pool(args.threads)?;
-    let made = pool.install(|| report(&blocks, &options, &bar))?;
+    let settings = ReportOptions {
+        public: args.public,
+        samples: args.samples,
+    };
+    let made = pool.install(|| report(&blocks, &options, &settings, &bar))?;
     bar.finish_and_clear();
     if let Some(path) = &args.json {
         let mut json = serde_json::to_vec_pretty(&made).context("the JSON report")?;

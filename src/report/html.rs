@@ -3,7 +3,9 @@
 //! `forms-N` for the N-th block from 1, `ticket-N-…` for its sample tickets).
 
 use super::order::Order;
-use super::{describe, BlockSection, Report};
+use super::{
+    decimal_p, describe, in_words, statistic_name, table_matches, BlockSection, PrizeRow, Report,
+};
 use crate::untrusted::defanged;
 use std::fmt::Write;
 
@@ -48,31 +50,31 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
         "th{background:#f4f4f4}td.l,th.l{text-align:left}.fail{color:#b00;font-weight:bold}.ok{color:#070;font-weight:bold}",
         "svg{display:block;margin:8px 0;background:#fff}h2{border-top:2px solid #444;padding-top:12px}",
         ".tickets{display:flex;flex-wrap:wrap;gap:12px}.tickets figure{margin:0}",
+        "code{font-size:12px;word-break:break-all}table.id td{text-align:left}table.id th{text-align:left;white-space:nowrap}",
+        ".banner{position:sticky;top:0;background:#7a0000;color:#fff;font-weight:bold;text-align:center;padding:4px;letter-spacing:.05em;z-index:1}",
+        ".banner.public{background:#1f4e79}",
+        "#verdict{font-size:20px;margin:8px 0}",
+        "@page{margin:22mm 12mm 14mm 12mm}",
+        "@media print{body{margin:0;max-width:none}.banner{position:fixed;top:-16mm;left:0;right:0}",
+        "#first-page,#contents{break-after:page}h2{break-before:page;border-top:none}svg{max-width:100%;height:auto}tr,figure{break-inside:avoid}}",
         "</style></head><body>\n"
     ));
-    let _ = writeln!(out, "<h1>Emission report</h1>");
     let _ = writeln!(
         out,
-        "<p>{} — report format {}. Order tests at 99 % confidence and the leak check at p &lt; 0.001, each Holm-corrected over the whole report; null laws are those of a random permutation of each block's fixed prizes.</p>",
-        esc(&report.generator),
-        report.report_format
+        "<div class=\"banner{}\" id=\"confidentiality\">{}</div>",
+        if report.public { " public" } else { "" },
+        esc(&report.confidentiality)
     );
-    if report.failed {
-        let _ = writeln!(out, "<p class=\"fail\" id=\"verdict\">FAILED</p><ul>");
-        for f in &report.failures {
-            let _ = writeln!(out, "<li>{}</li>", esc(f));
-        }
-        out.push_str("</ul>\n");
-    } else {
-        let _ = writeln!(out, "<p class=\"ok\" id=\"verdict\">Every test passed.</p>");
-    }
+    first_page(&mut out, report);
+    contents(&mut out, report);
     for (i, b) in report.blocks.iter().enumerate() {
         block(&mut out, i + 1, b, picture);
     }
-    for e in &report.emissions {
+    for (i, e) in report.emissions.iter().enumerate() {
         let _ = writeln!(
             out,
-            "<h2>Emission {}/{}/e{:04}</h2><p>{} blocks, {} tickets, payout {:.2} %.</p>",
+            "<h2 id=\"emission-{}\">Emission {}/{}/e{:04}</h2><p>{} blocks, {} tickets, payout {:.2} %.</p>",
+            i + 1,
             esc(&e.game),
             esc(&e.stake),
             e.emission,
@@ -81,16 +83,18 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
             e.payout_ratio * 100.0
         );
         if !e.cross_block.is_empty() {
-            out.push_str("<table><tr><th>blocks</th><th>correlation of win indicators</th><th>z</th><th>p</th><th>p Holm</th></tr>");
+            out.push_str("<p>Do two blocks have their winners at the same places? The overlap of their win indicators against its hypergeometric law (exact mean and variance, normal tail); a pair fails if p after Holm is below 0.01.</p>");
+            out.push_str("<table><tr><th>blocks</th><th>correlation of win indicators</th><th>z</th><th>p</th><th>p after Holm</th><th>verdict</th></tr>");
             for (t, r) in e.cross_block.iter().zip(&e.correlations) {
                 let [a, b] = t.blocks.unwrap_or_default();
                 let _ = write!(
                     out,
-                    "<tr><td>{a}, {b}</td><td>{r:.4}</td><td>{:.2}</td><td>{:.2e}</td><td{}>{:.2e}</td></tr>",
-                    t.statistic,
-                    t.p,
+                    "<tr{}><td>{a}, {b}</td><td>{r:.4}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     if t.failed { " class=\"fail\"" } else { "" },
-                    t.p_holm
+                    t.statistic,
+                    decimal_p(t.p),
+                    decimal_p(t.p_holm),
+                    if t.failed { "FAIL" } else { "pass" }
                 );
             }
             out.push_str("</table>\n");
@@ -127,27 +131,13 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
         b.odds,
         b.expected_odds
     );
-    out.push_str("<h3>Article 3, recomputed from the tickets</h3><table><tr><th>prize €</th><th>tickets</th><th>Article 3</th><th>total €</th><th>Article 3</th></tr>");
-    for r in &b.prizes {
-        let class = if r.count != r.expected_count {
-            " class=\"fail\""
-        } else {
-            ""
-        };
-        let _ = write!(
-            out,
-            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&r.amount),
-            r.count,
-            r.expected_count,
-            esc(&r.total),
-            esc(&r.expected_total)
-        );
-    }
-    out.push_str("</table>\n");
+    out.push_str("<h3>Article 3, recomputed from the tickets</h3>");
+    article_3(out, &b.prizes);
     if let Some(order) = &b.order {
-        out.push_str("<h3>Prizes along the block</h3>");
-        along(out, n, order);
+        if !order.along.is_empty() {
+            out.push_str("<h3>Prizes along the block</h3>");
+            along(out, n, order);
+        }
         out.push_str("<h3>Gaps between winners, against their law</h3>");
         gaps(out, n, order);
     }
@@ -156,40 +146,65 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
     out.push_str("<h3>Forms per prize</h3>");
     forms(out, n, b);
     if let Some(order) = &b.order {
-        out.push_str("<h3>Order tests</h3><table><tr><th class=\"l\">test</th><th>statistic</th><th>p</th><th>p Holm</th><th class=\"l\">null law</th></tr>");
+        out.push_str("<h3>Order tests</h3><p>Each fails if its p-value after Holm (over every order test of the report) is below 0.01.</p><table><tr><th class=\"l\">test</th><th class=\"l\">what is tested</th><th class=\"l\">statistic</th><th>value</th><th>df</th><th>p</th><th>p after Holm</th><th>verdict</th><th class=\"l\">null law</th></tr>");
         for t in &order.tests {
             let _ = write!(
                 out,
-                "<tr{}><td class=\"l\">{}</td><td>{:.3}</td><td>{:.2e}</td><td>{:.2e}</td><td class=\"l\">{}</td></tr>",
+                "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
                 if t.failed { " class=\"fail\"" } else { "" },
                 esc(&describe(t)),
+                esc(&in_words(t)),
+                statistic_name(t),
                 t.statistic,
-                t.p,
-                t.p_holm,
+                t.df.map(|d| d.to_string()).unwrap_or_default(),
+                decimal_p(t.p),
+                decimal_p(t.p_holm),
+                if t.failed { "FAIL" } else { "pass" },
                 esc(t.null)
             );
         }
         out.push_str("</table>\n");
+        match order.longest_losing_streak_at {
+            Some(at) => {
+                let _ = writeln!(
+                    out,
+                    "<p>Longest losing streak: {} tickets, from ticket {at}.</p>",
+                    order.longest_losing_streak
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "<p>Longest losing streak: {} tickets (where it starts is not in the public version).</p>",
+                    order.longest_losing_streak
+                );
+            }
+        }
     }
     if !b.leaks.is_empty() {
-        out.push_str("<h3>Leak check</h3><table><tr><th class=\"l\">feature</th><th>classes</th><th>chi-square</th><th>p</th><th>p Holm</th></tr>");
+        out.push_str("<h3>Leak check</h3><p>Each flags a leak if its p-value after Holm (over every leak test of the report) is below 0.001.</p><table><tr><th class=\"l\">feature</th><th class=\"l\">what is tested</th><th>classes</th><th>chi-square</th><th>df</th><th>p</th><th>p after Holm</th><th>verdict</th></tr>");
         for l in &b.leaks {
             let _ = write!(
                 out,
-                "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{:.2}</td><td>{:.2e}</td><td>{:.2e}</td></tr>",
+                "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 if l.flagged { " class=\"fail\"" } else { "" },
                 esc(&l.feature),
+                esc(&l.what),
                 l.classes,
                 l.statistic,
-                l.p,
-                l.p_holm
+                l.df,
+                decimal_p(l.p),
+                decimal_p(l.p_holm),
+                if l.flagged { "LEAK" } else { "pass" }
             );
         }
         out.push_str("</table>\n");
     }
     let dups: u64 = b.duplicates.iter().map(|d| d.count).sum();
     let _ = writeln!(out, "<p>Duplicate layouts: {dups}.</p>");
-    out.push_str("<h3>Sample tickets</h3>");
+    if b.samples.iter().any(|(_, l)| !l.is_empty()) {
+        out.push_str("<h3>Sample tickets</h3>");
+    }
     for (prize, layouts) in &b.samples {
         if layouts.is_empty() {
             continue;
@@ -211,6 +226,163 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
         }
         out.push_str("</div>\n");
     }
+}
+
+/// The Article 3 table read beside the definition's.
+fn article_3(out: &mut String, rows: &[PrizeRow]) {
+    out.push_str("<table><tr><th>prize €</th><th>tickets</th><th>Article 3</th><th>total €</th><th>Article 3</th></tr>");
+    for r in rows {
+        let class = if r.count != r.expected_count {
+            " class=\"fail\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.amount),
+            r.count,
+            r.expected_count,
+            esc(&r.total),
+            esc(&r.expected_total)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// The first page: verdict, tool, identity and Article 3 of each emission and block, failures.
+fn first_page(out: &mut String, report: &Report) {
+    out.push_str("<section id=\"first-page\"><h1>Emission report</h1>");
+    if report.failed {
+        let _ = writeln!(
+            out,
+            "<p class=\"fail\" id=\"verdict\">FAILED: {} failure(s), listed below.</p>",
+            report.failures.len()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "<p class=\"ok\" id=\"verdict\">PASSED: every block verified, every test passed.</p>"
+        );
+    }
+    let t = &report.tool;
+    let _ = writeln!(
+        out,
+        "<table class=\"id\" id=\"tool\"><tr><th>tool</th><td>{} {}, commit <code>{}</code>, report format {}</td></tr><tr><th>binary SHA-256</th><td><code>{}</code></td></tr><tr><th>made</th><td>{} on {}</td></tr></table>",
+        esc(&t.name),
+        esc(&t.version),
+        esc(&t.commit),
+        report.report_format,
+        esc(&t.binary_sha256),
+        esc(&t.date),
+        esc(&t.host)
+    );
+    for (i, e) in report.emissions.iter().enumerate() {
+        let id = &e.identity;
+        let _ = writeln!(
+            out,
+            "<h3>Emission {}/{}/e{:04} ({}): {} block(s), {} tickets, payout {:.2} %</h3>",
+            esc(&e.game),
+            esc(&e.stake),
+            e.emission,
+            esc(&id.kind),
+            e.blocks.len(),
+            e.tickets,
+            e.payout_ratio * 100.0
+        );
+        let row = |label: &str, value: &str| {
+            format!("<tr><th>{label}</th><td><code>{}</code></td></tr>", esc(value))
+        };
+        let _ = write!(out, "<table class=\"id\" id=\"identity-{}\">", i + 1);
+        out.push_str(&row(
+            "record SHA-256",
+            id.record_sha256.as_deref().unwrap_or("none named"),
+        ));
+        out.push_str(&row(
+            "seal SHA-256",
+            e.seal_sha256.as_deref().unwrap_or("none"),
+        ));
+        let _ = write!(
+            out,
+            "<tr><th>seal status</th><td>{}</td></tr>",
+            esc(&e.seal_status)
+        );
+        out.push_str(&row("seed commitment", &id.seed_sha256));
+        out.push_str(&row("key fingerprint", &id.public_key_sha256));
+        out.push_str(&row("definition SHA-256", &id.game_definition_sha256));
+        out.push_str(&row("generator", &id.generator));
+        out.push_str("</table>\n");
+        let _ = writeln!(
+            out,
+            "<p>Article 3 over the emission: {}</p>",
+            if table_matches(&e.prizes) {
+                "every count matches the definition."
+            } else {
+                "<span class=\"fail\">counts differ from the definition.</span>"
+            }
+        );
+        article_3(out, &e.prizes);
+        out.push_str("<table><tr><th>block</th><th>tickets</th><th>winners</th><th>prizes €</th><th>payout</th><th>Article 3</th><th class=\"l\">CSV SHA-256 / manifest SHA-256 / Merkle root</th></tr>");
+        for b in report.blocks.iter().filter(|b| {
+            b.verified && b.game == e.game && b.stake == e.stake && b.emission == e.emission
+        }) {
+            let matches = table_matches(&b.prizes);
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td{}>{}</td><td class=\"l\"><code>{}</code><br><code>{}</code><br><code>{}</code></td></tr>",
+                b.block,
+                b.tickets,
+                b.winners,
+                esc(&b.total_prizes),
+                b.payout_ratio * 100.0,
+                if matches { "" } else { " class=\"fail\"" },
+                if matches { "matches" } else { "DIFFERS" },
+                esc(&b.csv_sha256),
+                esc(&b.manifest_sha256),
+                esc(&b.merkle_root)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    let failed_blocks: Vec<&BlockSection> = report.blocks.iter().filter(|b| !b.verified).collect();
+    for b in failed_blocks {
+        let _ = writeln!(
+            out,
+            "<p class=\"fail\">{}: failed verification, not analysed.</p>",
+            esc(&b.file)
+        );
+    }
+    if report.failed {
+        out.push_str("<h3>Failures</h3><ul id=\"failures\">");
+        for f in &report.failures {
+            let _ = writeln!(out, "<li>{}</li>", esc(f));
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("<p>Order tests at 99 % confidence and the leak check at p &lt; 0.001, each Holm-corrected over the whole report; null laws are those of a random permutation of each block's fixed prizes.</p></section>\n");
+}
+
+fn contents(out: &mut String, report: &Report) {
+    out.push_str("<nav id=\"contents\"><h2>Contents</h2><ol><li><a href=\"#first-page\">Verdict, identity, Article 3</a></li>");
+    for (i, b) in report.blocks.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<li><a href=\"#block-{}\">Block {}</a></li>",
+            i + 1,
+            esc(&b.file)
+        );
+    }
+    for (i, e) in report.emissions.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<li><a href=\"#emission-{}\">Emission {}/{}/e{:04}: the blocks together</a></li>",
+            i + 1,
+            esc(&e.game),
+            esc(&e.stake),
+            e.emission
+        );
+    }
+    out.push_str("</ol></nav>\n");
 }
 
 /// One row per prize: each ticket as a tick when the prize has few, else the density of its

@@ -23,7 +23,7 @@ pub mod text;
 
 use crate::game::{Game, Stake};
 use crate::money::canonical;
-use crate::untrusted::shown_path;
+use crate::untrusted::{shown_path, shown_text};
 use crate::verify::{verify_block_observed, VerifyOptions};
 use order::{Order, OrderTest};
 use rust_decimal::prelude::ToPrimitive;
@@ -34,7 +34,13 @@ use std::path::{Path, PathBuf};
 
 /// The version of the JSON report (docs/FORMAT.md, "Report"); raised on any change of a field's
 /// name or meaning.
-pub const REPORT_FORMAT: u32 = 1;
+pub const REPORT_FORMAT: u32 = 2;
+/// What every page of a full report says: it shows where the winners are.
+pub const CONFIDENTIAL: &str = "Confidential until the emission is sold out";
+/// What every page of a public report (`report --public`) says instead.
+pub const PUBLIC: &str = "Public version: everything positional (prizes along the block, streak positions, sample tickets of winning prizes, ticket lines of failed blocks) is omitted";
+/// Sample tickets drawn per prize unless `--samples` says otherwise.
+pub const DEFAULT_SAMPLES: usize = 1;
 /// Order tests fail below this Holm-adjusted p-value (99 % confidence).
 pub const ORDER_ALPHA: f64 = 0.01;
 /// The leak check flags a feature below this Holm-adjusted p-value.
@@ -42,13 +48,117 @@ pub const LEAK_ALPHA: f64 = 0.001;
 /// A leak-check class holds at least this many expected observations in each group.
 const MIN_EXPECTED: f64 = 5.0;
 
+/// What the report is asked for, beyond the blocks and how to verify them.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportOptions {
+    /// The public version: nothing positional ([`Report::redact`]).
+    pub public: bool,
+    /// Sample tickets kept per prize (at most [`scan::SAMPLES`]).
+    pub samples: usize,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            public: false,
+            samples: DEFAULT_SAMPLES,
+        }
+    }
+}
+
+/// The program that made a report, as a regulator certifies it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    /// `emission-factory`.
+    pub name: String,
+    /// The crate's version.
+    pub version: String,
+    /// The commit it was built from (`EF_GIT_COMMIT` at build time), or `unknown`.
+    pub commit: String,
+    /// SHA-256 of the running binary (`/proc/self/exe`), or why it is unknown.
+    pub binary_sha256: String,
+    /// The host it ran on.
+    pub host: String,
+    /// When the report was made (UTC, RFC 3339).
+    pub date: String,
+}
+
+impl Tool {
+    /// The running program.
+    pub fn running() -> Tool {
+        let binary_sha256 = match binary_sha256(Path::new("/proc/self/exe")) {
+            Ok(sha) => sha,
+            Err(e) => format!("unknown (cannot read /proc/self/exe: {e})"),
+        };
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| shown_text(h.trim(), 64))
+            .unwrap_or_else(|_| "unknown".into());
+        Tool {
+            name: env!("CARGO_PKG_NAME").into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: shown_text(option_env!("EF_GIT_COMMIT").unwrap_or("unknown"), 64),
+            binary_sha256,
+            host,
+            date: crate::emission::record::now(),
+        }
+    }
+}
+
+fn binary_sha256(path: &Path) -> std::io::Result<String> {
+    use sha2::Digest;
+    let mut file = std::fs::File::open(path)?;
+    let mut hash = sha2::Sha256::new();
+    std::io::copy(&mut file, &mut hash)?;
+    Ok(hex::encode(hash.finalize()))
+}
+
+/// What ties an emission's blocks to it: the same in every manifest of the emission.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EmissionIdentity {
+    /// SHA-256 of the emission record (`emission.json`) the blocks name; `None` before
+    /// manifest format 3.
+    pub record_sha256: Option<String>,
+    /// `test` or `production` (`unknown` before manifest format 2).
+    pub kind: String,
+    /// The seed commitment (SHA-256 of the seed).
+    pub seed_sha256: String,
+    /// The key fingerprint: SHA-256 of the signing public key's DER.
+    pub public_key_sha256: String,
+    /// SHA-256 of the game definition.
+    pub game_definition_sha256: String,
+    /// The program and generator version that made the blocks.
+    pub generator: String,
+}
+
+impl EmissionIdentity {
+    fn of(manifest: &crate::block::manifest::Manifest) -> Self {
+        EmissionIdentity {
+            record_sha256: manifest.record_sha256.clone(),
+            kind: manifest
+                .emission_kind
+                .map(|k| k.as_str().to_string())
+                .unwrap_or_else(|| "unknown".into()),
+            seed_sha256: manifest.seed_sha256.clone(),
+            public_key_sha256: manifest.public_key_sha256.clone(),
+            game_definition_sha256: manifest.game_definition_sha256.clone(),
+            generator: manifest.generator.clone(),
+        }
+    }
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// [`REPORT_FORMAT`].
     pub report_format: u32,
+    /// [`CONFIDENTIAL`], or [`PUBLIC`] in a public report.
+    pub confidentiality: String,
+    /// True for a public report: nothing positional.
+    pub public: bool,
     /// The program that made it.
     pub generator: String,
+    /// The program that made it, as a regulator certifies it.
+    pub tool: Tool,
     /// Level of the order tests (after Holm).
     pub order_alpha: f64,
     /// Level of the leak check (after Holm).
@@ -82,6 +192,12 @@ pub struct BlockSection {
     pub emission: u32,
     /// Block number.
     pub block: u32,
+    /// SHA-256 of the CSV (verified).
+    pub csv_sha256: String,
+    /// SHA-256 of the manifest file (verified by its signature).
+    pub manifest_sha256: String,
+    /// The Merkle root of the tickets' hashes (verified).
+    pub merkle_root: String,
     /// Tickets read.
     pub tickets: u64,
     /// Winning tickets read.
@@ -114,6 +230,12 @@ pub struct BlockSection {
     /// The first layouts of each prize, for pictures (not in the JSON).
     #[serde(skip)]
     pub samples: Vec<(String, Vec<String>)>,
+    /// The CSV file as given (not in the JSON: `file` is its shown name).
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// The emission its manifest names (in the JSON through its emission's section).
+    #[serde(skip)]
+    pub identity: Option<EmissionIdentity>,
 }
 
 /// One prize of the Article 3 table.
@@ -191,6 +313,8 @@ pub struct LeakTest {
     pub p_holm: f64,
     /// `p_holm` < [`LEAK_ALPHA`].
     pub flagged: bool,
+    /// What is tested, in words.
+    pub what: String,
 }
 
 /// What the blocks of one emission show together.
@@ -202,6 +326,16 @@ pub struct EmissionSection {
     pub stake: String,
     /// Emission number.
     pub emission: u32,
+    /// What ties the blocks to the emission (the same in each of its blocks, or a failure).
+    #[serde(flatten)]
+    pub identity: EmissionIdentity,
+    /// SHA-256 of the emission's seal (`emission.seal.json`), when there is one.
+    pub seal_sha256: Option<String>,
+    /// `not sealed`, or what the seal was found to be.
+    pub seal_status: String,
+    /// What is wrong with the emission as a whole (blocks naming different emissions, a seal
+    /// that does not list a block as read): each is a failure.
+    pub problems: Vec<String>,
     /// Blocks analysed.
     pub blocks: Vec<u32>,
     /// Tickets of those blocks.
@@ -221,11 +355,15 @@ pub struct EmissionSection {
 pub fn report(
     blocks: &[PathBuf],
     options: &VerifyOptions,
+    settings: &ReportOptions,
     progress: &dyn crate::progress::Progress,
 ) -> anyhow::Result<Report> {
     let mut out = Report {
         report_format: REPORT_FORMAT,
+        confidentiality: CONFIDENTIAL.into(),
+        public: false,
         generator: crate::block::manifest::generator(),
+        tool: Tool::running(),
         order_alpha: ORDER_ALPHA,
         leak_alpha: LEAK_ALPHA,
         failed: false,
@@ -252,7 +390,8 @@ pub fn report(
             out.blocks.push(unverified(csv, problems));
             continue;
         }
-        let (section, order, game, stake) = analyse_block(csv, observer.finish(csv)?)?;
+        let (section, order, game, stake) =
+            analyse_block(csv, observer.finish(csv)?, settings.samples)?;
         let key = (
             section.game.clone(),
             section.stake.clone(),
@@ -273,6 +412,17 @@ pub fn report(
             game: game.clone(),
             stake: stake_text.clone(),
             emission,
+            identity: EmissionIdentity {
+                record_sha256: None,
+                kind: String::new(),
+                seed_sha256: String::new(),
+                public_key_sha256: String::new(),
+                game_definition_sha256: String::new(),
+                generator: String::new(),
+            },
+            seal_sha256: None,
+            seal_status: String::new(),
+            problems: Vec::new(),
             blocks: blocks.iter().map(|b| b.0).collect(),
             tickets: blocks.iter().map(|b| b.1).sum(),
             prizes: Vec::new(),
@@ -288,6 +438,7 @@ pub fn report(
                 b.verified && b.game == game && b.stake == stake_text && b.emission == emission
             })
             .collect();
+        identify(&mut section, &ours, options);
         if let Some((stake, _)) = tables.get(&(game.clone(), stake_text.clone(), emission)) {
             let mut counts = vec![0u64; stake.prizes.len() + 1];
             let mut expected = vec![0u64; stake.prizes.len() + 1];
@@ -317,11 +468,172 @@ pub fn report(
         out.emissions.push(section);
     }
     conclude(&mut out);
+    if settings.public {
+        out.redact();
+    }
     Ok(out)
+}
+
+impl Report {
+    /// Makes this report the public version: drops everything that says where a ticket sits
+    /// in its block (the prizes along the block, the start of the longest losing streak, the
+    /// sample tickets of the winning prizes, the problems of a failed block, which name its
+    /// lines and serials), keeps the tables, odds, payout and every test's verdict.
+    pub fn redact(&mut self) {
+        self.public = true;
+        self.confidentiality = PUBLIC.into();
+        for b in &mut self.blocks {
+            if let Some(order) = &mut b.order {
+                order.along.clear();
+                order.longest_losing_streak_at = None;
+            }
+            // Only the losers' samples stay (the last tier).
+            let last = b.samples.len().saturating_sub(1);
+            for (i, (_, layouts)) in b.samples.iter_mut().enumerate() {
+                if i != last {
+                    layouts.clear();
+                }
+            }
+            if !b.verified && !b.problems.is_empty() {
+                b.problems = vec![format!(
+                    "{} problem(s), listed in the confidential report only (they name ticket lines)",
+                    b.problems.len()
+                )];
+            }
+        }
+    }
+}
+
+/// Fills the identity of an emission from its blocks' manifests, and its seal's status from
+/// the folders the blocks were read from; what disagrees goes to its problems.
+fn identify(section: &mut EmissionSection, blocks: &[&BlockSection], options: &VerifyOptions) {
+    let name = format!(
+        "{}/{}/e{:04}",
+        section.game, section.stake, section.emission
+    );
+    let mut first: Option<(&BlockSection, &EmissionIdentity)> = None;
+    for b in blocks {
+        let Some(id) = &b.identity else { continue };
+        match first {
+            None => {
+                section.identity = id.clone();
+                first = Some((b, id));
+            }
+            Some((a, named)) if named != id => section.problems.push(format!(
+                "emission {name}: blocks {} and {} were not made under the same emission (record, seed, key, definition or generator differ): {} and {} do not belong together",
+                a.block, b.block, a.file, b.file
+            )),
+            Some(_) => {}
+        }
+    }
+    // The seal of each folder the blocks come from.
+    let mut folders: Vec<&Path> = blocks
+        .iter()
+        .map(|b| b.path.parent().unwrap_or(Path::new(".")))
+        .collect();
+    folders.sort();
+    folders.dedup();
+    let mut statuses = Vec::new();
+    for folder in &folders {
+        let ours: Vec<&&BlockSection> = blocks
+            .iter()
+            .filter(|b| b.path.parent().unwrap_or(Path::new(".")) == *folder)
+            .collect();
+        let (sha, status) = seal_of(folder, &ours, &section.identity, options, &mut section.problems);
+        if sha.is_some() {
+            section.seal_sha256 = sha;
+        }
+        statuses.push(if folders.len() > 1 {
+            format!("{}: {status}", shown_path(folder))
+        } else {
+            status
+        });
+    }
+    section.seal_status = statuses.join("; ");
+}
+
+/// The seal of `folder`, checked against the blocks read from it: its SHA-256 and status.
+fn seal_of(
+    folder: &Path,
+    blocks: &[&&BlockSection],
+    identity: &EmissionIdentity,
+    options: &VerifyOptions,
+    problems: &mut Vec<String>,
+) -> (Option<String>, String) {
+    use crate::emission::seal::{read_seal, SEAL_FILE};
+    use sha2::Digest;
+    let path = folder.join(SEAL_FILE);
+    let shown = shown_path(&path);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return (None, "not sealed".into());
+    }
+    let key = match options.public_key {
+        Some(key) => key,
+        None => {
+            let pem = folder.join(crate::block::PUBLIC_KEY_FILE);
+            match crate::block::keys::read_public_key(&pem) {
+                Ok(key) => key,
+                Err(e) => {
+                    problems.push(format!(
+                        "{shown}: its signature cannot be checked: {e:#} (give --public-key)"
+                    ));
+                    return (None, "seal present, signature not checked".into());
+                }
+            }
+        }
+    };
+    let seal = match read_seal(folder, &key) {
+        Ok(seal) => seal,
+        Err(e) => {
+            problems.push(format!("{e:#}"));
+            return (None, "seal INVALID (see the failures)".into());
+        }
+    };
+    // Parsed strictly: its bytes are those of its value.
+    let sha = hex::encode(sha2::Sha256::digest(seal.to_bytes()));
+    let mut wrong = Vec::new();
+    if identity.record_sha256.as_deref().is_some_and(|r| r != seal.record_sha256) {
+        wrong.push(format!(
+            "it seals the record of SHA-256 {}, the blocks name {}",
+            seal.record_sha256,
+            identity.record_sha256.as_deref().unwrap_or_default()
+        ));
+    }
+    for b in blocks {
+        match seal.blocks.iter().find(|s| s.block == b.block) {
+            None => wrong.push(format!("block {} is not in it", b.block)),
+            Some(s) if s.manifest_sha256 != b.manifest_sha256 => wrong.push(format!(
+                "it seals block {} with manifest SHA-256 {}, the manifest read has {}",
+                b.block, s.manifest_sha256, b.manifest_sha256
+            )),
+            Some(_) => {}
+        }
+    }
+    if !wrong.is_empty() {
+        problems.push(format!(
+            "{shown}: does not seal the blocks read: {}",
+            wrong.join("; ")
+        ));
+        return (Some(sha), "seal does NOT match the blocks read (see the failures)".into());
+    }
+    (
+        Some(sha),
+        format!(
+            "sealed {} ({} blocks), signature valid, the {} block(s) read are sealed",
+            shown_text(&seal.sealed, 40),
+            seal.blocks.len(),
+            blocks.len()
+        ),
+    )
 }
 
 fn unverified(csv: &Path, problems: Vec<String>) -> BlockSection {
     BlockSection {
+        path: csv.to_path_buf(),
+        identity: None,
+        csv_sha256: String::new(),
+        manifest_sha256: String::new(),
+        merkle_root: String::new(),
         file: shown_path(csv),
         verified: false,
         problems,
@@ -352,6 +664,7 @@ fn unverified(csv: &Path, problems: Vec<String>) -> BlockSection {
 fn analyse_block(
     csv: &Path,
     observed: scan::Observed,
+    samples: usize,
 ) -> anyhow::Result<(BlockSection, Vec<u8>, Game, Stake)> {
     let name = shown_path(csv);
     let scan::Observed {
@@ -408,7 +721,17 @@ fn analyse_block(
         )
     });
     let observed_names: Vec<&'static str> = tally.observed.keys().copied().collect();
+    // Parsed strictly, the manifest's bytes are those of its value.
+    let manifest_sha256 = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(manifest.to_bytes()))
+    };
     let section = BlockSection {
+        path: csv.to_path_buf(),
+        identity: Some(EmissionIdentity::of(&manifest)),
+        csv_sha256: manifest.csv.sha256.clone(),
+        manifest_sha256,
+        merkle_root: manifest.tickets_root.clone(),
         file: name,
         verified: true,
         problems: Vec::new(),
@@ -457,7 +780,12 @@ fn analyse_block(
         samples: tier_text
             .iter()
             .cloned()
-            .zip(tally.samples.iter().cloned())
+            .zip(
+                tally
+                    .samples
+                    .iter()
+                    .map(|s| s.iter().take(samples).cloned().collect()),
+            )
             .collect(),
     };
     Ok((section, tally.order, game, stake))
@@ -578,6 +906,10 @@ fn leak_test(feature: &str, tally: &scan::Tally) -> Option<LeakTest> {
         p,
         p_holm: p,
         flagged: false,
+        what: format!(
+            "are the values of {feature} shown outside the winning parts distributed alike on winners and losers? chi-square of independence over {} classes",
+            merged.len()
+        ),
     })
 }
 
@@ -596,6 +928,21 @@ fn conclude(report: &mut Report) {
     let adjusted = stats::holm(&ps);
     let mut next = adjusted.into_iter();
     let mut failures = Vec::new();
+    for e in &report.emissions {
+        failures.extend(e.problems.iter().cloned());
+    }
+    for b in &mut report.blocks {
+        if let Some(o) = &mut b.order {
+            for t in &mut o.tests {
+                t.what = in_words(t);
+            }
+        }
+    }
+    for e in &mut report.emissions {
+        for t in &mut e.cross_block {
+            t.what = in_words(t);
+        }
+    }
     for b in &mut report.blocks {
         if !b.verified {
             failures.push(format!("{}: failed verification", b.file));
@@ -646,6 +993,58 @@ fn conclude(report: &mut Report) {
     }
     report.failed = !failures.is_empty();
     report.failures = failures;
+}
+
+/// What an order test tests, in words.
+pub fn in_words(t: &OrderTest) -> String {
+    let lag = t.lag.unwrap_or(0);
+    match t.test {
+        "positions" => match t.prize.as_deref() {
+            Some("winners") | None => "are the winners spread evenly along the block? their counts in 100 equal segments".into(),
+            Some(p) => format!("are the {p} € tickets spread evenly along the block? their counts in 100 equal segments"),
+        },
+        "runs" => "do winners and losers alternate as often as in a random order? the number of runs of winners and of losers".into(),
+        "serial_win" => format!("does a ticket's winning tell anything of the ticket {lag} further on? correlation of win indicators at lag {lag}"),
+        "serial_amount" => format!("does a ticket's prize tell anything of the prize {lag} tickets further on? correlation of amounts at lag {lag}"),
+        "gaps" => "are the gaps between consecutive winners those of a random order? their counts against their exact law".into(),
+        "longest_losing_streak" => "is the longest run of losing tickets longer than chance allows? its length".into(),
+        "cross_block" => {
+            let [a, b] = t.blocks.unwrap_or_default();
+            format!("do blocks {a} and {b} have their winners at the same places? overlap of their win indicators")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The name of a test's statistic.
+pub fn statistic_name(t: &OrderTest) -> &'static str {
+    match t.test {
+        "positions" | "gaps" => "chi-square",
+        "longest_losing_streak" => "longest streak",
+        _ => "z",
+    }
+}
+
+/// The verdict on an emission or a block's Article 3 table: do the counts read match the
+/// definition's?
+pub fn table_matches(rows: &[PrizeRow]) -> bool {
+    rows.iter().all(|r| r.count == r.expected_count)
+}
+
+/// A p-value as a decimal: four places, or two significant digits below 0.001, or
+/// `< 0.000000000001`.
+pub fn decimal_p(p: f64) -> String {
+    if !p.is_finite() {
+        return "n/a".into();
+    }
+    if p >= 0.001 {
+        return format!("{p:.4}");
+    }
+    if p < 1e-12 {
+        return "< 0.000000000001".into();
+    }
+    let places = (-p.log10().floor()) as usize + 1;
+    format!("{p:.places$}")
 }
 
 /// `positions (20 €)`, `serial_win (lag 3)`, `cross_block (blocks 1, 2)`.

@@ -41,6 +41,8 @@ pub struct OrderTest {
     pub failed: bool,
     /// How the p-value was obtained.
     pub null: &'static str,
+    /// What is tested, in words (filled by the report: [`super::in_words`]).
+    pub what: String,
 }
 
 impl OrderTest {
@@ -56,6 +58,7 @@ impl OrderTest {
             p_holm: outcome.p,
             failed: false,
             null,
+            what: String::new(),
         }
     }
 }
@@ -95,8 +98,9 @@ pub struct Order {
     pub gaps: Vec<GapClass>,
     /// The longest run of losers, and where it starts.
     pub longest_losing_streak: u64,
-    /// Where it starts (index in the block).
-    pub longest_losing_streak_at: u64,
+    /// Where it starts (index in the block); `None` in a public report (positional).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub longest_losing_streak_at: Option<u64>,
 }
 
 /// The order statistics of a block: `order` holds every ticket's tier, `amounts` the amount
@@ -256,7 +260,7 @@ fn other_tests(
             })
             .collect(),
         longest_losing_streak: longest,
-        longest_losing_streak_at: longest_at,
+        longest_losing_streak_at: Some(longest_at),
     };
     (order, serial_at)
 }
@@ -383,7 +387,7 @@ mod tests {
         };
         assert!(p("positions") < 1e-50 && p("runs") < 1e-50 && p("serial_win") < 1e-50);
         assert_eq!(bad.longest_losing_streak, 1444);
-        assert_eq!(bad.longest_losing_streak_at, 556);
+        assert_eq!(bad.longest_losing_streak_at, Some(556));
     }
 
     #[test]
@@ -408,7 +412,7 @@ mod tests {
             .find(|t| t.test == "longest_losing_streak")
             .unwrap();
         assert!(streak.p < 1e-10, "{streak:?}");
-        assert!(out.longest_losing_streak >= 150 && out.longest_losing_streak_at == 0);
+        assert!(out.longest_losing_streak >= 150 && out.longest_losing_streak_at == Some(0));
     }
 
     #[test]

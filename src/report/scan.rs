@@ -31,8 +31,9 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
-/// Sample layouts kept per prize (the first ones of the block).
-pub const SAMPLES: usize = 3;
+/// Sample layouts kept per prize (the first ones of the block): the most `report --samples`
+/// takes.
+pub const SAMPLES: usize = 10;
 /// Codes of one feature counted in a dense table; larger codes go to a map.
 const DENSE: usize = 256;
 /// Bytes read at a time by the duplicates' re-read.

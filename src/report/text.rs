@@ -1,22 +1,36 @@
-//! The report as text for an 80-column terminal.
+//! The report as text for an 80-column terminal: a first page (verdict, identity, the
+//! Article 3 tables, the failures), a list of contents, then the detail of each block and
+//! emission, every test described in words.
 
-use super::{describe, BlockSection, EmissionSection, Report};
+use super::{
+    decimal_p, describe, in_words, statistic_name, table_matches, BlockSection, EmissionSection,
+    Report,
+};
 use crate::untrusted::{defanged, shown_text, SHOWN_CHARS};
 use std::fmt::Write;
 
 /// Longest form text shown (the JSON has it whole).
 const FORM_WIDTH: usize = 46;
+/// Width of the text.
+const WIDTH: usize = 80;
 
 /// The report as lines of at most 80 characters (file names excepted). What comes from a file
 /// is escaped where it is written ([`shown_text`]; the problems and file names come escaped),
 /// and the whole text passes [`defanged`] on its way out, the last guard before a terminal.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    for b in &report.blocks {
+    banner(&mut out, report);
+    first_page(&mut out, report);
+    out.push('\n');
+    contents(&mut out, report);
+    out.push('\n');
+    for (i, b) in report.blocks.iter().enumerate() {
+        let _ = writeln!(out, "{}. BLOCK", i + 2);
         block(&mut out, b);
         out.push('\n');
     }
-    for e in &report.emissions {
+    for (i, e) in report.emissions.iter().enumerate() {
+        let _ = writeln!(out, "{}. EMISSION", report.blocks.len() + i + 2);
         emission(&mut out, e);
         out.push('\n');
     }
@@ -44,9 +58,147 @@ pub fn render(report: &Report) -> String {
     } else {
         let _ = writeln!(out, "every test passed");
     }
+    banner(&mut out, report);
     defanged(&out)
 }
 
+/// The confidentiality line, wrapped: first and last thing of the text.
+fn banner(out: &mut String, report: &Report) {
+    let text = if report.public {
+        report.confidentiality.clone()
+    } else {
+        report.confidentiality.to_uppercase()
+    };
+    wrap(out, &format!("*** {text} ***"), "");
+}
+
+/// `text` in lines of at most [`WIDTH`] characters, each starting with `indent`.
+fn wrap(out: &mut String, text: &str, indent: &str) {
+    let mut line = String::from(indent);
+    let mut empty = true;
+    for word in text.split(' ') {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            let _ = writeln!(out, "{line}");
+            line = String::from(indent);
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    let _ = writeln!(out, "{line}");
+}
+
+/// Verdict, tool, identity and Article 3 of every emission and block, failures.
+fn first_page(out: &mut String, report: &Report) {
+    if report.failed {
+        let _ = writeln!(
+            out,
+            "EMISSION REPORT: FAILED ({} failure(s), listed below)",
+            report.failures.len()
+        );
+    } else {
+        let _ = writeln!(out, "EMISSION REPORT: PASSED (every block verified, every test passed)");
+    }
+    let t = &report.tool;
+    let _ = writeln!(out, "tool      {} {}, commit {}", t.name, t.version, t.commit);
+    let _ = writeln!(out, "binary    {}", t.binary_sha256);
+    let _ = writeln!(out, "made      {} on {}", t.date, t.host);
+    for e in &report.emissions {
+        let _ = writeln!(
+            out,
+            "emission {}/{}/e{:04} ({}): {} block(s), {} tickets, payout {:.2} %",
+            e.game,
+            e.stake,
+            e.emission,
+            e.identity.kind,
+            e.blocks.len(),
+            grouped(e.tickets),
+            e.payout_ratio * 100.0
+        );
+        let id = &e.identity;
+        let _ = writeln!(
+            out,
+            "  record    {}",
+            id.record_sha256.as_deref().unwrap_or("none named (manifest before format 3)")
+        );
+        match &e.seal_sha256 {
+            Some(sha) => {
+                let _ = writeln!(out, "  seal      {sha}");
+            }
+            None => {}
+        }
+        wrap(out, &e.seal_status, "            ");
+        let _ = writeln!(out, "  seed      {} (commitment)", id.seed_sha256);
+        let _ = writeln!(out, "  key       {}", id.public_key_sha256);
+        let _ = writeln!(out, "  game      {}", id.game_definition_sha256);
+        let _ = writeln!(out, "  generator {}", shown_text(&id.generator, 60));
+        let _ = writeln!(
+            out,
+            "  Article 3 over the emission: {}",
+            if table_matches(&e.prizes) {
+                "every count matches"
+            } else {
+                "counts DIFFER (marked ≠)"
+            }
+        );
+        table(out, &e.prizes);
+        let _ = writeln!(
+            out,
+            "  block     tickets   winners      prizes €    payout  Article 3"
+        );
+        for b in report.blocks.iter().filter(|b| {
+            b.verified && b.game == e.game && b.stake == e.stake && b.emission == e.emission
+        }) {
+            let _ = writeln!(
+                out,
+                "  {:>5} {:>11} {:>9} {:>13} {:>7.2} %  {}",
+                b.block,
+                grouped(b.tickets),
+                grouped(b.winners),
+                b.total_prizes,
+                b.payout_ratio * 100.0,
+                if table_matches(&b.prizes) {
+                    "matches"
+                } else {
+                    "DIFFERS"
+                }
+            );
+            let _ = writeln!(out, "    csv      {}", b.csv_sha256);
+            let _ = writeln!(out, "    manifest {}", b.manifest_sha256);
+            let _ = writeln!(out, "    merkle   {}", b.merkle_root);
+        }
+    }
+    for b in report.blocks.iter().filter(|b| !b.verified) {
+        let _ = writeln!(out, "{}: FAILED VERIFICATION, not analysed", b.file);
+    }
+    if report.failed {
+        let _ = writeln!(out, "failures:");
+        for f in &report.failures {
+            wrap(out, &format!("- {f}"), "  ");
+        }
+    }
+}
+
+fn contents(out: &mut String, report: &Report) {
+    let _ = writeln!(out, "CONTENTS");
+    let _ = writeln!(out, "  1. verdict, identity, Article 3 (above)");
+    for (i, b) in report.blocks.iter().enumerate() {
+        let _ = writeln!(out, "  {}. block {}", i + 2, b.file);
+    }
+    for (i, e) in report.emissions.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {}. emission {}/{}/e{:04}: the blocks together",
+            report.blocks.len() + i + 2,
+            e.game,
+            e.stake,
+            e.emission
+        );
+    }
+}
 /// Digits grouped by three with spaces: 7 500 000.
 fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -121,8 +273,8 @@ fn block(out: &mut String, b: &BlockSection) {
         for r in &b.features {
             let leak = b.leaks.iter().find(|l| l.feature == r.feature);
             let verdict = match leak {
-                Some(l) if l.flagged => format!("{:>9.2e} LEAK", l.p_holm),
-                Some(l) => format!("{:>9.2e}", l.p_holm),
+                Some(l) if l.flagged => format!("{:>9} LEAK", decimal_p(l.p_holm)),
+                Some(l) => format!("{:>9}", decimal_p(l.p_holm)),
                 None => "   untested".into(),
             };
             let _ = writeln!(
@@ -137,25 +289,63 @@ fn block(out: &mut String, b: &BlockSection) {
     if let Some(o) = &b.order {
         let _ = writeln!(
             out,
-            "  order tests                        statistic        p   p Holm"
+            "  order tests (each fails if p after Holm is below 0.01):"
         );
         for t in &o.tests {
-            let _ = writeln!(
+            wrap(out, &format!("{}: {}", describe(t), in_words(t)), "    ");
+            let df = t.df.map(|d| format!(", df {d}")).unwrap_or_default();
+            wrap(
                 out,
-                "    {:<30} {:>10.3} {:>8.1e} {:>8.1e}{}",
-                cut(&describe(t), 30),
-                t.statistic,
-                t.p,
-                t.p_holm,
-                if t.failed { " FAIL" } else { "" }
+                &format!(
+                    "{} {:.3}{df}, p {}, p after Holm {}: {}",
+                    statistic_name(t),
+                    t.statistic,
+                    decimal_p(t.p),
+                    decimal_p(t.p_holm),
+                    if t.failed { "FAIL" } else { "pass" }
+                ),
+                "      ",
             );
+            wrap(out, &format!("null law: {}", t.null), "      ");
         }
+        match o.longest_losing_streak_at {
+            Some(at) => {
+                let _ = writeln!(
+                    out,
+                    "  longest losing streak: {} tickets from ticket {}",
+                    grouped(o.longest_losing_streak),
+                    grouped(at)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  longest losing streak: {} tickets (where: not in the public version)",
+                    grouped(o.longest_losing_streak)
+                );
+            }
+        }
+    }
+    if !b.leaks.is_empty() {
         let _ = writeln!(
             out,
-            "  longest losing streak: {} tickets from ticket {}",
-            grouped(o.longest_losing_streak),
-            grouped(o.longest_losing_streak_at)
+            "  leak checks (each flags a leak if p after Holm is below 0.001):"
         );
+        for l in &b.leaks {
+            wrap(out, &format!("{}: {}", l.feature, l.what), "    ");
+            wrap(
+                out,
+                &format!(
+                    "chi-square {:.3}, df {}, p {}, p after Holm {}: {}",
+                    l.statistic,
+                    l.df,
+                    decimal_p(l.p),
+                    decimal_p(l.p_holm),
+                    if l.flagged { "LEAK" } else { "pass" }
+                ),
+                "      ",
+            );
+        }
     }
     if b.duplicates.is_empty() {
         let _ = writeln!(out, "  duplicate layouts: none");
@@ -209,8 +399,12 @@ fn emission(out: &mut String, e: &EmissionSection) {
         grouped(e.tickets),
         e.payout_ratio * 100.0
     );
+    if !e.problems.is_empty() {
+        for p in &e.problems {
+            wrap(out, &format!("- {p}"), "  ");
+        }
+    }
     if e.blocks.len() > 1 {
-        table(out, &e.prizes);
         let worst = e
             .cross_block
             .iter()
@@ -227,9 +421,9 @@ fn emission(out: &mut String, e: &EmissionSection) {
             );
             let _ = writeln!(
                 out,
-                "    correlation {:.4}, p Holm {:.1e}{}",
+                "    correlation {:.4}, p after Holm {}{}",
                 r,
-                t.p_holm,
+                decimal_p(t.p_holm),
                 if e.cross_block.iter().any(|t| t.failed) {
                     " FAIL"
                 } else {
