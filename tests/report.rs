@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{data, fixed_test_key, text, Workdir, SEED};
+use common::{data, fixed_test_key, sha256_file, text, Workdir, SEED};
 use emission_factory::block::keys;
 use emission_factory::block::manifest::Manifest;
 use emission_factory::block::merkle::MerkleRoot;
@@ -151,7 +151,7 @@ fn the_factorys_own_blocks_pass_every_test() {
     let folder = emit_mini(&w, "3");
     let (json, said) = report(&w, &[&folder], 0);
     println!("{said}");
-    assert_eq!(json["report_format"], 1);
+    assert_eq!(json["report_format"], 2);
     assert_eq!(json["failed"], false, "{said}");
     assert!(said.contains("every test passed"), "{said}");
     let blocks = json["blocks"].as_array().unwrap();
@@ -634,4 +634,470 @@ fn the_features_path_agrees_with_the_explanation_on_every_ticket_of_a_block_of_e
         assert!(forms.len() > 3, "{game}: {forms:?}");
         assert!(observations > all.len(), "{game}");
     }
+}
+
+/// The first page of the text report: everything before its list of contents.
+fn first_page(text: &str) -> &str {
+    &text[..text.find("\nCONTENTS\n").expect("a list of contents")]
+}
+
+/// The first page of the HTML report.
+fn html_first_page(page: &str) -> &str {
+    let start = page
+        .find("<section id=\"first-page\">")
+        .expect("a first page");
+    let end = start + page[start..].find("</section>").expect("its end");
+    &page[start..end]
+}
+
+/// A number written in scientific notation (`1.00e0`, `3.2e-5`), anywhere in `text`.
+fn scientific(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    for i in 1..b.len().saturating_sub(1) {
+        let next = b[i + 1];
+        let exponent =
+            next.is_ascii_digit() || (next == b'-' && b.get(i + 2).is_some_and(u8::is_ascii_digit));
+        if b[i] != b'e' || !exponent {
+            continue;
+        }
+        // A mantissa before it: digits, a point, a digit (`1.00e0`).
+        let digits = b[..i]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let point = i.checked_sub(digits + 1);
+        if digits > 0 && point.is_some_and(|p| b[p] == b'.' && p > 0 && b[p - 1].is_ascii_digit()) {
+            let from = i.saturating_sub(12);
+            return Some(String::from_utf8_lossy(&b[from..(i + 6).min(b.len())]).into());
+        }
+    }
+    None
+}
+
+/// Emits one block of the mini game under `seed` into `out`, with the test key.
+fn emit_one(w: &Workdir, seed: &str, out: &str) -> PathBuf {
+    fixed_test_key(w);
+    w.ok(&[
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--seed",
+        seed,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--blocks",
+        "1",
+        "--out",
+        out,
+        "--quiet",
+    ]);
+    w.path(&format!("{out}/mini-ruche/2/e0001"))
+}
+
+/// Runs `report` (text, JSON, HTML) on `folder`, with `extra` arguments; returns the three.
+fn report_all(
+    w: &Workdir,
+    folder: &Path,
+    extra: &[&str],
+    code: i32,
+) -> (String, serde_json::Value, String) {
+    let game = data("mini-ruche.toml");
+    for f in ["r.json", "r.html"] {
+        let _ = std::fs::remove_file(w.path(f));
+    }
+    let mut args = vec![
+        "report",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+        "--json",
+        "r.json",
+        "--html",
+        "r.html",
+        "--quiet",
+    ];
+    args.extend(extra);
+    let folder = folder.display().to_string();
+    args.push(&folder);
+    let out = w.run_expect(&args, code);
+    let json = serde_json::from_slice(&common::read(&w.path("r.json"))).unwrap();
+    let html = std::fs::read_to_string(w.path("r.html")).unwrap();
+    (text(&out), json, html)
+}
+
+/// The report's first page ties it to the files it describes: the record's, manifest's and
+/// CSV's SHA-256, the Merkle root, the seed commitment, the key fingerprint, the definition's
+/// SHA-256, the kind, and the tool (its binary's SHA-256 among them); in the text, the JSON
+/// and the HTML. Two emissions with the same table (the same game, another seed) have
+/// different first pages. p-values are written as decimals.
+#[test]
+fn the_first_page_names_what_it_describes_and_two_emissions_with_one_table_differ() {
+    let w = Workdir::new();
+    let a = emit_one(&w, SEED, "a");
+    let other_seed = "ff".repeat(32);
+    let b = emit_one(&w, &other_seed, "b");
+    let mut pages = Vec::new();
+    for folder in [&a, &b] {
+        let (said, json, html) = report_all(&w, folder, &[], 0);
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&common::read(&folder.join("block-00001.manifest.json")))
+                .unwrap();
+        let expected = [
+            ("record", sha256_file(&folder.join("emission.json"))),
+            (
+                "manifest",
+                sha256_file(&folder.join("block-00001.manifest.json")),
+            ),
+            ("csv", sha256_file(&folder.join("block-00001.csv"))),
+            (
+                "merkle",
+                manifest["tickets_root"].as_str().unwrap().to_string(),
+            ),
+            (
+                "seed",
+                manifest["seed_sha256"].as_str().unwrap().to_string(),
+            ),
+            (
+                "key",
+                manifest["public_key_sha256"].as_str().unwrap().to_string(),
+            ),
+            (
+                "game",
+                manifest["game_definition_sha256"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            ),
+            (
+                "binary",
+                sha256_file(Path::new(env!("CARGO_BIN_EXE_emission-factory"))),
+            ),
+        ];
+        let first = first_page(&said);
+        let html_first = html_first_page(&html);
+        for (what, sha) in &expected {
+            assert!(
+                first.contains(&format!("{what:<9}{sha}"))
+                    || first.contains(&format!("{what} {sha}"))
+                    || first.contains(sha.as_str()),
+                "{what} {sha} not on the first page:\n{first}"
+            );
+            assert!(
+                html_first.contains(sha.as_str()),
+                "{what} {sha} not on the HTML first page"
+            );
+        }
+        // The JSON carries the same fields.
+        let e = &json["emissions"][0];
+        assert_eq!(e["record_sha256"], expected[0].1.as_str());
+        assert_eq!(e["seed_sha256"], expected[4].1.as_str());
+        assert_eq!(e["public_key_sha256"], expected[5].1.as_str());
+        assert_eq!(e["game_definition_sha256"], expected[6].1.as_str());
+        assert_eq!(e["kind"], "test");
+        assert_eq!(e["generator"], manifest["generator"]);
+        assert_eq!(e["seal_status"], "not sealed");
+        assert!(e["seal_sha256"].is_null());
+        let blk = &json["blocks"][0];
+        assert_eq!(blk["manifest_sha256"], expected[1].1.as_str());
+        assert_eq!(blk["csv_sha256"], expected[2].1.as_str());
+        assert_eq!(blk["merkle_root"], expected[3].1.as_str());
+        let tool = &json["tool"];
+        assert_eq!(tool["binary_sha256"], expected[7].1.as_str());
+        assert_eq!(tool["version"], env!("CARGO_PKG_VERSION"));
+        for key in ["commit", "host", "date"] {
+            assert!(!tool[key].as_str().unwrap().is_empty(), "{key}");
+        }
+        // The verdict and the Article 3 tables (of the emission, and per block) come first.
+        assert!(first.contains("EMISSION REPORT: PASSED"), "{first}");
+        assert!(first.contains("Article 3 over the emission: every count matches"));
+        assert!(first.contains("  block     tickets"), "{first}");
+        assert!(html_first.contains("id=\"verdict\">PASSED"));
+        assert!(html.contains("<nav id=\"contents\">"));
+        // Tests in words, with their p before and after Holm, as decimals.
+        for t in json["blocks"][0]["order"]["tests"].as_array().unwrap() {
+            assert!(t["what"].as_str().unwrap().contains('?'), "{t}");
+        }
+        assert!(said.contains("p after Holm"), "{said}");
+        assert!(html.contains("what is tested"));
+        assert_eq!(scientific(&said), None, "a p-value in scientific notation");
+        assert_eq!(scientific(&html), None, "a p-value in scientific notation");
+        // The identity lines fit the terminal too.
+        for line in first.lines().filter(|l| !l.contains("out/")) {
+            assert!(line.chars().count() <= 80, "{line:?}");
+        }
+        pages.push((
+            first.replace(&tool_lines(first), ""),
+            html_first.to_string(),
+            json,
+        ));
+    }
+    // The same table ...
+    assert_eq!(
+        pages[0].2["emissions"][0]["prizes"],
+        pages[1].2["emissions"][0]["prizes"]
+    );
+    // ... and yet not the same first page.
+    assert_ne!(pages[0].0, pages[1].0);
+    assert_ne!(pages[0].1, pages[1].1);
+}
+
+/// The lines of the tool (the date changes from one run to the next).
+fn tool_lines(first: &str) -> String {
+    first
+        .lines()
+        .filter(|l| l.starts_with("made "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// A sealed emission's report gives the seal's SHA-256 and that it seals the blocks read; a
+/// block replaced after sealing (a valid block, signed with the emission's key) is a failure.
+#[test]
+fn the_report_checks_the_blocks_against_the_seal() {
+    let w = Workdir::new();
+    let folder = emit_one(&w, SEED, "out");
+    w.ok(&[
+        "seal",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--blocks",
+        "1",
+        folder.to_str().unwrap(),
+    ]);
+    let (said, json, html) = report_all(&w, &folder, &[], 0);
+    let seal_sha = sha256_file(&folder.join("emission.seal.json"));
+    let e = &json["emissions"][0];
+    assert_eq!(e["seal_sha256"], seal_sha.as_str());
+    assert!(
+        e["seal_status"]
+            .as_str()
+            .unwrap()
+            .contains("signature valid"),
+        "{e}"
+    );
+    assert!(first_page(&said).contains(&seal_sha));
+    assert!(html_first_page(&html).contains(&seal_sha));
+    // The block is replaced by another valid, signed one: the seal does not list it.
+    let mut t = tickets(&folder, 1);
+    t.swap(0, 1);
+    t.swap(2, 3);
+    write_signed_block(&w, &folder, 1, &t);
+    let (said, json, _) = report_all(&w, &folder, &[], 1);
+    assert_eq!(json["failed"], true);
+    let failures = json["failures"].to_string();
+    assert!(
+        failures.contains("does not seal the blocks read"),
+        "{failures}"
+    );
+    let words: Vec<&str> = first_page(&said).split_whitespace().collect();
+    assert!(
+        words.join(" ").contains("does not seal the blocks read"),
+        "{said}"
+    );
+}
+
+/// [`rewrite`] without its `verify` (a sealed folder's verify rejects the new block).
+fn write_signed_block(w: &Workdir, folder: &Path, block: u32, tickets: &[(String, String)]) {
+    let manifest_path = folder.join(format!("block-{block:05}.manifest.json"));
+    let mut manifest = Manifest::from_bytes(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    let mut csv = String::from("serial,prize,layout,sha256\n");
+    let mut merkle = MerkleRoot::new();
+    for (i, (prize, layout)) in tickets.iter().enumerate() {
+        let body = format!("mini-ruche-200-0001-{block:05}-{i:07},{prize},{layout}");
+        let hash: [u8; 32] = Sha256::digest(body.as_bytes()).into();
+        merkle.push(&hash);
+        csv.push_str(&format!("{body},{}\n", hex::encode(hash)));
+    }
+    std::fs::write(folder.join(format!("block-{block:05}.csv")), &csv).unwrap();
+    manifest.csv.bytes = csv.len() as u64;
+    manifest.csv.sha256 = hex::encode(Sha256::digest(csv.as_bytes()));
+    manifest.tickets_root = hex::encode(merkle.root());
+    let bytes = manifest.to_bytes();
+    std::fs::write(&manifest_path, &bytes).unwrap();
+    let key = keys::read_signing_key(&w.path("keys/signing-key.pem")).unwrap();
+    std::fs::write(
+        folder.join(format!("block-{block:05}.manifest.json.sig")),
+        keys::sign(&key, &bytes),
+    )
+    .unwrap();
+}
+
+/// Every integer anywhere in a JSON value.
+fn integers(value: &serde_json::Value, out: &mut std::collections::BTreeSet<u64>) {
+    match value {
+        serde_json::Value::Number(n) => {
+            if let Some(i) = n.as_u64() {
+                out.insert(i);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| integers(v, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|v| integers(v, out)),
+        _ => {}
+    }
+}
+
+/// Every key anywhere in a JSON value.
+fn keys_of(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        serde_json::Value::Array(a) => a.iter().for_each(|v| keys_of(v, out)),
+        serde_json::Value::Object(o) => {
+            for (k, v) in o {
+                out.insert(k.clone());
+                keys_of(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The full report says it is confidential, on every page; `--public` says nothing of where
+/// the winners are: no serial of any winning ticket (read from the CSV) in its text, JSON or
+/// HTML, no index of a top-prize ticket, no prizes along the block, no streak position, no
+/// sample ticket of a winning prize; it keeps the tables, odds, payout and verdicts.
+#[test]
+fn the_public_report_says_nothing_of_where_the_winners_are() {
+    let w = Workdir::new();
+    let folder = emit_one(&w, SEED, "out");
+    let csv = std::fs::read_to_string(folder.join("block-00001.csv")).unwrap();
+    // Winners: (index, serial, prize).
+    let winners: Vec<(u64, String, String)> = csv
+        .lines()
+        .skip(1)
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let f: Vec<&str> = line.split(',').collect();
+            (f[1] != "0").then(|| (i as u64, f[0].to_string(), f[1].to_string()))
+        })
+        .collect();
+    // The top prizes (2000 € and 100 €): few tickets, each with its index listed in the full report.
+    let top: Vec<u64> = winners
+        .iter()
+        .filter(|w| w.2 == "2000" || w.2 == "100")
+        .map(|w| w.0)
+        .collect();
+    assert_eq!(top.len(), 6);
+
+    let (said, json, html) = report_all(&w, &folder, &[], 0);
+    // Confidential: said at the top and bottom of the text, on every printed page of the HTML
+    // (a fixed element repeats on each page), and in the JSON.
+    assert!(
+        said.starts_with("*** CONFIDENTIAL UNTIL THE EMISSION IS SOLD OUT ***"),
+        "{said}"
+    );
+    assert!(said
+        .trim_end()
+        .ends_with("*** CONFIDENTIAL UNTIL THE EMISSION IS SOLD OUT ***"));
+    assert_eq!(
+        json["confidentiality"],
+        "Confidential until the emission is sold out"
+    );
+    assert_eq!(json["public"], false);
+    assert!(
+        html.contains("id=\"confidentiality\">Confidential until the emission is sold out</div>")
+    );
+    assert!(html.contains("@media print{") && html.contains(".banner{position:fixed;"));
+    // The full report does show where they are (what the public one must not).
+    let mut full = std::collections::BTreeSet::new();
+    integers(&json, &mut full);
+    assert!(top.iter().all(|i| full.contains(i)), "{top:?}");
+    assert!(html.contains("id=\"prizes-along-1\"") && said.contains("from ticket"));
+    assert!(html.contains("id=\"ticket-1-2000-0\""));
+
+    let (public_said, public, public_html) = report_all(&w, &folder, &["--public"], 0);
+    assert_eq!(public["public"], true);
+    assert!(
+        public_said.starts_with("*** Public version"),
+        "{public_said}"
+    );
+    assert!(public_html.contains("id=\"confidentiality\">Public version"));
+    for (name, doc) in [
+        ("text", &public_said),
+        ("JSON", &public.to_string()),
+        ("HTML", &public_html),
+    ] {
+        for (index, serial, prize) in &winners {
+            assert!(
+                !doc.contains(serial.as_str()),
+                "{name}: serial {serial} ({prize} €)"
+            );
+            // The serial's ticket number, as written in it.
+            let number = serial.rsplit('-').next().unwrap();
+            assert!(
+                !doc.contains(&format!("-{number}")),
+                "{name}: ticket {index}"
+            );
+        }
+        for index in &top {
+            assert!(
+                !doc.contains(&format!("ticket {index}")),
+                "{name}: ticket {index}"
+            );
+        }
+        assert!(!doc.contains("from ticket"), "{name}");
+        assert!(!doc.contains("prizes-along"), "{name}");
+    }
+    let mut numbers = std::collections::BTreeSet::new();
+    integers(&public, &mut numbers);
+    let shown: Vec<&u64> = top.iter().filter(|i| numbers.contains(i)).collect();
+    assert!(
+        shown.is_empty(),
+        "indexes of top-prize tickets in the public JSON: {shown:?}"
+    );
+    let mut keys = std::collections::BTreeSet::new();
+    keys_of(&public, &mut keys);
+    for positional in ["along", "positions", "segments", "longest_losing_streak_at"] {
+        assert!(
+            !keys.contains(positional),
+            "{positional} in the public JSON"
+        );
+    }
+    // No sample ticket of a winning prize; the losers' stay.
+    for prize in ["2000", "100", "20", "4", "2"] {
+        assert!(
+            !public_html.contains(&format!("id=\"ticket-1-{prize}-")),
+            "{prize}"
+        );
+    }
+    assert!(public_html.contains("id=\"ticket-1-0-0\""));
+    // What a regulator publishes stays: the tables, odds, payout, every test and its verdict.
+    let (b, pb) = (&json["blocks"][0], &public["blocks"][0]);
+    for key in [
+        "prizes",
+        "payout_ratio",
+        "odds",
+        "expected_odds",
+        "leaks",
+        "forms",
+    ] {
+        assert_eq!(b[key], pb[key], "{key}");
+    }
+    assert_eq!(b["order"]["tests"], pb["order"]["tests"]);
+    assert_eq!(
+        json["emissions"][0]["prizes"],
+        public["emissions"][0]["prizes"]
+    );
+    assert!(public_html.contains("<h3>Order tests</h3>"));
+}
+
+/// `--samples N` draws N tickets per prize (the default is 1).
+#[test]
+fn samples_sets_the_tickets_drawn_per_prize() {
+    let w = Workdir::new();
+    let folder = emit_one(&w, SEED, "out");
+    let (_, _, html) = report_all(&w, &folder, &[], 0);
+    assert!(html.contains("id=\"ticket-1-0-0\"") && !html.contains("id=\"ticket-1-0-1\""));
+    let (_, _, html) = report_all(&w, &folder, &["--samples", "3"], 0);
+    assert!(html.contains("id=\"ticket-1-0-2\"") && !html.contains("id=\"ticket-1-0-3\""));
+    let (_, _, html) = report_all(&w, &folder, &["--samples", "0"], 0);
+    assert!(!html.contains("id=\"ticket-1-"));
+    let out = w.run_expect(&["report", "--samples", "11", folder.to_str().unwrap()], 2);
+    assert!(
+        text(&out).contains("--samples takes a number of tickets from 0 to 10"),
+        "{}",
+        text(&out)
+    );
 }

@@ -361,7 +361,9 @@ fn samples_parser(text: &str) -> Result<usize, String> {
     let most = emission_factory::report::scan::SAMPLES;
     match text.parse::<usize>() {
         Ok(n) if n <= most => Ok(n),
-        _ => Err(format!("--samples takes a number of tickets from 0 to {most}")),
+        _ => Err(format!(
+            "--samples takes a number of tickets from 0 to {most}"
+        )),
     }
 }
 

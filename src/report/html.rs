@@ -291,7 +291,10 @@ fn first_page(out: &mut String, report: &Report) {
             e.payout_ratio * 100.0
         );
         let row = |label: &str, value: &str| {
-            format!("<tr><th>{label}</th><td><code>{}</code></td></tr>", esc(value))
+            format!(
+                "<tr><th>{label}</th><td><code>{}</code></td></tr>",
+                esc(value)
+            )
         };
         let _ = write!(out, "<table class=\"id\" id=\"identity-{}\">", i + 1);
         out.push_str(&row(

@@ -539,7 +539,13 @@ fn identify(section: &mut EmissionSection, blocks: &[&BlockSection], options: &V
             .iter()
             .filter(|b| b.path.parent().unwrap_or(Path::new(".")) == *folder)
             .collect();
-        let (sha, status) = seal_of(folder, &ours, &section.identity, options, &mut section.problems);
+        let (sha, status) = seal_of(
+            folder,
+            &ours,
+            &section.identity,
+            options,
+            &mut section.problems,
+        );
         if sha.is_some() {
             section.seal_sha256 = sha;
         }
@@ -592,7 +598,11 @@ fn seal_of(
     // Parsed strictly: its bytes are those of its value.
     let sha = hex::encode(sha2::Sha256::digest(seal.to_bytes()));
     let mut wrong = Vec::new();
-    if identity.record_sha256.as_deref().is_some_and(|r| r != seal.record_sha256) {
+    if identity
+        .record_sha256
+        .as_deref()
+        .is_some_and(|r| r != seal.record_sha256)
+    {
         wrong.push(format!(
             "it seals the record of SHA-256 {}, the blocks name {}",
             seal.record_sha256,
@@ -614,7 +624,10 @@ fn seal_of(
             "{shown}: does not seal the blocks read: {}",
             wrong.join("; ")
         ));
-        return (Some(sha), "seal does NOT match the blocks read (see the failures)".into());
+        return (
+            Some(sha),
+            "seal does NOT match the blocks read (see the failures)".into(),
+        );
     }
     (
         Some(sha),
@@ -1004,8 +1017,8 @@ pub fn in_words(t: &OrderTest) -> String {
             Some(p) => format!("are the {p} € tickets spread evenly along the block? their counts in 100 equal segments"),
         },
         "runs" => "do winners and losers alternate as often as in a random order? the number of runs of winners and of losers".into(),
-        "serial_win" => format!("does a ticket's winning tell anything of the ticket {lag} further on? correlation of win indicators at lag {lag}"),
-        "serial_amount" => format!("does a ticket's prize tell anything of the prize {lag} tickets further on? correlation of amounts at lag {lag}"),
+        "serial_win" => format!("does a ticket's winning tell anything of the one {lag} places further on? correlation of win indicators at lag {lag}"),
+        "serial_amount" => format!("does a ticket's prize tell anything of the prize {lag} places further on? correlation of amounts at lag {lag}"),
         "gaps" => "are the gaps between consecutive winners those of a random order? their counts against their exact law".into(),
         "longest_losing_streak" => "is the longest run of losing tickets longer than chance allows? its length".into(),
         "cross_block" => {

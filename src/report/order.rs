@@ -92,7 +92,8 @@ pub struct GapClass {
 pub struct Order {
     /// Every test, in a fixed order.
     pub tests: Vec<OrderTest>,
-    /// Per tier, where its tickets sit.
+    /// Per tier, where its tickets sit (empty, and not in the JSON, in a public report).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub along: Vec<TierPositions>,
     /// The gap classes against their law.
     pub gaps: Vec<GapClass>,

@@ -100,10 +100,17 @@ fn first_page(out: &mut String, report: &Report) {
             report.failures.len()
         );
     } else {
-        let _ = writeln!(out, "EMISSION REPORT: PASSED (every block verified, every test passed)");
+        let _ = writeln!(
+            out,
+            "EMISSION REPORT: PASSED (every block verified, every test passed)"
+        );
     }
     let t = &report.tool;
-    let _ = writeln!(out, "tool      {} {}, commit {}", t.name, t.version, t.commit);
+    let _ = writeln!(
+        out,
+        "tool      {} {}, commit {}",
+        t.name, t.version, t.commit
+    );
     let _ = writeln!(out, "binary    {}", t.binary_sha256);
     let _ = writeln!(out, "made      {} on {}", t.date, t.host);
     for e in &report.emissions {
@@ -122,7 +129,9 @@ fn first_page(out: &mut String, report: &Report) {
         let _ = writeln!(
             out,
             "  record    {}",
-            id.record_sha256.as_deref().unwrap_or("none named (manifest before format 3)")
+            id.record_sha256
+                .as_deref()
+                .unwrap_or("none named (manifest before format 3)")
         );
         match &e.seal_sha256 {
             Some(sha) => {
@@ -131,10 +140,15 @@ fn first_page(out: &mut String, report: &Report) {
             None => {}
         }
         wrap(out, &e.seal_status, "            ");
-        let _ = writeln!(out, "  seed      {} (commitment)", id.seed_sha256);
+        let _ = writeln!(out, "  seed      {}", id.seed_sha256);
         let _ = writeln!(out, "  key       {}", id.public_key_sha256);
         let _ = writeln!(out, "  game      {}", id.game_definition_sha256);
         let _ = writeln!(out, "  generator {}", shown_text(&id.generator, 60));
+        wrap(
+            out,
+            "(record: SHA-256 of emission.json; seed: the seed commitment, SHA-256 of the seed; key: the key fingerprint, SHA-256 of the public key; game: SHA-256 of the definition)",
+            "  ",
+        );
         let _ = writeln!(
             out,
             "  Article 3 over the emission: {}",
