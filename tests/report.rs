@@ -999,7 +999,10 @@ fn the_public_report_says_nothing_of_where_the_winners_are() {
     assert!(
         html.contains("id=\"confidentiality\">Confidential until the emission is sold out</div>")
     );
-    assert!(html.contains("@media print{") && html.contains(".banner{position:fixed;"));
+    assert!(
+        html.contains("@top-center{content:"),
+        "no notice in the printed pages' margins"
+    );
     // The full report does show where they are (what the public one must not).
     let mut full = std::collections::BTreeSet::new();
     integers(&json, &mut full);
@@ -1100,4 +1103,72 @@ fn samples_sets_the_tickets_drawn_per_prize() {
         "{}",
         text(&out)
     );
+}
+
+/// Printed (headless Chromium to PDF), the full report says "Confidential until the emission
+/// is sold out" on every page, and the public one says it is the public version on every page.
+#[test]
+fn every_printed_page_says_whether_the_report_is_confidential() {
+    let Some(browser) = chromium() else { return };
+    let found = Command::new("pdftotext").arg("-v").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "pdftotext is missing (apt-get install -y poppler-utils)"
+        );
+        eprintln!("SKIPPED: pdftotext is not installed (poppler-utils)");
+        return;
+    }
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "2");
+    for (extra, notice) in [
+        (None, "Confidential until the emission is sold out"),
+        (Some("--public"), "Public version"),
+    ] {
+        let (_, _, _) = report_all(&w, &folder, extra.as_slice(), 0);
+        let profile = tempfile::tempdir().unwrap();
+        let pdf = w.path("r.pdf");
+        let _ = std::fs::remove_file(&pdf);
+        let out = Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-pdf-header-footer",
+                &format!("--user-data-dir={}", profile.path().display()),
+                &format!("--print-to-pdf={}", pdf.display()),
+                &format!("file://{}", w.path("r.html").display()),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            pdf.exists(),
+            "no PDF: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // pdftotext separates pages with a form feed.
+        let out = Command::new("pdftotext")
+            .args([pdf.to_str().unwrap(), "-"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let pages: Vec<&str> = text
+            .split('\u{c}')
+            .filter(|p| !p.trim().is_empty())
+            .collect();
+        assert!(pages.len() > 3, "{} pages", pages.len());
+        for (i, page) in pages.iter().enumerate() {
+            // Once in the top margin, once in the bottom one.
+            assert!(
+                page.matches(notice).count() >= 2,
+                "page {} of {} does not say {notice:?}:\n{page}",
+                i + 1,
+                pages.len()
+            );
+        }
+    }
 }

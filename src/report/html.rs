@@ -35,6 +35,20 @@ pub fn esc(text: &str) -> String {
     out
 }
 
+/// `text` as a CSS string: quoted, with what could end it or the style element escaped.
+fn css_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || " .,:;()%-_".contains(c) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\{:x} ", c as u32));
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Draws a sample ticket as an SVG element (the game's picture), or `None` if it cannot.
 pub type TicketPicture<'a> = dyn Fn(&BlockSection, &str) -> Option<String> + 'a;
 
@@ -47,18 +61,24 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
         "<title>Emission report</title><style>",
         "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}",
         "table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #ddd}",
-        "th{background:#f4f4f4}td.l,th.l{text-align:left}.fail{color:#b00;font-weight:bold}.ok{color:#070;font-weight:bold}",
+        "td:not(.l){white-space:nowrap}th{background:#f4f4f4}td.l,th.l{text-align:left}.fail{color:#b00;font-weight:bold}.ok{color:#070;font-weight:bold}",
         "svg{display:block;margin:8px 0;background:#fff}h2{border-top:2px solid #444;padding-top:12px}",
         ".tickets{display:flex;flex-wrap:wrap;gap:12px}.tickets figure{margin:0}",
         "code{font-size:12px;word-break:break-all}table.id td{text-align:left}table.id th{text-align:left;white-space:nowrap}",
         ".banner{position:sticky;top:0;background:#7a0000;color:#fff;font-weight:bold;text-align:center;padding:4px;letter-spacing:.05em;z-index:1}",
         ".banner.public{background:#1f4e79}",
         "#verdict{font-size:20px;margin:8px 0}",
-        "@page{margin:22mm 12mm 14mm 12mm}",
-        "@media print{body{margin:0;max-width:none}.banner{position:fixed;top:-16mm;left:0;right:0}",
+        "@media print{body{margin:0;max-width:none}.banner{position:static}",
         "#first-page,#contents{break-after:page}h2{break-before:page;border-top:none}svg{max-width:100%;height:auto}tr,figure{break-inside:avoid}}",
-        "</style></head><body>\n"
     ));
+    // Every printed page says it, in its top and bottom margins (CSS page margin boxes).
+    let said = css_string(&report.confidentiality);
+    let _ = write!(
+        out,
+        "@page{{margin:18mm 12mm 16mm 12mm;@top-center{{content:{said};font:bold 10pt sans-serif;color:{colour}}}@bottom-center{{content:{said} \" \\2014  page \" counter(page) \" of \" counter(pages);font:9pt sans-serif;color:{colour}}}}}",
+        colour = if report.public { "#1f4e79" } else { "#7a0000" }
+    );
+    out.push_str("</style></head><body>\n");
     let _ = writeln!(
         out,
         "<div class=\"banner{}\" id=\"confidentiality\">{}</div>",
@@ -325,14 +345,14 @@ fn first_page(out: &mut String, report: &Report) {
             }
         );
         article_3(out, &e.prizes);
-        out.push_str("<table><tr><th>block</th><th>tickets</th><th>winners</th><th>prizes €</th><th>payout</th><th>Article 3</th><th class=\"l\">CSV SHA-256 / manifest SHA-256 / Merkle root</th></tr>");
+        out.push_str("<table><tr><th>block</th><th>tickets</th><th>winners</th><th>prizes €</th><th>payout</th><th>Article 3</th><th class=\"l\">SHA-256 of the CSV and the manifest, Merkle root</th></tr>");
         for b in report.blocks.iter().filter(|b| {
             b.verified && b.game == e.game && b.stake == e.stake && b.emission == e.emission
         }) {
             let matches = table_matches(&b.prizes);
             let _ = write!(
                 out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td{}>{}</td><td class=\"l\"><code>{}</code><br><code>{}</code><br><code>{}</code></td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td{}>{}</td><td class=\"l\">CSV <code>{}</code><br>manifest <code>{}</code><br>Merkle <code>{}</code></td></tr>",
                 b.block,
                 b.tickets,
                 b.winners,
