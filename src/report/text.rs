@@ -133,11 +133,8 @@ fn first_page(out: &mut String, report: &Report) {
                 .as_deref()
                 .unwrap_or("none named (manifest before format 3)")
         );
-        match &e.seal_sha256 {
-            Some(sha) => {
-                let _ = writeln!(out, "  seal      {sha}");
-            }
-            None => {}
+        if let Some(sha) = &e.seal_sha256 {
+            let _ = writeln!(out, "  seal      {sha}");
         }
         wrap(out, &e.seal_status, "            ");
         let _ = writeln!(out, "  seed      {}", id.seed_sha256);
