@@ -1172,3 +1172,37 @@ fn every_printed_page_says_whether_the_report_is_confidential() {
         }
     }
 }
+
+/// Blocks that claim one emission number but were made under different records (another seed)
+/// are not one emission: the report fails and says which blocks.
+#[test]
+fn blocks_of_two_emissions_under_one_number_fail_the_report() {
+    let w = Workdir::new();
+    let a = emit_one(&w, SEED, "a");
+    let b = emit_one(&w, &"ee".repeat(32), "b");
+    let game = data("mini-ruche.toml");
+    let _ = std::fs::remove_file(w.path("r.json"));
+    let out = w.run_expect(
+        &[
+            "report",
+            "--game",
+            &game,
+            "--public-key",
+            "keys/public-key.pem",
+            "--json",
+            "r.json",
+            "--quiet",
+            a.join("block-00001.csv").to_str().unwrap(),
+            b.join("block-00001.csv").to_str().unwrap(),
+        ],
+        1,
+    );
+    let json: serde_json::Value = serde_json::from_slice(&common::read(&w.path("r.json"))).unwrap();
+    let problems = json["emissions"][0]["problems"].to_string();
+    assert!(
+        problems.contains("were not made under the same emission"),
+        "{problems}\n{}",
+        text(&out)
+    );
+    assert_eq!(json["failed"], true);
+}
