@@ -1206,3 +1206,31 @@ fn blocks_of_two_emissions_under_one_number_fail_the_report() {
     );
     assert_eq!(json["failed"], true);
 }
+
+/// A block that fails verification: the full report lists its problems (they name the line
+/// and serial); the public one only counts them.
+#[test]
+fn the_public_report_of_a_failed_block_names_no_ticket() {
+    let w = Workdir::new();
+    let folder = emit_one(&w, SEED, "out");
+    let csv = folder.join("block-00001.csv");
+    let text_csv = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text_csv.lines().map(String::from).collect();
+    let serial = lines[1500].split(',').next().unwrap().to_string();
+    let last = if lines[1500].ends_with('a') { "b" } else { "a" };
+    lines[1500].pop();
+    lines[1500].push_str(last);
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    let (said, json, html) = report_all(&w, &folder, &[], 1);
+    assert!(json.to_string().contains(&serial), "{said}");
+    let (said, json, html_public) = report_all(&w, &folder, &["--public"], 1);
+    for doc in [&said, &json.to_string(), &html_public] {
+        assert!(!doc.contains(&serial));
+        assert!(!doc.contains("line 1501"));
+    }
+    assert!(html.contains(&serial));
+    assert!(json["blocks"][0]["problems"][0]
+        .as_str()
+        .unwrap()
+        .contains("listed in the confidential report only"));
+}
