@@ -58,6 +58,7 @@ fn ruche_args(out: &str) -> Vec<String> {
 
 fn spawn(w: &Workdir, args: &[String]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_emission-factory"))
+        .env("SOURCE_DATE_EPOCH", PINNED_TIME)
         .current_dir(w.dir.path())
         .args(args)
         .stdout(Stdio::piped())
@@ -392,6 +393,7 @@ fn emit_with_fault(
     n: u32,
 ) -> std::process::Output {
     Command::new("strace")
+        .env("SOURCE_DATE_EPOCH", PINNED_TIME)
         .current_dir(w.dir.path())
         .args([
             "-f",
@@ -412,6 +414,7 @@ fn emit_with_fault(
 
 fn have_strace() -> bool {
     let ok = Command::new("strace")
+        .env("SOURCE_DATE_EPOCH", PINNED_TIME)
         .args(["-qq", "-o", "/dev/null", "true"])
         .status()
         .map(|s| s.success())
@@ -652,6 +655,7 @@ fn a_refused_direct_write_falls_back_and_gives_the_same_block() {
         let out_dir = format!("run-{n}");
         let log = w.path(&format!("strace-{n}.log"));
         let out = Command::new("strace")
+            .env("SOURCE_DATE_EPOCH", PINNED_TIME)
             .current_dir(w.dir.path())
             .args(["-f", "-qq", "-o"])
             .arg(&log)

@@ -549,10 +549,10 @@ fn game_definitions_beyond_the_limits_are_refused_naming_the_entry() {
         &[("price = \"2\"", &format!("price = \"{max}\""))],
     );
     let row = variant(&w, "row.toml", &[("\"20000\"]", &format!("\"{max}\"]"))]);
-    // Counts whose sum wraps around 2^64 to the stated 556 winners, with the total that
+    // Counts whose sum wraps around 2^64 to the stated 303 winners, with the total that
     // the (unwrapped) rows add up to: the totals check alone does not see it.
     let huge = i64::MAX.to_string();
-    let total = (2100u128 * i64::MAX as u128 + 1160 + 800 + 600).to_string();
+    let total = (2100u128 * i64::MAX as u128 + 1100 + 400 + 300).to_string();
     let wraps = variant(
         &w,
         "wraps.toml",
@@ -562,14 +562,14 @@ fn game_definitions_beyond_the_limits_are_refused_naming_the_entry() {
                 &format!("{{ count = {huge}, amount = \"2000\" }}"),
             ),
             (
-                "{ count = 5, amount = \"100\" }",
+                "{ count = 2, amount = \"100\" }",
                 &format!("{{ count = {huge}, amount = \"100\" }}"),
             ),
             (
                 "{ count = 50, amount = \"20\" }",
-                "{ count = 58, amount = \"20\" }",
+                "{ count = 55, amount = \"20\" }",
             ),
-            ("total = \"4900\"", &format!("total = \"{total}\"")),
+            ("total = \"3900\"", &format!("total = \"{total}\"")),
         ],
     );
     for (file, needle) in [
@@ -1198,7 +1198,7 @@ fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
                 std::fs::write(&path, maxi.replacen("bonus = [", "bee_amount = [\"2\"]\nbonus = [", 1)).unwrap();
                 path.display().to_string()
             },
-            "maxi.toml is malformed: line 44, column 1: unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`, `near_miss`",
+            "maxi.toml is malformed: line 47, column 1: unknown field `bee_amount`, expected one of `row_amounts`, `bee_amounts`, `bonus`, `near_miss`",
         ),
         (
             {
@@ -1206,7 +1206,7 @@ fn a_misspelt_mechanic_setting_is_refused_naming_the_valid_ones() {
                 std::fs::write(&path, maxi.replacen("{ bees = 4, amount = \"3\" }", "{ bees = 4, amount = \"3\", bee = 5 }", 1)).unwrap();
                 path.display().to_string()
             },
-            "bonus.toml is malformed: line 45, column 29: unknown field `bee`, expected `bees` or `amount`",
+            "bonus.toml is malformed: line 48, column 29: unknown field `bee`, expected `bees` or `amount`",
         ),
     ];
     for (file, needle) in cases {

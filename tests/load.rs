@@ -655,10 +655,10 @@ fn check_reconciliation(db: &TestDb, folder: &Path, sold: i64) {
     assert_eq!(row.get::<_, i64>(5), paid);
     if sold == 4000 {
         assert_eq!(row.get::<_, i64>(7), 0, "no top prize left");
-        // Sold out: the payout is the game's, 4 900 € of prizes per 4 000 € of sales.
+        // Sold out: the payout is the game's, 3 900 € of prizes per 4 000 € of sales.
         let payout: f64 = row.get(8);
         assert!(
-            (payout - 2.0 * 490_000.0 / (4000.0 * 200.0)).abs() < 1e-9,
+            (payout - 2.0 * 390_000.0 / (4000.0 * 200.0)).abs() < 1e-9,
             "{payout}"
         );
     }

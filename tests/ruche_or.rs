@@ -62,8 +62,8 @@ fn one_and_two_threads_give_identical_files() {
     assert_pinned(
         &folder,
         "ee4191f8da61f825b13235b0cd1df8e8dd7aa4faa7e022cab385595a38854b4a",
-        "84f716b1dde3774e43d8bb6537dcccca967b30e608c59c02710830dc6f8449ad",
-        "ac52bb80caa28480ae9e4b51baf257ca84283e3000866a07512fb683e4a4a548",
+        "291a5cfdf681245a876c985d70513e09c10e0d563b27b477236a9b6e97c51db9",
+        "0b52ff730ef4819d29d9382dff9b155115e9202d31b65198e274f1d749496add",
     );
     verify_with_forms(&w, &folder, "900 000");
 }

@@ -76,6 +76,8 @@ fn sh(w: &Workdir, script: &str, args: &[&str], input: &[u8]) -> Output {
     use std::io::Write;
     let mut child = Command::new("sh")
         .current_dir(w.dir.path())
+        // Records dated as Workdir's runs date them (tests/common).
+        .env("SOURCE_DATE_EPOCH", PINNED_TIME)
         .arg("-c")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_emission-factory"))

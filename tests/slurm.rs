@@ -140,6 +140,8 @@ impl Batch {
             .args(args)
             .arg(script(script_name))
             .envs(env.iter().map(|(k, v)| (k, v)))
+            // The jobs inherit it: records dated as the reference run's (tests/common).
+            .env("SOURCE_DATE_EPOCH", PINNED_TIME)
             .output()
             .expect("sbatch runs");
         assert!(

@@ -30,9 +30,15 @@ impl Workdir {
         self.dir.path().join(rel)
     }
 
+    /// The binary with `args`, run in the scratch folder. Records are dated [`PINNED_TIME`]
+    /// (`SOURCE_DATE_EPOCH`): every manifest names its emission's record by its hash, so two
+    /// runs of the same emission in two folders make the same bytes only with the same record
+    /// time. A test may set another time with `.env(...)`.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_emission-factory"));
-        cmd.current_dir(self.dir.path()).args(args);
+        cmd.current_dir(self.dir.path())
+            .args(args)
+            .env("SOURCE_DATE_EPOCH", PINNED_TIME);
         cmd
     }
 
