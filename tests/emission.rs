@@ -1263,3 +1263,49 @@ fn a_format_2_manifest_is_still_read_and_a_format_3_one_must_name_its_record() {
     resign(&w, &path);
     verify(&w, &folder, 0);
 }
+
+#[test]
+fn the_definition_is_kept_in_the_emission_folder_and_verify_needs_no_game_option() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let folder = w.path(FOLDER);
+    let copy = folder.join("emission.game.toml");
+    assert_eq!(read(&copy), read(Path::new(&data("mini-ruche.toml"))));
+    let plain = |code| {
+        text(&w.run_expect(
+            &[
+                "verify",
+                "--public-key",
+                "keys/public-key.pem",
+                "--allow-unsealed",
+                FOLDER,
+            ],
+            code,
+        ))
+    };
+    let said = plain(0);
+    assert!(said.contains("OK      "), "{said}");
+    // A changed copy is never used: one added comment, and verify says which file changed.
+    let mut changed = read(&copy);
+    changed.extend_from_slice(b"# an added comment\n");
+    std::fs::write(&copy, &changed).unwrap();
+    let said = plain(1);
+    assert!(
+        said.contains("emission.game.toml has SHA-256")
+            && said.contains("copy of its definition was changed"),
+        "{said}"
+    );
+    // And the next run refuses to work on under a changed copy.
+    let out = w.run_expect(
+        &emit_args(&["--first-block", "2"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        2,
+    );
+    assert!(text(&out).contains("emission.game.toml"), "{}", text(&out));
+    // Without the copy, a game that is not built in needs --game, as before.
+    std::fs::remove_file(&copy).unwrap();
+    let said = plain(1);
+    assert!(said.contains("give --game"), "{said}");
+}

@@ -126,6 +126,9 @@ pub struct Game {
     pub source: String,
     /// SHA-256 of the definition file's bytes.
     pub sha256: [u8; 32],
+    /// The definition file's bytes (at most [`MAX_DEFINITION_BYTES`]), kept to be copied into
+    /// the emission folder.
+    pub text: String,
     /// The stakes, ascending.
     pub stakes: Vec<Stake>,
     /// The jurisdiction profile the definition names (`profile = "fdj"`), whose bounds every
@@ -439,6 +442,7 @@ impl Game {
             block_size: raw.block_size,
             source: source.to_string(),
             sha256: Sha256::digest(text.as_bytes()).into(),
+            text: text.to_string(),
             stakes,
             profile,
         })

@@ -473,9 +473,15 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
             csv: csv.to_path_buf(),
         });
     }
-    let game = match &options.game {
-        Some(g) => g.clone(),
-        None => Game::builtin(&manifest.game).map_err(|e| {
+    let folder_copy = crate::verify::folder_definition(
+        crate::verify::folder_of(csv),
+        &manifest.game_definition_sha256,
+    )
+    .map_err(|e| bad(e))?;
+    let game = match (&options.game, folder_copy) {
+        (Some(g), _) => g.clone(),
+        (None, Some(g)) => g,
+        (None, None) => Game::builtin(&manifest.game).map_err(|e| {
             bad(format!(
                 "{}: {e}; give --game with its definition",
                 manifest_path.display()
