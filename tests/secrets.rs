@@ -1364,3 +1364,51 @@ fn group_of(name: &str) -> Option<u32> {
     let line = String::from_utf8(out.stdout).ok()?;
     line.trim().split(':').nth(2)?.parse().ok()
 }
+
+#[test]
+fn a_reshare_refuses_old_shares_others_may_read_unless_allowed_and_then_warns() {
+    let w = Workdir::new();
+    fixed_test_key(&w);
+    let (shares, ids) = share_set(&w);
+    fs::set_permissions(w.path(&shares[1]), fs::Permissions::from_mode(0o644)).unwrap();
+    let carol = age::x25519::Identity::generate().to_public().to_string();
+    let dave = age::x25519::Identity::generate().to_public().to_string();
+    let game = data("mini-ruche.toml");
+    let reshare = |extra: &[&str], code: i32| {
+        let mut args = vec![
+            "seed",
+            "--reshare",
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--game",
+            &game,
+            "--price",
+            "2",
+            "--share",
+            &shares[0],
+            "--share",
+            &shares[1],
+            "--identity",
+            &ids[0],
+            "--identity",
+            &ids[1],
+            "--shares-needed",
+            "2",
+            "--out",
+            "new-shares",
+            "--recipient",
+            &carol,
+            "--recipient",
+            &dave,
+        ];
+        args.extend_from_slice(extra);
+        w.run_expect(&args, code)
+    };
+    let out = reshare(&[], 2);
+    says(&out, &format!("{} has mode 0644", shares[1]));
+    assert!(!w.path("new-shares").exists(), "nothing written");
+    // Allowed: the reshare is made, and says which file others could read.
+    let out = reshare(&["--allow-insecure-key"], 0);
+    says(&out, &format!("warning: {} has mode 0644", shares[1]));
+    assert!(w.path("new-shares").is_dir());
+}
