@@ -14,7 +14,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const MINI_FOLDER: &str = "emissions/mini-ruche/2/e0001";
-const OTHER_SEED: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
 
 fn keys(w: &Workdir) {
     if !w.path("keys/signing-key.pem").exists() {
