@@ -2024,7 +2024,7 @@ fn the_largest_allowed_definitions_emit_and_verify() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Generous: it takes well under a second (README); before the bounds it took minutes.
+        // Generous: it takes well under a second (docs/PERFORMANCE.md); before the bounds it took minutes.
         let out = finish(child, std::time::Duration::from_secs(60));
         said(&out, 0, "");
         let folder = w.path(&format!("largest/largest-{mechanic}/64/e0001"));
@@ -2077,7 +2077,7 @@ fn cpu_time(pid: u32) -> Option<std::time::Duration> {
 }
 
 /// A SIGTERM that arrives while `emit` builds the synthesizer of the largest calendar lists
-/// (the slowest of the three to build: some 35 ms of CPU here, README) ends it promptly with
+/// (the slowest of the three to build: some 35 ms of CPU here, docs/PERFORMANCE.md) ends it promptly with
 /// status 143, having written nothing. The definition has one stake, so that loading it takes
 /// a few milliseconds and the build most of the run's CPU time before it makes its `--out`
 /// folder. What this proves: the signal is sent once the process has used 10 ms of CPU (so
