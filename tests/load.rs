@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{data, fixed_test_key, text, Workdir, SEED};
+use common::{cannot_run, data, fixed_test_key, text, Workdir, SEED};
 use emission_factory::block::keys;
 use postgres::{Client, NoTls};
 use std::collections::BTreeSet;
@@ -25,11 +25,9 @@ impl TestDb {
     /// `None` (and a line saying so) when no server is configured; in CI that is a failure.
     fn new() -> Option<TestDb> {
         let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "DATABASE_URL is not set in CI: .ci/run must start the cluster"
+            cannot_run(
+                "DATABASE_URL is not set (.ci/run starts a cluster; or eval \"$(tests/pg/start.sh --fast)\")",
             );
-            println!("SKIPPED: DATABASE_URL is not set (.ci/run starts a cluster)");
             return None;
         };
         let mut random = [0u8; 6];
@@ -902,7 +900,7 @@ fn a_statement_timeout_or_a_full_disk_during_the_copy_leaves_the_database_as_it_
 
     // A full disk: the block's table goes to a tablespace on a 16 MB tmpfs, which the COPY fills.
     match SmallDisk::mount("16m") {
-        None => println!("SKIPPED the full-disk case: cannot mount a tmpfs (not root)"),
+        None => cannot_run("the full-disk case cannot mount a tmpfs here (needs root)"),
         Some(disk) => {
             let space = format!("{}_small", db.name);
             admin

@@ -350,7 +350,7 @@ fn keygen_makes_a_0600_key_under_any_umask_and_force_never_writes_through_a_link
 
 /// Where `setpriv` can run a command as `nobody`, checks that nobody can read `public` but not
 /// `secret` (the folders on the way are opened to others, so that only the files' modes stand in
-/// the way). Elsewhere says it skipped.
+/// the way). Elsewhere [`cannot_run`].
 fn another_user_cannot_read(w: &Workdir, secret: &str, public: &str) {
     let as_nobody = |args: &[&str]| {
         Command::new("setpriv")
@@ -359,8 +359,7 @@ fn another_user_cannot_read(w: &Workdir, secret: &str, public: &str) {
             .output()
     };
     if !matches!(as_nobody(&["true"]), Ok(out) if out.status.success()) {
-        println!("skipped: setpriv cannot run a command as nobody here");
-        return;
+        return cannot_run("setpriv cannot run a command as nobody here (needs root)");
     }
     let mut dir = w.path(secret);
     while dir.pop() && dir.starts_with(w.dir.path()) {
@@ -601,12 +600,6 @@ fn rsa_ec_and_other_keys_are_named_as_what_they_are() {
 // ---- issue 20, items 4 and 5: secrets stay secret, blocks are as secret as the seed ----
 
 const FOLDER: &str = "emissions/mini-ruche/2/e0001";
-
-/// A test whose subject cannot be run here: fails under `CI`, else says it skipped.
-fn cannot_run(why: &str) {
-    assert!(std::env::var_os("CI").is_none(), "under CI: {why}");
-    println!("SKIPPED: {why}");
-}
 
 /// Runs `args` as the user `nobody` (no groups but `group`), or `None` where setpriv cannot.
 fn as_nobody(group: &str, args: &[&str]) -> Option<Output> {
