@@ -518,33 +518,47 @@ fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
         .collect();
     assert_eq!(lanes, vec![(64, 64, 63), (64, 64, 63)]);
 
-    // One seller: block 1 in index order, exactly.
-    for expected in 0..10 {
+    // One connection selling alone sells its own lane, pg_backend_pid() mod 64, in index
+    // order: p, p + 64, p + 128, ...
+    let pid: i32 = c
+        .query_one("SELECT pg_backend_pid()", &[])
+        .expect("pid")
+        .get(0);
+    let lane = pid % 64;
+    for k in 0..10 {
         let row = c
             .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
             .expect("a sale");
-        assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, expected));
+        assert_eq!(
+            (row.get::<_, i32>(0), row.get::<_, i32>(1)),
+            (1, lane + 64 * k)
+        );
     }
     check_reconciliation(&db, &folder, 10);
 
-    // A sale in flight holds ticket 10's lane; another seller does not wait for it but takes
-    // the next free lane's ticket, 11. When the first rolls back, ticket 10 is its lane's next
-    // again, and the next sale takes it: nothing is skipped.
+    // A sale in flight holds its connection's lane; another seller does not wait for it but
+    // sells from another lane. When the first rolls back, its ticket is its lane's next
+    // again, and its next sale takes it: nothing is skipped.
     let mut first = db.client();
     let mut in_flight = first.transaction().expect("begin");
     let held = in_flight
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a sale in flight");
-    assert_eq!((held.get::<_, i32>(0), held.get::<_, i32>(1)), (1, 10));
+    let held = (held.get::<_, i32>(0), held.get::<_, i32>(1));
     let row = c
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a sale beside it");
-    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, 11));
+    let beside = (row.get::<_, i32>(0), row.get::<_, i32>(1));
+    assert_ne!(beside, held);
     in_flight.rollback().expect("rollback");
-    let row = c
+    let row = first
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("the ticket put back");
-    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, 10));
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), held);
+    let mut before: BTreeSet<(i32, i32)> = (0..10).map(|k| (1, lane + 64 * k)).collect();
+    before.insert(held);
+    before.insert(beside);
+    assert_eq!(before.len(), 12);
     check_reconciliation(&db, &folder, 12);
 
     // 64 sellers, each on its own connection, until the emission is sold out; one sale in 16
@@ -596,7 +610,7 @@ fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
     assert_eq!(all.len(), unique.len(), "a ticket was sold twice");
     let expected: BTreeSet<(i32, i32)> = (1..=2)
         .flat_map(|b| (0..2000).map(move |i| (b, i)))
-        .filter(|&(b, i)| !(b == 1 && i < 12))
+        .filter(|t| !before.contains(t))
         .collect();
     assert_eq!(unique, expected, "every ticket sold once, none skipped");
     let unsold: i64 = c
@@ -1018,7 +1032,10 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
                 .map(|r| r.get(0))
         })
         .collect();
-    assert_eq!(sold, vec![2, 4]);
+    assert_eq!(sold.len(), 2, "{sold:?}");
+    // (In the order of their lanes: the connection's own, pid mod 5, first if it has one.)
+    let sold: BTreeSet<i32> = sold.into_iter().collect();
+    assert_eq!(sold, BTreeSet::from([2, 4]));
     let unsold: i64 = c
         .query_one(
             "SELECT count(*) FROM tickets WHERE block_id = 1 AND sold_at IS NULL",
@@ -1027,7 +1044,11 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
         .expect("unsold")
         .get(0);
     assert_eq!(unsold, 0);
-    // The block loaded now starts at its first ticket.
+    // The block loaded now starts at the first ticket of the connection's lane.
+    let lane: i32 = c
+        .query_one("SELECT pg_backend_pid() % 64", &[])
+        .expect("pid")
+        .get(0);
     let row = c
         .query_one(
             "SELECT block, idx FROM sell_next_ticket(
@@ -1035,7 +1056,7 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
             &[],
         )
         .expect("a sale of the new block");
-    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, 0));
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, lane));
 }
 
 #[test]
@@ -1148,6 +1169,11 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     assert_eq!(not_owned, 0, "ef_loader owns every table and view");
 
     let (_, mut seller) = login_role(&db, "seller", Some("ef_seller"));
+    // The seller's connection sells its own lane p: p, p + 64, p + 128, ...
+    let p: i32 = seller
+        .query_one("SELECT pg_backend_pid() % 64", &[])
+        .expect("pid")
+        .get(0);
     let block_id: i64 = owner
         .query_one("SELECT block_id FROM blocks WHERE block = 1", &[])
         .expect("block")
@@ -1155,12 +1181,12 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     // The top prize of block 1, and the ticket the next sale takes (index 0).
     let top: i32 = owner
         .query_one(
-            "SELECT min(idx) FROM tickets WHERE block_id = $1 AND prize_cents = 200000",
-            &[&block_id],
+            "SELECT min(idx) FROM tickets
+             WHERE block_id = $1 AND prize_cents = 200000 AND idx % 64 <> $2",
+            &[&block_id, &p],
         )
         .expect("a top prize")
         .get(0);
-    assert!(top > 0);
     let ticket = |c: &mut Client, idx: i32| -> (i64, String, Vec<u8>, bool) {
         let r = c
             .query_one(
@@ -1187,27 +1213,27 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     let sold = seller
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a seller sells");
-    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, 0));
+    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, p));
 
     // Attack 1: swap prize, layout and hash between two unsold tickets, so that the top prize
-    // is the next one sold (index 1 now).
+    // is the next one sold (p + 64 now).
     let swap =
         "UPDATE tickets t SET prize_cents = o.prize_cents, layout = o.layout, sha256 = o.sha256
                 FROM tickets o WHERE t.block_id = $1 AND o.block_id = $1
                   AND ((t.idx = $3 AND o.idx = $2) OR (t.idx = $2 AND o.idx = $3))";
-    assert_denied(seller.execute(swap, &[&block_id, &top, &1i32]), "swap");
+    assert_denied(seller.execute(swap, &[&block_id, &top, &(p + 64)]), "swap");
     // Attack 2: move the cursor of the top prize's lane onto it.
     let jump = "UPDATE sale_cursors SET next_idx = $2 WHERE block_id = $1 AND lane = $2 % lanes";
     assert_denied(seller.execute(jump, &[&block_id, &top]), "move a cursor");
-    // Attack 3: reset sold_at (and the cursor) to sell ticket 0 a second time.
-    let reset = "UPDATE tickets SET sold_at = NULL WHERE block_id = $1 AND idx = 0";
-    assert_denied(seller.execute(reset, &[&block_id]), "reset sold_at");
-    let back = "UPDATE sale_cursors SET next_idx = 0 WHERE block_id = $1 AND lane = 0";
-    assert_denied(seller.execute(back, &[&block_id]), "move a cursor back");
+    // Attack 3: reset sold_at (and the cursor) to sell ticket p a second time.
+    let reset = "UPDATE tickets SET sold_at = NULL WHERE block_id = $1 AND idx = $2";
+    assert_denied(seller.execute(reset, &[&block_id, &p]), "reset sold_at");
+    let back = "UPDATE sale_cursors SET next_idx = $2 WHERE block_id = $1 AND lane = $2";
+    assert_denied(seller.execute(back, &[&block_id, &p]), "move a cursor back");
     // And around them: the partition itself, deleting, inserting, reading where prizes are.
     assert_denied(
         seller.execute(
-            &format!("UPDATE tickets_{block_id} SET sold_at = NULL WHERE idx = 0"),
+            &format!("UPDATE tickets_{block_id} SET sold_at = NULL WHERE idx = {p}"),
             &[],
         ),
         "the partition",
@@ -1242,7 +1268,7 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     let sold = seller
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a sale");
-    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, 1));
+    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, p + 64));
     assert_eq!(
         ticket(&mut owner, top),
         before_top,
@@ -1265,7 +1291,7 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         .get(0);
     assert_eq!(n, 4000);
     assert_denied(
-        auditor.execute(swap, &[&block_id, &top, &1i32]),
+        auditor.execute(swap, &[&block_id, &top, &(p + 64)]),
         "auditor swap",
     );
     assert_denied(
@@ -1275,9 +1301,9 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         "auditor sells",
     );
 
-    // Control: the attacks are real. Tickets 0 and 1 are sold: the next is 2. The owner's
-    // statements are refused by the triggers...
-    let next = 2i32;
+    // Control: the attacks are real. Tickets p and p + 64 are sold: the seller's next is
+    // p + 128. The owner's statements are refused by the triggers...
+    let next = p + 128;
     let before_next = ticket(&mut owner, next);
     for (what, sql, params) in [
         (
@@ -1290,7 +1316,7 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
             ],
         ),
         ("jump", jump, vec![&block_id, &top]),
-        ("reset", reset, vec![&block_id]),
+        ("reset", reset, vec![&block_id, &p]),
     ] {
         let e = owner.execute(sql, &params).expect_err(what);
         let message = e.as_db_error().map(|d| d.message().to_string());
@@ -1312,7 +1338,7 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         2
     );
     assert_eq!(owner.execute(jump, &[&block_id, &top]).expect("jump"), 1);
-    assert_eq!(owner.execute(reset, &[&block_id]).expect("reset"), 1);
+    assert_eq!(owner.execute(reset, &[&block_id, &p]).expect("reset"), 1);
     owner
         .batch_execute("RESET session_replication_role")
         .expect("triggers on");
@@ -1327,5 +1353,5 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         "the top prize is the next one sold"
     );
     assert_eq!(ticket(&mut owner, top).0, before_next.0);
-    assert!(!ticket(&mut owner, 0).3, "ticket 0 is unsold again");
+    assert!(!ticket(&mut owner, p).3, "ticket p is unsold again");
 }

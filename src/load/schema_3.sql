@@ -87,16 +87,21 @@ DROP TABLE sale_cursors_2;
 
 -- Sells the next ticket of an emission and returns it (no row once it is sold out).
 --
--- Order: the emission's blocks in block order; in a block, the ticket with the lowest index
--- whose lane no sale in flight holds. With one seller (or sellers taking turns) that is index
--- order exactly. With sales in flight, a seller takes the next free lane instead of waiting,
--- and, when every lane left in the first block with tickets left is held, the next block's
--- first free lane; if every lane left in the emission is held, it waits for one.
+-- Order: the emission's blocks in block order. In a block, a connection sells from its own
+-- lane, lane (pg_backend_pid() mod lanes), in index order while that lane has tickets and no
+-- other sale in flight holds it; otherwise from the free lane with the lowest next ticket.
+-- So one connection selling alone sells its lane p as p, p + lanes, p + 2 lanes, ..., then the
+-- block's other lanes; many connections sell side by side, each in its own lane, without
+-- waiting for one another. When every lane left in a block is held by sales in flight, the
+-- seller takes the next block's; when every lane left in the emission is held, it waits.
 --
 -- Exactly once, none skipped: a lane's cursor row is locked by the sale that moves it, and the
 -- ticket at the cursor is marked sold in the same transaction; if that transaction rolls back,
 -- the cursor and sold_at roll back with it and the ticket is the lane's next again. Durable as
 -- the seller's transaction is (synchronous_commit on, the server's default).
+--
+-- Each probe is by primary key (block_id, lane): the cursor rows are updated thousands of
+-- times a second, and a scan of the table would read every dead version of them.
 --
 -- SECURITY DEFINER, owned by ef_loader, with a fixed search_path (pg_catalog first, the
 -- schema, pg_temp last: a seller's temporary table cannot stand in for a table of the schema).
@@ -105,55 +110,80 @@ RETURNS TABLE (block integer, idx integer, serial text, prize_cents bigint, layo
                sha256 bytea)
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
-    c record;
+    v_block_id bigint;
+    v_block integer;
+    v_lane integer;
+    v_lanes integer;
+    v_next integer;
+    v_open boolean;
     deadlocks integer := 0;
 BEGIN
     LOOP
-        SELECT s.block_id, s.lane, s.lanes, s.next_idx, b.block AS number INTO c
-        FROM sale_cursors s JOIN blocks b ON b.block_id = s.block_id
-        WHERE b.emission_id = p_emission_id AND s.next_idx < s.tickets
-        ORDER BY b.block, s.next_idx
-        LIMIT 1
-        FOR UPDATE OF s SKIP LOCKED;
-        IF NOT FOUND THEN
-            -- Sold out, or every lane left is held by a sale in flight: wait for the first of
-            -- those sales to end, then look again. The wait is in a subtransaction rolled back
-            -- at once, so that the waiting seller holds no lock while it waits (waiters holding
-            -- a lane each while waiting for another's would deadlock).
-            SELECT s.block_id, s.lane INTO c
-            FROM sale_cursors s JOIN blocks b ON b.block_id = s.block_id
-            WHERE b.emission_id = p_emission_id AND s.next_idx < s.tickets
-            ORDER BY b.block, s.next_idx
-            LIMIT 1;
-            IF NOT FOUND THEN
+        v_lane := NULL;
+        v_open := false;
+        FOR v_block_id, v_block IN
+            SELECT bl.block_id, bl.block FROM blocks bl
+            WHERE bl.emission_id = p_emission_id ORDER BY bl.block
+        LOOP
+            -- The connection's own lane.
+            SELECT s.lane, s.lanes, s.next_idx INTO v_lane, v_lanes, v_next
+            FROM sale_cursors s
+            WHERE s.block_id = v_block_id
+              AND s.lane = pg_backend_pid() % (SELECT f.lanes FROM sale_cursors f
+                                               WHERE f.block_id = v_block_id AND f.lane = 0)
+              AND s.next_idx < s.tickets
+            FOR UPDATE SKIP LOCKED;
+            EXIT WHEN FOUND;
+            -- The free lane with the lowest next ticket.
+            SELECT s.lane, s.lanes, s.next_idx INTO v_lane, v_lanes, v_next
+            FROM sale_cursors s
+            WHERE s.block_id = v_block_id AND s.next_idx < s.tickets
+            ORDER BY s.next_idx
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED;
+            EXIT WHEN FOUND;
+            -- None free: sold out, or every lane left held by a sale in flight.
+            v_open := v_open OR EXISTS (SELECT 1 FROM sale_cursors s
+                                        WHERE s.block_id = v_block_id
+                                          AND s.next_idx < s.tickets);
+        END LOOP;
+        IF v_lane IS NOT NULL THEN
+            UPDATE sale_cursors s SET next_idx = v_next + v_lanes
+            WHERE s.block_id = v_block_id AND s.lane = v_lane;
+            RETURN QUERY
+            UPDATE tickets t SET sold_at = clock_timestamp()
+            WHERE t.block_id = v_block_id AND t.idx = v_next AND t.sold_at IS NULL
+            RETURNING v_block, t.idx, t.serial, t.prize_cents, t.layout, t.sha256;
+            IF FOUND THEN
                 RETURN;
             END IF;
-            BEGIN
-                PERFORM 1 FROM sale_cursors s
-                WHERE s.block_id = c.block_id AND s.lane = c.lane FOR UPDATE;
-                RAISE EXCEPTION USING ERRCODE = 'EF001';
-            EXCEPTION
-                WHEN SQLSTATE 'EF001' THEN NULL;
-                -- Two sellers whose transactions each hold a lane and want another: one gives
-                -- way a few times, then gets the error (its transaction should end).
-                WHEN deadlock_detected THEN
-                    deadlocks := deadlocks + 1;
-                    IF deadlocks > 3 THEN
-                        RAISE;
-                    END IF;
-            END;
+            -- Sold already (by version 1 out of order): on to the lane's next ticket.
             CONTINUE;
         END IF;
-        UPDATE sale_cursors s SET next_idx = c.next_idx + c.lanes
-        WHERE s.block_id = c.block_id AND s.lane = c.lane;
-        RETURN QUERY
-        UPDATE tickets t SET sold_at = clock_timestamp()
-        WHERE t.block_id = c.block_id AND t.idx = c.next_idx AND t.sold_at IS NULL
-        RETURNING c.number, t.idx, t.serial, t.prize_cents, t.layout, t.sha256;
-        IF FOUND THEN
+        IF NOT v_open THEN
             RETURN;
         END IF;
-        -- Sold already (by version 1 out of order): on to the lane's next ticket.
+        -- Every lane left is held by a sale in flight: wait for the first of those sales to
+        -- end, then look again. The wait is in a subtransaction rolled back at once, so that
+        -- the waiting seller holds no lock while it waits (waiters holding a lane each while
+        -- waiting for another's would deadlock).
+        BEGIN
+            PERFORM 1 FROM sale_cursors s JOIN blocks bl ON bl.block_id = s.block_id
+            WHERE bl.emission_id = p_emission_id AND s.next_idx < s.tickets
+            ORDER BY bl.block, s.next_idx
+            LIMIT 1
+            FOR UPDATE OF s;
+            RAISE EXCEPTION USING ERRCODE = 'EF001';
+        EXCEPTION
+            WHEN SQLSTATE 'EF001' THEN NULL;
+            -- Two sellers whose transactions each hold a lane and want another: one gives
+            -- way a few times, then gets the error (its transaction should end).
+            WHEN deadlock_detected THEN
+                deadlocks := deadlocks + 1;
+                IF deadlocks > 3 THEN
+                    RAISE;
+                END IF;
+        END;
     END LOOP;
 END
 $$;
