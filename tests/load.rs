@@ -1301,6 +1301,30 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         "auditor sells",
     );
 
+    // The database as loaded and sold so far is as signed: db-verify, as the auditor, says so.
+    let (auditor_role, _) = login_role(&db, "auditor2", Some("ef_auditor"));
+    let auditor_url = with_user(&db.url, &auditor_role);
+    let db_verify = |code: i32| {
+        text(&w.run_expect(
+            &[
+                "db-verify",
+                "--database-url",
+                &auditor_url,
+                "--public-key",
+                "keys/public-key.pem",
+                "mini-ruche/2/e0001",
+            ],
+            code,
+        ))
+    };
+    let out = db_verify(0);
+    assert!(
+        out.contains("OK      mini-ruche/2/e0001 block 1: 2 000 tickets (2 sold)")
+            && out.contains("2 block(s), 4 000 tickets checked")
+            && out.contains("2 as signed, 0 changed"),
+        "{out}"
+    );
+
     // Control: the attacks are real. Tickets p and p + 64 are sold: the seller's next is
     // p + 128. The owner's statements are refused by the triggers...
     let next = p + 128;
@@ -1354,4 +1378,46 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     );
     assert_eq!(ticket(&mut owner, top).0, before_next.0);
     assert!(!ticket(&mut owner, p).3, "ticket p is unsold again");
+
+    // And db-verify finds each change, naming the rows.
+    let out = db_verify(1);
+    let serial = |idx: i32| format!("serial mini-ruche-200-0001-00001-{idx:07}");
+    let row = |idx: i32| format!("block 1, index {idx}, {}", serial(idx));
+    for (what, needle) in [
+        (
+            "the swap: the top prize's row",
+            format!("{}: its SHA-256 is not that of its serial", row(next)),
+        ),
+        (
+            "the swap: the other row",
+            format!("{}: its SHA-256 is not that of its serial", row(top)),
+        ),
+        (
+            "the swap: the Merkle root",
+            "the Merkle root of its tickets in the database is".to_string(),
+        ),
+        (
+            "the cursor jump: the tickets it passed",
+            format!(
+                "{}: unsold, but the cursor of its lane {} has passed it",
+                row(top % 64),
+                top % 64
+            ),
+        ),
+        (
+            "the sold_at reset",
+            format!(
+                "{}: unsold, but the cursor of its lane {p} has passed it",
+                row(p)
+            ),
+        ),
+    ] {
+        assert!(out.contains(&needle), "{what}: {needle} not in\n{out}");
+    }
+    assert!(
+        out.contains("FAILED  mini-ruche/2/e0001 block 1")
+            && out.contains("OK      mini-ruche/2/e0001 block 2")
+            && out.contains("1 as signed, 1 changed"),
+        "{out}"
+    );
 }

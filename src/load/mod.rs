@@ -16,6 +16,7 @@
 //! transaction, which the server rolls back: running the same command again finishes the job.
 
 mod copy;
+pub mod db_verify;
 mod error;
 pub mod schema;
 
