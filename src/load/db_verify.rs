@@ -364,42 +364,47 @@ fn check_block(
 
     // The tickets, in index order.
     let prefix = format!("{}-{stake_cents}-{emission:04}-{block:05}-", m.game);
+    // In the table's order, not the index's: sorting 900 000 rows by index took the server
+    // 2.4 s against 1.1 s for the scan. Each hash goes to its index's slot, and the tree is
+    // built from the slots once the stream is read (32 bytes a ticket).
     let query = format!(
         "COPY (SELECT idx, serial, prize_cents, layout, sha256, sold_at IS NOT NULL
-               FROM tickets WHERE block_id = {block_id} ORDER BY idx) TO STDOUT (FORMAT binary)"
+               FROM tickets WHERE block_id = {block_id}) TO STDOUT (FORMAT binary)"
     );
     let reader = tx
         .copy_out(&query)
         .map_err(db("streaming the tickets out (COPY)"))?;
     let mut stream = Stream::new(BufReader::with_capacity(1 << 20, reader), block)?;
-    let mut root = MerkleRoot::new();
-    let mut batch: Vec<[u8; 32]> = Vec::with_capacity(BATCH);
+    let slots = usize::try_from(m.tickets).unwrap_or(0);
+    let mut hashes: Vec<[u8; 32]> = vec![[0u8; 32]; slots];
+    let mut seen: Vec<bool> = vec![false; slots];
+    let mut rows = RowProblems::default();
     let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut expected: i64 = 0;
     let mut line: Vec<u8> = Vec::with_capacity(256);
     while let Some(t) = stream.next()? {
-        let serial = String::from_utf8_lossy(t.serial);
-        let name = |idx: i64| {
-            format!(
-                "block {block}, index {idx}, serial {}",
-                shown_text(&serial, SHOWN_CHARS)
-            )
+        // Formatted only for a row with a problem.
+        let name = Name {
+            block,
+            idx: t.idx,
+            serial: t.serial,
         };
-        if t.idx < expected {
-            v.problem(format!("{}: index {} appears twice", name(t.idx), t.idx));
-        } else if t.idx > expected {
-            v.problem(format!(
-                "block {block}: index{} {expected}{} missing (deleted from the database)",
-                if t.idx - expected > 1 { "es" } else { "" },
-                if t.idx - expected > 1 {
-                    format!(" to {}", t.idx - 1)
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        expected = t.idx.saturating_add(1);
         v.tickets += 1;
+        match usize::try_from(t.idx).ok().filter(|&i| i < slots) {
+            None => rows.add(
+                t.idx,
+                format!(
+                    "{name}: an index beyond the block's {} tickets (a row added in the database)",
+                    m.tickets
+                ),
+            ),
+            Some(slot) => {
+                if seen[slot] {
+                    rows.add(t.idx, format!("{name}: index {} appears twice", t.idx));
+                }
+                seen[slot] = true;
+                hashes[slot] = t.sha256;
+            }
+        }
         let digits = u64::try_from(t.idx).map(crate::block::index_digits);
         let serial_ok = digits.is_ok_and(|d| {
             t.serial.len() == prefix.len() + 7
@@ -407,20 +412,23 @@ fn check_block(
                 && t.serial[prefix.len()..] == d
         });
         if !serial_ok {
-            v.problem(format!(
-                "{}: the serial is not that of index {} of this block ({prefix}{:07})",
-                name(t.idx),
+            rows.add(
                 t.idx,
-                t.idx
-            ));
+                format!(
+                    "{name}: the serial is not that of index {} of this block ({prefix}{:07})",
+                    t.idx, t.idx
+                ),
+            );
         }
         *counts.entry(t.prize_cents).or_default() += 1;
         match tiers.get(&t.prize_cents) {
-            None => v.problem(format!(
-                "{}: prize {} cents is not a prize of the signed manifest",
-                name(t.idx),
-                t.prize_cents
-            )),
+            None => rows.add(
+                t.idx,
+                format!(
+                    "{name}: prize {} cents is not a prize of the signed manifest",
+                    t.prize_cents
+                ),
+            ),
             Some((text, _)) => {
                 line.clear();
                 line.extend_from_slice(t.serial);
@@ -429,46 +437,55 @@ fn check_block(
                 line.push(b',');
                 line.extend_from_slice(t.layout);
                 if sha256::digest(&line) != t.sha256 {
-                    v.problem(format!(
-                        "{}: its SHA-256 is not that of its serial, prize and layout (prize {} cents, layout {}): the row was changed in the database",
-                        name(t.idx),
+                    rows.add(t.idx, format!(
+                        "{name}: its SHA-256 is not that of its serial, prize and layout (prize {} cents, layout {}): the row was changed in the database",
                         t.prize_cents,
                         shown_text(&String::from_utf8_lossy(t.layout), SHOWN_CHARS)
                     ));
                 }
             }
         }
-        batch.push(t.sha256);
-        if batch.len() == BATCH {
-            root.extend(&batch);
-            batch.clear();
-        }
         if t.sold {
             v.sold += 1;
         }
         if lanes > 0 {
-            let lane = usize::try_from(t.idx % i64::from(lanes)).unwrap_or_default();
+            let lane = usize::try_from(t.idx.rem_euclid(i64::from(lanes))).unwrap_or_default();
             let passed = next.get(lane).is_some_and(|&n| t.idx < n);
             if t.sold && !passed {
-                v.problem(format!(
-                    "{}: sold, but the cursor of its lane {lane} has not reached it: sold_at was set outside sell_next_ticket, or the cursor moved back",
-                    name(t.idx)
+                rows.add(t.idx, format!(
+                    "{name}: sold, but the cursor of its lane {lane} has not reached it: sold_at was set outside sell_next_ticket, or the cursor moved back"
                 ));
             } else if !t.sold && passed {
-                v.problem(format!(
-                    "{}: unsold, but the cursor of its lane {lane} has passed it (it would never be sold): sold_at was reset, or the cursor moved forward by hand",
-                    name(t.idx)
+                rows.add(t.idx, format!(
+                    "{name}: unsold, but the cursor of its lane {lane} has passed it (it would never be sold): sold_at was reset, or the cursor moved forward by hand"
                 ));
             }
         }
     }
-    root.extend(&batch);
-    if u64::try_from(expected).ok() != Some(m.tickets) {
-        v.problem(format!(
-            "block {block}: the database holds indexes up to {} where the signed manifest has {} tickets",
-            expected - 1,
-            m.tickets
-        ));
+    // Missing indexes, as ranges.
+    let mut at = 0;
+    while at < slots {
+        if seen[at] {
+            at += 1;
+            continue;
+        }
+        let from = at;
+        while at < slots && !seen[at] {
+            at += 1;
+        }
+        let text = if at - from == 1 {
+            format!("block {block}: index {from} missing (deleted from the database)")
+        } else {
+            format!(
+                "block {block}: indexes {from} to {} missing (deleted from the database)",
+                at - 1
+            )
+        };
+        rows.add(i64::try_from(from).unwrap_or(i64::MAX), text);
+    }
+    let mut root = MerkleRoot::new();
+    for chunk in hashes.chunks(BATCH) {
+        root.extend(chunk);
     }
     let found_root = hex::encode(root.root());
     if found_root != m.tickets_root {
@@ -496,6 +513,11 @@ fn check_block(
             show(&signed_counts)
         ));
     }
+    // The block's own problems first, then its rows', in index order.
+    for text in rows.listed.into_values() {
+        v.problem(text);
+    }
+    v.unlisted += rows.unlisted;
     Ok(v)
 }
 
@@ -510,6 +532,44 @@ fn show_tiers(m: &BTreeMap<i64, i64>) -> String {
         .map(|(c, n)| format!("{n} × {c} cents"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// "block B, index I, serial S", the serial escaped.
+struct Name<'a> {
+    block: i32,
+    idx: i64,
+    serial: &'a [u8],
+}
+
+impl std::fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "block {}, index {}, serial {}",
+            self.block,
+            self.idx,
+            shown_text(&String::from_utf8_lossy(self.serial), SHOWN_CHARS)
+        )
+    }
+}
+
+/// The problems of rows, the [`LISTED`] of the lowest indexes kept in index order.
+#[derive(Default)]
+struct RowProblems {
+    listed: BTreeMap<(i64, u64), String>,
+    added: u64,
+    unlisted: u64,
+}
+
+impl RowProblems {
+    fn add(&mut self, idx: i64, text: String) {
+        self.added += 1;
+        self.listed.insert((idx, self.added), text);
+        if self.listed.len() > LISTED {
+            self.listed.pop_last();
+            self.unlisted += 1;
+        }
+    }
 }
 
 /// One ticket row of the stream.
