@@ -235,6 +235,7 @@ pub(crate) fn emit(
             on_event(Event::StaleRemoved { path, count });
         }
         check_emission_key(&folder, &public, access)?;
+        crate::emission::write_or_check_definition(&folder, game, access)?;
         let joined = join_or_create(&folder, &wanted, config, &blocks)?;
         held.release()?;
         joined

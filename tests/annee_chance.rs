@@ -11,8 +11,8 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     assert_pinned(
         &folder,
         "e16be1cd7e9b326c1de57b73ea45696511f5f2dd2e206b981cded2ff86aeccdd",
-        "effe693c23ba187f516fec32bcc2225f651c334a340b5b6d83e3c5c283752009",
-        "69afac4b8fdd4cf3600bf3ffb913d624b441a90693d4f75410240f2406842772",
+        "6ab08d46ccc1973c6e1939fe30e1a3d8c1f80af5abd0478409e51b11f37f973b",
+        "8bae84e5d17a14f4be3f34aeef3d9e2e87a0d99489f9fc32f917f9de978c2aa1",
     );
     verify_with_forms(&w, &folder, "2 000 000");
     assert_article_3(

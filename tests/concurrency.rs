@@ -2,8 +2,8 @@
 //! published and no temporary file is left behind (issue 7, defects 1 to 5).
 //!
 //! The faults are real: processes started side by side, signals sent to them, system calls
-//! failed by `strace -e inject`, and a small tmpfs that fills up (as root; skipped with a message
-//! where mounting is refused).
+//! failed by `strace -e inject`, and a small tmpfs that fills up (as root; [`cannot_run`] where
+//! mounting is refused).
 
 mod common;
 use common::*;
@@ -14,7 +14,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const MINI_FOLDER: &str = "emissions/mini-ruche/2/e0001";
-const OTHER_SEED: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
 
 fn keys(w: &Workdir) {
     if !w.path("keys/signing-key.pem").exists() {
@@ -58,6 +57,7 @@ fn ruche_args(out: &str) -> Vec<String> {
 
 fn spawn(w: &Workdir, args: &[String]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_emission-factory"))
+        .env("SOURCE_DATE_EPOCH", PINNED_TIME)
         .current_dir(w.dir.path())
         .args(args)
         .stdout(Stdio::piped())
@@ -390,41 +390,37 @@ fn emit_with_fault(
     syscall: &str,
     error: &str,
     n: u32,
-) -> std::process::Output {
-    Command::new("strace")
+) -> (std::process::Output, bool) {
+    let log = w.path(&format!("strace-{n}.log"));
+    let out = Command::new("strace")
+        .env("SOURCE_DATE_EPOCH", PINNED_TIME)
         .current_dir(w.dir.path())
+        .args(["-f", "-qq", "-o"])
+        .arg(&log)
         .args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
             "-e",
             &format!("trace={syscall}"),
             "-e",
-            // Each system call of the set is counted on its own; a binary uses one of them.
+            // Each system call of the set is counted on its own, in each thread; a binary uses
+            // one of them.
             &format!("inject={syscall}:error={error}:when={n}"),
         ])
         .arg(env!("CARGO_BIN_EXE_emission-factory"))
         .args(args)
         .output()
-        .expect("strace runs")
+        .expect("strace runs");
+    let traced = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    (out, traced.lines().any(|l| l.contains("(INJECTED)")))
 }
 
+/// A fault test that cannot inject its fault proves nothing: under CI that fails.
 fn have_strace() -> bool {
-    let ok = Command::new("strace")
-        .args(["-qq", "-o", "/dev/null", "true"])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !ok {
-        // A fault test that cannot inject its fault proves nothing: under CI that fails.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "strace is missing or cannot trace under CI (.ci/run installs it)"
-        );
-        eprintln!("SKIPPED: strace is missing or cannot trace here (.ci/run installs it)");
-    }
-    ok
+    require_tool(
+        "strace",
+        &["-qq", "-o", "/dev/null", "true"],
+        "apt-get install strace; .ci/run installs it",
+    )
 }
 
 /// After a failed run: no temporary file, and a block is either absent (no manifest) or whole.
@@ -452,26 +448,36 @@ fn nothing_broken(w: &Workdir, folder: &Path, context: &str) {
     }
 }
 
+/// The `n`-th fsync (then rename) of each thread fails with EIO, for every `n` until a run has
+/// no such call left to fail: each failed run says `error:` and exits 2, leaves no temporary
+/// file and no broken block, and a run again finishes the job.
 #[test]
 fn an_io_error_at_any_fsync_or_rename_leaves_no_temporary_file_and_no_broken_block() {
     if !have_strace() {
         return;
     }
-    for (syscall, calls) in [("fsync", 10), ("rename,renameat,renameat2", 5)] {
-        for n in 1..=calls {
+    // At least: the emission's three files and the block's three, each fsynced and renamed
+    // (and the folder fsynced after each rename).
+    for (syscall, at_least) in [("fsync", 12), ("rename,renameat,renameat2", 6)] {
+        let mut injected_runs = 0;
+        for n in 1..=64 {
             let w = Workdir::new();
             keys(&w);
             let context = format!("{syscall} #{n} fails");
-            let out = emit_with_fault(&w, &mini_args(&[]), syscall, "EIO", n);
-            let code = out.status.code();
+            let (out, injected) = emit_with_fault(&w, &mini_args(&[]), syscall, "EIO", n);
+            if !injected {
+                // No thread made `n` such calls: the earlier runs failed every one of them.
+                assert_eq!(out.status.code(), Some(0), "{context}: {}", said(&out));
+                break;
+            }
+            injected_runs += 1;
+            // A failed fsync or rename is never ignored: the run fails and says so.
+            assert_eq!(out.status.code(), Some(2), "{context}: {}", said(&out));
             assert!(
-                code == Some(0) || code == Some(2),
-                "{context}: exit {code:?}: {}",
+                said(&out).contains("error:") && said(&out).contains("Input/output error"),
+                "{context}: {}",
                 said(&out)
             );
-            if code == Some(2) {
-                assert!(said(&out).contains("error:"), "{context}: {}", said(&out));
-            }
             let folder = w.path(MINI_FOLDER);
             nothing_broken(&w, &folder, &context);
             // Running again finishes the job.
@@ -481,31 +487,50 @@ fn an_io_error_at_any_fsync_or_rename_leaves_no_temporary_file_and_no_broken_blo
                 .collect::<Vec<_>>());
             assert!(verify_mini_ok(&w, &folder).contains("1 OK"));
         }
+        assert!(
+            injected_runs >= at_least,
+            "{syscall}: only {injected_runs} runs had a call failed (at least {at_least} expected): the fault was not injected"
+        );
     }
 }
 
+/// `emit --force` over a finished block (same seed and key: an emission has one of each) with
+/// its `n`-th rename failing: the run fails and says so, and what is left is never a manifest
+/// beside a CSV it does not describe (nor beside none): the old block, whole, or nothing.
 #[test]
 fn replacing_a_block_with_force_never_shows_a_manifest_beside_another_csv() {
     if !have_strace() {
         return;
     }
-    for n in 1..=4 {
+    let mut injected_runs = 0;
+    for n in 1..=16 {
         let w = Workdir::new();
         keys(&w);
         w.ok(&mini_args(&[])
             .iter()
             .map(String::as_str)
             .collect::<Vec<_>>());
-        let context = format!("--force with another seed, rename #{n} fails");
-        let args = mini_args(&["--force", "--seed", OTHER_SEED]);
-        let out = emit_with_fault(&w, &args, "rename,renameat,renameat2", "EIO", n);
+        let context = format!("--force, rename #{n} fails");
+        let args = mini_args(&["--force"]);
+        let (out, injected) = emit_with_fault(&w, &args, "rename,renameat,renameat2", "EIO", n);
+        if !injected {
+            assert_eq!(out.status.code(), Some(0), "{context}: {}", said(&out));
+            break;
+        }
+        injected_runs += 1;
+        assert_eq!(out.status.code(), Some(2), "{context}: {}", said(&out));
         assert!(
-            matches!(out.status.code(), Some(0) | Some(2)),
+            said(&out).contains("cannot rename"),
             "{context}: {}",
             said(&out)
         );
         nothing_broken(&w, &w.path(MINI_FOLDER), &context);
     }
+    // The block's CSV, signature and manifest are each renamed into place.
+    assert!(
+        injected_runs >= 3,
+        "only {injected_runs} runs had a rename failed: the fault was not injected"
+    );
 }
 
 /// Mounts a tmpfs of `bytes` at `dir`; false (with a message) where mounting is refused.
@@ -518,11 +543,7 @@ fn mount_tmpfs(dir: &Path, bytes: u64) -> bool {
         .unwrap_or(false);
     if !ok {
         // CI runs as root (the brief): a full-disk test that cannot fill a disk fails there.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "cannot mount a tmpfs under CI (the tests run as root there)"
-        );
-        eprintln!("SKIPPED: cannot mount a tmpfs here (needs root)");
+        cannot_run("cannot mount a tmpfs here (needs root)");
     }
     ok
 }
@@ -652,6 +673,7 @@ fn a_refused_direct_write_falls_back_and_gives_the_same_block() {
         let out_dir = format!("run-{n}");
         let log = w.path(&format!("strace-{n}.log"));
         let out = Command::new("strace")
+            .env("SOURCE_DATE_EPOCH", PINNED_TIME)
             .current_dir(w.dir.path())
             .args(["-f", "-qq", "-o"])
             .arg(&log)

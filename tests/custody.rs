@@ -713,10 +713,9 @@ fn debian_age_reads_our_shares_and_age_keygen_identities_open_them() {
     for i in 1..=3 {
         let name = format!("keygen-{i}.key");
         let Some(out) = tool("age-keygen", &["-o", &name], dir) else {
-            println!(
-                "SKIPPED: age-keygen is not installed (apt-get install age; .ci/run installs it)"
+            return cannot_run(
+                "age-keygen is not installed (apt-get install age; .ci/run installs it)",
             );
-            return;
         };
         assert!(out.status.success(), "{}", text(&out));
         let out = tool("age-keygen", &["-y", &name], dir).unwrap();
@@ -730,8 +729,7 @@ fn debian_age_reads_our_shares_and_age_keygen_identities_open_them() {
     let s = share_paths("shares", EMISSION, 3);
     for (i, share) in s.iter().enumerate() {
         let Some(out) = tool("age", &["-d", "-i", &c.identities[i], share], dir) else {
-            println!("SKIPPED: age is not installed (apt-get install age; .ci/run installs it)");
-            return;
+            return cannot_run("age is not installed (apt-get install age; .ci/run installs it)");
         };
         assert!(out.status.success(), "age -d: {}", text(&out));
         let payload: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -790,8 +788,9 @@ fn gfcombine_rebuilds_the_committed_seed_from_the_decrypted_shares() {
         let mut args = vec!["-o", "seed.bin"];
         args.extend(files.iter().map(String::as_str));
         let Some(out) = tool("gfcombine", &args, dir.path()) else {
-            println!("SKIPPED: gfcombine is not installed (apt-get install libgfshare-bin; .ci/run installs it)");
-            return;
+            return cannot_run(
+                "gfcombine is not installed (apt-get install libgfshare-bin; .ci/run installs it)",
+            );
         };
         assert!(out.status.success(), "{}", text(&out));
         let rebuilt = read(&dir.path().join("seed.bin"));

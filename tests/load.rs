@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{data, fixed_test_key, text, Workdir, SEED};
+use common::{cannot_run, data, fixed_test_key, text, Workdir, SEED};
 use emission_factory::block::keys;
 use postgres::{Client, NoTls};
 use std::collections::BTreeSet;
@@ -25,11 +25,9 @@ impl TestDb {
     /// `None` (and a line saying so) when no server is configured; in CI that is a failure.
     fn new() -> Option<TestDb> {
         let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "DATABASE_URL is not set in CI: .ci/run must start the cluster"
+            cannot_run(
+                "DATABASE_URL is not set (.ci/run starts a cluster; or eval \"$(tests/pg/start.sh --fast)\")",
             );
-            println!("SKIPPED: DATABASE_URL is not set (.ci/run starts a cluster)");
             return None;
         };
         let mut random = [0u8; 6];
@@ -242,7 +240,7 @@ fn loads_verified_blocks_once_and_skips_them_after() {
 
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 2"),
+        out.contains("schema  created or migrated to version 3"),
         "{out}"
     );
     assert_eq!(out.matches("LOADED").count(), 2, "{out}");
@@ -496,7 +494,7 @@ fn bad_input_gets_a_clear_error_and_leaves_the_database_as_it_was() {
 }
 
 #[test]
-fn eight_concurrent_sellers_sell_every_ticket_exactly_once_in_block_order() {
+fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
     let Some(db) = TestDb::new() else { return };
     let w = Workdir::new();
     let folder = emit_mini(&w, SEED, "em", "2");
@@ -506,91 +504,127 @@ fn eight_concurrent_sellers_sell_every_ticket_exactly_once_in_block_order() {
         .query_one("SELECT emission_id FROM emissions", &[])
         .expect("emission")
         .get(0);
+    // Each block of 2 000 tickets is split into 64 lanes of interleaved indices.
+    let lanes: Vec<(i64, i32, i32)> = c
+        .query(
+            "SELECT count(*), min(lanes), max(next_idx) FROM sale_cursors GROUP BY block_id",
+            &[],
+        )
+        .expect("cursors")
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(lanes, vec![(64, 64, 63), (64, 64, 63)]);
 
-    // One seller: block 1 in index order.
-    for expected in 0..10 {
+    // One connection selling alone sells its own lane, pg_backend_pid() mod 64, in index
+    // order: p, p + 64, p + 128, ...
+    let pid: i32 = c
+        .query_one("SELECT pg_backend_pid()", &[])
+        .expect("pid")
+        .get(0);
+    let lane = pid % 64;
+    for k in 0..10 {
         let row = c
             .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
             .expect("a sale");
-        assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, expected));
+        assert_eq!(
+            (row.get::<_, i32>(0), row.get::<_, i32>(1)),
+            (1, lane + 64 * k)
+        );
     }
     check_reconciliation(&db, &folder, 10);
 
-    // A sale in flight holds the next ticket; another seller waits for it, and when it rolls
-    // back gets that ticket: block order holds for sales in flight too, and nothing is skipped.
+    // A sale in flight holds its connection's lane; another seller does not wait for it but
+    // sells from another lane. When the first rolls back, its ticket is its lane's next
+    // again, and its next sale takes it: nothing is skipped.
     let mut first = db.client();
     let mut in_flight = first.transaction().expect("begin");
     let held = in_flight
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a sale in flight");
-    assert_eq!((held.get::<_, i32>(0), held.get::<_, i32>(1)), (1, 10));
-    let url = db.url.clone();
-    let second = std::thread::spawn(move || {
-        let mut c = Client::connect(&url, NoTls).expect("second seller");
-        let row = c
-            .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
-            .expect("a sale");
-        (row.get::<_, i32>(0), row.get::<_, i32>(1))
-    });
-    // Give the second seller time to queue behind the first (if it comes later, it sees the
-    // rollback done and takes the same ticket: the check below holds either way).
-    std::thread::sleep(Duration::from_millis(300));
+    let held = (held.get::<_, i32>(0), held.get::<_, i32>(1));
+    let row = c
+        .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+        .expect("a sale beside it");
+    let beside = (row.get::<_, i32>(0), row.get::<_, i32>(1));
+    assert_ne!(beside, held);
     in_flight.rollback().expect("rollback");
-    assert_eq!(second.join().expect("second seller"), (1, 10));
-    check_reconciliation(&db, &folder, 11);
+    let row = first
+        .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+        .expect("the ticket put back");
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), held);
+    let mut before: BTreeSet<(i32, i32)> = (0..10).map(|k| (1, lane + 64 * k)).collect();
+    before.insert(held);
+    before.insert(beside);
+    assert_eq!(before.len(), 12);
+    check_reconciliation(&db, &folder, 12);
 
-    // Eight sellers, each on its own connection, until the emission is sold out.
+    // 64 sellers, each on its own connection, until the emission is sold out; one sale in 16
+    // is rolled back (a failed payment) and must be sold again by someone.
     let start = Instant::now();
-    let sellers: Vec<_> = (0..8)
-        .map(|_| {
+    let sellers: Vec<_> = (0..64)
+        .map(|n| {
             let url = db.url.clone();
             std::thread::spawn(move || {
                 let mut c = Client::connect(&url, NoTls).expect("seller connection");
                 let mut sold = Vec::new();
-                while let Some(row) = c
-                    .query_opt("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
-                    .expect("a sale")
-                {
-                    sold.push((row.get::<_, i32>(0), row.get::<_, i32>(1)));
+                let mut rolled_back = 0;
+                for round in 0u64.. {
+                    let mut tx = c.transaction().expect("begin");
+                    let Some(row) = tx
+                        .query_opt("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+                        .expect("a sale")
+                    else {
+                        break;
+                    };
+                    if (round + n) % 16 == 15 {
+                        tx.rollback().expect("rollback");
+                        rolled_back += 1;
+                    } else {
+                        tx.commit().expect("commit");
+                        sold.push((row.get::<_, i32>(0), row.get::<_, i32>(1)));
+                    }
                 }
-                sold
+                (sold, rolled_back)
             })
         })
         .collect();
-    let results: Vec<Vec<(i32, i32)>> = sellers
+    let results: Vec<(Vec<(i32, i32)>, u64)> = sellers
         .into_iter()
         .map(|s| s.join().expect("seller thread"))
         .collect();
     let elapsed = start.elapsed();
-    let per_seller: Vec<usize> = results.iter().map(Vec::len).collect();
-    let all: Vec<(i32, i32)> = results.iter().flatten().copied().collect();
+    let all: Vec<(i32, i32)> = results.iter().flat_map(|r| r.0.clone()).collect();
+    let rolled_back: u64 = results.iter().map(|r| r.1).sum();
     let unique: BTreeSet<(i32, i32)> = all.iter().copied().collect();
     println!(
-        "8 sellers sold {} tickets in {:.2} s ({:.0} sales/s); per seller {:?}; duplicates {}",
+        "64 sellers sold {} tickets in {:.2} s ({} rolled back and sold again); duplicates {}",
         all.len(),
         elapsed.as_secs_f64(),
-        all.len() as f64 / elapsed.as_secs_f64(),
-        per_seller,
+        rolled_back,
         all.len() - unique.len()
     );
+    assert!(rolled_back > 0, "the rollbacks happened");
     assert_eq!(all.len(), unique.len(), "a ticket was sold twice");
     let expected: BTreeSet<(i32, i32)> = (1..=2)
         .flat_map(|b| (0..2000).map(move |i| (b, i)))
-        .filter(|&(b, i)| !(b == 1 && i < 11))
+        .filter(|t| !before.contains(t))
         .collect();
     assert_eq!(unique, expected, "every ticket sold once, none skipped");
-    // Each seller saw the emission in block order, then index order.
-    for sold in &results {
-        assert!(
-            sold.windows(2).all(|p| p[0] < p[1]),
-            "a seller went backwards"
-        );
-    }
     let unsold: i64 = c
         .query_one("SELECT count(*) FROM tickets WHERE sold_at IS NULL", &[])
         .expect("unsold")
         .get(0);
     assert_eq!(unsold, 0);
+    // Every lane's cursor is past the block's end.
+    let open: i64 = c
+        .query_one(
+            "SELECT count(*) FROM sale_cursors WHERE next_idx < tickets",
+            &[],
+        )
+        .expect("open lanes")
+        .get(0);
+    assert_eq!(open, 0);
     assert!(c
         .query_opt("SELECT * FROM sell_next_ticket($1)", &[&emission])
         .expect("sold out")
@@ -655,10 +689,10 @@ fn check_reconciliation(db: &TestDb, folder: &Path, sold: i64) {
     assert_eq!(row.get::<_, i64>(5), paid);
     if sold == 4000 {
         assert_eq!(row.get::<_, i64>(7), 0, "no top prize left");
-        // Sold out: the payout is the game's, 4 900 € of prizes per 4 000 € of sales.
+        // Sold out: the payout is the game's, 3 900 € of prizes per 4 000 € of sales.
         let payout: f64 = row.get(8);
         assert!(
-            (payout - 2.0 * 490_000.0 / (4000.0 * 200.0)).abs() < 1e-9,
+            (payout - 2.0 * 390_000.0 / (4000.0 * 200.0)).abs() < 1e-9,
             "{payout}"
         );
     }
@@ -902,7 +936,7 @@ fn a_statement_timeout_or_a_full_disk_during_the_copy_leaves_the_database_as_it_
 
     // A full disk: the block's table goes to a tablespace on a 16 MB tmpfs, which the COPY fills.
     match SmallDisk::mount("16m") {
-        None => println!("SKIPPED the full-disk case: cannot mount a tmpfs (not root)"),
+        None => cannot_run("the full-disk case cannot mount a tmpfs here (needs root)"),
         Some(disk) => {
             let space = format!("{}_small", db.name);
             admin
@@ -911,6 +945,10 @@ fn a_statement_timeout_or_a_full_disk_during_the_copy_leaves_the_database_as_it_
                     disk.dir.path().display()
                 ))
                 .expect("create the tablespace");
+            // The block's tables are created as ef_loader, the schema's owner.
+            admin
+                .batch_execute(&format!("GRANT CREATE ON TABLESPACE {space} TO ef_loader"))
+                .expect("grant the tablespace");
             let url = with_param(
                 &db.url,
                 "options",
@@ -972,7 +1010,7 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
     emit_mini(&w, SEED, "em", "1");
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 2") && out.contains("LOADED"),
+        out.contains("schema  created or migrated to version 3") && out.contains("LOADED"),
         "{out}"
     );
     let indexes: i64 = c
@@ -992,7 +1030,10 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
                 .map(|r| r.get(0))
         })
         .collect();
-    assert_eq!(sold, vec![2, 4]);
+    assert_eq!(sold.len(), 2, "{sold:?}");
+    // (In the order of their lanes: the connection's own, pid mod 5, first if it has one.)
+    let sold: BTreeSet<i32> = sold.into_iter().collect();
+    assert_eq!(sold, BTreeSet::from([2, 4]));
     let unsold: i64 = c
         .query_one(
             "SELECT count(*) FROM tickets WHERE block_id = 1 AND sold_at IS NULL",
@@ -1001,7 +1042,11 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
         .expect("unsold")
         .get(0);
     assert_eq!(unsold, 0);
-    // The block loaded now starts at its first ticket.
+    // The block loaded now starts at the first ticket of the connection's lane.
+    let lane: i32 = c
+        .query_one("SELECT pg_backend_pid() % 64", &[])
+        .expect("pid")
+        .get(0);
     let row = c
         .query_one(
             "SELECT block, idx FROM sell_next_ticket(
@@ -1009,5 +1054,368 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
             &[],
         )
         .expect("a sale of the new block");
-    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, 0));
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, lane));
+}
+
+#[test]
+fn four_loaders_started_at_once_on_a_fresh_database_all_succeed() {
+    let Some(first) = TestDb::new() else { return };
+    let w = Workdir::new();
+    emit_mini(&w, SEED, "em", "4");
+    // Three rounds, each on a fresh database: the race is at the schema's creation.
+    for round in 0..3 {
+        let other = (round > 0).then(|| TestDb::new().expect("another database"));
+        let db = other.as_ref().unwrap_or(&first);
+        let children: Vec<_> = (1..=4)
+            .map(|b| {
+                let csv = format!("em/mini-ruche/2/e0001/block-0000{b}.csv");
+                let args = load_args(db, &["--allow-test", &csv]);
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                w.command(&args)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("start load")
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().expect("load");
+            assert_eq!(out.status.code(), Some(0), "round {round}: {}", text(&out));
+        }
+        assert_eq!(
+            db.blocks(),
+            vec![(1, 2000), (2, 2000), (3, 2000), (4, 2000)],
+            "round {round}"
+        );
+        let versions: Vec<i32> = db
+            .client()
+            .query("SELECT version FROM schema_version ORDER BY 1", &[])
+            .expect("versions")
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(
+            versions,
+            vec![1, 2, 3],
+            "round {round}: each migration once"
+        );
+    }
+}
+
+/// `f`'s error is the server's "permission denied" (SQLSTATE 42501).
+fn assert_denied(result: Result<u64, postgres::Error>, what: &str) {
+    match result {
+        Ok(n) => panic!("{what}: allowed ({n} rows)"),
+        Err(e) => assert_eq!(
+            e.code(),
+            Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
+            "{what}: {e:?}"
+        ),
+    }
+}
+
+/// A login role of its own for one test, member of `group`, dropped with the database.
+fn login_role(db: &TestDb, suffix: &str, group: Option<&str>) -> (String, Client) {
+    let role = format!("{}_{suffix}", db.name);
+    let mut admin = db.client();
+    admin
+        .batch_execute(&format!("CREATE ROLE {role} LOGIN"))
+        .expect("create role");
+    if let Some(group) = group {
+        admin
+            .batch_execute(&format!("GRANT {group} TO {role}"))
+            .expect("grant");
+    }
+    let client = Client::connect(&with_user(&db.url, &role), NoTls).expect("connect as the role");
+    (role, client)
+}
+
+#[test]
+fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    emit_mini(&w, SEED, "em", "2");
+    load(&w, &db, &["--allow-test", "em"], 0);
+    let mut owner = db.client();
+    // The roles exist, cannot log in, and own / may what the schema says.
+    let roles: Vec<(String, bool)> = owner
+        .query(
+            "SELECT rolname::text, rolcanlogin FROM pg_roles
+             WHERE rolname IN ('ef_loader', 'ef_seller', 'ef_auditor') ORDER BY 1",
+            &[],
+        )
+        .expect("roles")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(
+        roles,
+        vec![
+            ("ef_auditor".into(), false),
+            ("ef_loader".into(), false),
+            ("ef_seller".into(), false)
+        ]
+    );
+    let not_owned: i64 = owner
+        .query_one(
+            "SELECT count(*) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace
+               AND c.relkind IN ('r', 'p', 'v') AND c.relowner <> 'ef_loader'::regrole::oid",
+            &[],
+        )
+        .expect("owners")
+        .get(0);
+    assert_eq!(not_owned, 0, "ef_loader owns every table and view");
+
+    let (_, mut seller) = login_role(&db, "seller", Some("ef_seller"));
+    // The seller's connection sells its own lane p: p, p + 64, p + 128, ...
+    let p: i32 = seller
+        .query_one("SELECT pg_backend_pid() % 64", &[])
+        .expect("pid")
+        .get(0);
+    let block_id: i64 = owner
+        .query_one("SELECT block_id FROM blocks WHERE block = 1", &[])
+        .expect("block")
+        .get(0);
+    // The top prize of block 1, and the ticket the next sale takes (index 0).
+    let top: i32 = owner
+        .query_one(
+            "SELECT min(idx) FROM tickets
+             WHERE block_id = $1 AND prize_cents = 200000 AND idx % 64 <> $2",
+            &[&block_id, &p],
+        )
+        .expect("a top prize")
+        .get(0);
+    let ticket = |c: &mut Client, idx: i32| -> (i64, String, Vec<u8>, bool) {
+        let r = c
+            .query_one(
+                "SELECT prize_cents, layout, sha256, sold_at IS NOT NULL FROM tickets
+                 WHERE block_id = $1 AND idx = $2",
+                &[&block_id, &idx],
+            )
+            .expect("a ticket");
+        (r.get(0), r.get(1), r.get(2), r.get(3))
+    };
+    let before_top = ticket(&mut owner, top);
+
+    // What a game server needs, it has: the emission, the blocks, the views, the sale.
+    let emission: i64 = seller
+        .query_one("SELECT emission_id FROM emissions", &[])
+        .expect("a seller reads emissions")
+        .get(0);
+    seller
+        .query("SELECT * FROM blocks", &[])
+        .expect("a seller reads blocks");
+    seller
+        .query("SELECT * FROM emission_reconciliation", &[])
+        .expect("a seller reads the reconciliation");
+    let sold = seller
+        .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+        .expect("a seller sells");
+    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, p));
+
+    // Attack 1: swap prize, layout and hash between two unsold tickets, so that the top prize
+    // is the next one sold (p + 64 now).
+    let swap =
+        "UPDATE tickets t SET prize_cents = o.prize_cents, layout = o.layout, sha256 = o.sha256
+                FROM tickets o WHERE t.block_id = $1 AND o.block_id = $1
+                  AND ((t.idx = $3 AND o.idx = $2) OR (t.idx = $2 AND o.idx = $3))";
+    assert_denied(seller.execute(swap, &[&block_id, &top, &(p + 64)]), "swap");
+    // Attack 2: move the cursor of the top prize's lane onto it.
+    let jump = "UPDATE sale_cursors SET next_idx = $2 WHERE block_id = $1 AND lane = $2 % lanes";
+    assert_denied(seller.execute(jump, &[&block_id, &top]), "move a cursor");
+    // Attack 3: reset sold_at (and the cursor) to sell ticket p a second time.
+    let reset = "UPDATE tickets SET sold_at = NULL WHERE block_id = $1 AND idx = $2";
+    assert_denied(seller.execute(reset, &[&block_id, &p]), "reset sold_at");
+    let back = "UPDATE sale_cursors SET next_idx = $2 WHERE block_id = $1 AND lane = $2";
+    assert_denied(seller.execute(back, &[&block_id, &p]), "move a cursor back");
+    // And around them: the partition itself, deleting, inserting, reading where prizes are.
+    assert_denied(
+        seller.execute(
+            &format!("UPDATE tickets_{block_id} SET sold_at = NULL WHERE idx = {p}"),
+            &[],
+        ),
+        "the partition",
+    );
+    assert_denied(
+        seller.execute("DELETE FROM tickets WHERE block_id = $1", &[&block_id]),
+        "delete",
+    );
+    assert_denied(
+        seller.execute(
+            "INSERT INTO sale_cursors VALUES ($1, 99, 100, 2000, 99)",
+            &[&block_id],
+        ),
+        "insert a cursor",
+    );
+    assert_denied(
+        seller.execute("UPDATE blocks SET tickets = 1", &[]),
+        "update blocks",
+    );
+    assert_denied(
+        seller.execute("SELECT idx FROM tickets WHERE prize_cents = 200000", &[]),
+        "read where the top prizes are",
+    );
+    // A temporary table named like the schema's cannot stand in for it in the sale function
+    // (its search_path puts pg_temp last).
+    seller
+        .batch_execute(&format!(
+            "CREATE TEMP TABLE sale_cursors AS SELECT {block_id}::bigint AS block_id, 0 AS lane,
+                 64 AS lanes, 2000 AS tickets, {top} AS next_idx"
+        ))
+        .expect("a temporary table");
+    let sold = seller
+        .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+        .expect("a sale");
+    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, p + 64));
+    assert_eq!(
+        ticket(&mut owner, top),
+        before_top,
+        "the top prize is where it was"
+    );
+
+    // A role in no group may not even sell; an auditor reads everything and changes nothing.
+    let (_, mut nobody) = login_role(&db, "nobody", None);
+    let e = nobody
+        .query("SELECT * FROM sell_next_ticket($1)", &[&emission])
+        .expect_err("no EXECUTE for PUBLIC");
+    assert_eq!(
+        e.code(),
+        Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+    );
+    let (_, mut auditor) = login_role(&db, "auditor", Some("ef_auditor"));
+    let n: i64 = auditor
+        .query_one("SELECT count(*) FROM tickets", &[])
+        .expect("an auditor reads tickets")
+        .get(0);
+    assert_eq!(n, 4000);
+    assert_denied(
+        auditor.execute(swap, &[&block_id, &top, &(p + 64)]),
+        "auditor swap",
+    );
+    assert_denied(
+        auditor
+            .query("SELECT * FROM sell_next_ticket($1)", &[&emission])
+            .map(|r| r.len() as u64),
+        "auditor sells",
+    );
+
+    // The database as loaded and sold so far is as signed: db-verify, as the auditor, says so.
+    let (auditor_role, _) = login_role(&db, "auditor2", Some("ef_auditor"));
+    let auditor_url = with_user(&db.url, &auditor_role);
+    let db_verify = |code: i32| {
+        text(&w.run_expect(
+            &[
+                "db-verify",
+                "--database-url",
+                &auditor_url,
+                "--public-key",
+                "keys/public-key.pem",
+                "mini-ruche/2/e0001",
+            ],
+            code,
+        ))
+    };
+    let out = db_verify(0);
+    assert!(
+        out.contains("OK      mini-ruche/2/e0001 block 1: 2 000 tickets (2 sold)")
+            && out.contains("2 block(s), 4 000 tickets checked")
+            && out.contains("2 as signed, 0 changed"),
+        "{out}"
+    );
+
+    // Control: the attacks are real. Tickets p and p + 64 are sold: the seller's next is
+    // p + 128. The owner's statements are refused by the triggers...
+    let next = p + 128;
+    let before_next = ticket(&mut owner, next);
+    for (what, sql, params) in [
+        (
+            "swap",
+            swap,
+            vec![
+                &block_id as &(dyn postgres::types::ToSql + Sync),
+                &top,
+                &next,
+            ],
+        ),
+        ("jump", jump, vec![&block_id, &top]),
+        ("reset", reset, vec![&block_id, &p]),
+    ] {
+        let e = owner.execute(sql, &params).expect_err(what);
+        let message = e.as_db_error().map(|d| d.message().to_string());
+        assert!(
+            message
+                .as_deref()
+                .is_some_and(|m| m.contains("immutable") || m.contains("only moves")),
+            "{what}: {e:?}"
+        );
+    }
+    // ... and, triggers off (as only an owner or superuser may), succeed at the SQL level.
+    owner
+        .batch_execute("SET session_replication_role = replica")
+        .expect("triggers off");
+    assert_eq!(
+        owner
+            .execute(swap, &[&block_id, &top, &next])
+            .expect("swap"),
+        2
+    );
+    assert_eq!(owner.execute(jump, &[&block_id, &top]).expect("jump"), 1);
+    assert_eq!(owner.execute(reset, &[&block_id, &p]).expect("reset"), 1);
+    owner
+        .batch_execute("RESET session_replication_role")
+        .expect("triggers on");
+    assert_eq!(
+        ticket(&mut owner, next),
+        (
+            before_top.0,
+            before_top.1.clone(),
+            before_top.2.clone(),
+            false
+        ),
+        "the top prize is the next one sold"
+    );
+    assert_eq!(ticket(&mut owner, top).0, before_next.0);
+    assert!(!ticket(&mut owner, p).3, "ticket p is unsold again");
+
+    // And db-verify finds each change, naming the rows.
+    let out = db_verify(1);
+    let serial = |idx: i32| format!("serial mini-ruche-200-0001-00001-{idx:07}");
+    let row = |idx: i32| format!("block 1, index {idx}, {}", serial(idx));
+    for (what, needle) in [
+        (
+            "the swap: the top prize's row",
+            format!("{}: its SHA-256 is not that of its serial", row(next)),
+        ),
+        (
+            "the swap: the other row",
+            format!("{}: its SHA-256 is not that of its serial", row(top)),
+        ),
+        (
+            "the swap: the Merkle root",
+            "the Merkle root of its tickets in the database is".to_string(),
+        ),
+        (
+            "the cursor jump: the tickets it passed",
+            format!(
+                "{}: unsold, but the cursor of its lane {} has passed it",
+                row(top % 64),
+                top % 64
+            ),
+        ),
+        (
+            "the sold_at reset",
+            format!(
+                "{}: unsold, but the cursor of its lane {p} has passed it",
+                row(p)
+            ),
+        ),
+    ] {
+        assert!(out.contains(&needle), "{what}: {needle} not in\n{out}");
+    }
+    assert!(
+        out.contains("FAILED  mini-ruche/2/e0001 block 1")
+            && out.contains("OK      mini-ruche/2/e0001 block 2")
+            && out.contains("1 as signed, 1 changed"),
+        "{out}"
+    );
 }

@@ -11,8 +11,8 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     assert_pinned(
         &folder,
         "6395ce22055578fe273ae25c5d034aec6a154c96c3549e32495d4e4810756d62",
-        "bb3766700d4d32c0cf70c82cb51498d9ba63b126c8b22d7e42b3d209986497fa",
-        "88061943b583cd3fb9033c5af8952accc77616dc52837301c8eb86adcc6866c7",
+        "a656190a44c89be4f9de715391bd0903e51d25afe8a36ac51b9384a15393eeba",
+        "c2c14dd4a9c49c46107042ff316ffee40167bc057d67bd8a5edff7c690cc5b62",
     );
     verify_with_forms(&w, &folder, "7 500 000");
     assert_article_3(

@@ -76,6 +76,8 @@ fn sh(w: &Workdir, script: &str, args: &[&str], input: &[u8]) -> Output {
     use std::io::Write;
     let mut child = Command::new("sh")
         .current_dir(w.dir.path())
+        // Records dated as Workdir's runs date them (tests/common).
+        .env("SOURCE_DATE_EPOCH", PINNED_TIME)
         .arg("-c")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_emission-factory"))
@@ -348,7 +350,7 @@ fn keygen_makes_a_0600_key_under_any_umask_and_force_never_writes_through_a_link
 
 /// Where `setpriv` can run a command as `nobody`, checks that nobody can read `public` but not
 /// `secret` (the folders on the way are opened to others, so that only the files' modes stand in
-/// the way). Elsewhere says it skipped.
+/// the way). Elsewhere [`cannot_run`].
 fn another_user_cannot_read(w: &Workdir, secret: &str, public: &str) {
     let as_nobody = |args: &[&str]| {
         Command::new("setpriv")
@@ -357,8 +359,7 @@ fn another_user_cannot_read(w: &Workdir, secret: &str, public: &str) {
             .output()
     };
     if !matches!(as_nobody(&["true"]), Ok(out) if out.status.success()) {
-        println!("skipped: setpriv cannot run a command as nobody here");
-        return;
+        return cannot_run("setpriv cannot run a command as nobody here (needs root)");
     }
     let mut dir = w.path(secret);
     while dir.pop() && dir.starts_with(w.dir.path()) {
@@ -599,12 +600,6 @@ fn rsa_ec_and_other_keys_are_named_as_what_they_are() {
 // ---- issue 20, items 4 and 5: secrets stay secret, blocks are as secret as the seed ----
 
 const FOLDER: &str = "emissions/mini-ruche/2/e0001";
-
-/// A test whose subject cannot be run here: fails under `CI`, else says it skipped.
-fn cannot_run(why: &str) {
-    assert!(std::env::var_os("CI").is_none(), "under CI: {why}");
-    println!("SKIPPED: {why}");
-}
 
 /// Runs `args` as the user `nobody` (no groups but `group`), or `None` where setpriv cannot.
 fn as_nobody(group: &str, args: &[&str]) -> Option<Output> {
@@ -1361,4 +1356,52 @@ fn group_of(name: &str) -> Option<u32> {
     let out = Command::new("getent").args(["group", name]).output().ok()?;
     let line = String::from_utf8(out.stdout).ok()?;
     line.trim().split(':').nth(2)?.parse().ok()
+}
+
+#[test]
+fn a_reshare_refuses_old_shares_others_may_read_unless_allowed_and_then_warns() {
+    let w = Workdir::new();
+    fixed_test_key(&w);
+    let (shares, ids) = share_set(&w);
+    fs::set_permissions(w.path(&shares[1]), fs::Permissions::from_mode(0o644)).unwrap();
+    let carol = age::x25519::Identity::generate().to_public().to_string();
+    let dave = age::x25519::Identity::generate().to_public().to_string();
+    let game = data("mini-ruche.toml");
+    let reshare = |extra: &[&str], code: i32| {
+        let mut args = vec![
+            "seed",
+            "--reshare",
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--game",
+            &game,
+            "--price",
+            "2",
+            "--share",
+            &shares[0],
+            "--share",
+            &shares[1],
+            "--identity",
+            &ids[0],
+            "--identity",
+            &ids[1],
+            "--shares-needed",
+            "2",
+            "--out",
+            "new-shares",
+            "--recipient",
+            &carol,
+            "--recipient",
+            &dave,
+        ];
+        args.extend_from_slice(extra);
+        w.run_expect(&args, code)
+    };
+    let out = reshare(&[], 2);
+    says(&out, &format!("{} has mode 0644", shares[1]));
+    assert!(!w.path("new-shares").exists(), "nothing written");
+    // Allowed: the reshare is made, and says which file others could read.
+    let out = reshare(&["--allow-insecure-key"], 0);
+    says(&out, &format!("warning: {} has mode 0644", shares[1]));
+    assert!(w.path("new-shares").is_dir());
 }

@@ -323,16 +323,40 @@ mod tests {
         assert_eq!(three.root(), before);
     }
 
+    /// The engine's tree (leaves pushed one by one, and hashed together by `extend`) of `n`
+    /// leaves is `node_hash(tree(first k), tree(the rest))` with `k` the largest power of two
+    /// below `n` (RFC 6962, 2.1), computed here without [`reference`]; and no other split
+    /// gives the same root, so a tree split elsewhere (halves, or the stack folded from the
+    /// left) fails here.
     #[test]
     fn split_point_is_the_largest_power_of_two_below_n() {
-        // Checks the test's own reference: n = 5 splits 4 + 1, n = 8 splits 4 + 4.
-        let l: Vec<[u8; 32]> = (0u8..8).map(|i| [i; 32]).collect();
-        let r5 = node_hash(&reference(&l[..4]), &reference(&l[4..5]));
-        assert_eq!(reference(&l[..5]), r5);
-        let r8 = node_hash(&reference(&l[..4]), &reference(&l[4..8]));
-        assert_eq!(reference(&l[..8]), r8);
-        let r3 = node_hash(&reference(&l[..2]), &reference(&l[2..3]));
-        assert_eq!(reference(&l[..3]), r3);
+        let leaves: Vec<[u8; 32]> = (0u32..130)
+            .map(|i| Sha256::digest(i.to_be_bytes()).into())
+            .collect();
+        let pushed = |l: &[[u8; 32]]| {
+            let mut m = MerkleRoot::new();
+            l.iter().for_each(|x| m.push(x));
+            m.root()
+        };
+        let extended = |l: &[[u8; 32]]| {
+            let mut m = MerkleRoot::new();
+            m.extend(l);
+            m.root()
+        };
+        for n in 2..=leaves.len() {
+            let k = 1usize << (usize::BITS - 1 - (n - 1).leading_zeros());
+            assert!(k < n && 2 * k >= n, "n = {n}, k = {k}");
+            let expected = node_hash(&pushed(&leaves[..k]), &pushed(&leaves[k..n]));
+            assert_eq!(pushed(&leaves[..n]), expected, "push, n = {n}");
+            assert_eq!(extended(&leaves[..n]), expected, "extend, n = {n}");
+            for other in (1..n).filter(|&j| j != k) {
+                let split = node_hash(&pushed(&leaves[..other]), &pushed(&leaves[other..n]));
+                assert_ne!(
+                    split, expected,
+                    "n = {n}: split at {other} gives the same root"
+                );
+            }
+        }
     }
 
     /// Pinned: the roots of the certificate-transparency reference test vectors (RFC 6962

@@ -39,6 +39,10 @@ pub fn signature_name(block: u32) -> String {
 
 /// The public key file of an emission folder.
 pub const PUBLIC_KEY_FILE: &str = "emission.pub.pem";
+/// The emission's game definition, the exact bytes its first run was given (FORMAT.md,
+/// "Folder"): `verify` and `load` read a block of a game that is not built in with it, after
+/// checking its SHA-256 against the signed manifest's `game_definition_sha256`.
+pub const DEFINITION_FILE: &str = "emission.game.toml";
 
 /// The part of a serial shared by every ticket of a block:
 /// `<game>-<stake cents>-<emission:04>-<block:05>-`. The ticket's index (7 digits) follows.

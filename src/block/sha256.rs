@@ -486,6 +486,12 @@ pub mod lanes {
         }
     }
 
+    /// Calls of the AVX-512 block function so far (tests: the engine must be seen to run
+    /// wherever the processor has it).
+    #[cfg(test)]
+    pub(super) static AVX512_RUNS: std::sync::atomic::AtomicU64 =
+        std::sync::atomic::AtomicU64::new(0);
+
     /// Compresses block `l` into lane `l`'s state, for the sixteen lanes: with AVX-512 if
     /// [`has_avx512`], else one by one through `sha2`.
     pub fn compress16(states: &mut States16, blocks: &Blocks16) {
@@ -494,6 +500,8 @@ pub mod lanes {
             // SAFETY: the processor has every feature `avx512::compress16` is compiled for
             // (checked just above).
             unsafe { avx512::compress16(states, blocks) };
+            #[cfg(test)]
+            AVX512_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return;
         }
         for (l, block) in blocks.0.iter().enumerate() {
@@ -908,6 +916,35 @@ mod tests {
             assert_eq!(Engine::best(), Engine::Avx512);
         } else if has("sha_ni") {
             assert_eq!(Engine::best(), Engine::ShaNi);
+        }
+    }
+
+    /// Issue 21: the AVX-512 engine is the one `emit` and `verify` take where the processor
+    /// has AVX-512 F and BW (as /proc/cpuinfo says, not only as the engine's own detection
+    /// says): there it must run here, and hash as `sha2` does, or this fails. Where the
+    /// processor lacks it, the engine cannot run and the test says so (SKIPPED) whatever `CI`.
+    #[test]
+    fn the_avx512_engine_runs_and_agrees_where_the_processor_has_it() {
+        let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let has = |flag: &str| flags.split_whitespace().any(|f| f == flag);
+        let data: Vec<u8> = (0u32..4096).map(|i| (i * 31 + 3) as u8).collect();
+        let messages: Vec<&[u8]> = (0..64).map(|i| &data[i..i + 40 + i * 7]).collect();
+        let expected: Vec<[u8; 32]> = messages.iter().map(|m| sha256(m)).collect();
+        let runs = || lanes::AVX512_RUNS.load(std::sync::atomic::Ordering::Relaxed);
+        let before = runs();
+        assert_eq!(digest_many_with(Engine::Avx512, &messages), expected);
+        if has("avx512f") && has("avx512bw") {
+            assert!(
+                lanes::has_avx512() && runs() > before,
+                "the processor has AVX-512 F and BW but the AVX-512 engine did not run"
+            );
+            assert_eq!(Engine::best(), Engine::Avx512);
+        } else {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: the AVX-512 SHA-256 engine: this processor has no AVX-512 F and BW, the engine is not exercised here"
+            );
         }
     }
 

@@ -19,6 +19,7 @@ macro_rules! errln {
 }
 
 mod completions;
+mod db_verify;
 mod emit;
 mod games;
 mod keygen;
@@ -95,6 +96,10 @@ pub enum Command {
     /// block (whole or not at all), with COPY; creates or migrates the schema, with sale and
     /// reconciliation SQL.
     Load(LoadArgs),
+    /// Check the blocks loaded in a database again, from their rows alone: every ticket's
+    /// SHA-256 and serial, each block's Merkle root and tiers against its signed manifest,
+    /// and the sales against the cursors; names every row changed in the database.
+    DbVerify(db_verify::DbVerifyArgs),
     /// Make an Ed25519 signing key pair (PKCS#8 and SPKI PEM, readable by OpenSSL).
     Keygen(KeygenArgs),
     /// Make an emission seed and hand it out as age-encrypted shares to n custodians, any k
@@ -615,6 +620,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Report(args) => report::run(args),
         Command::Seal(args) => seal::run(args),
         Command::Load(args) => load::run(args),
+        Command::DbVerify(args) => db_verify::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Seed(args) => seed::run(args),
         Command::Games => games::run(),

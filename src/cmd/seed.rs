@@ -50,15 +50,16 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         emission_factory::block::emission_dir(&args.emissions, &game, stake, args.emission);
     let emissions = args.emissions.clone();
     let (number, planned) = (args.emission, args.emission_blocks);
+    let exposure = super::emit::exposure(args.allow_insecure_key);
     let ceremony = Ceremony {
         game: &game,
         stake,
         emission: number,
         emissions: &emissions,
         planned_blocks: planned,
+        exposure,
     };
     let group = args.group.as_deref().map(files::group_id).transpose()?;
-    let exposure = super::emit::exposure(args.allow_insecure_key);
     let task = task(args);
     // The key the ceremony signs with signs the run's log line too.
     let key = match &task {
@@ -132,6 +133,7 @@ fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>, exposure: Exposure) 
                 &split.labels,
                 &split.out,
             )?;
+            super::emit::warn_exposed(&old.exposed);
             outln!(
                 "rebuilt the seed of emission {emission} from {} share(s) of set {} (seed_sha256 {}) and split it again",
                 old.files.len(),

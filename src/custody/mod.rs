@@ -12,7 +12,7 @@
 //!
 //! Zeroization is best effort: our buffers of seeds, shares, payloads and identity files are
 //! wiped, but copies made inside the age and serde crates, or swapped to disk, are not in our
-//! hands. The `seed` command is meant for an offline machine (README, "Seed custody ceremony").
+//! hands. The `seed` command is meant for an offline machine (docs/OPERATIONS.md, "Seed custody ceremony").
 
 mod error;
 pub mod shamir;

@@ -46,6 +46,9 @@ pub struct Ceremony<'a> {
     pub emissions: &'a Path,
     /// Blocks the emission will hold, fixed in the record (`--emission-blocks`).
     pub planned_blocks: Option<u32>,
+    /// Whether a reshare's old share and identity files that others may read are refused
+    /// or used (`--allow-insecure-key`; they are listed in the old set's `exposed`).
+    pub exposure: custody::Exposure,
 }
 
 /// What a ceremony made.
@@ -161,7 +164,8 @@ impl Ceremony<'_> {
         let public = signing_key.verifying_key();
         let lock = LockFile::emission(&folder)?;
         let _held = lock.acquire(&mut |_| {})?;
-        let (seed, old) = custody::rebuild_seed(shares, identities, &self.id())?;
+        let (seed, old) =
+            custody::rebuild_seed_with(shares, identities, &self.id(), self.exposure)?;
         let (record, _) = record::read(&folder, &public)?.ok_or_else(|| {
             anyhow::anyhow!(
                 "{} has no emission record: a production emission starts with `seed` (a new seed and its record), and only then can its seed be reshared",

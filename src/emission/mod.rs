@@ -139,6 +139,7 @@ pub const STAGED_FILES: &[&str] = &[
     seal::SEAL_FILE,
     seal::SEAL_SIG_FILE,
     crate::block::PUBLIC_KEY_FILE,
+    crate::block::DEFINITION_FILE,
 ];
 
 /// Removes the temporary files that a killed run left for the emission-wide files of `folder`
@@ -154,6 +155,32 @@ pub fn remove_stale(folder: &Path) -> Result<Vec<(std::path::PathBuf, usize)>> {
         }
     }
     Ok(removed)
+}
+
+/// Writes the emission's copy of its game definition ([`crate::block::DEFINITION_FILE`]), or
+/// checks that the one there is `game`'s, byte for byte. Called under the emission lock.
+pub fn write_or_check_definition(
+    folder: &Path,
+    game: &crate::game::Game,
+    access: crate::block::files::Access,
+) -> Result<()> {
+    use sha2::{Digest, Sha256};
+    // Its stale temporary files were removed with the others ([`remove_stale`]), just before.
+    let path = folder.join(crate::block::DEFINITION_FILE);
+    if crate::block::files::entry_exists(&path)? {
+        let bytes = read_bounded(&path, crate::game::MAX_DEFINITION_BYTES)?;
+        let found: [u8; 32] = Sha256::digest(&bytes).into();
+        if found != game.sha256 {
+            anyhow::bail!(
+                "{} (SHA-256 {}) is not this run's game definition (SHA-256 {}): the emission's copy of its definition was changed, or this run has another definition. Nothing was written",
+                path.display(),
+                hex::encode(found),
+                hex::encode(game.sha256)
+            );
+        }
+        return Ok(());
+    }
+    write_atomic(&path, game.text.as_bytes(), access)
 }
 
 /// Reads `path` (at most `max` bytes) and checks its signature in `sig_path` against `key`.

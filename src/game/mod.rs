@@ -7,12 +7,14 @@
 //! The built-in definitions are embedded in the binary so `--game ruche-or` works anywhere.
 
 mod builtin;
+pub mod profile;
 
 pub use builtin::BUILTIN;
 
 use crate::mechanic::{BuildError, Decoder, Mechanic, SettingsError, Synthesizer};
 use crate::money::{canonical, cents, parse_amount, parse_canonical};
 use crate::untrusted::{read_at_most, shown, tamed};
+use profile::Profile;
 
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -124,8 +126,14 @@ pub struct Game {
     pub source: String,
     /// SHA-256 of the definition file's bytes.
     pub sha256: [u8; 32],
+    /// The definition file's bytes (at most [`MAX_DEFINITION_BYTES`]), kept to be copied into
+    /// the emission folder.
+    pub text: String,
     /// The stakes, ascending.
     pub stakes: Vec<Stake>,
+    /// The jurisdiction profile the definition names (`profile = "fdj"`), whose bounds every
+    /// stake was checked against.
+    pub profile: Option<Profile>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +146,9 @@ struct RawGame {
     #[serde(default)]
     #[allow(dead_code)]
     rules: Option<String>,
+    /// A jurisdiction profile's id ([`profile`]).
+    #[serde(default)]
+    profile: Option<String>,
     /// Read by the mechanic's own settings type ([`Mechanic::read_stakes`]).
     #[serde(default)]
     #[allow(dead_code)]
@@ -282,6 +293,10 @@ impl Game {
                 return Err(invalid("mechanic".into(), e.to_string()))
             }
         };
+        let profile = match &raw.profile {
+            None => None,
+            Some(id) => Some(Profile::builtin(id).map_err(|m| invalid("profile".into(), m))?),
+        };
         let mut stakes = Vec::with_capacity(raw.stakes.len());
         let mut seen = BTreeSet::new();
         for (si, rs) in raw.stakes.iter().enumerate() {
@@ -394,6 +409,15 @@ impl Game {
                 ));
             }
             prizes.sort_by_key(|p| std::cmp::Reverse(p.amount));
+            // No stake pays back more than its stakes; a profile's bounds, if one is named.
+            profile::check_stake(
+                profile.as_ref(),
+                price,
+                raw.block_size,
+                total,
+                prizes[0].amount,
+            )
+            .map_err(|message| invalid(format!("{where_}.prizes"), message))?;
             // One settings entry per [[stakes]] entry, read from the same text.
             let mechanic = mechanics
                 .next()
@@ -418,7 +442,9 @@ impl Game {
             block_size: raw.block_size,
             source: source.to_string(),
             sha256: Sha256::digest(text.as_bytes()).into(),
+            text: text.to_string(),
             stakes,
+            profile,
         })
     }
 

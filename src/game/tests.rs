@@ -280,3 +280,62 @@ fn the_asked_near_miss_rates_are_the_definition_s() {
         [("near_miss_months", 0.375), ("near_miss_clover", 0.25)]
     );
 }
+
+#[test]
+fn the_built_in_games_name_the_fdj_profile_and_are_within_it() {
+    for id in builtin::ids() {
+        let g = Game::builtin(id).unwrap();
+        let profile = g
+            .profile
+            .as_ref()
+            .expect("every built-in game is an FDJ game");
+        assert_eq!(profile.id, "fdj");
+        for s in &g.stakes {
+            let payout = s.payout_ratio(g.block_size);
+            assert!(payout >= profile.payout_min && payout <= profile.payout_max);
+        }
+    }
+}
+
+#[test]
+fn a_top_prize_with_two_zeros_too_many_is_refused_with_or_without_a_profile() {
+    // La ruche d'or at 0.5 €: a top prize of 500 000 € instead of 5 000 €, the stated total
+    // made to agree (315 000 + 495 000): 180 % of the stakes.
+    let text = builtin::text("ruche-or").unwrap();
+    let typo = text
+        .replacen(
+            "{ count = 1, amount = \"5000\" },",
+            "{ count = 1, amount = \"500000\" },",
+            1,
+        )
+        .replacen("total = \"315000\"", "total = \"810000\"", 1);
+    assert_ne!(typo, text, "the typo was made");
+    for definition in [typo.clone(), typo.replacen("profile = \"fdj\"\n", "", 1)] {
+        let e = Game::parse(&definition, "typo.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("typo.toml, stakes[price=0.5].prizes")
+                && e.contains("180 %")
+                && e.contains("100 %"),
+            "{e}"
+        );
+    }
+    // 80 %: a game, but outside FDJ's bounds (décret 2019-1061) — and fine without a profile.
+    let high = text
+        .replacen(
+            "{ count = 1, amount = \"5000\" },",
+            "{ count = 1, amount = \"50000\" },",
+            1,
+        )
+        .replacen("total = \"315000\"", "total = \"360000\"", 1);
+    let e = Game::parse(&high, "high.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("80 %") && e.contains("62 % to 75 %") && e.contains("2019-1061"),
+        "{e}"
+    );
+    assert!(Game::parse(&high.replacen("profile = \"fdj\"\n", "", 1), "high.toml").is_ok());
+    let unknown = text.replacen("profile = \"fdj\"", "profile = \"mars\"", 1);
+    let e = Game::parse(&unknown, "mars.toml").unwrap_err().to_string();
+    assert!(e.contains("mars.toml, profile") && e.contains("fdj"), "{e}");
+}

@@ -99,6 +99,12 @@ pub enum LoadError {
         /// The newest this program knows.
         known: i32,
     },
+    /// Other loaders kept migrating the schema while this one waited.
+    #[error("{}: the schema kept changing while this load waited for it (other loaders migrating it); nothing of this block was loaded: run the same command again", csv.display())]
+    SchemaRace {
+        /// The block's CSV.
+        csv: PathBuf,
+    },
     /// The server refused or failed a statement.
     #[error("{}: {} (while {doing}); the block's transaction was rolled back, the database is as it was", csv.display(), explain(error))]
     Database {
@@ -132,7 +138,7 @@ pub fn explain(e: &postgres::Error) -> String {
     let text = db.message();
     let code = db.code();
     let hint = if *code == SqlState::INSUFFICIENT_PRIVILEGE {
-        ". The loading role lacks a privilege: it must own the tables of the schema (or create them on an empty database: CREATE on the schema), see README, \"Loading into PostgreSQL\""
+        ". The role lacks a privilege: a loading role must be a member of ef_loader, which owns the schema (GRANT ef_loader TO <login role>; on an empty database it also needs CREATE on the schema and CREATEROLE, or the roles made beforehand); a game server's role a member of ef_seller, an auditor's of ef_auditor. See README, \"Roles\""
     } else if *code == SqlState::QUERY_CANCELED {
         ". The server cancelled the statement: statement_timeout (or lock_timeout) is shorter than a block's load; run `ALTER ROLE <loader> SET statement_timeout = 0` or give options=-c statement_timeout=0 in the URL"
     } else if *code == SqlState::DISK_FULL

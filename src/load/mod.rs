@@ -16,6 +16,7 @@
 //! transaction, which the server rolls back: running the same command again finishes the job.
 
 mod copy;
+pub mod db_verify;
 mod error;
 pub mod schema;
 
@@ -34,6 +35,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
+
+/// Lanes a block's sales are spread over (fewer for a block of fewer tickets): lane `l` holds
+/// the tickets `l`, `l + SALE_LANES`, ..., each lane with its own cursor row (schema_3.sql).
+/// Concurrent sellers take different lanes, so up to this many sell without waiting.
+pub const SALE_LANES: i32 = 64;
 
 /// How to load.
 #[derive(Clone)]
@@ -153,10 +159,30 @@ pub fn load_block(
     };
     let m = &block.manifest;
     let emission_name = format!("{}/{}/e{:04}", m.game, m.stake, m.emission);
-    let mut tx = client
-        .transaction()
-        .map_err(db("starting the block's transaction"))?;
-    let migrated = schema::ensure(&mut tx, csv)?;
+    let mut attempts = 0;
+    let (mut tx, migrated) = loop {
+        let mut tx = client
+            .transaction()
+            .map_err(db("starting the block's transaction"))?;
+        match schema::ensure(&mut tx, csv)? {
+            schema::Ensured::Current(migrated) => break (tx, migrated),
+            // Migrated by another loader meanwhile: a new transaction sees its tables. Each
+            // retry follows a migration that committed, so a few always suffice.
+            schema::Ensured::Retry if attempts < schema::VERSION => {
+                attempts += 1;
+                tx.rollback()
+                    .map_err(db("starting the block's transaction again"))?;
+            }
+            schema::Ensured::Retry => {
+                return Err(LoadError::SchemaRace {
+                    csv: csv.to_path_buf(),
+                })
+            }
+        }
+    };
+    // Everything the block creates is owned by ef_loader, the schema's owner (schema_3.sql).
+    tx.batch_execute("SET LOCAL ROLE ef_loader")
+        .map_err(db("taking the role ef_loader"))?;
     // One loader at a time per block; loaders of other blocks go on.
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
@@ -400,11 +426,19 @@ fn store_tickets(
         "ALTER TABLE tickets ATTACH PARTITION {table} FOR VALUES IN ({block_id})"
     ))
     .map_err(db("attaching the block's partition"))?;
+    // One cursor per lane, each at its lane's first ticket (schema_3.sql).
     tx.execute(
-        "INSERT INTO sale_cursors (block_id, next_idx) VALUES ($1, 0)",
-        &[&block_id],
+        "INSERT INTO sale_cursors (block_id, lane, lanes, tickets, next_idx)
+         SELECT $1, l, n, $2, l FROM (SELECT least($3::integer, $2)::integer AS n) k,
+                generate_series(0, k.n - 1) l
+         WHERE $2 >= 1",
+        &[
+            &block_id,
+            &i32::try_from(sent.rows).unwrap_or(i32::MAX),
+            &SALE_LANES,
+        ],
     )
-    .map_err(db("recording the block's sale cursor"))?;
+    .map_err(db("recording the block's sale cursors"))?;
     let attach = t.elapsed();
 
     let t = Instant::now();
@@ -473,9 +507,15 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
             csv: csv.to_path_buf(),
         });
     }
-    let game = match &options.game {
-        Some(g) => g.clone(),
-        None => Game::builtin(&manifest.game).map_err(|e| {
+    let folder_copy = crate::verify::folder_definition(
+        crate::verify::folder_of(csv),
+        &manifest.game_definition_sha256,
+    )
+    .map_err(|e| bad(e))?;
+    let game = match (&options.game, folder_copy) {
+        (Some(g), _) => g.clone(),
+        (None, Some(g)) => g,
+        (None, None) => Game::builtin(&manifest.game).map_err(|e| {
             bad(format!(
                 "{}: {e}; give --game with its definition",
                 manifest_path.display()

@@ -711,4 +711,54 @@ mod tests {
             }
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(50_000))]
+
+        /// The three readings of a layout against the referee, on layouts of every stake of
+        /// every built-in game, synthesized, recombined and changed ([`changed`]): the decoder's
+        /// one-pass reading in cents gives `decode`'s verdict (the prize, or the same error);
+        /// `explain` accepts exactly what `decode` accepts, with its prize and form, else its
+        /// error; and the report's `features` reads every accepted layout as `explain` does
+        /// (the same features, the prize in cents), and answers any other without a panic.
+        #[test]
+        fn the_fast_readings_agree_with_the_referees_on_changed_layouts(
+            which in proptest::sample::select((0..crate::mechanic::changed::stakes().len()).collect::<Vec<_>>()),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            use crate::mechanic::changed;
+            let layouts = &changed::stakes()[which];
+            let stake = layouts.stake();
+            let bytes = changed::changed(layouts, seed);
+            let shown = String::from_utf8_lossy(&bytes).into_owned();
+            let context = format!("{} {}: {shown:?}", layouts.game.id, stake.price);
+            let dec = stake.decoder();
+            let decoded = dec.decode(&bytes);
+            let in_cents = dec.decode_cents(&bytes);
+            match (&decoded, &in_cents) {
+                (Ok(prize), Ok(c)) => proptest::prop_assert_eq!(crate::money::cents(*prize), Some(*c), "{}", context),
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a, b, "{}", context),
+                _ => proptest::prop_assert!(false, "{}: decode {:?}, decode_cents {:?}", context, decoded, in_cents),
+            }
+            let exp = stake.mechanic.explainer();
+            let mut fast = Features::default();
+            let features = exp.features(&bytes, &mut fast);
+            // explain reads text: bytes that are not UTF-8 are the decoder's to refuse.
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                proptest::prop_assert!(decoded.is_err(), "{}", context);
+                return Ok(());
+            };
+            match (exp.explain(text), &decoded) {
+                (Ok(e), Ok(prize)) => {
+                    proptest::prop_assert_eq!(e.prize, *prize, "{}", context);
+                    proptest::prop_assert_eq!(&e.form, &dec.form(&bytes).unwrap(), "{}", context);
+                    proptest::prop_assert!(features.is_ok(), "{}: features {:?}", context, features);
+                    proptest::prop_assert_eq!(fast.as_explained(exp.as_ref()), e.features, "{}", context);
+                    proptest::prop_assert_eq!(Some(fast.won), crate::money::cents(*prize), "{}", context);
+                }
+                (Err(e), Err(d)) => proptest::prop_assert_eq!(&e, d, "{}", context),
+                (e, d) => proptest::prop_assert!(false, "{}: explain {:?}, decode {:?}", context, e, d),
+            }
+        }
+    }
 }

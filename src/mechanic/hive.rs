@@ -21,7 +21,7 @@ pub const MAX_OTHER: usize = 2;
 
 /// Most amounts a hive game's amount lists (`row_amounts`, and Maxi's `bee_amounts`) may hold
 /// (SPEC §6.1): the built-in games list 10 to 17. The synthesizers weigh every combination of
-/// up to three amounts, so this bounds their start-up (README, "Definitions at their limits").
+/// up to three amounts, so this bounds their start-up (docs/PERFORMANCE.md, "Definitions at their limits").
 pub const MAX_HIVE_AMOUNTS: usize = 64;
 
 /// Class 0 of every class table: a byte that is not a cell of the game.

@@ -16,6 +16,8 @@
 //! nothing of `game`: it is given the `layout` tables and the prize amounts as plain data.
 
 pub mod calendar;
+#[cfg(test)]
+pub(crate) mod changed;
 pub(crate) mod cursor;
 pub(crate) mod draw;
 pub mod explain;

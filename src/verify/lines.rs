@@ -1466,4 +1466,55 @@ mod tests {
         let joined: Vec<u8> = pieces.iter().flat_map(|p| p.text.clone()).collect();
         assert_eq!(joined, file(3));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(50_000))]
+
+        /// verify's quick reading of a ticket line against its full reading, for every stake
+        /// of every built-in game, on lines of changed layouts ([`changed`]) with the prize
+        /// column the layout's prize, another tier or other text, the serial of this ticket or
+        /// of a neighbour, the hash right or not, and then a byte of the line changed or not:
+        /// the quick reading accepts exactly the lines the full one finds no fault in, and then
+        /// sees the same tier, hash, layout and form ([`readings_agree`]).
+        #[test]
+        fn the_quick_line_reading_agrees_with_the_full_one_on_changed_lines(
+            which in proptest::sample::select((0..crate::mechanic::changed::stakes().len()).collect::<Vec<_>>()),
+            seed in proptest::prelude::any::<u64>(),
+            prize_kind in 0u8..4,
+            serial_off in 0u8..8,
+            hash_right in proptest::prelude::any::<bool>(),
+            edit in proptest::option::of((proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>())),
+        ) {
+            use crate::mechanic::changed;
+            let layouts = &changed::stakes()[which];
+            let stake = layouts.stake();
+            let check = TicketCheck::new(&layouts.game, stake, 1, 1).unwrap();
+            let layout = changed::changed(layouts, seed);
+            let tiers = stake.tiers();
+            let prize: Vec<u8> = match prize_kind {
+                0 | 1 => match stake.decoder().decode(&layout) {
+                    Ok(p) => canonical(p).into_bytes(),
+                    Err(_) => b"0".to_vec(),
+                },
+                2 => canonical(tiers[(seed % tiers.len() as u64) as usize]).into_bytes(),
+                _ => format!("{}.0", seed % 7).into_bytes(),
+            };
+            let index = seed % 1000;
+            // Mostly this ticket's serial; else the next one's.
+            let serial = check.serial(index + u64::from(serial_off == 0));
+            let mut line = [serial.as_bytes(), b",", &prize, b",", &layout].concat();
+            let hash = if hash_right {
+                hex::encode(Sha256::digest(&line))
+            } else {
+                hex::encode(Sha256::digest(&layout))
+            };
+            line.push(b',');
+            line.extend_from_slice(hash.as_bytes());
+            if let Some((at, byte)) = edit {
+                let i = at.index(line.len());
+                line[i] = byte;
+            }
+            readings_agree(&check, &line, index);
+        }
+    }
 }

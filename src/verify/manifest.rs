@@ -116,10 +116,20 @@ pub(super) fn check_manifest(
             manifest.format
         )));
     }
+    // Without --game: the emission folder's copy of its definition (checked against the
+    // manifest's hash), else the built-in game of that id.
     let game = match &options.game {
         Some(g) => g.clone(),
-        None => Game::builtin(&manifest.game)
-            .map_err(|e| report.stop(format!("{name}: {e}; give --game with its definition")))?,
+        None => {
+            match super::folder_definition(super::folder_of(csv), &manifest.game_definition_sha256)
+            {
+                Ok(Some(g)) => g,
+                Ok(None) => Game::builtin(&manifest.game).map_err(|e| {
+                    report.stop(format!("{name}: {e}; give --game with its definition"))
+                })?,
+                Err(e) => return Err(report.stop(e)),
+            }
+        }
     };
     if game.id != manifest.game {
         return Err(report.stop(format!(

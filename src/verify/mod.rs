@@ -136,6 +136,38 @@ pub fn folder_of(path: &Path) -> &Path {
     }
 }
 
+/// The game definition kept in the emission folder of a block ([`block::DEFINITION_FILE`]), if
+/// there is one; refused unless its SHA-256 is `sha256` (the manifest's
+/// `game_definition_sha256`), so a changed copy is never used. `None` without a copy.
+pub fn folder_definition(folder: &Path, sha256: &str) -> Result<Option<Game>, String> {
+    use sha2::{Digest, Sha256};
+    let path = folder.join(block::DEFINITION_FILE);
+    match crate::block::files::entry_exists(&path) {
+        Ok(false) => return Ok(None),
+        Ok(true) => {}
+        Err(e) => return Err(format!("{e:#}")),
+    }
+    let bytes = read_at_most(
+        &path,
+        crate::game::MAX_DEFINITION_BYTES,
+        "a game definition",
+    )
+    .map_err(|e| format!("cannot read {}: {e}", shown_path(&path)))?;
+    let found = hex::encode(Sha256::digest(&bytes));
+    if found != sha256 {
+        return Err(format!(
+            "{} has SHA-256 {found}, and the manifest names the definition {}: the emission's copy of its definition was changed",
+            shown_path(&path),
+            shown(sha256)
+        ));
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", shown_path(&path)))?;
+    Game::parse(&text, &path.display().to_string())
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
 /// The block number in a `block-NNNNN.csv` file name.
 pub fn block_number(path: &Path) -> Option<u32> {
     let name = path.file_name()?.to_str()?;

@@ -11,6 +11,43 @@ use std::process::{Command, Output};
 /// The record time of the pinned emissions (`SOURCE_DATE_EPOCH`): 2026-12-01T00:00:00Z.
 pub const PINNED_TIME: &str = "1764547200";
 
+/// A test whose subject cannot be run here (a program, a server or a privilege is missing):
+/// under env `CI` the test fails, saying `why`; elsewhere it prints `SKIPPED: <test>: why` on
+/// the terminal (not captured by the test harness, so `cargo test` shows it beside the test's
+/// `ok`) and the caller returns without checking anything. The one skip of the test suite.
+#[track_caller]
+pub fn cannot_run(why: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    if std::env::var_os("CI").is_some() {
+        panic!("CI is set and {test} cannot run its subject: {why}");
+    }
+    use std::io::Write;
+    // Straight to the process's standard error: `eprintln!` would be captured for a passing test.
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}");
+}
+
+/// True if `program probe...` runs and exits 0; otherwise [`cannot_run`] with `program` and
+/// `fix` (how to get it) and false, for the caller to return.
+#[track_caller]
+pub fn require_tool(program: &str, probe: &[&str], fix: &str) -> bool {
+    let ok = Command::new(program)
+        .args(probe)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        cannot_run(&format!(
+            "`{program} {}` does not run here ({fix})",
+            probe.join(" ")
+        ));
+    }
+    ok
+}
+
 /// A fixed seed for reproducible tests.
 pub const SEED: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
@@ -30,9 +67,15 @@ impl Workdir {
         self.dir.path().join(rel)
     }
 
+    /// The binary with `args`, run in the scratch folder. Records are dated [`PINNED_TIME`]
+    /// (`SOURCE_DATE_EPOCH`): every manifest names its emission's record by its hash, so two
+    /// runs of the same emission in two folders make the same bytes only with the same record
+    /// time. A test may set another time with `.env(...)`.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_emission-factory"));
-        cmd.current_dir(self.dir.path()).args(args);
+        cmd.current_dir(self.dir.path())
+            .args(args)
+            .env("SOURCE_DATE_EPOCH", PINNED_TIME);
         cmd
     }
 
@@ -157,6 +200,12 @@ pub fn assert_pinned(folder: &Path, csv: &str, manifest: &str, signature: &str) 
 /// thread (into `one/`) and once with 2 (into `two/`), checks that every file is
 /// byte-identical, and returns the folder of the first.
 pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBuf {
+    emit_with_1_and_2_threads_as(w, game, game, price)
+}
+
+/// [`emit_with_1_and_2_threads`] of the game `game` (a built-in name or a definition file)
+/// whose id is `id` (its folder).
+pub fn emit_with_1_and_2_threads_as(w: &Workdir, game: &str, id: &str, price: &str) -> PathBuf {
     fixed_test_key(w);
     // One thread writing through the page cache, two writing around it (the default).
     for (threads, out, page_cache) in [("1", "one", true), ("2", "two", false)] {
@@ -187,7 +236,7 @@ pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBu
             .expect("the binary runs");
         assert!(out.status.success(), "{}", text(&out));
     }
-    let folder = w.path(&format!("one/{game}/{price}/e0001"));
+    let folder = w.path(&format!("one/{id}/{price}/e0001"));
     for file in [
         "block-00001.csv",
         "block-00001.manifest.json",
@@ -195,7 +244,7 @@ pub fn emit_with_1_and_2_threads(w: &Workdir, game: &str, price: &str) -> PathBu
         "emission.pub.pem",
     ] {
         let a = read(&folder.join(file));
-        let b = read(&w.path(&format!("two/{game}/{price}/e0001/{file}")));
+        let b = read(&w.path(&format!("two/{id}/{price}/e0001/{file}")));
         assert!(
             a == b,
             "{file} differs between 1 thread through the page cache and 2 around it"

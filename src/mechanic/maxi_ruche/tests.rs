@@ -487,11 +487,34 @@ fn prizes_outside_the_table_are_refused() {
         .is_err());
 }
 
+/// A layout is a function of its prize and its seed alone: a synthesizer built again from the
+/// same settings (its tables rebuilt, any hash map seeded anew), after it made other layouts,
+/// gives the same layout for each seed; and the seed is used (other seeds, other layouts).
 #[test]
 fn same_seed_same_layout() {
-    let s = synthesizer();
+    let stake = stake();
+    let again = synthesizer_of(&stake).unwrap();
     for prize in tiers() {
-        assert_eq!(synth(s, prize, 42), synth(s, prize, 42));
+        // The shared one has made layouts for the other tests; this one makes some first.
+        for seed in 1000..1100 {
+            synth(&again, prize, seed);
+        }
+        let layouts: Vec<String> = (0..64)
+            .map(|seed| synth(synthesizer(), prize, seed))
+            .collect();
+        for (seed, layout) in layouts.iter().enumerate() {
+            assert_eq!(
+                &synth(&again, prize, seed as u64),
+                layout,
+                "prize {prize}, seed {seed}"
+            );
+        }
+        let distinct: std::collections::BTreeSet<&String> = layouts.iter().collect();
+        assert!(
+            distinct.len() > 32,
+            "prize {prize}: 64 seeds gave only {} layouts",
+            distinct.len()
+        );
     }
 }
 
@@ -617,78 +640,6 @@ fn hive_tops_without_a_bee_are_alike_on_winners_and_losers() {
             "{prize}: mean top {mean} vs {base}"
         );
     }
-}
-
-/// Release-mode speed: `cargo test --release --lib maxi_ruche::tests::speed -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn speed() {
-    let stake = stake();
-    let s = synthesizer_of(&stake).unwrap();
-    let dec = decoder();
-    // The block's prize mix, cycled.
-    let mut mix: Vec<Decimal> = Vec::new();
-    for p in &stake.prizes {
-        mix.extend(std::iter::repeat_n(
-            p.amount,
-            (p.count / 1000).max(1) as usize,
-        ));
-    }
-    mix.extend(std::iter::repeat_n(Decimal::ZERO, 5_062));
-    let n = 1_000_000u64;
-    // CPU time of this thread (Linux), so a busy machine does not inflate the figures; wall
-    // time elsewhere.
-    let cpu_ns = || {
-        std::fs::read_to_string("/proc/thread-self/schedstat")
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-    };
-    struct Clock(std::time::Instant, Option<u64>);
-    let start = || Clock(std::time::Instant::now(), cpu_ns());
-    let per = |c: Clock| {
-        let ns = match (c.1, cpu_ns()) {
-            (Some(a), Some(b)) => (b - a) as f64,
-            _ => c.0.elapsed().as_nanos() as f64,
-        };
-        ns / n as f64
-    };
-    // Best of three runs: the machine may be shared.
-    let mut best = (f64::MAX, f64::MAX);
-    let mut out = String::with_capacity(512);
-    let mut total = Decimal::ZERO;
-    for _ in 0..3 {
-        let t = start();
-        for i in 0..n {
-            let prize = mix[i as usize % mix.len()];
-            let mut rng = LayoutRng::seed_from_u64(i);
-            out.clear();
-            s.synthesize_text(prize, &mut rng, &mut out).unwrap();
-            total += Decimal::from(out.len());
-        }
-        best.0 = best.0.min(per(t));
-        // Decode a working set that stays in cache, as in the pipeline (decoded right after
-        // being made).
-        let layouts: Vec<String> = (0..4096u64)
-            .map(|i| {
-                let mut rng = LayoutRng::seed_from_u64(i);
-                let mut l = String::new();
-                s.synthesize_text(mix[i as usize % mix.len()], &mut rng, &mut l)
-                    .unwrap();
-                l
-            })
-            .collect();
-        let t = start();
-        for i in 0..n as usize {
-            total += dec.decode_text(&layouts[i % layouts.len()]).unwrap();
-        }
-        best.1 = best.1.min(per(t));
-    }
-    println!(
-        "synthesize {:.0} ns/ticket, decode {:.0} ns/ticket, together {:.0} ns/ticket ({total})",
-        best.0,
-        best.1,
-        best.0 + best.1
-    );
 }
 
 #[test]

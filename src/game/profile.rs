@@ -1,0 +1,206 @@
+//! Jurisdiction profiles: the bounds a regulator sets on a game, as data
+//! (`games/profiles/<id>.toml`, built into the binary), checked when a definition that names
+//! one (`profile = "fdj"`) is loaded. Whatever the profile, and without one, no stake may pay
+//! back more than its stakes: a definition paying more than 100 % is a typo (two zeros too many
+//! in a top prize), never a game.
+
+use crate::money::canonical;
+use rust_decimal::Decimal;
+use serde::Deserialize;
+
+/// Built-in profiles: (id, TOML text).
+const BUILTIN: &[(&str, &str)] = &[("fdj", include_str!("../../games/profiles/fdj.toml"))];
+
+/// A jurisdiction's bounds on one game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// Short id, as definitions name it (`fdj`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The text the bounds come from (law, article).
+    pub source: String,
+    /// Least share of the stakes paid back as prizes, per stake (0.62 for 62 %).
+    pub payout_min: Decimal,
+    /// Greatest share of the stakes paid back as prizes, per stake.
+    pub payout_max: Decimal,
+    /// Largest prize a ticket may win, if the jurisdiction bounds it.
+    pub max_prize: Option<Decimal>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    id: String,
+    name: String,
+    source: String,
+    payout_min: String,
+    payout_max: String,
+    #[serde(default)]
+    max_prize: Option<String>,
+}
+
+/// The ids of the built-in profiles.
+pub fn ids() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(id, _)| *id).collect()
+}
+
+impl Profile {
+    /// The built-in profile `id`; the error lists the known ones.
+    pub fn builtin(id: &str) -> Result<Profile, String> {
+        let text = BUILTIN
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                format!(
+                    "no profile {}: the profiles are {}",
+                    crate::untrusted::shown(id),
+                    ids().join(", ")
+                )
+            })?;
+        Profile::parse(text).map_err(|e| format!("built-in profile {id}: {e}"))
+    }
+
+    /// Parses and checks a profile's text.
+    pub fn parse(text: &str) -> Result<Profile, String> {
+        let raw: RawProfile = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        let share = |key: &str, value: &str| -> Result<Decimal, String> {
+            value
+                .parse::<Decimal>()
+                .ok()
+                .filter(|d| *d >= Decimal::ZERO && *d <= Decimal::ONE)
+                .ok_or_else(|| format!("{key} = {value:?}: a share between 0 and 1"))
+        };
+        let payout_min = share("payout_min", &raw.payout_min)?;
+        let payout_max = share("payout_max", &raw.payout_max)?;
+        if payout_min > payout_max {
+            return Err("payout_min is more than payout_max".into());
+        }
+        let max_prize = match &raw.max_prize {
+            None => None,
+            Some(text) => Some(
+                crate::money::parse_canonical(text)
+                    .ok_or_else(|| format!("max_prize = {text:?}: a canonical amount in euros"))?,
+            ),
+        };
+        Ok(Profile {
+            id: raw.id,
+            name: raw.name,
+            source: raw.source,
+            payout_min,
+            payout_max,
+            max_prize,
+        })
+    }
+}
+
+/// A share as a percentage with at most three decimals, e.g. `70`, `62.5`, `233.333` (enough
+/// that a payout a cent above a bound never prints as the bound).
+pub fn percent(share: Decimal) -> String {
+    canonical((share * Decimal::from(100)).round_dp(3))
+}
+
+/// Checks one stake's table: its payout (`total` over `price × block_size`) is at most 100 %,
+/// and within `profile`'s bounds if there is one, and no prize is above the profile's maximum.
+/// The message names the figure and the bound.
+pub fn check_stake(
+    profile: Option<&Profile>,
+    price: Decimal,
+    block_size: u64,
+    total: Decimal,
+    top_prize: Decimal,
+) -> Result<(), String> {
+    let stakes = price
+        .checked_mul(Decimal::from(block_size))
+        .filter(|s| *s > Decimal::ZERO)
+        .ok_or_else(|| "the stakes of a block cannot be computed".to_string())?;
+    let payout = total
+        .checked_div(stakes)
+        .ok_or_else(|| "the payout cannot be computed".to_string())?;
+    let figure = format!(
+        "the prizes ({} €) are {} % of the stakes of a block ({} tickets at {} € = {} €)",
+        canonical(total),
+        percent(payout),
+        block_size,
+        canonical(price),
+        canonical(stakes)
+    );
+    if payout > Decimal::ONE {
+        return Err(format!(
+            "{figure}: a game never pays back more than 100 % of its stakes. Is an amount or a count mistyped (a top prize with two zeros too many)?"
+        ));
+    }
+    let Some(profile) = profile else {
+        return Ok(());
+    };
+    if payout < profile.payout_min || payout > profile.payout_max {
+        return Err(format!(
+            "{figure}: profile {} ({}) allows {} % to {} %",
+            profile.id,
+            profile.source,
+            percent(profile.payout_min),
+            percent(profile.payout_max)
+        ));
+    }
+    if let Some(max) = profile.max_prize {
+        if top_prize > max {
+            return Err(format!(
+                "the top prize {} € is more than the {} € profile {} ({}) allows",
+                canonical(top_prize),
+                canonical(max),
+                profile.id,
+                profile.source
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn every_built_in_profile_parses() {
+        for id in ids() {
+            let p = Profile::builtin(id).unwrap();
+            assert_eq!(p.id, id);
+        }
+        let fdj = Profile::builtin("fdj").unwrap();
+        assert_eq!((fdj.payout_min, fdj.payout_max), (d("0.62"), d("0.75")));
+        assert!(Profile::builtin("nowhere").unwrap_err().contains("fdj"));
+    }
+
+    #[test]
+    fn payouts_are_bounded_by_100_percent_and_by_the_profile() {
+        let fdj = Profile::builtin("fdj").unwrap();
+        // La ruche d'or at 2 €: 1 260 000 € of prizes for 1 800 000 € of stakes, 70 %.
+        assert!(check_stake(None, d("2"), 900_000, d("1260000"), d("10000")).is_ok());
+        assert!(check_stake(Some(&fdj), d("2"), 900_000, d("1260000"), d("10000")).is_ok());
+        // Exactly 75 % is allowed; a cent more is not.
+        assert!(check_stake(Some(&fdj), d("2"), 100, d("150"), d("10")).is_ok());
+        let e = check_stake(Some(&fdj), d("2"), 100, d("150.01"), d("10")).unwrap_err();
+        assert!(
+            e.contains("75 %") && e.contains("75.005 %") && e.contains("2019-1061"),
+            "{e}"
+        );
+        let e = check_stake(Some(&fdj), d("2"), 100, d("100"), d("10")).unwrap_err();
+        assert!(e.contains("50 %") && e.contains("62 %"), "{e}");
+        // 233 %: refused with or without a profile.
+        let e = check_stake(None, d("3"), 100, d("700"), d("500")).unwrap_err();
+        assert!(e.contains("233.333 %") && e.contains("100 %"), "{e}");
+    }
+
+    #[test]
+    fn a_maximum_prize_is_checked_when_the_profile_has_one() {
+        let mut p = Profile::builtin("fdj").unwrap();
+        p.max_prize = Some(d("1000"));
+        let e = check_stake(Some(&p), d("2"), 100, d("140"), d("1000.5")).unwrap_err();
+        assert!(e.contains("1000.5 €") && e.contains("1000 €"), "{e}");
+    }
+}
