@@ -92,6 +92,82 @@ fn completions_name_every_command_and_option() {
     assert!(text(&bad).contains("possible values"), "{}", text(&bad));
 }
 
+/// What bash's programmable completion offers for the command line `words` (the last word
+/// being completed), from the script `completions bash` prints, run by a real bash as it runs
+/// it on <TAB>: COMP_WORDS and COMP_CWORD set, the function `complete -p` names called with
+/// the command, the word and the word before it.
+fn bash_completes(w: &Workdir, words: &[&str]) -> Vec<String> {
+    let script = w.ok(&["completions", "bash"]).stdout;
+    std::fs::write(w.path("ef.bash"), &script).unwrap();
+    let quoted: Vec<String> = words.iter().map(|word| format!("'{word}'")).collect();
+    let cword = words.len() - 1;
+    let prev = if cword > 0 { words[cword - 1] } else { "" };
+    let program = format!(
+        "source ./ef.bash || exit 3
+         COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}
+         f=$(complete -p emission-factory | sed 's/.*-F \\([^ ]*\\).*/\\1/')
+         \"$f\" emission-factory '{cur}' '{prev}' || exit 4
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        words = quoted.join(" "),
+        line = words.join(" "),
+        cur = words[cword],
+    );
+    let out = std::process::Command::new("bash")
+        .arg("--norc")
+        .arg("-c")
+        .arg(&program)
+        .current_dir(w.dir.path())
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "bash failed on {words:?}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// bash completes the options of a subcommand, not only the subcommands (clap_complete's
+/// script never did for a program whose name has a hyphen).
+#[test]
+fn bash_completes_the_options_of_subcommands() {
+    let w = Workdir::new();
+    assert_eq!(
+        bash_completes(&w, &["emission-factory", "verify", "--pub"]),
+        ["--public-key"]
+    );
+    // A hyphenated subcommand, an option after others, and a short option's long form.
+    assert_eq!(
+        bash_completes(&w, &["emission-factory", "verify-proof", "--public-k"]),
+        ["--public-key"]
+    );
+    assert_eq!(
+        bash_completes(
+            &w,
+            &[
+                "emission-factory",
+                "emit",
+                "--game",
+                "ruche-or",
+                "--emission-b"
+            ]
+        ),
+        ["--emission-blocks"]
+    );
+    let show = bash_completes(&w, &["emission-factory", "show", "--"]);
+    for option in ["--ticket", "--svg", "--public-key", "--help"] {
+        assert!(show.iter().any(|o| o == option), "{option} not in {show:?}");
+    }
+    // A subcommand of a subcommand: `help verify`.
+    assert!(
+        bash_completes(&w, &["emission-factory", "help", "ver"]).contains(&"verify".to_string())
+    );
+}
+
 #[test]
 fn manual_pages_cover_every_command_and_render() {
     let w = Workdir::new();

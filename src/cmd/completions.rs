@@ -42,9 +42,42 @@ pub(super) fn run(args: CompletionsArgs) -> Result<Exit> {
     // Into memory first: clap_complete panics on a write error, and a closed or full standard
     // output must end as any other output does (quietly, or with status 2).
     clap_complete::generate(args.shell, &mut Cli::command(), NAME, &mut script);
-    let text = String::from_utf8_lossy(&script);
+    let mut text = String::from_utf8_lossy(&script).into_owned();
+    if args.shell == clap_complete::Shell::Bash {
+        text = bash_fixed(&text);
+    }
     outln!("{}", text.trim_end_matches('\n'))?;
     Ok(Exit::Ok)
+}
+
+/// clap_complete's bash script with its states spelt one way (clap issues 6386, 6421, 6529,
+/// open in the 4.6.12 we use). The loop over the words names the state of `emission-factory
+/// verify` `emission__factory__subcmd__verify` (the program's `-` made `__`), but the arms
+/// that list each command's options were labelled `emission__subcmd__factory__subcmd__verify`
+/// (its `-` made `__subcmd__`): no arm matched, and no option of any subcommand was ever
+/// completed. The arms are relabelled as the loop spells them; once clap_complete spells them
+/// so itself, this changes nothing.
+fn bash_fixed(script: &str) -> String {
+    const SEP: &str = "__subcmd__";
+    let wrong = NAME.replace('-', SEP);
+    let right = NAME.replace('-', "__");
+    let mut out = String::with_capacity(script.len());
+    for line in script.split_inclusive('\n') {
+        let label = line.trim_start();
+        // Only an arm's label: `<state>)` on a line of its own, the state being the program's.
+        let is_arm = label
+            .strip_prefix(wrong.as_str())
+            .is_some_and(|rest| rest.starts_with(SEP) || rest.starts_with(')'))
+            && label.trim_end().ends_with(')');
+        if is_arm {
+            out.push_str(&line[..line.len() - label.len()]);
+            out.push_str(&right);
+            out.push_str(&label[wrong.len()..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 pub(super) fn run_man(args: ManArgs) -> Result<Exit> {
@@ -142,6 +175,34 @@ mod tests {
         command.build();
         command.clone().debug_assert();
         walk(&command, NAME);
+    }
+
+    /// Every arm of the bash script's second `case` is a state its loop can reach.
+    #[test]
+    fn bash_arms_are_states_the_loop_sets() {
+        let mut script = Vec::new();
+        clap_complete::generate(
+            clap_complete::Shell::Bash,
+            &mut Cli::command(),
+            NAME,
+            &mut script,
+        );
+        let script = bash_fixed(&String::from_utf8(script).unwrap());
+        let set: std::collections::BTreeSet<&str> = script
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("cmd=\""))
+            .filter_map(|l| l.strip_suffix('"'))
+            .collect();
+        let (_, arms) = script.split_once("case \"${cmd}\" in").unwrap();
+        let arms: Vec<&str> = arms
+            .lines()
+            .filter(|l| l.starts_with("        ") && !l.starts_with("         "))
+            .filter_map(|l| l.trim().strip_suffix(')'))
+            .collect();
+        assert!(arms.len() > 20, "{arms:?}");
+        for arm in arms {
+            assert!(set.contains(arm), "the arm {arm} is never reached");
+        }
     }
 
     #[test]
