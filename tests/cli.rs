@@ -596,3 +596,74 @@ fn emit_print_folder_prints_the_folder_emit_writes_into() {
     assert!(refused.stdout.is_empty(), "{}", text(&refused));
     assert!(text(&refused).contains("--out"), "{}", text(&refused));
 }
+
+#[test]
+fn keygen_prints_the_fingerprint_the_manifests_carry() {
+    let w = Workdir::new();
+    let said = String::from_utf8(w.ok(&["keygen", "--out", "keys"]).stdout).unwrap();
+    let fingerprint = said
+        .lines()
+        .find_map(|l| l.strip_prefix("public_key_sha256: "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no public_key_sha256 in:\n{said}"))
+        .to_string();
+    let folder = emit_mini(&w, &[]);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&read(&folder.join("block-00001.manifest.json"))).unwrap();
+    assert_eq!(
+        manifest["public_key_sha256"],
+        fingerprint.as_str(),
+        "{said}"
+    );
+    // --quiet: the fingerprint alone, of the new key.
+    let quiet = w.ok(&["keygen", "--out", "other", "--quiet"]).stdout;
+    let quiet = String::from_utf8(quiet).unwrap();
+    assert_eq!(quiet.trim().len(), 64, "{quiet}");
+    assert_eq!(quiet.lines().count(), 1, "{quiet}");
+    assert_ne!(quiet.trim(), fingerprint);
+}
+
+#[test]
+fn version_verbose_names_the_commit_the_profile_and_the_binary_hash() {
+    let w = Workdir::new();
+    let exe = Path::new(env!("CARGO_BIN_EXE_emission-factory"));
+    let said = String::from_utf8(w.ok(&["version", "--verbose"]).stdout).unwrap();
+    let field = |name: &str| {
+        said.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("no {name} in:\n{said}"))
+    };
+    assert_eq!(field("binary_sha256"), sha256_file(exe), "{said}");
+    // The profile is the folder cargo built the binary into (target/ci/, target/release/...).
+    let folder = exe.parent().unwrap().file_name().unwrap().to_str().unwrap();
+    let profile = if folder == "debug" { "dev" } else { folder };
+    assert_eq!(field("profile"), profile, "{said}");
+    // The commit is the repository's HEAD, when built from one.
+    let head = std::process::Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let commit = field("commit");
+    match head {
+        // Cargo reruns build.rs when HEAD moves: the binary is of this very commit.
+        Some(head) => assert_eq!(commit.trim_end_matches("-dirty"), head, "{said}"),
+        None => assert_eq!(commit, "unknown"),
+    }
+    assert!(said.starts_with("emission-factory 0.1.0\n"), "{said}");
+    // `--version --verbose` is the same; `--version` alone is clap's line.
+    assert_eq!(
+        String::from_utf8(w.ok(&["--version", "--verbose"]).stdout).unwrap(),
+        said
+    );
+    assert_eq!(w.ok(&["--version"]).stdout, b"emission-factory 0.1.0\n");
+    // --json: the same fields.
+    let json: serde_json::Value =
+        serde_json::from_slice(&w.ok(&["version", "--json"]).stdout).unwrap();
+    assert_eq!(json["binary_sha256"], sha256_file(exe).as_str());
+    assert_eq!(json["commit"], commit.as_str());
+    assert_eq!(json["profile"], profile);
+    assert_eq!(json["version"], "0.1.0");
+}

@@ -31,6 +31,7 @@ mod seal;
 mod seed;
 mod show;
 mod verify;
+pub mod version;
 
 use clap::{Parser, Subcommand};
 use emission_factory::progress::Progress;
@@ -68,7 +69,8 @@ impl From<Exit> for std::process::ExitCode {
   emission-factory keygen --out keys
   emission-factory emit --game ruche-or --price 2 --blocks 10 --signing-key keys/signing-key.pem
   emission-factory verify --public-key keys/public-key.pem emissions/ruche-or/2/e0001
-  emission-factory COMMAND --help     (examples for each command)"
+  emission-factory COMMAND --help     (examples for each command)
+  emission-factory --version --verbose     (commit, build profile, SHA-256 of this binary)"
 )]
 pub struct Cli {
     /// What to do.
@@ -125,6 +127,8 @@ pub enum Command {
     /// Draw one ticket of a block as a player sees it (in the terminal, or as an SVG picture)
     /// and say how it decodes.
     Show(ShowArgs),
+    /// The version; with --verbose the commit, build profile and SHA-256 of this binary.
+    Version(version::VersionArgs),
 }
 
 /// `emit` arguments.
@@ -493,6 +497,7 @@ pub enum WhenColour {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   emission-factory keygen --out keys
+  fingerprint=$(emission-factory keygen --quiet --out keys)
   openssl pkey -pubin -in keys/public-key.pem -text     (the public key, read by OpenSSL)")]
 pub struct KeygenArgs {
     /// Folder to write signing-key.pem (private, mode 0600) and public-key.pem into. It is
@@ -502,6 +507,9 @@ pub struct KeygenArgs {
     /// Replace existing key files (they are removed, never written through).
     #[arg(long)]
     pub force: bool,
+    /// Print only the public key's SHA-256 (public_key_sha256), one line.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `seed` arguments.
@@ -603,6 +611,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => completions::run_man(args),
         Command::Show(args) => show::run(args),
+        Command::Version(args) => version::run(args),
     }
 }
 
