@@ -168,10 +168,46 @@ fn bash_completes_the_options_of_subcommands() {
     );
 }
 
+/// A section of a roff page, from its `.SH` line to the next.
+fn section<'a>(roff: &'a str, heading: &str) -> Option<&'a str> {
+    let at = roff.find(&format!("{heading}\n"))? + heading.len();
+    let rest = &roff[at..];
+    Some(&rest[..rest.find("\n.SH ").unwrap_or(rest.len())])
+}
+
+/// The EF_* variables the job scripts of deploy/ mention.
+fn job_variables() -> Vec<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    let mut folders = vec![root];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find("EF_") {
+                let name: String = rest[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                    .collect();
+                names.insert(name.trim_end_matches('_').to_string());
+                rest = &rest[at + 3..];
+            }
+        }
+    }
+    assert!(names.len() >= 10, "{names:?}");
+    names.into_iter().collect()
+}
+
 #[test]
 fn manual_pages_cover_every_command_and_render() {
     let w = Workdir::new();
     let commands = subcommands(&w);
+    let job_variables = job_variables();
     w.ok(&["man", "--out", "man1"]);
     let mut pages = vec![(
         "emission-factory".to_string(),
@@ -203,6 +239,28 @@ fn manual_pages_cover_every_command_and_render() {
         );
         if title != "emission-factory" {
             assert!(roff.contains(".SH EXAMPLES"), "{title} has no examples");
+        }
+        // ENVIRONMENT: the program's variables and every EF_* a job script reads.
+        let environment = section(&roff, ".SH ENVIRONMENT")
+            .unwrap_or_else(|| panic!("{title} has no ENVIRONMENT section"));
+        for name in ["DATABASE_URL", "NO_COLOR"]
+            .into_iter()
+            .chain(job_variables.iter().map(String::as_str))
+        {
+            assert!(
+                environment.contains(name),
+                "{title}'s ENVIRONMENT lacks {name}"
+            );
+        }
+        let see_also = section(&roff, ".SH \"SEE ALSO\"")
+            .unwrap_or_else(|| panic!("{title} has no SEE ALSO section"));
+        if title == "emission-factory" {
+            for name in &commands {
+                let page = format!("emission\\-factory\\-{}(1)", name.replace('-', "\\-"));
+                assert!(see_also.contains(&page), "SEE ALSO lacks {page}");
+            }
+        } else {
+            assert!(see_also.contains("emission\\-factory(1)"), "{see_also}");
         }
         if !groff {
             eprintln!("groff is not installed: {title} checked as roff text only");

@@ -138,10 +138,117 @@ fn page(command: &clap::Command) -> std::io::Result<Vec<u8>> {
         roff.control("fi", []);
         roff.to_writer(&mut out)?;
     }
+    environment_section(&mut out)?;
+    see_also_section(command, &mut out)?;
     if command.get_version().is_some() {
         man.render_version_section(&mut out)?;
     }
     Ok(out)
+}
+
+/// The environment variables the program reads, and those its job scripts (deploy/slurm/)
+/// read: every page has them, as git's pages do.
+const ENVIRONMENT: &[(&str, &str)] = &[
+    (
+        "DATABASE_URL",
+        "load: the database when --database-url is not given, as libpq reads it \
+         (postgresql://USER@HOST/DATABASE, ?host=/run/postgresql for a Unix socket); better \
+         than --database-url for a password, which then stays out of the process list.",
+    ),
+    (
+        "NO_COLOR",
+        "set and not empty: no colour, even on a terminal (show's drawing with --color auto, \
+         verify's FAILED). Colours are never written when standard output is not a terminal.",
+    ),
+    (
+        "EF_BIN, EF_GAME, EF_PRICE, EF_EMISSION, EF_BLOCKS, EF_TASKS, EF_OUT, EF_SIGNING_KEY, EF_THREADS",
+        "read by the Slurm job scripts deploy/slurm/emit-array.sbatch and seal-verify.sbatch, \
+         not by the program: the binary, --game, --price, --emission, --emission-blocks, the \
+         number of array tasks, --out, --signing-key and --threads of each emit, seal and verify.",
+    ),
+    (
+        "EF_SHARES, EF_IDENTITIES, EF_SEED_FILE",
+        "the job scripts' seed: ':'-separated custody share files and the age identity files \
+         that open them (a production emission), or a seed file in clear (a test emission).",
+    ),
+    (
+        "EF_PUBLIC_KEY",
+        "seal-verify.sbatch: the public key (PEM) the blocks must be signed with (verify --public-key).",
+    ),
+    (
+        "EF_FOLDER",
+        "refused by seal-verify.sbatch: the folder sealed is the one emit names (emit --print-folder).",
+    ),
+];
+
+fn environment_section(out: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut roff = roff::Roff::new();
+    roff.control("SH", ["ENVIRONMENT"]);
+    for (names, text) in ENVIRONMENT {
+        roff.control("TP", [])
+            .text([roff::bold(*names)])
+            .text([roff::roman(*text)]);
+    }
+    roff.to_writer(out)
+}
+
+/// Other programs a command works with, by command.
+const SEE_ALSO_TOOLS: &[(&str, &[&str])] = &[
+    ("keygen", &["openssl(1)", "sha256sum(1)"]),
+    ("seed", &["age(1)", "age-keygen(1)", "gfcombine(1)"]),
+    ("verify", &["openssl(1)", "sha256sum(1)"]),
+    ("load", &["psql(1)", "pg_isready(1)"]),
+    ("version", &["sha256sum(1)"]),
+    ("completions", &["bash(1)"]),
+];
+
+/// The main page names every command's page; a command's page names the main page, the
+/// commands beside it, and the programs it works with. The formats are in docs/.
+fn see_also_section(command: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let name = command.get_name();
+    let mut pages: Vec<String> = Vec::new();
+    if name == NAME {
+        pages.extend(
+            command
+                .get_subcommands()
+                .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+                .map(|s| format!("{NAME}-{}(1)", s.get_name())),
+        );
+    } else {
+        pages.push(format!("{NAME}(1)"));
+        let related: &[&str] = match name {
+            "emit" => &["verify", "seal", "seed", "keygen"],
+            "verify" => &["report", "prove", "seal"],
+            "report" => &["verify", "show"],
+            "seal" => &["emit", "verify"],
+            "load" => &["verify"],
+            "keygen" => &["emit", "seed"],
+            "seed" => &["emit", "verify"],
+            "prove" | "verify-proof" => &["prove", "verify-proof", "verify"],
+            "show" => &["report", "verify"],
+            "completions" | "man" => &["completions", "man"],
+            _ => &[],
+        };
+        pages.extend(
+            related
+                .iter()
+                .filter(|r| **r != name)
+                .map(|r| format!("{NAME}-{r}(1)")),
+        );
+        for (command, tools) in SEE_ALSO_TOOLS {
+            if *command == name {
+                pages.extend(tools.iter().map(|t| t.to_string()));
+            }
+        }
+    }
+    let mut roff = roff::Roff::new();
+    roff.control("SH", ["SEE ALSO"])
+        .text([roff::roman(pages.join(", "))])
+        .control("PP", []);
+    roff.text([roff::roman(
+        "The specification (docs/SPEC.md) and the file formats (docs/FORMAT.md) are in the source.",
+    )]);
+    roff.to_writer(out)
 }
 
 #[cfg(test)]
