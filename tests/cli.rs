@@ -667,3 +667,137 @@ fn version_verbose_names_the_commit_the_profile_and_the_binary_hash() {
     assert_eq!(json["profile"], profile);
     assert_eq!(json["version"], "0.1.0");
 }
+
+#[test]
+fn games_json_is_one_object_with_the_tables() {
+    let w = Workdir::new();
+    let out = w.ok(&["games", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["games_format"], 1);
+    let games = json["games"].as_array().unwrap();
+    let ids: Vec<&str> = games.iter().map(|g| g["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["ruche-or", "maxi-ruche-or", "annee-chance"]);
+    let ruche = &games[0];
+    assert_eq!(ruche["block_size"], 900_000);
+    assert_eq!(ruche["mechanic"], "ruche");
+    assert_eq!(ruche["definition_sha256"].as_str().unwrap().len(), 64);
+    let stake = &ruche["stakes"][2];
+    assert_eq!(stake["price"], "2");
+    assert_eq!(stake["winners"], 238_353);
+    assert_eq!(stake["payout_percent"], "70");
+    assert_eq!(stake["odds_one_in"], "3.78");
+    // The table adds up to its totals.
+    let prizes = stake["prizes"].as_array().unwrap();
+    let winners: u64 = prizes.iter().map(|p| p["count"].as_u64().unwrap()).sum();
+    assert_eq!(winners, 238_353);
+    let total: rust_decimal::Decimal = prizes
+        .iter()
+        .map(|p| {
+            p["amount"]
+                .as_str()
+                .unwrap()
+                .parse::<rust_decimal::Decimal>()
+                .unwrap()
+                * rust_decimal::Decimal::from(p["count"].as_u64().unwrap())
+        })
+        .sum();
+    assert_eq!(total.to_string(), stake["total_prizes"].as_str().unwrap());
+}
+
+#[test]
+fn quiet_leaves_only_the_result() {
+    let w = Workdir::new();
+    // games: the rows without their heading.
+    let all = text(&w.ok(&["games"]));
+    let quiet = String::from_utf8(w.ok(&["games", "-q"]).stdout).unwrap();
+    assert_eq!(quiet, all.split_once('\n').unwrap().1, "{quiet}");
+    // man --out: no confirmation.
+    let out = w.ok(&["man", "--out", "man1", "-q"]);
+    assert!(
+        out.stderr.is_empty() && out.stdout.is_empty(),
+        "{}",
+        text(&out)
+    );
+    assert!(w.path("man1/emission-factory.1").exists());
+    // show: checks the ticket and draws nothing; a ticket that fails still says so.
+    let folder = emit_mini(&w, &[]);
+    let csv = folder.join("block-00001.csv");
+    let csv = csv.to_str().unwrap();
+    let game = data("mini-ruche.toml");
+    let show = [
+        "show",
+        csv,
+        "--ticket",
+        "3",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+    ];
+    assert!(!w.ok(&show).stdout.is_empty());
+    let out = w.ok(&[&show[..], &["-q"]].concat());
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "{}",
+        text(&out)
+    );
+    let other = w.path("other");
+    w.ok(&["keygen", "--out", other.to_str().unwrap(), "-q"]);
+    let wrong = [
+        "show",
+        csv,
+        "--ticket",
+        "3",
+        "--game",
+        &game,
+        "--public-key",
+        "other/public-key.pem",
+        "-q",
+    ];
+    assert!(text(&w.run_expect(&wrong, 1)).contains("FAILED"));
+    // prove and verify-proof: the proof, and nothing said on success.
+    let prove = [
+        "prove",
+        csv,
+        "--ticket",
+        "3",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+        "--out",
+        "p.json",
+        "-q",
+    ];
+    let out = w.ok(&prove);
+    assert!(
+        out.stderr.is_empty() && out.stdout.is_empty(),
+        "{}",
+        text(&out)
+    );
+    let check = [
+        "verify-proof",
+        "p.json",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+    ];
+    assert!(text(&w.ok(&check)).contains("OK "));
+    let out = w.ok(&[&check[..], &["-q"]].concat());
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "{}",
+        text(&out)
+    );
+    let wrong = [
+        "verify-proof",
+        "p.json",
+        "--game",
+        &game,
+        "--public-key",
+        "other/public-key.pem",
+        "-q",
+    ];
+    assert!(text(&w.run_expect(&wrong, 1)).contains("FAILED"));
+}

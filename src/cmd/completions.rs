@@ -5,6 +5,7 @@ use super::{Cli, Exit};
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 use emission_factory::fs::output::{self, Replace};
+use emission_factory::untrusted::shown_path;
 use std::path::{Path, PathBuf};
 
 /// `completions` arguments.
@@ -17,6 +18,9 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_name = "SHELL")]
     pub shell: clap_complete::Shell,
+    /// Accepted as on every command; the script is all `completions` prints.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `man` arguments.
@@ -32,6 +36,9 @@ pub struct ManArgs {
     /// Replace pages already in DIR (only regular files are ever replaced, never a link).
     #[arg(long, requires = "out")]
     pub force: bool,
+    /// No confirmation on standard error of the pages written.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// The program's name, as installed and as the completions and pages call it.
@@ -91,7 +98,9 @@ pub(super) fn run_man(args: ManArgs) -> Result<Exit> {
             command.build();
             write_pages(&command, &dir, args.force)
                 .with_context(|| format!("cannot write the pages into {}", dir.display()))?;
-            errln!("manual pages written to {}", dir.display());
+            if !args.quiet {
+                errln!("manual pages written to {}", shown_path(&dir));
+            }
         }
         None => {
             let page = page(&command).context("cannot render the manual page")?;
@@ -282,6 +291,21 @@ mod tests {
         command.build();
         command.clone().debug_assert();
         walk(&command, NAME);
+    }
+
+    /// `-q`/`--quiet` on every command.
+    #[test]
+    fn every_command_takes_quiet() {
+        let mut command = Cli::command().disable_help_subcommand(true);
+        command.build();
+        let mut without = Vec::new();
+        for sub in command.get_subcommands() {
+            let quiet = sub.get_arguments().find(|a| a.get_id() == "quiet");
+            if !quiet.is_some_and(|a| a.get_short() == Some('q') && a.get_long() == Some("quiet")) {
+                without.push(sub.get_name().to_string());
+            }
+        }
+        assert!(without.is_empty(), "no -q/--quiet on {without:?}");
     }
 
     /// Every arm of the bash script's second `case` is a state its loop can reach.

@@ -103,10 +103,7 @@ pub enum Command {
     /// of whom can rebuild it (or reshare an existing seed, or check a set of shares).
     Seed(SeedArgs),
     /// List the built-in games: stakes, block size, winners, payout ratio, odds.
-    #[command(
-        after_help = "Examples:\n  emission-factory games\n  emission-factory games | grep ruche-or"
-    )]
-    Games,
+    Games(games::GamesArgs),
     /// Prove that one ticket belongs to a signed block (JSON on standard output).
     ///
     /// The proof holds the ticket's line, its index, its RFC 6962 audit path to the manifest's
@@ -406,6 +403,10 @@ pub struct SealArgs {
     /// and files are given to the group. Needs root or membership of the group.
     #[arg(long, value_name = "NAME")]
     pub group: Option<String>,
+    /// No notes on standard error (waiting for the lock, temporary files removed); the
+    /// result line, warnings and errors stay.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `load` arguments.
@@ -480,6 +481,10 @@ pub struct ShowArgs {
     /// Colours: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long = "color", value_name = "WHEN", default_value = "auto")]
     pub colour: WhenColour,
+    /// No drawing on standard output and no confirmation on standard error: only the checks
+    /// (FAILED and exit status 1 for a ticket that fails), and the picture of --svg.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// When to colour the terminal drawing.
@@ -593,6 +598,9 @@ pub struct SeedArgs {
     /// and files are given to the group. Needs root or membership of the group.
     #[arg(long, value_name = "NAME")]
     pub group: Option<String>,
+    /// No notes on standard error; what is printed for the minutes, warnings and errors stay.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Runs a parsed command line.
@@ -605,7 +613,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Load(args) => load::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Seed(args) => seed::run(args),
-        Command::Games => games::run(),
+        Command::Games(args) => games::run(args),
         Command::Prove(args) => prove::run(args),
         Command::VerifyProof(args) => prove::run_verify(args),
         Command::Completions(args) => completions::run(args),

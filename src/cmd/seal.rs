@@ -39,9 +39,16 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         )?;
     }
     let lock = LockFile::emission(folder)?;
-    let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
+    let held = lock.acquire(&mut |m| {
+        if !args.quiet {
+            errln!("note: {m}")
+        }
+    })?;
     // Whoever left temporary files of the seal or the record no longer holds the lock.
     for (path, count) in emission_factory::emission::remove_stale(folder)? {
+        if args.quiet {
+            continue;
+        }
         errln!(
             "note: removed {count} temporary file(s) for {} left by a run that was killed",
             path.display()

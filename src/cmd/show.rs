@@ -77,14 +77,14 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
         index + 2
     );
     // With `--svg -` the picture is standard output's, the drawing is left out.
-    if args.svg != Some(super::output::Target::Stdout) {
+    if args.svg != Some(super::output::Target::Stdout) && !args.quiet {
         outln!("{}", draw(&title, &subtitle, &explanation, colour))?;
     }
     if let Some(target) = &args.svg {
         let title = format!("{} · {} €", game.name, canonical(stake.price));
         let svg = emission_factory::picture::explanation_svg(&title, serial, &explanation);
         target.write(svg.as_bytes(), args.force, "--svg")?;
-        if let Some(path) = target.path() {
+        if let Some(path) = target.path().filter(|_| !args.quiet) {
             errln!("picture written to {}", shown_path(path));
         }
     }
