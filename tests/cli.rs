@@ -801,3 +801,74 @@ fn quiet_leaves_only_the_result() {
     ];
     assert!(text(&w.run_expect(&wrong, 1)).contains("FAILED"));
 }
+
+/// Runs `args` with standard output on a terminal (util-linux's `script` gives it a pty), with
+/// NO_COLOR set to `no_color` if given; None (SKIPPED, or a failure under CI) without `script`.
+fn on_a_terminal(w: &Workdir, args: &[&str], no_color: Option<&str>) -> Option<String> {
+    let have = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "util-linux's script is needed to give a test a terminal (apt-get install bsdutils)"
+        );
+        eprintln!("SKIPPED: util-linux's script is not installed (apt-get install bsdutils)");
+        return None;
+    }
+    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_emission-factory"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let mut command = std::process::Command::new("script");
+    command
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .current_dir(w.dir.path())
+        .env_remove("NO_COLOR");
+    if let Some(value) = no_color {
+        command.env("NO_COLOR", value);
+    }
+    let out = command.output().expect("script runs");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn failed_is_red_on_a_terminal_only() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, &[]);
+    std::fs::remove_file(folder.join("block-00001.manifest.json.sig")).unwrap();
+    let game = data("mini-ruche.toml");
+    let csv = folder.join("block-00001.csv");
+    // --quiet: no progress bar, whose own escapes would be on the terminal too.
+    let args = [
+        "verify",
+        "--quiet",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+        csv.to_str().unwrap(),
+    ];
+    let red = "\x1b[1m\x1b[31mFAILED\x1b[0m";
+    let Some(coloured) = on_a_terminal(&w, &args, None) else {
+        return;
+    };
+    assert!(coloured.contains(&format!("{red}  ")), "{coloured:?}");
+    // Not with NO_COLOR set; coloured again when it is set empty, as no-color.org says.
+    let plain = on_a_terminal(&w, &args, Some("1")).unwrap();
+    assert!(
+        plain.contains("FAILED  ") && !plain.contains('\x1b'),
+        "{plain:?}"
+    );
+    let empty = on_a_terminal(&w, &args, Some("")).unwrap();
+    assert!(empty.contains(red), "{empty:?}");
+    // Never into a pipe or a file.
+    let piped = w.command(&args).env_remove("NO_COLOR").output().unwrap();
+    assert_eq!(piped.status.code(), Some(1));
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    assert!(
+        piped.contains("FAILED  ") && !piped.contains('\x1b'),
+        "{piped:?}"
+    );
+}

@@ -109,7 +109,7 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
     let bytes = match read_at_most(&args.proof, MAX_PROOF_BYTES, "a ticket proof") {
         Ok(bytes) => bytes,
         Err(e @ ReadError::TooLarge { .. }) => {
-            outln!("FAILED  {name}\n  - {e}")?;
+            outln!("{}  {name}\n  - {e}", super::output::failed())?;
             return Ok(Exit::Failed);
         }
         Err(e) => return Err(anyhow!("cannot read {name}: {e}")),
@@ -134,7 +134,7 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
             Ok(Exit::Ok)
         }
         Err(problems) => {
-            outln!("FAILED  {name}")?;
+            outln!("{}  {name}", super::output::failed())?;
             for p in problems {
                 outln!("  - {}", defanged(&p))?;
             }

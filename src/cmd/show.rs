@@ -58,11 +58,7 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     let colour = match args.colour {
         WhenColour::Always => true,
         WhenColour::Never => false,
-        WhenColour::Auto => {
-            use std::io::IsTerminal;
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
-        }
+        WhenColour::Auto => super::output::stdout_colours(),
     };
     // The definition's name, escaped for the terminal (the picture escapes it by XML's rules).
     let title = format!(

@@ -1,7 +1,7 @@
 //! `verify`: checks blocks and reports, per block, OK or every problem found.
 
 use super::emit::{given_seed, read_seed_file};
-use super::output::StdoutError;
+use super::output::{self, StdoutError};
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use anyhow::{bail, Result};
 use emission_factory::block::keys;
@@ -136,7 +136,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     .entry(emission_factory::verify::folder_of(csv).to_path_buf())
                     .or_default()
                     .push(csv.clone());
-                outln!("FAILED  {}", shown_path(csv))?;
+                outln!("{}  {}", output::failed(), shown_path(csv))?;
                 for p in &report.problems {
                     outln!("  - {}", defanged(p))?;
                 }
@@ -172,7 +172,8 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     Err(e) => {
                         emissions_failed += 1;
                         outln!(
-                            "FAILED  emission {}\n  - {}",
+                            "{}  emission {}\n  - {}",
+                            output::failed(),
                             shown_path(folder),
                             defanged(&format!("{e:#}"))
                         )?;
@@ -204,7 +205,11 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             outln!("OK      emission {}{kind}", shown_path(folder))?;
         } else {
             emissions_failed += 1;
-            outln!("FAILED  emission {}{kind}", shown_path(folder))?;
+            outln!(
+                "{}  emission {}{kind}",
+                output::failed(),
+                shown_path(folder)
+            )?;
             for p in &report.problems {
                 outln!("  - {}", defanged(p))?;
             }
