@@ -872,3 +872,96 @@ fn failed_is_red_on_a_terminal_only() {
         "{piped:?}"
     );
 }
+
+#[test]
+fn seal_and_verify_json_are_one_object_each() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, &["--blocks", "2"]);
+    let game = data("mini-ruche.toml");
+    let dir = folder.to_str().unwrap();
+    let seal = [
+        "seal",
+        "--json",
+        "--blocks",
+        "2",
+        "--game",
+        &game,
+        "--signing-key",
+        "keys/signing-key.pem",
+        dir,
+    ];
+    let first: serde_json::Value = serde_json::from_slice(&w.ok(&seal).stdout).unwrap();
+    assert_eq!(first["seal_json_format"], 1);
+    assert_eq!(first["already_sealed"], false);
+    let seal_sha256 = sha256_file(&folder.join("emission.seal.json"));
+    assert_eq!(first["seal_sha256"], seal_sha256.as_str());
+    assert_eq!(first["blocks"], 2);
+    assert_eq!(first["tickets"], 4000);
+    assert_eq!(first["kind"], "test");
+    assert_eq!(first["stake"], "2");
+    assert_eq!(
+        first["record_sha256"],
+        sha256_file(&folder.join("emission.json")).as_str()
+    );
+    // Again: already sealed, the same seal.
+    let again: serde_json::Value = serde_json::from_slice(&w.ok(&seal).stdout).unwrap();
+    assert_eq!(again["already_sealed"], true);
+    for key in [
+        "seal_sha256",
+        "blocks",
+        "tickets",
+        "winners",
+        "total_prizes",
+        "public_key_sha256",
+    ] {
+        assert_eq!(again[key], first[key], "{key}");
+    }
+    let verify = |extra: &[&str], code: i32| -> serde_json::Value {
+        let mut args = vec![
+            "verify",
+            "--json",
+            "--game",
+            &game,
+            "--public-key",
+            "keys/public-key.pem",
+        ];
+        args.extend_from_slice(extra);
+        args.push(dir);
+        let out = w.run_expect(&args, code);
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: not one JSON object:\n{}", text(&out)))
+    };
+    let ok = verify(&["--seal-sha256", &seal_sha256], 0);
+    assert_eq!(ok["verify_format"], 1);
+    assert_eq!(ok["ok"], true);
+    assert_eq!(
+        (ok["blocks_checked"].as_u64(), ok["blocks_failed"].as_u64()),
+        (Some(2), Some(0))
+    );
+    assert_eq!(ok["blocks"][1]["block"], 2);
+    assert_eq!(ok["blocks"][1]["tickets"], 2000);
+    assert_eq!(ok["emissions"][0]["kind"], "test");
+    assert_eq!(ok["emissions"][0]["ok"], true);
+    assert_eq!(ok["seed_sha256"], serde_json::Value::Null);
+    // With the seed: its commitment and the blocks replayed.
+    let replayed = verify(&["--seed", SEED], 0);
+    assert_eq!(replayed["seed_replayed"], 2);
+    assert_eq!(replayed["blocks"][0]["seed_replay"], true);
+    assert_eq!(replayed["seed_sha256"].as_str().map(str::len), Some(64));
+    // A tampered ticket: not OK, the problem named, exit status 1, still one object.
+    let csv = folder.join("block-00002.csv");
+    let mut lines = lines(&csv);
+    let last = lines[5].pop().unwrap();
+    lines[5].push(if last == '0' { '1' } else { '0' });
+    write_lines(&csv, &lines);
+    let bad = verify(&[], 1);
+    assert_eq!(bad["ok"], false);
+    assert_eq!(bad["blocks_failed"], 1);
+    assert_eq!(bad["blocks"][0]["ok"], true);
+    assert_eq!(bad["blocks"][1]["ok"], false);
+    assert!(
+        !bad["blocks"][1]["problems"].as_array().unwrap().is_empty(),
+        "{bad}"
+    );
+    assert_eq!(bad["emissions"][0]["ok"], false);
+}

@@ -302,6 +302,10 @@ pub struct VerifyArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print one JSON object instead of the text (docs/FORMAT.md, "verify --json"); no
+    /// progress bar. The exit status is the same.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A SHA-256 in hex (64 digits), lowercased.
@@ -407,6 +411,9 @@ pub struct SealArgs {
     /// result line, warnings and errors stay.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print one JSON object instead of the result line (docs/FORMAT.md, "seal --json").
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `load` arguments.
