@@ -965,3 +965,186 @@ fn seal_and_verify_json_are_one_object_each() {
     );
     assert_eq!(bad["emissions"][0]["ok"], false);
 }
+
+/// ChaCha20's block function (RFC 8439 §2.3), written here from the RFC, independent of the
+/// program's generator: key, 64-bit block counter in words 12-13, nonce 0 in words 14-15 (the
+/// counter never reaches 2^32 here, where the RFC's 32-bit counter layout is the same).
+fn chacha20_block(key: &[u8; 32], counter: u64) -> [u8; 64] {
+    fn quarter(s: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
+        s[a] = s[a].wrapping_add(s[b]);
+        s[d] = (s[d] ^ s[a]).rotate_left(16);
+        s[c] = s[c].wrapping_add(s[d]);
+        s[b] = (s[b] ^ s[c]).rotate_left(12);
+        s[a] = s[a].wrapping_add(s[b]);
+        s[d] = (s[d] ^ s[a]).rotate_left(8);
+        s[c] = s[c].wrapping_add(s[d]);
+        s[b] = (s[b] ^ s[c]).rotate_left(7);
+    }
+    let mut state = [0u32; 16];
+    state[..4].copy_from_slice(&[0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]);
+    for i in 0..8 {
+        state[4 + i] = u32::from_le_bytes(key[4 * i..4 * i + 4].try_into().unwrap());
+    }
+    state[12] = counter as u32;
+    state[13] = (counter >> 32) as u32;
+    let mut working = state;
+    for _ in 0..10 {
+        quarter(&mut working, 0, 4, 8, 12);
+        quarter(&mut working, 1, 5, 9, 13);
+        quarter(&mut working, 2, 6, 10, 14);
+        quarter(&mut working, 3, 7, 11, 15);
+        quarter(&mut working, 0, 5, 10, 15);
+        quarter(&mut working, 1, 6, 11, 12);
+        quarter(&mut working, 2, 7, 8, 13);
+        quarter(&mut working, 3, 4, 9, 14);
+    }
+    let mut out = [0u8; 64];
+    for i in 0..16 {
+        out[4 * i..4 * i + 4].copy_from_slice(&working[i].wrapping_add(state[i]).to_le_bytes());
+    }
+    out
+}
+
+/// The prize key of docs/SPEC.md §4: SHA-256 of the label, the seed, the game id and the
+/// canonical stake each after its length (8 bytes big-endian), the emission and the block
+/// (4 bytes big-endian each).
+fn prize_key(seed: &[u8; 32], game: &str, stake: &str, emission: u32, block: u32) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"emission-factory/v1/block-key");
+    h.update(seed);
+    for field in [game, stake] {
+        h.update((field.len() as u64).to_be_bytes());
+        h.update(field.as_bytes());
+    }
+    h.update(emission.to_be_bytes());
+    h.update(block.to_be_bytes());
+    h.finalize().into()
+}
+
+#[test]
+fn lab_raw_is_the_chacha20_stream_the_spec_defines() {
+    // The block function against RFC 8439's published key stream for the zero key and nonce
+    // (appendix A.1, test vector 1).
+    assert_eq!(
+        hex::encode(chacha20_block(&[0; 32], 0)),
+        "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7\
+         da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586"
+    );
+    let w = Workdir::new();
+    let seed: [u8; 32] = hex::decode(SEED).unwrap().try_into().unwrap();
+    for (game, price, stake, emission, block) in [
+        ("ruche-or", "2.0", "2", 3u32, 7u32),
+        ("ruche-or", "0.50", "0.5", 1, 1),
+        ("annee-chance", "3", "3", 12, 400),
+    ] {
+        let key = prize_key(&seed, game, stake, emission, block);
+        let expected: Vec<u8> = (0..5).flat_map(|c| chacha20_block(&key, c)).collect();
+        // 300 bytes: four whole blocks of the stream and part of a fifth.
+        let out = w.ok(&[
+            "lab",
+            "raw",
+            "--game",
+            game,
+            "--price",
+            price,
+            "--emission",
+            &emission.to_string(),
+            "--block",
+            &block.to_string(),
+            "--seed",
+            SEED,
+            "--bytes",
+            "300",
+        ]);
+        assert_eq!(
+            hex::encode(&out.stdout),
+            hex::encode(&expected[..300]),
+            "{game} {stake}"
+        );
+    }
+    // Pinned: a change of the generator or of the derivation changes these bytes.
+    let out = w.ok(&[
+        "lab", "raw", "--game", "ruche-or", "--price", "2", "--seed", SEED, "--bytes", "16",
+    ]);
+    assert_eq!(hex::encode(out.stdout), "05709067e526ee020923e88588fc41bc");
+    // --out FILE: the same bytes, written whole.
+    w.ok(&[
+        "lab", "raw", "--game", "ruche-or", "--price", "2", "--seed", SEED, "--bytes", "16",
+        "--out", "raw.bin", "-q",
+    ]);
+    assert_eq!(
+        hex::encode(read(&w.path("raw.bin"))),
+        "05709067e526ee020923e88588fc41bc"
+    );
+    let without_seed = w.run_expect(
+        &[
+            "lab", "raw", "--game", "ruche-or", "--price", "2", "--bytes", "16",
+        ],
+        2,
+    );
+    assert!(
+        text(&without_seed).contains("--seed-file"),
+        "{}",
+        text(&without_seed)
+    );
+}
+
+#[test]
+fn lab_positions_are_the_prizes_of_the_block_emit_makes() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, &[]);
+    let game = data("mini-ruche.toml");
+    let out = w.ok(&[
+        "lab",
+        "positions",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+    ]);
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let mut rows = csv.lines();
+    assert_eq!(rows.next(), Some("tier,prize,index"));
+    // The block's prize column, ticket by ticket.
+    let prizes: Vec<String> = lines(&folder.join("block-00001.csv"))
+        .iter()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().to_string())
+        .collect();
+    let mut seen = vec![false; prizes.len()];
+    let mut last: Option<(u32, usize)> = None;
+    for row in rows {
+        let fields: Vec<&str> = row.split(',').collect();
+        let (tier, prize, index): (u32, &str, usize) = (
+            fields[0].parse().unwrap(),
+            fields[1],
+            fields[2].parse().unwrap(),
+        );
+        assert_eq!(prizes[index], prize, "row {row}");
+        assert!(!seen[index], "index {index} twice");
+        seen[index] = true;
+        // Tier by tier, indexes ascending.
+        if let Some((t, i)) = last {
+            assert!(tier > t || (tier == t && index > i), "{row} after {t},{i}");
+        }
+        last = Some((tier, index));
+    }
+    assert!(seen.iter().all(|&s| s), "every ticket has a row");
+    // Another block has other positions.
+    let other = w.ok(&[
+        "lab",
+        "positions",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+        "--block",
+        "2",
+    ]);
+    assert_ne!(String::from_utf8(other.stdout).unwrap(), csv);
+}

@@ -293,18 +293,26 @@ mod tests {
         walk(&command, NAME);
     }
 
-    /// `-q`/`--quiet` on every command.
+    /// `-q`/`--quiet` on every command (every leaf: `lab raw`, not `lab`).
     #[test]
     fn every_command_takes_quiet() {
+        fn walk(command: &clap::Command, path: &str, without: &mut Vec<String>) -> usize {
+            if command.has_subcommands() {
+                return command
+                    .get_subcommands()
+                    .map(|sub| walk(sub, &format!("{path} {}", sub.get_name()), without))
+                    .sum();
+            }
+            let quiet = command.get_arguments().find(|a| a.get_id() == "quiet");
+            if !quiet.is_some_and(|a| a.get_short() == Some('q') && a.get_long() == Some("quiet")) {
+                without.push(path.to_string());
+            }
+            1
+        }
         let mut command = Cli::command().disable_help_subcommand(true);
         command.build();
         let mut without = Vec::new();
-        for sub in command.get_subcommands() {
-            let quiet = sub.get_arguments().find(|a| a.get_id() == "quiet");
-            if !quiet.is_some_and(|a| a.get_short() == Some('q') && a.get_long() == Some("quiet")) {
-                without.push(sub.get_name().to_string());
-            }
-        }
+        assert!(walk(&command, "", &mut without) > 14);
         assert!(without.is_empty(), "no -q/--quiet on {without:?}");
     }
 

@@ -22,6 +22,7 @@ mod completions;
 mod emit;
 mod games;
 mod keygen;
+mod lab;
 mod load;
 pub mod logged;
 pub mod output;
@@ -124,6 +125,9 @@ pub enum Command {
     /// Draw one ticket of a block as a player sees it (in the terminal, or as an SVG picture)
     /// and say how it decodes.
     Show(ShowArgs),
+    /// Data for test laboratories: the raw output of the prize-order generator, the shuffled
+    /// positions of a block's prizes (from a test emission's seed).
+    Lab(lab::LabArgs),
     /// The version; with --verbose the commit, build profile and SHA-256 of this binary.
     Version(version::VersionArgs),
 }
@@ -627,6 +631,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Man(args) => completions::run_man(args),
         Command::Show(args) => show::run(args),
         Command::Version(args) => version::run(args),
+        Command::Lab(args) => lab::run(args),
     }
 }
 
