@@ -1148,3 +1148,17 @@ fn lab_positions_are_the_prizes_of_the_block_emit_makes() {
     ]);
     assert_ne!(String::from_utf8(other.stdout).unwrap(), csv);
 }
+
+#[test]
+fn lab_raw_writes_no_binary_onto_a_terminal() {
+    let w = Workdir::new();
+    let args = [
+        "lab", "raw", "--game", "ruche-or", "--price", "2", "--seed", SEED, "--bytes", "64",
+    ];
+    let Some(said) = on_a_terminal(&w, &args, None) else {
+        return;
+    };
+    assert!(said.contains("lab raw writes binary data"), "{said:?}");
+    // Redirected, the same command writes the bytes.
+    assert_eq!(w.ok(&args).stdout.len(), 64);
+}
