@@ -63,9 +63,13 @@ fn git_commit(dir: &Path) -> Option<String> {
     if !is_commit(&head) {
         return None;
     }
-    // A commit or a checkout moves HEAD, the branch's ref or packed-refs (in a worktree, HEAD is
-    // the worktree's and the ref the common repository's: git says where each is).
-    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    // A commit or a checkout moves HEAD, the branch's ref or packed-refs, and appends to HEAD's
+    // reflog (which also sees a commit on a branch `git gc` had packed). In a worktree, HEAD
+    // and its reflog are the worktree's and the refs the common repository's: git says where
+    // each is. Not the whole refs/heads: another worktree's commit would rebuild this one.
+    let mut watched: Vec<String> = ["HEAD", "logs/HEAD", "packed-refs"]
+        .map(String::from)
+        .to_vec();
     if let Some(branch) = git(dir, &["symbolic-ref", "-q", "HEAD"]) {
         watched.push(branch);
     }
