@@ -18,6 +18,7 @@ pub mod emit;
 pub mod fs;
 pub mod game;
 pub mod interrupt;
+pub mod lab;
 pub mod load;
 pub mod mechanic;
 pub mod money;

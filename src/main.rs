@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         return Exit::Error.into();
     }
     // --help and --version are written with their errors checked (clap_said).
-    let matches = match Cli::command().try_get_matches() {
+    let matches = match Cli::command().try_get_matches_from(arguments()) {
         Ok(matches) => matches,
         Err(e) => return clap_said(&e),
     };
@@ -52,6 +52,22 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// The command line, with `--version --verbose` (in either order, `-V` for `--version`) read
+/// as `version --verbose`: clap answers `--version` alone before it reads another option.
+fn arguments() -> Vec<std::ffi::OsString> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let rest: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let asks = |names: &[&str]| rest.iter().any(|a| names.contains(a));
+    if rest.len() == 2 && asks(&["--version", "-V"]) && asks(&["--verbose"]) {
+        let program = args
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "emission-factory".into());
+        return vec![program, "version".into(), "--verbose".into()];
+    }
+    args
 }
 
 /// What clap has to say instead of a command line: the help or the version on standard output

@@ -92,8 +92,15 @@ impl BlockKey {
         }
         let losers = stake.prizes.len() as u8;
         order.resize(block_size as usize, losers);
-        order.shuffle(&mut ChaCha20Rng::from_seed(self.prize_key));
+        order.shuffle(&mut self.prize_generator());
         order
+    }
+
+    /// The generator of the prize order: ChaCha20 (20 rounds) keyed with the prize key, nonce
+    /// and counter 0 (docs/SPEC.md §4, "The prize order"). [`prize_order`](Self::prize_order)
+    /// draws from it; `lab raw` writes its raw output for test laboratories.
+    pub fn prize_generator(&self) -> ChaCha20Rng {
+        ChaCha20Rng::from_seed(self.prize_key)
     }
 }
 

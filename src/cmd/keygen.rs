@@ -4,6 +4,7 @@ use super::{Exit, KeygenArgs};
 use anyhow::{bail, Context, Result};
 use emission_factory::block::files;
 use emission_factory::block::keys;
+use emission_factory::untrusted::shown_path;
 use std::path::Path;
 
 pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
@@ -24,10 +25,17 @@ pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
     let public_pem = keys::public_pem(&key.verifying_key())?;
     replace(&private, private_pem.as_bytes(), 0o600)?;
     replace(&public, public_pem.as_bytes(), 0o644)?;
+    // The fingerprint the manifests, records and seals carry (public_key_sha256), for the
+    // ceremony's minutes and to tell the key at a glance.
+    let fingerprint = hex::encode(keys::public_key_sha256(&key.verifying_key())?);
+    if args.quiet {
+        outln!("{fingerprint}")?;
+        return Ok(Exit::Ok);
+    }
     outln!(
-        "private key: {} (PKCS#8 PEM, mode 0600: keep it secret)\npublic key:  {} (SPKI PEM: give it to whoever verifies)",
-        private.display(),
-        public.display()
+        "private key: {} (PKCS#8 PEM, mode 0600: keep it secret)\npublic key:  {} (SPKI PEM: give it to whoever verifies)\npublic_key_sha256: {fingerprint} (SHA-256 of its SPKI DER, as the manifests carry it)",
+        shown_path(&private),
+        shown_path(&public)
     )?;
     Ok(Exit::Ok)
 }

@@ -23,6 +23,7 @@ mod db_verify;
 mod emit;
 mod games;
 mod keygen;
+mod lab;
 mod load;
 pub mod logged;
 pub mod output;
@@ -32,6 +33,7 @@ mod seal;
 mod seed;
 mod show;
 mod verify;
+pub mod version;
 
 use clap::{Parser, Subcommand};
 use emission_factory::progress::Progress;
@@ -69,7 +71,8 @@ impl From<Exit> for std::process::ExitCode {
   emission-factory keygen --out keys
   emission-factory emit --game ruche-or --price 2 --blocks 10 --signing-key keys/signing-key.pem
   emission-factory verify --public-key keys/public-key.pem emissions/ruche-or/2/e0001
-  emission-factory COMMAND --help     (examples for each command)"
+  emission-factory COMMAND --help     (examples for each command)
+  emission-factory --version --verbose     (commit, build profile, SHA-256 of this binary)"
 )]
 pub struct Cli {
     /// What to do.
@@ -106,10 +109,7 @@ pub enum Command {
     /// of whom can rebuild it (or reshare an existing seed, or check a set of shares).
     Seed(SeedArgs),
     /// List the built-in games: stakes, block size, winners, payout ratio, odds.
-    #[command(
-        after_help = "Examples:\n  emission-factory games\n  emission-factory games | grep ruche-or"
-    )]
-    Games,
+    Games(games::GamesArgs),
     /// Prove that one ticket belongs to a signed block (JSON on standard output).
     ///
     /// The proof holds the ticket's line, its index, its RFC 6962 audit path to the manifest's
@@ -130,6 +130,11 @@ pub enum Command {
     /// Draw one ticket of a block as a player sees it (in the terminal, or as an SVG picture)
     /// and say how it decodes.
     Show(ShowArgs),
+    /// Data for test laboratories: the raw output of the prize-order generator, the shuffled
+    /// positions of a block's prizes (from a test emission's seed).
+    Lab(lab::LabArgs),
+    /// The version; with --verbose the commit, build profile and SHA-256 of this binary.
+    Version(version::VersionArgs),
 }
 
 /// `emit` arguments.
@@ -306,6 +311,10 @@ pub struct VerifyArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print one JSON object instead of the text (docs/FORMAT.md, "verify --json"); no
+    /// progress bar. The exit status is the same.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A SHA-256 in hex (64 digits), lowercased.
@@ -427,6 +436,13 @@ pub struct SealArgs {
     /// and files are given to the group. Needs root or membership of the group.
     #[arg(long, value_name = "NAME")]
     pub group: Option<String>,
+    /// No notes on standard error (waiting for the lock, temporary files removed); the
+    /// result line, warnings and errors stay.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print one JSON object instead of the result line (docs/FORMAT.md, "seal --json").
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `load` arguments.
@@ -501,6 +517,10 @@ pub struct ShowArgs {
     /// Colours: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long = "color", value_name = "WHEN", default_value = "auto")]
     pub colour: WhenColour,
+    /// No drawing on standard output and no confirmation on standard error: only the checks
+    /// (FAILED and exit status 1 for a ticket that fails), and the picture of --svg.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// When to colour the terminal drawing.
@@ -518,6 +538,7 @@ pub enum WhenColour {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   emission-factory keygen --out keys
+  fingerprint=$(emission-factory keygen --quiet --out keys)
   openssl pkey -pubin -in keys/public-key.pem -text     (the public key, read by OpenSSL)")]
 pub struct KeygenArgs {
     /// Folder to write signing-key.pem (private, mode 0600) and public-key.pem into. It is
@@ -527,6 +548,9 @@ pub struct KeygenArgs {
     /// Replace existing key files (they are removed, never written through).
     #[arg(long)]
     pub force: bool,
+    /// Print only the public key's SHA-256 (public_key_sha256), one line.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `seed` arguments.
@@ -610,6 +634,9 @@ pub struct SeedArgs {
     /// and files are given to the group. Needs root or membership of the group.
     #[arg(long, value_name = "NAME")]
     pub group: Option<String>,
+    /// No notes on standard error; what is printed for the minutes, warnings and errors stay.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Runs a parsed command line.
@@ -623,12 +650,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::DbVerify(args) => db_verify::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Seed(args) => seed::run(args),
-        Command::Games => games::run(),
+        Command::Games(args) => games::run(args),
         Command::Prove(args) => prove::run(args),
         Command::VerifyProof(args) => prove::run_verify(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => completions::run_man(args),
         Command::Show(args) => show::run(args),
+        Command::Version(args) => version::run(args),
+        Command::Lab(args) => lab::run(args),
     }
 }
 

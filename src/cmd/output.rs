@@ -127,6 +127,30 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
+/// True if what goes to standard output may be coloured: it is a terminal and the NO_COLOR
+/// environment variable is not set to something (<https://no-color.org>). A file, a pipe or a
+/// job's log never gets escape sequences.
+pub fn stdout_colours() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stdout().is_terminal()
+}
+
+/// The word that marks a failure on standard output: `FAILED`, in bold red when
+/// [`stdout_colours`] (decided once: standard output does not change during a run).
+pub fn failed() -> &'static str {
+    static WORD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    WORD.get_or_init(|| {
+        if stdout_colours() {
+            let red = anstyle::Style::new()
+                .bold()
+                .fg_color(Some(anstyle::AnsiColor::Red.into()));
+            format!("{red}FAILED{red:#}")
+        } else {
+            "FAILED".into()
+        }
+    })
+}
+
 /// Writes one line to standard output; use [`outln!`](crate::cmd).
 pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     let mut out = io::stdout().lock();

@@ -47,6 +47,9 @@ pub struct ProveArgs {
     /// Replace FILE of --out if it exists (only a regular file is ever replaced).
     #[arg(long)]
     pub force: bool,
+    /// No confirmation on standard error of the proof written (warnings and errors stay).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `verify-proof` arguments.
@@ -66,6 +69,9 @@ pub struct VerifyProofArgs {
     /// names; its SHA-256 must be the manifest's.
     #[arg(long, value_name = "ID|FILE")]
     pub game: Option<String>,
+    /// Print only a failure (the OK line is left out: the exit status says it).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 pub(super) fn run(args: ProveArgs) -> Result<Exit> {
@@ -80,6 +86,7 @@ pub(super) fn run(args: ProveArgs) -> Result<Exit> {
     let bytes = made.to_bytes();
     out.write(&bytes, args.force, "--out")?;
     match out.path() {
+        _ if args.quiet => {}
         Some(path) => errln!(
             "proof of ticket {} of {} written to {}",
             made.index,
@@ -102,12 +109,13 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
     let bytes = match read_at_most(&args.proof, MAX_PROOF_BYTES, "a ticket proof") {
         Ok(bytes) => bytes,
         Err(e @ ReadError::TooLarge { .. }) => {
-            outln!("FAILED  {name}\n  - {e}")?;
+            outln!("{}  {name}\n  - {e}", super::output::failed())?;
             return Ok(Exit::Failed);
         }
         Err(e) => return Err(anyhow!("cannot read {name}: {e}")),
     };
     match proof::check(&bytes, &key, game.as_ref()) {
+        Ok(_) if args.quiet => Ok(Exit::Ok),
         Ok(p) => {
             outln!(
                 "OK      {name}: ticket {} (index {}) wins {} €, in block {} of emission {} of {} ({}) at {} €, signed by the key given",
@@ -126,7 +134,7 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
             Ok(Exit::Ok)
         }
         Err(problems) => {
-            outln!("FAILED  {name}")?;
+            outln!("{}  {name}", super::output::failed())?;
             for p in problems {
                 outln!("  - {}", defanged(&p))?;
             }

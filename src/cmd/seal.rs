@@ -39,9 +39,16 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         )?;
     }
     let lock = LockFile::emission(folder)?;
-    let held = lock.acquire(&mut |m| errln!("note: {m}"))?;
+    let held = lock.acquire(&mut |m| {
+        if !args.quiet {
+            errln!("note: {m}")
+        }
+    })?;
     // Whoever left temporary files of the seal or the record no longer holds the lock.
     for (path, count) in emission_factory::emission::remove_stale(folder)? {
+        if args.quiet {
+            continue;
+        }
         errln!(
             "note: removed {count} temporary file(s) for {} left by a run that was killed",
             path.display()
@@ -146,6 +153,20 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         None => format!("{name} was already sealed"),
     };
     released.map_err(|e| e.context(format!("{done}, but its lock could not be released")))?;
+    if args.json {
+        // What is sealed, read back from the seal (its signature checked) whether this run
+        // wrote it or found it: the same object either way.
+        let already_sealed = sealed.is_none();
+        let seal = match sealed {
+            Some(seal) => seal,
+            None => seal::read_seal(folder, &public).map_err(|e| e.context(done.clone()))?,
+        };
+        let json = SealJson::of(folder, &seal, already_sealed);
+        let text = serde_json::to_string_pretty(&json)
+            .map_err(|e| anyhow!("cannot write the JSON: {e}; {done}"))?;
+        outln!("{text}").map_err(|e| e.done(done))?;
+        return Ok(Exit::Ok);
+    }
     let said = match &sealed {
         Some(s) => outln!(
             "sealed {name}: {} blocks, {} tickets, {} winners, {} € of prizes ({} emission); {seal_file}",
@@ -190,5 +211,53 @@ fn one_time_key(folder: &Path) -> Result<PathBuf> {
             }
         }
         _ => bail!("give the emission's --signing-key"),
+    }
+}
+
+/// `seal --json`: the format's version, raised on any change of a key's name or meaning.
+pub const SEAL_JSON_FORMAT: u32 = 1;
+
+/// `seal --json`: the emission sealed (docs/FORMAT.md, "seal --json").
+#[derive(Debug, serde::Serialize)]
+struct SealJson {
+    seal_json_format: u32,
+    folder: String,
+    /// The seal was there already, with these blocks (this run wrote nothing but its log line).
+    already_sealed: bool,
+    seal_file: String,
+    /// SHA-256 of emission.seal.json, as `verify --seal-sha256` takes it.
+    seal_sha256: String,
+    game: String,
+    stake: String,
+    emission: u32,
+    kind: &'static str,
+    blocks: usize,
+    tickets: u64,
+    winners: u64,
+    total_prizes: String,
+    record_sha256: String,
+    public_key_sha256: String,
+}
+
+impl SealJson {
+    fn of(folder: &Path, seal: &seal::Seal, already_sealed: bool) -> SealJson {
+        use sha2::Digest;
+        SealJson {
+            seal_json_format: SEAL_JSON_FORMAT,
+            folder: folder.to_string_lossy().into_owned(),
+            already_sealed,
+            seal_file: folder.join(SEAL_FILE).to_string_lossy().into_owned(),
+            seal_sha256: hex::encode(sha2::Sha256::digest(seal.to_bytes())),
+            game: seal.game.clone(),
+            stake: seal.stake.clone(),
+            emission: seal.emission,
+            kind: seal.kind.as_str(),
+            blocks: seal.blocks.len(),
+            tickets: seal.tickets,
+            winners: seal.winners,
+            total_prizes: seal.total_prizes.clone(),
+            record_sha256: seal.record_sha256.clone(),
+            public_key_sha256: seal.public_key_sha256.clone(),
+        }
     }
 }

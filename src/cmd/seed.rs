@@ -60,6 +60,7 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         exposure,
     };
     let group = args.group.as_deref().map(files::group_id).transpose()?;
+    let quiet = args.quiet;
     let task = task(args);
     // The key the ceremony signs with signs the run's log line too.
     let key = match &task {
@@ -87,7 +88,9 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
             None => match emission_factory::emission::log::append_seed_line(&folder, entry) {
                 Ok(_) => {}
                 Err(e) if checking && outcome.is_ok() => {
-                    errln!("note: this check is not in the emission's audit log: {e:#}")
+                    if !quiet {
+                        errln!("note: this check is not in the emission's audit log: {e:#}")
+                    }
                 }
                 // A failed run wrote nothing: its own error is the one to say.
                 Err(_) if outcome.is_err() => {}

@@ -58,11 +58,7 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     let colour = match args.colour {
         WhenColour::Always => true,
         WhenColour::Never => false,
-        WhenColour::Auto => {
-            use std::io::IsTerminal;
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
-        }
+        WhenColour::Auto => super::output::stdout_colours(),
     };
     // The definition's name, escaped for the terminal (the picture escapes it by XML's rules).
     let title = format!(
@@ -77,14 +73,14 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
         index + 2
     );
     // With `--svg -` the picture is standard output's, the drawing is left out.
-    if args.svg != Some(super::output::Target::Stdout) {
+    if args.svg != Some(super::output::Target::Stdout) && !args.quiet {
         outln!("{}", draw(&title, &subtitle, &explanation, colour))?;
     }
     if let Some(target) = &args.svg {
         let title = format!("{} · {} €", game.name, canonical(stake.price));
         let svg = emission_factory::picture::explanation_svg(&title, serial, &explanation);
         target.write(svg.as_bytes(), args.force, "--svg")?;
-        if let Some(path) = target.path() {
+        if let Some(path) = target.path().filter(|_| !args.quiet) {
             errln!("picture written to {}", shown_path(path));
         }
     }

@@ -1,7 +1,7 @@
 //! `verify`: checks blocks and reports, per block, OK or every problem found.
 
 use super::emit::{given_seed, read_seed_file};
-use super::output::StdoutError;
+use super::output::{self, StdoutError};
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use anyhow::{bail, Result};
 use emission_factory::block::keys;
@@ -11,7 +11,7 @@ use emission_factory::emission::record::{EmissionKind, RECORD_FILE};
 use emission_factory::emission::seal::{check_folder, FolderCheck, SEAL_FILE};
 use emission_factory::money::canonical;
 use emission_factory::untrusted::{defanged, shown_path};
-use emission_factory::verify::{find_blocks, verify_block, VerifyOptions};
+use emission_factory::verify::{find_blocks, verify_block, BlockReport, VerifyOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -97,7 +97,16 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     };
     // The blocks that failed, by emission folder: a failed block fails its emission.
     let mut failed_in: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
-    let bar = progress_bar(args.quiet, "verify", None);
+    let json = args.json;
+    let mut result = VerifyJson {
+        verify_format: VERIFY_FORMAT,
+        seed_sha256: options
+            .seed
+            .as_ref()
+            .map(|seed| hex::encode(emission_factory::plan::seed_commitment(seed))),
+        ..VerifyJson::default()
+    };
+    let bar = progress_bar(args.quiet || json, "verify", None);
     let pool = pool(args.threads)?;
     let mut failed = 0;
     let mut replayed = 0u64;
@@ -114,6 +123,19 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 if warned.insert(w.clone()) {
                     errln!("warning: {w}");
                 }
+            }
+            if json {
+                result.blocks.push(BlockJson::of(csv, &report, options.seed.is_some()));
+                if report.ok() {
+                    replayed += u64::from(options.seed.is_some());
+                } else {
+                    failed += 1;
+                    failed_in
+                        .entry(emission_factory::verify::folder_of(csv).to_path_buf())
+                        .or_default()
+                        .push(csv.clone());
+                }
+                return Ok(());
             }
             if report.ok() {
                 outln!(
@@ -136,7 +158,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     .entry(emission_factory::verify::folder_of(csv).to_path_buf())
                     .or_default()
                     .push(csv.clone());
-                outln!("FAILED  {}", shown_path(csv))?;
+                outln!("{}  {}", output::failed(), shown_path(csv))?;
                 for p in &report.problems {
                     outln!("  - {}", defanged(p))?;
                 }
@@ -171,8 +193,18 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     Ok(key) => key,
                     Err(e) => {
                         emissions_failed += 1;
+                        if json {
+                            result.emissions.push(EmissionJson {
+                                folder: folder.to_string_lossy().into_owned(),
+                                ok: false,
+                                kind: None,
+                                problems: vec![format!("{e:#}")],
+                            });
+                            continue;
+                        }
                         outln!(
-                            "FAILED  emission {}\n  - {}",
+                            "{}  emission {}\n  - {}",
+                            output::failed(),
                             shown_path(folder),
                             defanged(&format!("{e:#}"))
                         )?;
@@ -193,6 +225,16 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         for note in &report.notes {
             errln!("note: {note}");
         }
+        if json {
+            emissions_failed += usize::from(!report.problems.is_empty());
+            result.emissions.push(EmissionJson {
+                folder: folder.to_string_lossy().into_owned(),
+                ok: report.problems.is_empty(),
+                kind: report.kind.map(|k| k.as_str()),
+                problems: report.problems,
+            });
+            continue;
+        }
         let kind = match report.kind {
             Some(EmissionKind::Test) => {
                 " (TEST emission: its seed was given or kept in clear; not for sale)"
@@ -204,11 +246,27 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             outln!("OK      emission {}{kind}", shown_path(folder))?;
         } else {
             emissions_failed += 1;
-            outln!("FAILED  emission {}{kind}", shown_path(folder))?;
+            outln!(
+                "{}  emission {}{kind}",
+                output::failed(),
+                shown_path(folder)
+            )?;
             for p in &report.problems {
                 outln!("  - {}", defanged(p))?;
             }
         }
+    }
+    if json {
+        result.ok = failed == 0 && emissions_failed == 0;
+        result.blocks_checked = blocks.len();
+        result.blocks_failed = failed;
+        result.seed_replayed = options.seed.as_ref().map(|_| replayed);
+        result.emissions_checked = emissions.len();
+        result.emissions_failed = emissions_failed;
+        let text = serde_json::to_string_pretty(&result)
+            .map_err(|e| anyhow::anyhow!("cannot write the JSON: {e}"))?;
+        outln!("{text}")?;
+        return Ok(if result.ok { Exit::Ok } else { Exit::Failed });
     }
     outln!(
         "{} block(s) checked: {} OK, {} failed",
@@ -247,5 +305,79 @@ pub(super) fn warn_if_readable_by_others(csv: &std::path::Path) {
             shown_path(csv),
             emission_factory::block::files::shell_quoted(csv)
         );
+    }
+}
+
+/// `verify --json`: the format's version, raised on any change of a key's name or meaning.
+pub const VERIFY_FORMAT: u32 = 1;
+
+/// `verify --json`: one object for the whole run (docs/FORMAT.md, "verify --json").
+#[derive(Debug, Default, serde::Serialize)]
+struct VerifyJson {
+    verify_format: u32,
+    /// Every block and every emission held.
+    ok: bool,
+    blocks_checked: usize,
+    blocks_failed: usize,
+    emissions_checked: usize,
+    emissions_failed: usize,
+    /// With a seed: its commitment, and the blocks replayed from it and matched.
+    seed_sha256: Option<String>,
+    seed_replayed: Option<u64>,
+    blocks: Vec<BlockJson>,
+    emissions: Vec<EmissionJson>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct BlockJson {
+    path: String,
+    block: Option<u32>,
+    ok: bool,
+    tickets: u64,
+    /// Replayed from the seed and matched (only with a seed).
+    seed_replay: Option<bool>,
+    problems: Vec<String>,
+    /// Ticket-line problems found beyond those listed.
+    more_problems: u64,
+    /// With --forms: prize, form, tickets; highest prize first.
+    forms: Vec<FormJson>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct FormJson {
+    prize: String,
+    form: String,
+    tickets: u64,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct EmissionJson {
+    folder: String,
+    ok: bool,
+    kind: Option<&'static str>,
+    problems: Vec<String>,
+}
+
+impl BlockJson {
+    fn of(csv: &std::path::Path, report: &BlockReport, seeded: bool) -> BlockJson {
+        let mut forms: Vec<_> = report.forms.iter().collect();
+        forms.sort_by(|a, b| b.0 .0.cmp(&a.0 .0).then(b.1.cmp(a.1)));
+        BlockJson {
+            path: csv.to_string_lossy().into_owned(),
+            block: emission_factory::verify::block_number(csv),
+            ok: report.ok(),
+            tickets: report.tickets,
+            seed_replay: seeded.then(|| report.ok()),
+            problems: report.problems.clone(),
+            more_problems: report.unlisted,
+            forms: forms
+                .into_iter()
+                .map(|((prize, form), tickets)| FormJson {
+                    prize: canonical(*prize),
+                    form: form.clone(),
+                    tickets: *tickets,
+                })
+                .collect(),
+        }
     }
 }

@@ -511,7 +511,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
         crate::verify::folder_of(csv),
         &manifest.game_definition_sha256,
     )
-    .map_err(|e| bad(e))?;
+    .map_err(&bad)?;
     let game = match (&options.game, folder_copy) {
         (Some(g), _) => g.clone(),
         (None, Some(g)) => g,
