@@ -802,6 +802,14 @@ fn the_first_page_names_what_it_describes_and_two_emissions_with_one_table_diffe
         let tool = &json["tool"];
         assert_eq!(tool["binary_sha256"], expected[7].1.as_str());
         assert_eq!(tool["version"], env!("CARGO_PKG_VERSION"));
+        // The commit `--version --verbose` names.
+        let version = text(&w.ok(&["--version", "--verbose"]));
+        let commit = version
+            .lines()
+            .find_map(|l| l.strip_prefix("commit:"))
+            .expect("a commit line")
+            .trim();
+        assert_eq!(tool["commit"], commit, "{version}");
         for key in ["commit", "host", "date"] {
             assert!(!tool[key].as_str().unwrap().is_empty(), "{key}");
         }

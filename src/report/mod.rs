@@ -73,7 +73,8 @@ pub struct Tool {
     pub name: String,
     /// The crate's version.
     pub version: String,
-    /// The commit it was built from (`EF_GIT_COMMIT` at build time), or `unknown`.
+    /// The commit it was built from (what build.rs found, as `--version --verbose` says), or
+    /// `unknown`.
     pub commit: String,
     /// SHA-256 of the running binary (`/proc/self/exe`), or why it is unknown.
     pub binary_sha256: String,
@@ -96,7 +97,13 @@ impl Tool {
         Tool {
             name: env!("CARGO_PKG_NAME").into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            commit: shown_text(option_env!("EF_GIT_COMMIT").unwrap_or("unknown"), 64),
+            // What build.rs found (as `--version --verbose` says it).
+            commit: shown_text(
+                option_env!("EF_BUILD_COMMIT")
+                    .or(option_env!("EF_GIT_COMMIT"))
+                    .unwrap_or("unknown"),
+                64,
+            ),
             binary_sha256,
             host,
             date: crate::emission::record::now(),

@@ -106,11 +106,8 @@ fn first_page(out: &mut String, report: &Report) {
         );
     }
     let t = &report.tool;
-    let _ = writeln!(
-        out,
-        "tool      {} {}, commit {}",
-        t.name, t.version, t.commit
-    );
+    let _ = writeln!(out, "tool      {} {}", t.name, t.version);
+    let _ = writeln!(out, "commit    {}", t.commit);
     let _ = writeln!(out, "binary    {}", t.binary_sha256);
     let _ = writeln!(out, "made      {} on {}", t.date, t.host);
     for e in &report.emissions {
