@@ -235,8 +235,9 @@ pub(crate) fn emit(
             on_event(Event::StaleRemoved { path, count });
         }
         check_emission_key(&folder, &public, access)?;
-        crate::emission::write_or_check_definition(&folder, game, access)?;
         let joined = join_or_create(&folder, &wanted, config, &blocks)?;
+        // After the record: a run of another definition is refused by it, naming both hashes.
+        crate::emission::write_or_check_definition(&folder, game, access)?;
         held.release()?;
         joined
     };

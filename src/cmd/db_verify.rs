@@ -26,6 +26,9 @@ pub struct DbVerifyArgs {
     /// The public key (SPKI PEM) every stored manifest must be signed with: the key you trust.
     #[arg(long, value_name = "PEM")]
     pub public_key: PathBuf,
+    /// Print only the blocks changed in the database and the summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 pub(super) fn run(args: DbVerifyArgs) -> Result<Exit> {
@@ -51,6 +54,9 @@ pub(super) fn run(args: DbVerifyArgs) -> Result<Exit> {
     for v in &verdicts {
         tickets += v.tickets;
         if v.ok() {
+            if args.quiet {
+                continue;
+            }
             outln!(
                 "OK      {} block {}: {} tickets ({} sold): hashes, serials, Merkle root, tiers and sale cursors as signed",
                 v.emission,

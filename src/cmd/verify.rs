@@ -124,17 +124,18 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     errln!("warning: {w}");
                 }
             }
+            // Counted once, whichever output is asked for.
+            if report.ok() {
+                replayed += u64::from(options.seed.is_some());
+            } else {
+                failed += 1;
+                failed_in
+                    .entry(emission_factory::verify::folder_of(csv).to_path_buf())
+                    .or_default()
+                    .push(csv.clone());
+            }
             if json {
                 result.blocks.push(BlockJson::of(csv, &report, options.seed.is_some()));
-                if report.ok() {
-                    replayed += u64::from(options.seed.is_some());
-                } else {
-                    failed += 1;
-                    failed_in
-                        .entry(emission_factory::verify::folder_of(csv).to_path_buf())
-                        .or_default()
-                        .push(csv.clone());
-                }
                 return Ok(());
             }
             if report.ok() {
@@ -145,7 +146,6 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 )?;
                 // An auditor's minutes must tell a replay from a plain verify.
                 if let Some(seed) = &options.seed {
-                    replayed += 1;
                     outln!(
                         "        seed replay OK: {} prizes and layouts re-derived from the seed; seed_sha256 {}",
                         grouped(report.tickets),
@@ -153,11 +153,6 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     )?;
                 }
             } else {
-                failed += 1;
-                failed_in
-                    .entry(emission_factory::verify::folder_of(csv).to_path_buf())
-                    .or_default()
-                    .push(csv.clone());
                 outln!("{}  {}", output::failed(), shown_path(csv))?;
                 for p in &report.problems {
                     outln!("  - {}", defanged(p))?;
