@@ -1338,3 +1338,31 @@ fn the_definition_is_kept_in_the_emission_folder_and_verify_needs_no_game_option
     let said = plain(1);
     assert!(said.contains("give --game"), "{said}");
 }
+
+#[test]
+fn emit_json_prints_one_object_with_the_blocks_and_never_the_seed() {
+    let w = setup();
+    let out = run(
+        &w,
+        &emit_args(&["--blocks", "2", "--emission-blocks", "2", "--json"]),
+        0,
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(json["emit_format"], 1);
+    assert_eq!(json["blocks_written"], serde_json::json!([1, 2]));
+    assert_eq!(json["blocks_kept"], serde_json::json!([]));
+    assert_eq!(json["tickets_written"], 4000);
+    assert_eq!(json["planned_blocks"], 2);
+    assert_eq!(json["sealed"], true);
+    assert_eq!(json["folder"], FOLDER);
+    assert!(!text(&out).contains(SEED), "the seed is never printed");
+    // A second run keeps both blocks.
+    let out = run(&w, &emit_args(&["--blocks", "2", "--json"]), 0);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["blocks_kept"], serde_json::json!([1, 2]));
+    assert_eq!(
+        json["sealed"], false,
+        "sealed by the first run, not this one"
+    );
+}

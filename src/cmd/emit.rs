@@ -29,7 +29,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     }
     let label = format!("{} {} €", game.id, canonical(stake.price));
     let bar = progress_bar(
-        args.quiet,
+        args.quiet || args.json,
         &label,
         Some(u64::from(args.blocks) * game.block_size),
     );
@@ -60,6 +60,9 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     })?;
     bar.finish_and_clear();
     let (summary, seconds) = (&done.summary, started.elapsed().as_secs_f64());
+    if args.json {
+        return print_json(&done, seconds);
+    }
     let lines = || -> Result<(), StdoutError> {
         outln!(
             "{} of {} at {} €: {} block(s) written, {} kept; {} tickets in {seconds:.1} s ({} tickets/s)",
@@ -83,6 +86,32 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         e.done(format!(
             "the blocks were written to {} (only this summary is missing)",
             shown_path(&summary.folder)
+        ))
+    })?;
+    Ok(Exit::Ok)
+}
+
+/// `emit --json`: the run's result as one JSON object (docs/FORMAT.md, "emit --json").
+fn print_json(done: &emission_factory::emit::run::Outcome, seconds: f64) -> Result<Exit> {
+    let s = &done.summary;
+    let json = serde_json::json!({
+        "emit_format": 1,
+        "folder": s.folder.to_string_lossy(),
+        "blocks_written": s.made,
+        "blocks_kept": s.kept_blocks,
+        "tickets_written": s.tickets,
+        "seconds": (seconds * 1000.0).round() / 1000.0,
+        "planned_blocks": s.planned,
+        "sealed": done.sealed,
+        "seed": done.seed_note,
+        "signed_with": done.key_note,
+    });
+    let text = serde_json::to_string_pretty(&json).context("cannot write the JSON")?;
+    // The blocks are on disk already: an output that fails says so.
+    outln!("{text}").map_err(|e| {
+        e.done(format!(
+            "the blocks were written to {} (only this JSON is missing)",
+            shown_path(&s.folder)
         ))
     })?;
     Ok(Exit::Ok)

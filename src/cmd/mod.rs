@@ -241,6 +241,10 @@ pub struct EmitArgs {
     /// instead of building the path themselves.
     #[arg(long)]
     pub print_folder: bool,
+    /// Print one JSON object instead of the summary (docs/FORMAT.md, "emit --json"); no
+    /// progress bar. Notes and warnings stay on standard error. The exit status is the same.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `verify` arguments.
