@@ -19,6 +19,7 @@ pub mod fs;
 pub mod game;
 pub mod interrupt;
 pub mod lab;
+#[cfg(feature = "load")]
 pub mod load;
 pub mod mechanic;
 pub mod money;

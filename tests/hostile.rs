@@ -224,12 +224,14 @@ fn a_full_standard_output_is_an_error_with_status_2() {
 /// A database of its own on the PostgreSQL cluster of DATABASE_URL (tests/pg/start.sh, which
 /// .ci/run starts), dropped at the end; `None` with a line saying so where no cluster is
 /// configured, a failure in CI.
+#[cfg(feature = "load")]
 struct Database {
     admin_url: String,
     name: String,
     url: String,
 }
 
+#[cfg(feature = "load")]
 impl Database {
     fn new() -> Option<Database> {
         let Ok(admin_url) = std::env::var("DATABASE_URL") else {
@@ -273,6 +275,7 @@ impl Database {
     }
 }
 
+#[cfg(feature = "load")]
 impl Drop for Database {
     fn drop(&mut self) {
         if let Ok(mut admin) = postgres::Client::connect(&self.admin_url, postgres::NoTls) {
@@ -288,6 +291,7 @@ impl Drop for Database {
 /// the loading (status 0 once every block is in), a full one is an error that says what was
 /// committed.
 #[test]
+#[cfg(feature = "load")]
 fn load_on_a_closed_or_full_standard_output_commits_and_says_so() {
     let w = Workdir::new();
     let folder = emit_mini(&w, "1");

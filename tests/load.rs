@@ -2,6 +2,8 @@
 //! cluster (tests/pg/start.sh) and exports DATABASE_URL. Each test makes its own database with
 //! a random name and drops it at the end, so the tests run in parallel.
 
+#![cfg(feature = "load")]
+
 mod common;
 
 use common::{cannot_run, data, fixed_test_key, text, Workdir, SEED};

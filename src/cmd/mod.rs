@@ -19,11 +19,13 @@ macro_rules! errln {
 }
 
 mod completions;
+#[cfg(feature = "load")]
 mod db_verify;
 mod emit;
 mod games;
 mod keygen;
 mod lab;
+#[cfg(feature = "load")]
 mod load;
 pub mod logged;
 pub mod output;
@@ -98,10 +100,12 @@ pub enum Command {
     /// Load verified blocks into a game server's PostgreSQL database, one transaction per
     /// block (whole or not at all), with COPY; creates or migrates the schema, with sale and
     /// reconciliation SQL.
+    #[cfg(feature = "load")]
     Load(LoadArgs),
     /// Check the blocks loaded in a database again, from their rows alone: every ticket's
     /// SHA-256 and serial, each block's Merkle root and tiers against its signed manifest,
     /// and the sales against the cursors; names every row changed in the database.
+    #[cfg(feature = "load")]
     DbVerify(db_verify::DbVerifyArgs),
     /// Make an Ed25519 signing key pair (PKCS#8 and SPKI PEM, readable by OpenSSL).
     Keygen(KeygenArgs),
@@ -454,6 +458,7 @@ pub struct SealArgs {
 #[command(
     after_help = "Examples:\n  DATABASE_URL=postgresql://loader@/game?host=/run/postgresql \\\n    emission-factory load --public-key keys/public-key.pem emissions/ruche-or/2/e0003"
 )]
+#[cfg(feature = "load")]
 pub struct LoadArgs {
     /// Block CSV files, or folders to search for block-NNNNN.csv files (loaded in name order).
     #[arg(required = true, value_name = "PATH")]
@@ -650,7 +655,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Verify(args) => verify::run(args),
         Command::Report(args) => report::run(args),
         Command::Seal(args) => seal::run(args),
+        #[cfg(feature = "load")]
         Command::Load(args) => load::run(args),
+        #[cfg(feature = "load")]
         Command::DbVerify(args) => db_verify::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Seed(args) => seed::run(args),

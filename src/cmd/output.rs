@@ -161,10 +161,12 @@ pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
 /// (`load`: each block is committed, then said): the first failure is kept and the lines
 /// after it are dropped, and [`Lines::finish`] returns it once the work is done.
 #[derive(Default)]
+#[cfg(feature = "load")]
 pub struct Lines {
     failed: Option<StdoutError>,
 }
 
+#[cfg(feature = "load")]
 impl Lines {
     /// Writes one line, unless a line failed before.
     pub fn line(&mut self, args: fmt::Arguments<'_>) {
@@ -195,6 +197,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "load")]
     fn lines_keep_the_first_failure_for_the_end() {
         let mut lines = Lines {
             failed: Some(StdoutError::from(io::Error::from(
