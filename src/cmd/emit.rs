@@ -185,7 +185,7 @@ fn print_folder(folder: &Path) -> Result<Exit> {
 /// The seed handed over for this run only, never stored: `--seed HEX`, `--seed-file -`
 /// (standard input) or `--seed-fd N`; with how it came, for messages. `None` when the seed is
 /// to come from a seed file.
-pub(super) fn given_seed(
+fn given_seed(
     seed: Option<&str>,
     seed_file: Option<&Path>,
     seed_fd: Option<i32>,
@@ -258,11 +258,24 @@ pub(super) fn warn_exposed(files: &[(PathBuf, u32)]) {
     }
 }
 
-/// Reads a seed file, printing the engine's warning when group or others may read it.
-pub(super) fn read_seed_file(
-    path: &Path,
+/// The seed the options of an audit or a lab name (never custody shares): handed over
+/// ([`given_seed`]) or read from `--seed-file FILE`; `None` when no seed option is given.
+pub(super) fn seed_of_options(
+    seed: Option<&str>,
+    seed_file: Option<&Path>,
+    seed_fd: Option<i32>,
     allow_insecure: bool,
-) -> Result<emission_factory::plan::Seed> {
+) -> Result<Option<emission_factory::plan::Seed>> {
+    if let Some((seed, _)) = given_seed(seed, seed_file, seed_fd)? {
+        return Ok(Some(seed));
+    }
+    seed_file
+        .map(|path| read_seed_file(path, allow_insecure))
+        .transpose()
+}
+
+/// Reads a seed file, printing the engine's warning when group or others may read it.
+fn read_seed_file(path: &Path, allow_insecure: bool) -> Result<emission_factory::plan::Seed> {
     emission_factory::emit::run::read_seed_file(path, exposure(allow_insecure), &mut |event| {
         errln!("{}", event_line(&event))
     })

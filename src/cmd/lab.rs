@@ -4,7 +4,7 @@
 
 use super::output::{StdoutError, Target};
 use super::Exit;
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use emission_factory::game::Game;
 use emission_factory::lab::{self, Coordinates, LabError};
 use emission_factory::plan::Seed;
@@ -172,15 +172,11 @@ fn with_block(
 
 /// The seed, from --seed, --seed-file (or `-`) or --seed-fd: one is needed.
 fn seed(args: &BlockArgs) -> Result<Seed> {
-    if let Some((seed, _)) = super::emit::given_seed(
+    super::emit::seed_of_options(
         args.seed.as_deref(),
         args.seed_file.as_deref(),
         args.seed_fd,
-    )? {
-        return Ok(seed);
-    }
-    match &args.seed_file {
-        Some(path) => super::emit::read_seed_file(path, args.allow_insecure_key),
-        None => bail!("the lab's data comes from a test emission's seed: give --seed-file FILE (or - for standard input), --seed-fd N or --seed HEX"),
-    }
+        args.allow_insecure_key,
+    )?
+    .ok_or_else(|| anyhow!("the lab's data comes from a test emission's seed: give --seed-file FILE (or - for standard input), --seed-fd N or --seed HEX"))
 }

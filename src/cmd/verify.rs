@@ -1,6 +1,6 @@
 //! `verify`: checks blocks and reports, per block, OK or every problem found.
 
-use super::emit::{given_seed, read_seed_file};
+use super::emit::seed_of_options;
 use super::output::{self, StdoutError};
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use anyhow::{bail, Result};
@@ -19,17 +19,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let trusted = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     let mut options = VerifyOptions {
         forms: args.forms,
-        seed: match given_seed(
+        seed: seed_of_options(
             args.seed.as_deref(),
             args.seed_file.as_deref(),
             args.seed_fd,
-        )? {
-            Some((seed, _)) => Some(seed),
-            None => match &args.seed_file {
-                Some(path) => Some(read_seed_file(path, args.allow_insecure_key)?),
-                None => None,
-            },
-        },
+            args.allow_insecure_key,
+        )?,
         ..trusted
     };
     let blocks = find_blocks(&args.paths)?;

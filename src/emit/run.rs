@@ -228,7 +228,7 @@ fn make_and_seal(
     entry.blocks_made = published;
     entry.blocks_kept = kept;
     if let Err(e) = &outcome {
-        entry.result = error_line(e);
+        entry.result = error_line(&format!("{e:#}"));
     }
     if let Err(e) = audit::append(folder, entry, &config.signing_key) {
         if outcome.is_ok() {
@@ -248,10 +248,7 @@ fn make_and_seal(
     });
     if let Err(e) = &sealed {
         let mut failed = Entry::for_this_run("emit");
-        failed.result = format!("error: sealing failed: {e:#}")
-            .chars()
-            .take(1000)
-            .collect();
+        failed.result = error_line(&format!("sealing failed: {e:#}"));
         // The sealing error is the one to report; a log that fails too was warned about above.
         let _ = audit::append(folder, failed, &config.signing_key);
     }
@@ -259,8 +256,8 @@ fn make_and_seal(
 }
 
 /// A failed run's `result` in the audit log: `error: ` and the message, at most 1000 characters.
-fn error_line(e: &anyhow::Error) -> String {
-    format!("error: {e:#}").chars().take(1000).collect()
+fn error_line(message: &str) -> String {
+    format!("error: {message}").chars().take(1000).collect()
 }
 
 /// Refuses, before anything is made: custody shares for an emission the ceremony has not
