@@ -6,8 +6,8 @@
 //! `cargo bench --bench hot_paths`
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use emission_factory::block::merkle::MerkleRoot;
 use emission_factory::game::Game;
+use emission_factory::hash::merkle::MerkleRoot;
 use emission_factory::plan::BlockKey;
 use emission_factory::verify::TicketCheck;
 use sha2::{Digest, Sha256};
@@ -79,7 +79,9 @@ fn synthesize_and_decode(c: &mut Criterion) {
         });
         // The same tickets as verify reads them: whole lines of block 1 of emission 1.
         let check = TicketCheck::new(&game, stake, 1, 1).expect("ticket check");
-        let prefix = emission_factory::block::serial_prefix(id, stake, 1, 1);
+        let prefix = emission_factory::block::id::EmissionId::new(id, stake, 1)
+            .block(1)
+            .serial_prefix();
         let lines: Vec<Vec<u8>> = tickets
             .iter()
             .enumerate()
@@ -129,7 +131,7 @@ fn plan_and_merkle(c: &mut Criterion) {
 /// SHA-256's block function alone (`sha2` one stream; the interleaved SHA-NI lanes by 1, 2 and
 /// 4), then whole messages as the pipelines hash them: one by one or together.
 fn sha256_lanes(c: &mut Criterion) {
-    use emission_factory::block::sha256::{self, lanes};
+    use emission_factory::hash::sha256::{self, lanes};
     let mut group = c.benchmark_group("sha256");
     let blocks: Vec<[u8; 64]> = (0u8..4).map(|i| [i.wrapping_mul(97); 64]).collect();
     // Throughput in 64-byte blocks compressed.

@@ -17,14 +17,16 @@
 //! last batches shrink to one chunk (the last write is one chunk's), and the synthesizer is
 //! built once, by the caller.
 
-use crate::block::files::{self, remove_stale_temps, stage, Access, Staged, StreamWriter};
+use crate::block::id::EmissionKind;
 use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, GENERATOR_VERSION};
-use crate::block::merkle::MerkleRoot;
-use crate::block::{self, keys, sha256, CSV_HEADER};
+use crate::block::{self, keys, CSV_HEADER};
 use crate::emission::lock::LockFile;
-use crate::emission::record::{self, Custody, EmissionKind, Record};
+use crate::emission::record::{self, Custody, Record};
 use crate::emission::seal;
+use crate::fs::files::{self, remove_stale_temps, stage, Access, Staged, StreamWriter};
 use crate::game::{Game, Stake};
+use crate::hash::merkle::MerkleRoot;
+use crate::hash::sha256;
 use crate::interrupt;
 use crate::mechanic::{Decoder, Synthesizer};
 use crate::money::{canonical, cents, from_cents};
@@ -216,10 +218,11 @@ pub(crate) fn emit(
     let game = &config.game;
     let stake = game.stake(config.price)?;
     let blocks = block_range(config.first_block, config.blocks)?;
-    let folder = block::emission_dir(&config.out, game, stake, config.emission);
+    let folder =
+        crate::block::id::EmissionId::new(&game.id, stake, config.emission).folder(&config.out);
     // Refused before anything is made (and again under the lock, in `join_or_create`).
     if config.kind == EmissionKind::Production
-        && !crate::block::files::entry_exists(&folder.join(record::RECORD_FILE))?
+        && !crate::fs::files::entry_exists(&folder.join(record::RECORD_FILE))?
     {
         return Err(crate::emission::ceremony::no_record(&folder));
     }
@@ -640,7 +643,9 @@ impl BlockMaker<'_> {
             number,
         );
         let order = key.prize_order(self.stake, self.game.block_size);
-        let prefix = block::serial_prefix(&self.game.id, self.stake, config.emission, number);
+        let prefix = crate::block::id::EmissionId::new(&self.game.id, self.stake, config.emission)
+            .block(number)
+            .serial_prefix();
         // Every early return below drops the staged files, which removes them.
         let mut csv = Staged::create(&paths.csv, self.access)?;
         let written =

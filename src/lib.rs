@@ -17,7 +17,9 @@ pub mod emission;
 pub mod emit;
 pub mod fs;
 pub mod game;
+pub mod hash;
 pub mod interrupt;
+pub mod json;
 pub mod lab;
 #[cfg(feature = "load")]
 pub mod load;
@@ -31,3 +33,95 @@ pub mod report;
 pub mod secrets;
 pub mod untrusted;
 pub mod verify;
+
+/// The layers of docs/ARCHITECTURE.md, checked: a module uses only modules of layers below its
+/// own (doc comments and test code aside), so the crate's modules form a DAG.
+#[cfg(test)]
+mod layers {
+    /// Lowest first. A module may use the modules of the layers before its own.
+    const LAYERS: &[&[&str]] = &[
+        &["untrusted", "interrupt", "secrets", "progress"],
+        &["money", "json"],
+        &["fs"],
+        &["hash"],
+        &["mechanic"],
+        &["game"],
+        &["plan", "block"],
+        &["custody"],
+        &["emission"],
+        &["verify"],
+        &["emit", "load", "proof", "report", "lab", "picture"],
+    ];
+
+    fn layer(module: &str) -> Option<usize> {
+        LAYERS.iter().position(|l| l.contains(&module))
+    }
+
+    /// The code of a file without its comments and its `#[cfg(test)]` modules (which sit at
+    /// the end of a file, by the crate's habit).
+    fn production_code(text: &str) -> String {
+        let code = match text.find("#[cfg(test)]\nmod ") {
+            Some(at) => &text[..at],
+            None => text,
+        };
+        code.lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && !path.ends_with("tests.rs")
+                && !path.ends_with("changed.rs")
+            {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn no_module_uses_one_above_it() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut paths = Vec::new();
+        files(&src, &mut paths);
+        let mut wrong = Vec::new();
+        let mut seen = 0;
+        for path in paths {
+            let relative = path.strip_prefix(&src).unwrap();
+            let first = relative.components().next().unwrap().as_os_str();
+            let module = first.to_str().unwrap().trim_end_matches(".rs");
+            if matches!(module, "lib" | "main" | "cmd") {
+                continue;
+            }
+            let own = layer(module).unwrap_or_else(|| panic!("{module} is in no layer"));
+            let code = production_code(&std::fs::read_to_string(&path).unwrap());
+            for (at, _) in code.match_indices("crate::") {
+                let used: String = code[at + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if used == module {
+                    continue;
+                }
+                seen += 1;
+                match layer(&used) {
+                    Some(l) if l < own => {}
+                    _ => wrong.push(format!("{} uses crate::{used}", relative.display())),
+                }
+            }
+        }
+        assert!(seen > 100, "only {seen} uses found: the scan is broken");
+        wrong.sort();
+        wrong.dedup();
+        assert!(
+            wrong.is_empty(),
+            "uses against the layers:\n{}",
+            wrong.join("\n")
+        );
+    }
+}

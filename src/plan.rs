@@ -59,15 +59,15 @@ impl BlockKey {
     /// The cosmetic generator of the ticket at `index` in the block.
     pub fn ticket_rng(&self, index: u64) -> LayoutRng {
         // SHA-256(layout key ‖ index): 40 bytes, one block, once per ticket.
-        let digest = crate::block::sha256::short(&[&self.layout_key, &index.to_be_bytes()]);
+        let digest = crate::hash::sha256::short(&[&self.layout_key, &index.to_be_bytes()]);
         layout_rng(&digest)
     }
 
     /// The cosmetic generators of the tickets at `indexes`, in order: the same as
     /// [`ticket_rng`](Self::ticket_rng) of each, their seeds hashed together
-    /// ([`crate::block::sha256::digest_many`]).
+    /// ([`crate::hash::sha256::digest_many`]).
     pub fn ticket_rngs(&self, indexes: std::ops::Range<u64>) -> Vec<LayoutRng> {
-        use crate::block::sha256::{digest_fixed, Engine};
+        use crate::hash::sha256::{digest_fixed, Engine};
         // The 40-byte message padded: the layout key, the index at 32..40, then 0x80 and the
         // length in bits; only the index differs from one ticket to the next.
         let mut template = [0u8; 64];

@@ -11,16 +11,17 @@
 //! [`make`] issues a proof only for a block that verifies whole, from the very bytes the
 //! manifest describes, and checks the proof before handing it out.
 
+use crate::block::id::EmissionKind;
 use crate::block::manifest::{
     Manifest, FORMAT as MANIFEST_FORMAT, FORMATS_READ, FORMAT_1, MAX_MANIFEST_BYTES,
 };
-use crate::block::merkle::leaf_hash;
-use crate::block::proof::{root_from_path, PathBuilder, MAX_PATH_LEN};
 use crate::block::{self, keys};
-use crate::emission::record::EmissionKind;
+use crate::fs::open::read_at_most;
 use crate::game::{Game, Stake};
+use crate::hash::merkle::leaf_hash;
+use crate::hash::proof::{root_from_path, PathBuilder, MAX_PATH_LEN};
 use crate::money::parse_canonical;
-use crate::untrusted::{read_at_most, shown, shown_path, tamed};
+use crate::untrusted::{shown, shown_path, tamed};
 use crate::verify::{block_number, check_signed, verify_block, TicketCheck, VerifyOptions};
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::VerifyingKey;
@@ -58,7 +59,7 @@ pub struct TicketProof {
 impl TicketProof {
     /// The exact bytes of a proof file.
     pub fn to_bytes(&self) -> Vec<u8> {
-        crate::emission::json_bytes(self)
+        crate::json::json_bytes(self)
     }
 }
 
@@ -274,7 +275,9 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
             manifest.tickets.saturating_sub(1)
         ),
         Ticket::Serial(serial) => {
-            let prefix = block::serial_prefix(&game.id, &stake, manifest.emission, manifest.block);
+            let prefix = crate::block::id::EmissionId::new(&game.id, &stake, manifest.emission)
+                .block(manifest.block)
+                .serial_prefix();
             serial
                 .strip_prefix(&prefix)
                 .filter(|d| d.len() == 7 && d.bytes().all(|b| b.is_ascii_digit()))

@@ -3,7 +3,8 @@
 //!
 //! - **Read with a bound.** A file is read whole only if it is no larger than what such a
 //!   file can hold; a larger one is refused on its size, before it is read
-//!   ([`read_at_most`]). Block CSVs are read as a stream, with their own bounds (`verify`).
+//!   ([`crate::fs::open::read_at_most`]). Block CSVs are read as a stream, with their own
+//!   bounds (`verify`).
 //! - **Echo escaped and short.** What a message shows of a file goes through [`shown`]:
 //!   control characters and other non-printables are escaped as Rust's `escape_debug` does
 //!   (an escape sequence in a serial must not reach the terminal), and at most
@@ -14,7 +15,6 @@
 //!   escaper does all four, so they cannot drift apart.
 
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::Path;
 
 /// Most characters [`shown`] writes of a value, escapes counted as written.
@@ -137,48 +137,6 @@ fn escape(bytes: &[u8], limit: usize, mode: Mode) -> (String, bool) {
         }
     }
     (out, false)
-}
-
-/// A file that could not be read whole.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    /// The operating system's error (not found, a folder, no permission...).
-    #[error("{0}")]
-    Io(std::io::Error),
-    /// Larger than such a file can be: refused before it is read.
-    #[error("{size} bytes, more than the {limit} bytes {what} may hold: not read")]
-    TooLarge {
-        /// The file's size (at least).
-        size: u64,
-        /// The most it may hold.
-        limit: u64,
-        /// What the file is, e.g. `a manifest`.
-        what: &'static str,
-    },
-}
-
-/// Reads a whole file of at most `limit` bytes; `what` names such a file in the error (`a
-/// manifest`). A larger file is refused on its size before it is read, and a file that grows
-/// while it is read is refused as soon as it passes the limit: memory stays bounded.
-pub fn read_at_most(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
-    let file = crate::fs::open::open_regular(path).map_err(ReadError::Io)?;
-    let size = file.metadata().map_err(ReadError::Io)?.len();
-    if size > limit {
-        return Err(ReadError::TooLarge { size, limit, what });
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(ReadError::Io)?;
-    let read = bytes.len() as u64;
-    if read > limit {
-        return Err(ReadError::TooLarge {
-            size: read,
-            limit,
-            what,
-        });
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -305,35 +263,5 @@ mod tests {
         assert_eq!(tamed("invalid \u{1b}[2J"), "invalid \\u{1b}[2J");
         let long = tamed(&"a".repeat(10_000));
         assert_eq!(long, format!("{}…", "a".repeat(TAMED_CHARS)));
-    }
-
-    #[test]
-    fn reads_are_bounded_before_reading() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, b"0123456789").unwrap();
-        assert_eq!(
-            read_at_most(&path, 10, "a test file").unwrap(),
-            b"0123456789"
-        );
-        let err = read_at_most(&path, 9, "a test file").unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "10 bytes, more than the 9 bytes a test file may hold: not read"
-        );
-        // A sparse gigabyte is refused on its size.
-        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        file.set_len(1 << 30).unwrap();
-        assert!(matches!(
-            read_at_most(&path, 1 << 20, "a test file"),
-            Err(ReadError::TooLarge {
-                size: 1073741824,
-                ..
-            })
-        ));
-        assert!(matches!(
-            read_at_most(dir.path(), 1 << 20, "a test file"),
-            Err(ReadError::Io(_))
-        ));
     }
 }

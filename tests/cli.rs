@@ -468,7 +468,8 @@ fn an_audit_with_the_seed_replays_every_ticket() {
 
 #[test]
 fn an_insider_with_the_key_but_not_the_seed_is_caught_by_the_audit() {
-    use emission_factory::block::{keys, manifest::Manifest, merkle::MerkleRoot};
+    use emission_factory::block::{keys, manifest::Manifest};
+    use emission_factory::hash::merkle::MerkleRoot;
     use sha2::{Digest, Sha256};
     let w = Workdir::new();
     let folder = emit_mini(&w, &[]);

@@ -7,8 +7,8 @@ mod common;
 use common::{cannot_run, data, fixed_test_key, sha256_file, text, Workdir, SEED};
 use emission_factory::block::keys;
 use emission_factory::block::manifest::Manifest;
-use emission_factory::block::merkle::MerkleRoot;
 use emission_factory::game::{Game, Stake};
+use emission_factory::hash::merkle::MerkleRoot;
 use emission_factory::progress::NoProgress;
 use emission_factory::verify::{
     verify_block_observed, CheckedLine, PieceObserver, PiecePart, VerifyOptions,

@@ -1,8 +1,8 @@
 //! Ed25519 keys in the PEM forms OpenSSL reads: PKCS#8 for the private key, SPKI for the
 //! public key, and the raw 64-byte signature of FORMAT.md.
 
-use crate::block::files;
-use crate::untrusted::read_at_most;
+use crate::fs::files;
+use crate::fs::open::read_at_most;
 use anyhow::{anyhow, Context, Result};
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{

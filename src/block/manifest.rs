@@ -4,7 +4,7 @@
 //! Fields are written in a fixed order with two-space indentation and a final line end, so the
 //! same block always gives the same bytes (and so the same signature).
 
-use crate::emission::record::EmissionKind;
+use crate::block::id::EmissionKind;
 use serde::{Deserialize, Serialize};
 
 /// The format number written in every manifest.
@@ -106,9 +106,14 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The emission the manifest names, as messages write it ([`super::id::emission_name`]).
+    pub fn emission_name(&self) -> String {
+        super::id::emission_name(&self.game, &self.stake, self.emission)
+    }
+
     /// The exact bytes written to disk (and signed).
     pub fn to_bytes(&self) -> Vec<u8> {
-        crate::emission::json_bytes(self)
+        crate::json::json_bytes(self)
     }
 
     /// The emission's kind; a format 1 manifest (made before kinds existed) counts as a test.
@@ -128,15 +133,14 @@ impl Manifest {
 
     /// Parses manifest bytes: at most [`MAX_MANIFEST_BYTES`] of them, refused unread beyond;
     /// an object with exactly the manifest's fields, written as this program writes it
-    /// ([`crate::emission::parse_strict`]). Never panics, whatever the bytes (serde_json bounds
+    /// ([`crate::json::parse_strict`]). Never panics, whatever the bytes (serde_json bounds
     /// its recursion).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ManifestError> {
         if bytes.len() as u64 > MAX_MANIFEST_BYTES {
             return Err(ManifestError::TooLarge(bytes.len()));
         }
-        let manifest: Manifest =
-            crate::emission::parse_strict(bytes, crate::emission::Layout::Pretty)
-                .map_err(ManifestError::Json)?;
+        let manifest: Manifest = crate::json::parse_strict(bytes, crate::json::Layout::Pretty)
+            .map_err(ManifestError::Json)?;
         manifest.check_fields()?;
         Ok(manifest)
     }

@@ -1,26 +1,13 @@
-//! The block files of FORMAT.md: where they live, how a ticket line is written, the manifest,
-//! the Merkle root, a ticket's audit path to it, and the signature.
+//! The block files of FORMAT.md: their names, how a ticket line and its serial are written,
+//! the manifest and its signature. The hashing is [`crate::hash`]'s, the files' writing
+//! [`crate::fs`]'s.
 
-pub mod files;
+pub mod id;
 pub mod keys;
 pub mod manifest;
-pub mod merkle;
-pub mod proof;
-pub mod sha256;
-
-use crate::game::{Game, Stake};
-use crate::money::canonical;
-use std::path::{Path, PathBuf};
 
 /// The CSV header line, without its line end.
 pub const CSV_HEADER: &str = "serial,prize,layout,sha256";
-
-/// The folder of one emission: `<out>/<game>/<stake>/e<emission:04>`.
-pub fn emission_dir(out: &Path, game: &Game, stake: &Stake, emission: u32) -> PathBuf {
-    out.join(&game.id)
-        .join(canonical(stake.price))
-        .join(format!("e{emission:04}"))
-}
 
 /// `block-<block:05>.csv`.
 pub fn csv_name(block: u32) -> String {
@@ -43,12 +30,6 @@ pub const PUBLIC_KEY_FILE: &str = "emission.pub.pem";
 /// "Folder"): `verify` and `load` read a block of a game that is not built in with it, after
 /// checking its SHA-256 against the signed manifest's `game_definition_sha256`.
 pub const DEFINITION_FILE: &str = "emission.game.toml";
-
-/// The part of a serial shared by every ticket of a block:
-/// `<game>-<stake cents>-<emission:04>-<block:05>-`. The ticket's index (7 digits) follows.
-pub fn serial_prefix(game_id: &str, stake: &Stake, emission: u32, block: u32) -> String {
-    format!("{game_id}-{}-{emission:04}-{block:05}-", stake.cents)
-}
 
 /// A ticket's index as the 7 digits that end its serial.
 pub fn index_digits(index: u64) -> [u8; 7] {
@@ -111,12 +92,15 @@ mod tests {
         let game = Game::builtin("ruche-or").unwrap();
         let stake = game.stake(Decimal::new(5, 1)).unwrap();
         assert_eq!(
-            emission_dir(Path::new("out"), &game, stake, 1),
-            Path::new("out/ruche-or/0.5/e0001")
+            id::EmissionId::new(&game.id, stake, 1).folder(std::path::Path::new("out")),
+            std::path::Path::new("out/ruche-or/0.5/e0001")
         );
         assert_eq!(csv_name(7), "block-00007.csv");
         let two = game.stake(Decimal::from(2)).unwrap();
-        let mut serial = serial_prefix(&game.id, two, 1, 7).into_bytes();
+        let mut serial = id::EmissionId::new(&game.id, two, 1)
+            .block(7)
+            .serial_prefix()
+            .into_bytes();
         push_index(&mut serial, 42);
         assert_eq!(serial, b"ruche-or-200-0001-00007-0000042");
     }

@@ -3,9 +3,10 @@
 
 use super::{grouped, Exit};
 use anyhow::{bail, Result};
+use emission_factory::block::id::EmissionId;
 use emission_factory::block::keys;
 use emission_factory::load::connect;
-use emission_factory::load::db_verify::{db_verify, DbVerifyOptions, EmissionName};
+use emission_factory::load::db_verify::{db_verify, DbVerifyOptions};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -18,7 +19,7 @@ pub struct DbVerifyArgs {
     /// The emission to check, GAME/STAKE/eNNNN as `load` names it (e.g. ruche-or/2/e0001);
     /// default: every emission of the database.
     #[arg(value_name = "EMISSION")]
-    pub emission: Option<EmissionName>,
+    pub emission: Option<EmissionId>,
     /// The database, as libpq reads it (as for `load`); a member of ef_auditor suffices.
     /// Default: the DATABASE_URL environment variable.
     #[arg(long, value_name = "URL")]

@@ -2,12 +2,13 @@
 //! ([`emission_factory::emit::run`], which holds the whole policy), shows its events and prints
 //! the summary.
 
+use super::options::SeedOptions;
 use super::output::StdoutError;
 use super::{grouped, pool, progress_bar, EmitArgs, Exit};
 use anyhow::{bail, Context, Result};
-use emission_factory::block::files::{self, Exposure};
 use emission_factory::emit::run::{read_seed_from, KeySource, Request, SeedSource};
 use emission_factory::emit::{BlockOutcome, Event};
+use emission_factory::fs::files::{self, Exposure};
 use emission_factory::game::Game;
 use emission_factory::money::canonical;
 use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
@@ -20,12 +21,10 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let stake = super::stake(&game, args.price.as_deref())?.clone();
     if args.print_folder {
-        return print_folder(&emission_factory::block::emission_dir(
-            &args.out,
-            &game,
-            &stake,
-            args.emission,
-        ));
+        return print_folder(
+            &emission_factory::block::id::EmissionId::new(&game.id, &stake, args.emission)
+                .folder(&args.out),
+        );
     }
     let label = format!("{} {} €", game.id, canonical(stake.price));
     let bar = progress_bar(
@@ -147,25 +146,19 @@ fn event_line(event: &Event) -> String {
 /// Where the seed comes from: custody shares, a seed handed over for this run (`--seed`,
 /// `--seed-file -`, `--seed-fd N`), a seed file, or the emission's own file.
 fn seed_source(args: &EmitArgs) -> Result<SeedSource> {
-    if !args.share.is_empty() {
+    if !args.shares.share.is_empty() {
         return Ok(SeedSource::Custody {
-            shares: args.share.clone(),
-            identities: args.identity.clone(),
+            shares: args.shares.share.clone(),
+            identities: args.shares.identity.clone(),
         });
     }
-    Ok(
-        match given_seed(
-            args.seed.as_deref(),
-            args.seed_file.as_deref(),
-            args.seed_fd,
-        )? {
-            Some((seed, how)) => SeedSource::Given { seed, how },
-            None => match &args.seed_file {
-                Some(path) => SeedSource::File(path.clone()),
-                None => SeedSource::Private,
-            },
+    Ok(match given_seed(&args.seed)? {
+        Some((seed, how)) => SeedSource::Given { seed, how },
+        None => match &args.seed.seed_file {
+            Some(path) => SeedSource::File(path.clone()),
+            None => SeedSource::Private,
         },
-    )
+    })
 }
 
 /// `emit --print-folder`: the emission folder as one line of text, for a script to read with
@@ -185,23 +178,19 @@ fn print_folder(folder: &Path) -> Result<Exit> {
 /// The seed handed over for this run only, never stored: `--seed HEX`, `--seed-file -`
 /// (standard input) or `--seed-fd N`; with how it came, for messages. `None` when the seed is
 /// to come from a seed file.
-fn given_seed(
-    seed: Option<&str>,
-    seed_file: Option<&Path>,
-    seed_fd: Option<i32>,
-) -> Result<Option<(emission_factory::plan::Seed, String)>> {
-    if let Some(text) = seed {
+fn given_seed(options: &SeedOptions) -> Result<Option<(emission_factory::plan::Seed, String)>> {
+    if let Some(text) = &options.seed {
         return Ok(Some((
             parse_seed(text).context("--seed")?,
             "given with --seed".to_string(),
         )));
     }
-    if seed_file == Some(Path::new("-")) {
+    if options.seed_file.as_deref() == Some(Path::new("-")) {
         let what = "standard input";
         let seed = read_seed_from(std::io::stdin().lock(), what)?;
         return Ok(Some((seed, format!("read from {what}"))));
     }
-    if let Some(fd) = seed_fd {
+    if let Some(fd) = options.seed_fd {
         let what = format!("file descriptor {fd}");
         let seed = read_seed_from(open_fd(fd)?, &what)?;
         return Ok(Some((seed, format!("read from {what}"))));
@@ -261,15 +250,15 @@ pub(super) fn warn_exposed(files: &[(PathBuf, u32)]) {
 /// The seed the options of an audit or a lab name (never custody shares): handed over
 /// ([`given_seed`]) or read from `--seed-file FILE`; `None` when no seed option is given.
 pub(super) fn seed_of_options(
-    seed: Option<&str>,
-    seed_file: Option<&Path>,
-    seed_fd: Option<i32>,
+    options: &SeedOptions,
     allow_insecure: bool,
 ) -> Result<Option<emission_factory::plan::Seed>> {
-    if let Some((seed, _)) = given_seed(seed, seed_file, seed_fd)? {
+    if let Some((seed, _)) = given_seed(options)? {
         return Ok(Some(seed));
     }
-    seed_file
+    options
+        .seed_file
+        .as_deref()
         .map(|path| read_seed_file(path, allow_insecure))
         .transpose()
 }

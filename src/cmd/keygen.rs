@@ -2,8 +2,8 @@
 
 use super::{Exit, KeygenArgs};
 use anyhow::{bail, Context, Result};
-use emission_factory::block::files;
 use emission_factory::block::keys;
+use emission_factory::fs::files;
 use emission_factory::untrusted::shown_path;
 use std::path::Path;
 

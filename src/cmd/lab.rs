@@ -9,7 +9,6 @@ use emission_factory::game::Game;
 use emission_factory::lab::{self, Coordinates, LabError};
 use emission_factory::plan::Seed;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 
 /// The largest --out FILE of `lab raw` (made in memory, then written whole).
 const MAX_FILE_BYTES: u64 = 1 << 30;
@@ -60,16 +59,8 @@ pub struct BlockArgs {
     /// Block number (from 1).
     #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=99_999))]
     pub block: u32,
-    /// The test emission's seed, 64 hex digits (visible in the process list: prefer
-    /// --seed-file or --seed-fd). Shares are not taken: a lab works on a test emission.
-    #[arg(long, value_name = "HEX", conflicts_with = "seed_file")]
-    pub seed: Option<String>,
-    /// A file holding the seed (mode 0600; `-` reads standard input).
-    #[arg(long, value_name = "FILE")]
-    pub seed_file: Option<PathBuf>,
-    /// Read the seed from the inherited file descriptor N (Unix).
-    #[arg(long, value_name = "N", conflicts_with_all = ["seed", "seed_file"], value_parser = clap::value_parser!(i32).range(0..))]
-    pub seed_fd: Option<i32>,
+    #[command(flatten)]
+    pub seed: super::options::SeedOptions,
     /// Use a seed file that group or others may read, with a warning.
     #[arg(long)]
     pub allow_insecure_key: bool,
@@ -172,11 +163,6 @@ fn with_block(
 
 /// The seed, from --seed, --seed-file (or `-`) or --seed-fd: one is needed.
 fn seed(args: &BlockArgs) -> Result<Seed> {
-    super::emit::seed_of_options(
-        args.seed.as_deref(),
-        args.seed_file.as_deref(),
-        args.seed_fd,
-        args.allow_insecure_key,
-    )?
+    super::emit::seed_of_options(&args.seed, args.allow_insecure_key)?
     .ok_or_else(|| anyhow!("the lab's data comes from a test emission's seed: give --seed-file FILE (or - for standard input), --seed-fd N or --seed HEX"))
 }

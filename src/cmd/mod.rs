@@ -28,6 +28,7 @@ mod lab;
 #[cfg(feature = "load")]
 mod load;
 pub mod logged;
+pub mod options;
 pub mod output;
 mod prove;
 mod report;
@@ -177,34 +178,10 @@ pub struct EmitArgs {
     /// Root folder of the block files; blocks go to DIR/<game>/<stake>/e<emission>/.
     #[arg(long, default_value = "emissions", value_name = "DIR")]
     pub out: PathBuf,
-    /// The emission's 256-bit secret seed, as 64 hex digits (for CI and audits). A seed given
-    /// here is visible to the other users of the machine in the process list (ps,
-    /// /proc/PID/cmdline): from a script, pass it with --seed-file - (standard input) or
-    /// --seed-fd N instead. Without it, the seed comes from the seed file (see --seed-file),
-    /// made from the system's CSPRNG the first time.
-    #[arg(long, value_name = "HEX", conflicts_with = "seed_file")]
-    pub seed: Option<String>,
-    /// A file holding the emission's seed (64 hex digits); it must exist, be a regular file,
-    /// and be unreadable by group and others (see --allow-insecure-key). `--seed-file -` reads
-    /// the seed from standard input instead. Without any seed option, the first run of an
-    /// emission draws a seed from the system's CSPRNG and keeps it in
-    /// DIR/private/<game>-<stake>-e<emission>.seed (mode 0600, outside the emission folder),
-    /// and later runs reuse it. A seed in clear makes a test emission.
-    #[arg(long, value_name = "FILE")]
-    pub seed_file: Option<PathBuf>,
-    /// Read the seed (64 hex digits) from the inherited file descriptor N, as in
-    /// `--seed-fd 3 3<FILE` (Unix); like --seed, it is not stored, but it stays out of the
-    /// process list.
-    #[arg(long, value_name = "N", conflicts_with_all = ["seed", "seed_file"], value_parser = clap::value_parser!(i32).range(0..))]
-    pub seed_fd: Option<i32>,
-    /// A custody share file of the emission's seed (repeat for k shares; made by `seed`).
-    /// The seed is rebuilt in memory only, and the emission is a production one.
-    #[arg(long, value_name = "FILE", requires = "identity", conflicts_with_all = ["seed", "seed_file", "seed_fd"])]
-    pub share: Vec<PathBuf>,
-    /// An age identity file (AGE-SECRET-KEY-1..., from age-keygen) that opens one of the
-    /// --share files (repeat as needed).
-    #[arg(long, value_name = "FILE", requires = "share")]
-    pub identity: Vec<PathBuf>,
+    #[command(flatten)]
+    pub seed: options::SeedOptions,
+    #[command(flatten)]
+    pub shares: options::ShareOptions,
     /// Ed25519 private key (PKCS#8 PEM) that signs the manifests: a regular file that group
     /// and others cannot read (mode 0600 or 0400). Without it, a one-time key is made for the
     /// emission and kept beside its seed file.
@@ -272,33 +249,14 @@ pub struct VerifyArgs {
     /// Also count, per prize, the forms the tickets show it in (e.g. "row", "2 rows + honey").
     #[arg(long)]
     pub forms: bool,
-    /// Audit with the emission's seed (64 hex digits): check the manifest's seed commitment,
-    /// and that every ticket's prize and layout are exactly those the seed makes. A seed given
-    /// here is visible to the other users of the machine in the process list (ps,
-    /// /proc/PID/cmdline): prefer --seed-file, --seed-file - (standard input) or --seed-fd N.
-    #[arg(long, value_name = "HEX", conflicts_with = "seed_file")]
-    pub seed: Option<String>,
-    /// Like --seed, reading the seed from the emission's seed file (a regular file that group
-    /// and others cannot read, see --allow-insecure-key), or from standard input with
-    /// `--seed-file -`.
-    #[arg(long, value_name = "FILE")]
-    pub seed_file: Option<PathBuf>,
-    /// Like --seed, reading the seed from the inherited file descriptor N, as in
-    /// `--seed-fd 3 3<FILE` (Unix).
-    #[arg(long, value_name = "N", conflicts_with_all = ["seed", "seed_file"], value_parser = clap::value_parser!(i32).range(0..))]
-    pub seed_fd: Option<i32>,
+    #[command(flatten)]
+    pub seed: options::SeedOptions,
     /// Use a seed, share or identity file that group or others may read, with a warning,
     /// instead of refusing it (better: `chmod 600 FILE`).
     #[arg(long)]
     pub allow_insecure_key: bool,
-    /// A custody share file of the emission's seed (repeat for k shares; made by `seed`).
-    /// The seed is rebuilt in memory only, for an audit like --seed.
-    #[arg(long, value_name = "FILE", requires = "identity", conflicts_with_all = ["seed", "seed_file", "seed_fd"])]
-    pub share: Vec<PathBuf>,
-    /// An age identity file (AGE-SECRET-KEY-1..., from age-keygen) that opens one of the
-    /// --share files (repeat as needed).
-    #[arg(long, value_name = "FILE", requires = "share")]
-    pub identity: Vec<PathBuf>,
+    #[command(flatten)]
+    pub shares: options::ShareOptions,
     /// Accept an emission whose planned blocks are all made but that is not sealed yet
     /// (without it, that fails: a complete emission is sealed). A seal that the audit log
     /// says was made must be there all the same.

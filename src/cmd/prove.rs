@@ -4,11 +4,10 @@
 use super::Exit;
 use anyhow::{anyhow, Result};
 use emission_factory::block::keys;
+use emission_factory::fs::open::{read_at_most, ReadError};
 use emission_factory::game::Game;
 use emission_factory::proof::{self, Ticket, MAX_PROOF_BYTES};
-use emission_factory::untrusted::{
-    defanged, read_at_most, shown_path, shown_text, ReadError, SHOWN_CHARS,
-};
+use emission_factory::untrusted::{defanged, shown_path, shown_text, SHOWN_CHARS};
 use std::path::PathBuf;
 
 /// `prove` arguments.
@@ -128,7 +127,7 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
                 shown_text(&p.game, SHOWN_CHARS),
                 shown_text(&p.stake, SHOWN_CHARS)
             )?;
-            if p.kind == emission_factory::emission::record::EmissionKind::Test {
+            if p.kind == emission_factory::block::id::EmissionKind::Test {
                 outln!("        TEST emission: its seed was given or kept in clear; not for sale")?;
             }
             Ok(Exit::Ok)

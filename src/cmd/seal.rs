@@ -33,9 +33,9 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     let key = keys::read_signing_key(&key_path)?;
     let public = key.verifying_key();
     if let Some(name) = &args.group {
-        emission_factory::block::files::emission_folder(
+        emission_factory::fs::files::emission_folder(
             folder,
-            Some(emission_factory::block::files::group_id(name)?),
+            Some(emission_factory::fs::files::group_id(name)?),
         )?;
     }
     let lock = LockFile::emission(folder)?;

@@ -5,13 +5,14 @@
 use super::{Exit, SeedArgs};
 use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::SigningKey;
-use emission_factory::block::files;
+use emission_factory::block::id::EmissionId;
 use emission_factory::custody::{
-    emission_id, parse_recipient, read_labelled_recipients_file, rebuild_seed_with, Exposure,
-    Recipient, ShareSetInfo,
+    parse_recipient, read_labelled_recipients_file, rebuild_seed_with, Exposure, Recipient,
+    ShareSetInfo,
 };
 use emission_factory::emission::ceremony::Ceremony;
 use emission_factory::emission::log::Entry;
+use emission_factory::fs::files;
 use emission_factory::game::Game;
 use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
 use std::path::PathBuf;
@@ -45,9 +46,9 @@ struct Existing {
 pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let stake = super::stake(&game, args.price.as_deref())?;
-    let emission = emission_id(&game.id, stake, args.emission);
-    let folder =
-        emission_factory::block::emission_dir(&args.emissions, &game, stake, args.emission);
+    let emission = EmissionId::new(&game.id, stake, args.emission).to_string();
+    let folder = emission_factory::block::id::EmissionId::new(&game.id, stake, args.emission)
+        .folder(&args.emissions);
     let emissions = args.emissions.clone();
     let (number, planned) = (args.emission, args.emission_blocks);
     let exposure = super::emit::exposure(args.allow_insecure_key);
@@ -241,7 +242,7 @@ fn task(args: SeedArgs) -> Result<Task> {
     let pem = super::emit::read_secret_file(
         key_path,
         "signing key",
-        emission_factory::block::files::SECRET_LIMIT,
+        emission_factory::fs::files::SECRET_LIMIT,
         args.allow_insecure_key,
     )?;
     let signing_key = emission_factory::block::keys::parse_signing_key(&pem, key_path)?;
@@ -290,11 +291,12 @@ mod tests {
     fn the_emission_id_uses_the_canonical_stake() {
         let game = Game::builtin("ruche-or").unwrap();
         assert_eq!(
-            emission_id(
+            EmissionId::new(
                 &game.id,
                 super::super::stake(&game, Some("0.50")).unwrap(),
                 3
-            ),
+            )
+            .to_string(),
             "ruche-or/0.5/e0003"
         );
         assert_eq!(
@@ -305,7 +307,7 @@ mod tests {
         assert!(super::super::stake(&game, Some("2,5")).is_err());
         let maxi = Game::builtin("maxi-ruche-or").unwrap();
         assert_eq!(
-            emission_id(&maxi.id, super::super::stake(&maxi, None).unwrap(), 12),
+            EmissionId::new(&maxi.id, super::super::stake(&maxi, None).unwrap(), 12).to_string(),
             "maxi-ruche-or/3/e0012"
         );
     }

@@ -7,7 +7,7 @@
 use super::{Exit, ShowArgs, WhenColour};
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::{bail, Context, Result};
-use emission_factory::block::{self, CSV_HEADER};
+use emission_factory::block::CSV_HEADER;
 use emission_factory::mechanic::explain::{
     Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
 };
@@ -38,7 +38,9 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     let (game, stake, manifest) = (&checked.game, &checked.stake, &checked.manifest);
     let tickets = TicketCheck::new(game, stake, manifest.emission, manifest.block)
         .map_err(|m| anyhow::anyhow!("{name}: {m}"))?;
-    let prefix = block::serial_prefix(&game.id, stake, manifest.emission, manifest.block);
+    let prefix = emission_factory::block::id::EmissionId::new(&game.id, stake, manifest.emission)
+        .block(manifest.block)
+        .serial_prefix();
     let index = ticket_index(&args.ticket, &prefix, manifest.tickets.min(game.block_size))?;
     let line = read_ticket_line(csv, index, manifest.csv.bytes, tickets.max_line())?;
     if let Err(problem) = tickets.check(&line, index) {

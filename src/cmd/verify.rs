@@ -4,10 +4,12 @@ use super::emit::seed_of_options;
 use super::output::{self, StdoutError};
 use super::{grouped, pool, progress_bar, Exit, VerifyArgs};
 use anyhow::{bail, Result};
+use emission_factory::block::id::EmissionId;
+use emission_factory::block::id::EmissionKind;
 use emission_factory::block::keys;
 use emission_factory::block::PUBLIC_KEY_FILE;
 use emission_factory::emission::log::LOG_FILE;
-use emission_factory::emission::record::{EmissionKind, RECORD_FILE};
+use emission_factory::emission::record::RECORD_FILE;
 use emission_factory::emission::seal::{check_folder, FolderCheck, SEAL_FILE};
 use emission_factory::money::canonical;
 use emission_factory::untrusted::{defanged, shown_path};
@@ -19,39 +21,26 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let trusted = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
     let mut options = VerifyOptions {
         forms: args.forms,
-        seed: seed_of_options(
-            args.seed.as_deref(),
-            args.seed_file.as_deref(),
-            args.seed_fd,
-            args.allow_insecure_key,
-        )?,
+        seed: seed_of_options(&args.seed, args.allow_insecure_key)?,
         ..trusted
     };
     let blocks = find_blocks(&args.paths)?;
-    if !args.share.is_empty() {
+    if !args.shares.share.is_empty() {
         // An auditor's rebuild: the shares name their emission, which must be the blocks'.
         let emission_id = blocks
             .first()
             .map(|b| emission_factory::verify::folder_of(b))
             .map(|folder| std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf()))
-            .map(|folder| {
-                folder
-                    .components()
-                    .rev()
-                    .take(3)
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-            })
-            .filter(|parts| parts.len() == 3)
-            .map(|parts| format!("{}/{}/{}", parts[2], parts[1], parts[0]))
+            .and_then(|folder| EmissionId::of_folder(&folder))
             .ok_or_else(|| {
                 anyhow::anyhow!(
                     "--share: give the blocks of one emission, in their folder <game>/<stake>/e<emission>"
                 )
-            })?;
+            })?
+            .to_string();
         let (secret, info) = emission_factory::custody::rebuild_seed_with(
-            &args.share,
-            &args.identity,
+            &args.shares.share,
+            &args.shares.identity,
             &emission_id,
             super::emit::exposure(args.allow_insecure_key),
         )?;
@@ -289,11 +278,11 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
 /// Warns when others may read a block: until its tickets are sold, it tells which ticket wins
 /// what, and is as secret as the seed (emit makes it 0600, or 0640 with --group).
 pub(super) fn warn_if_readable_by_others(csv: &std::path::Path) {
-    if let Some(mode) = emission_factory::block::files::readable_by_others(csv) {
+    if let Some(mode) = emission_factory::fs::files::readable_by_others(csv) {
         errln!(
             "warning: {} has mode {mode:04o}: every user of this machine may read it, and until its tickets are sold a block is as secret as the seed (which ticket wins what, in sale order). Run `chmod o-rwx {}` (emit makes blocks 0600, or 0640 with --group)",
             shown_path(csv),
-            emission_factory::block::files::shell_quoted(csv)
+            emission_factory::fs::files::shell_quoted(csv)
         );
     }
 }

@@ -25,8 +25,6 @@ pub use share_file::{
     MAX_LABEL_CHARS,
 };
 
-use crate::game::Stake;
-use crate::money::canonical;
 use crate::plan::{seed_commitment, Seed};
 use serde::Serialize;
 use share_file::{OpenedShare, Payload};
@@ -65,13 +63,6 @@ impl std::fmt::Debug for SecretSeed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SecretSeed(<secret>)")
     }
-}
-
-/// The emission a share set belongs to, `<game>/<stake>/e<NNNN>` (e.g. `ruche-or/2/e0003`):
-/// the path of the emission's folder under `--out`. Every share carries it; `rebuild_seed`
-/// refuses shares of another emission.
-pub fn emission_id(game_id: &str, stake: &Stake, emission: u32) -> String {
-    format!("{game_id}/{}/e{emission:04}", canonical(stake.price))
 }
 
 /// The name of share `index` of `n` of an emission: `<game>-<stake>-e<NNNN>.share-<i>-of-<n>.age`.

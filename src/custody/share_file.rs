@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use zeroize::Zeroizing;
 
-pub use crate::block::files::Exposure;
+pub use crate::fs::files::Exposure;
 
 /// The `format` field of the payload; raise it on any change of fields or meaning.
 pub const FORMAT: &str = "emission-factory-seed-share/1";
@@ -343,7 +343,7 @@ pub fn read_labelled_recipients_file(
 }
 
 /// Reads a share or identity file as every secret file is read
-/// ([`crate::block::files::read_secret`]): not through a link, only a regular file (a FIFO is
+/// ([`crate::fs::files::read_secret`]): not through a link, only a regular file (a FIFO is
 /// refused at once), at most `limit` bytes, and refused when group or others may read it
 /// unless `exposure` allows it (then its mode is added to `exposed`, for a warning).
 fn read_checked(
@@ -353,7 +353,7 @@ fn read_checked(
     exposure: Exposure,
     exposed: &mut Vec<(PathBuf, u32)>,
 ) -> Result<Vec<u8>, std::io::Error> {
-    let secret = crate::block::files::read_secret(path, what, limit, exposure)
+    let secret = crate::fs::files::read_secret(path, what, limit, exposure)
         .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
     if let Some(mode) = secret.exposed_mode() {
         exposed.push((path.to_path_buf(), mode));

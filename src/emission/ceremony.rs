@@ -11,11 +11,13 @@
 //! custody file beside the record (`emission.shares-<set id>.json` and `.sig`): the record
 //! itself, which every manifest may name by its hash, never changes.
 
-use crate::block::{self, files, keys};
+use crate::block::id::EmissionKind;
+use crate::block::{self, keys};
 use crate::custody::{self, Recipient, SecretSeed, ShareSetInfo};
 use crate::emission::lock::LockFile;
-use crate::emission::record::{self, Custody, EmissionKind, Record, RECORD_FILE};
+use crate::emission::record::{self, Custody, Record, RECORD_FILE};
 use crate::emission::{read_signed, write_signed};
+use crate::fs::files;
 use crate::game::{Game, Stake};
 use crate::money::canonical;
 use anyhow::{bail, Context, Result};
@@ -89,11 +91,12 @@ const MAX_RESHARE_BYTES: u64 = 1 << 20;
 
 impl Ceremony<'_> {
     fn folder(&self) -> PathBuf {
-        block::emission_dir(self.emissions, self.game, self.stake, self.emission)
+        crate::block::id::EmissionId::new(&self.game.id, self.stake, self.emission)
+            .folder(self.emissions)
     }
 
     fn id(&self) -> String {
-        custody::emission_id(&self.game.id, self.stake, self.emission)
+        crate::block::id::EmissionId::new(&self.game.id, self.stake, self.emission).to_string()
     }
 
     /// A new emission: checks there is none yet, draws its seed, writes the share set into
@@ -189,7 +192,7 @@ impl Ceremony<'_> {
             custody: Custody::from_made_set(&info, labels),
             created: record::now(),
         };
-        let bytes = crate::emission::json_bytes(&reshare);
+        let bytes = crate::json::json_bytes(&reshare);
         let name = reshare_file(&hex::encode(info.share_set));
         let path = folder.join(&name);
         write_signed(

@@ -19,7 +19,7 @@
 //! cannot be released is an error ([`LockGuard::release`]), and its file is closed all the
 //! same, which releases it.
 
-use crate::block::files;
+use crate::fs::files;
 use crate::interrupt;
 use anyhow::{Context, Result};
 use std::collections::BTreeSet;

@@ -10,7 +10,7 @@
 //! an age secret key given by mistake as a recipient, a PEM private key).
 
 use crate::emission::lock::LockFile;
-use crate::emission::{parse_strict, Layout};
+use crate::json::{parse_strict, Layout};
 use anyhow::{bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
@@ -348,8 +348,8 @@ pub fn append_locked(folder: &Path, entry: &mut Entry, key: Option<&SigningKey>)
     };
     let line = serde_json::to_vec(&entry).context("cannot encode a log entry")?;
     let path = folder.join(LOG_FILE);
-    let access = crate::block::files::Access::of_folder(folder)?;
-    let mut file = crate::block::files::open_in_place(&path, access, true)?;
+    let access = crate::fs::files::Access::of_folder(folder)?;
+    let mut file = crate::fs::files::open_in_place(&path, access, true)?;
     let mut bytes = line.clone();
     bytes.push(b'\n');
     file.write_all(&bytes)

@@ -9,8 +9,8 @@ pub mod log;
 pub mod record;
 pub mod seal;
 
-use crate::block::files::{write_atomic, Access};
 use crate::block::keys;
+use crate::fs::files::{write_atomic, Access};
 use anyhow::{anyhow, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use std::path::Path;
@@ -18,114 +18,17 @@ use std::path::Path;
 /// Reads a whole file of an emission folder that must not be larger than `max` bytes (refused
 /// before it is read), naming it in errors.
 pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
-    crate::untrusted::read_at_most(path, max, "an emission file")
+    crate::fs::open::read_at_most(path, max, "an emission file")
         .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))
 }
 
 pub use crate::untrusted::shown;
 
-/// The exact bytes of a signed JSON file (manifest, record, seal): pretty JSON, fields in
-/// declaration order, and a final line end, so the same value always gives the same bytes.
-pub fn json_bytes<T: serde::Serialize>(value: &T) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value)
-        .expect("a value of strings, numbers and lists always serializes");
-    bytes.push(b'\n');
-    bytes
-}
-
-/// How a signed JSON document is laid out: pretty (manifest, record, seal: [`json_bytes`]) or
-/// one compact line without its line end (a line of the audit log).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// [`json_bytes`].
-    Pretty,
-    /// `serde_json::to_vec`.
-    Line,
-}
-
-/// Parses a signed JSON document strictly: it must be an object (never an array, which serde
-/// would take field by field), with exactly its documented fields (no unknown, missing or
-/// duplicate key, every nested object an object), written exactly as this program writes
-/// it (so its bytes are the canonical bytes of its value). The error says which rule failed,
-/// escaped and cut (it may quote the file).
-pub fn parse_strict<T>(bytes: &[u8], layout: Layout) -> std::result::Result<T, String>
-where
-    T: serde::de::DeserializeOwned + serde::Serialize,
-{
-    let tamed = |e: &dyn std::fmt::Display| crate::untrusted::tamed(&e.to_string());
-    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') => {}
-        Some(b'[') => {
-            return Err(
-                "a JSON array, not an object: a signed document is an object with exactly its documented fields".into(),
-            )
-        }
-        _ => return Err("not a JSON object".into()),
-    }
-    let value: T = serde_json::from_slice(bytes).map_err(|e| tamed(&e))?;
-    let found: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| tamed(&e))?;
-    let wanted = serde_json::to_value(&value).map_err(|e| tamed(&e))?;
-    if let Some(wrong) = shape_difference(&found, &wanted, "") {
-        return Err(wrong);
-    }
-    let canonical = match layout {
-        Layout::Pretty => json_bytes(&value),
-        Layout::Line => serde_json::to_vec(&value).map_err(|e| tamed(&e))?,
-    };
-    if canonical != bytes {
-        return Err(
-            "not written as this program writes it (spacing, key order, escapes or number forms differ): the bytes were made by hand".into(),
-        );
-    }
-    Ok(value)
-}
-
-/// The first place where `found` has not the shape of `wanted` (a key missing, an array
-/// where an object belongs), as `key \`a.b\` is missing`.
-fn shape_difference(
-    found: &serde_json::Value,
-    wanted: &serde_json::Value,
-    at: &str,
-) -> Option<String> {
-    use serde_json::Value;
-    let here = |key: &str| {
-        if at.is_empty() {
-            key.to_string()
-        } else {
-            format!("{at}.{key}")
-        }
-    };
-    match (found, wanted) {
-        (Value::Object(found), Value::Object(wanted)) => {
-            for (key, inner) in wanted {
-                match found.get(key) {
-                    None => return Some(format!("key `{}` is missing", here(key))),
-                    Some(f) => {
-                        if let Some(d) = shape_difference(f, inner, &here(key)) {
-                            return Some(d);
-                        }
-                    }
-                }
-            }
-            None
-        }
-        (Value::Array(_), Value::Object(_)) => {
-            Some(format!("`{at}` is a JSON array where an object belongs"))
-        }
-        (Value::Array(found), Value::Array(wanted)) => found
-            .iter()
-            .zip(wanted)
-            .enumerate()
-            .find_map(|(i, (f, w))| shape_difference(f, w, &format!("{at}[{i}]"))),
-        _ => None,
-    }
-}
-
 /// Writes `bytes` to `path` and their raw Ed25519 signature to `sig_path`, the signature
 /// first, so that a file on disk always has its signature. Both get the access of the files
 /// of their folder ([`Access::of_folder`]: 0600, or 0640 for a folder shared with a group).
 pub fn write_signed(path: &Path, sig_path: &Path, bytes: &[u8], key: &SigningKey) -> Result<()> {
-    let access = Access::of_folder(crate::block::files::parent(path))?;
+    let access = Access::of_folder(crate::fs::files::parent(path))?;
     let _publishing = crate::interrupt::critical();
     write_atomic(sig_path, &keys::sign(key, bytes), access)?;
     write_atomic(path, bytes, access)
@@ -149,7 +52,7 @@ pub fn remove_stale(folder: &Path) -> Result<Vec<(std::path::PathBuf, usize)>> {
     let mut removed = Vec::new();
     for name in STAGED_FILES {
         let path = folder.join(name);
-        let count = crate::block::files::remove_stale_temps(&path)?;
+        let count = crate::fs::files::remove_stale_temps(&path)?;
         if count > 0 {
             removed.push((path, count));
         }
@@ -162,12 +65,12 @@ pub fn remove_stale(folder: &Path) -> Result<Vec<(std::path::PathBuf, usize)>> {
 pub fn write_or_check_definition(
     folder: &Path,
     game: &crate::game::Game,
-    access: crate::block::files::Access,
+    access: crate::fs::files::Access,
 ) -> Result<()> {
     use sha2::{Digest, Sha256};
     // Its stale temporary files were removed with the others ([`remove_stale`]), just before.
     let path = folder.join(crate::block::DEFINITION_FILE);
-    if crate::block::files::entry_exists(&path)? {
+    if crate::fs::files::entry_exists(&path)? {
         let bytes = read_bounded(&path, crate::game::MAX_DEFINITION_BYTES)?;
         let found: [u8; 32] = Sha256::digest(&bytes).into();
         if found != game.sha256 {
@@ -197,10 +100,10 @@ pub fn read_signed(path: &Path, sig_path: &Path, max: u64, key: &VerifyingKey) -
 pub fn write_or_check_public_key(
     folder: &Path,
     public: &VerifyingKey,
-    access: crate::block::files::Access,
+    access: crate::fs::files::Access,
 ) -> Result<usize> {
     let path = folder.join(crate::block::PUBLIC_KEY_FILE);
-    let count = crate::block::files::remove_stale_temps(&path)?;
+    let count = crate::fs::files::remove_stale_temps(&path)?;
     if path.exists() {
         let existing = keys::read_public_key(&path)?;
         if existing != *public {

@@ -3,7 +3,9 @@
 //! later run (a resume, another block range, another machine) checks it and refuses to go on
 //! when its seed, key, game definition or generator differs.
 
-use crate::emission::{parse_strict, read_signed, write_signed, Layout};
+use crate::block::id::EmissionKind;
+use crate::emission::{read_signed, write_signed};
+use crate::json::{parse_strict, Layout};
 use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
@@ -17,27 +19,6 @@ pub const RECORD_SIG_FILE: &str = "emission.json.sig";
 pub const RECORD_FORMAT: u32 = 1;
 /// Largest record accepted (it is a few hundred bytes).
 const MAX_RECORD_BYTES: u64 = 1 << 20;
-
-/// Whether an emission may be sold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EmissionKind {
-    /// The seed was given or kept in clear (`--seed`, a plaintext seed file, the quick start):
-    /// fine for CI, demonstrations and audits of the method, never for sale.
-    Test,
-    /// The seed was rebuilt from custody shares and never existed in clear on disk.
-    Production,
-}
-
-impl EmissionKind {
-    /// `test` or `production`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EmissionKind::Test => "test",
-            EmissionKind::Production => "production",
-        }
-    }
-}
 
 /// Who holds the seed of a production emission: the share set, by public key, never by
 /// content.
@@ -222,7 +203,7 @@ pub struct Record {
 impl Record {
     /// The exact bytes written (and signed): pretty JSON and a final line end.
     pub fn to_bytes(&self) -> Vec<u8> {
-        crate::emission::json_bytes(self)
+        crate::json::json_bytes(self)
     }
 
     /// Checks that a run described by `wanted` may join this emission: same game, definition,
@@ -312,7 +293,7 @@ impl Record {
 /// `None` if there is no record, or if its kind cannot be read.
 pub fn peek_kind(folder: &Path) -> Result<Option<EmissionKind>> {
     let path = folder.join(RECORD_FILE);
-    if !crate::block::files::entry_exists(&path)? {
+    if !crate::fs::files::entry_exists(&path)? {
         return Ok(None);
     }
     let bytes = crate::emission::read_bounded(&path, MAX_RECORD_BYTES)?;

@@ -10,7 +10,8 @@
 use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
 use crate::emission::log::{self, Chain};
 use crate::emission::record::{self, Record, RECORD_FILE};
-use crate::emission::{parse_strict, read_bounded, read_signed, shown, write_signed, Layout};
+use crate::emission::{read_bounded, read_signed, shown, write_signed};
+use crate::json::{parse_strict, Layout};
 use crate::money::{canonical, parse_canonical};
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
@@ -58,7 +59,7 @@ pub struct Seal {
     /// Emission number.
     pub emission: u32,
     /// `test` or `production`, from the record.
-    pub kind: record::EmissionKind,
+    pub kind: crate::block::id::EmissionKind,
     /// SHA-256 of the emission record's bytes.
     pub record_sha256: String,
     /// SHA-256 of the game definition.
@@ -88,7 +89,7 @@ pub struct Seal {
 impl Seal {
     /// The exact bytes written (and signed).
     pub fn to_bytes(&self) -> Vec<u8> {
-        crate::emission::json_bytes(self)
+        crate::json::json_bytes(self)
     }
 }
 
@@ -326,7 +327,7 @@ pub struct FolderReport {
     /// What a reader should know (not sealed yet).
     pub notes: Vec<String>,
     /// The record's kind, if there is a record.
-    pub kind: Option<record::EmissionKind>,
+    pub kind: Option<crate::block::id::EmissionKind>,
 }
 
 /// What [`check_folder`] is asked to accept, beyond what it always requires.

@@ -16,15 +16,15 @@
 //! ```
 
 use super::{emit, seal_if_complete, BlockOutcome, EmitConfig, EmitSummary, Event};
-use crate::block::files::{self, Exposure};
+use crate::block::id::EmissionKind;
 use crate::block::keys;
 use crate::emission::ceremony;
 use crate::emission::lock::LockFile;
 use crate::emission::log::{self as audit, Entry};
-use crate::emission::record::{self, Custody, EmissionKind};
+use crate::emission::record::{self, Custody};
+use crate::fs::files::{self, Exposure};
 use crate::game::Game;
 use crate::mechanic::BuildError;
-use crate::money::canonical;
 use crate::plan::{fresh_seed, Seed};
 use crate::progress::Progress;
 use crate::untrusted::shown_path;
@@ -120,7 +120,8 @@ pub fn run(
 ) -> Result<Outcome> {
     let game = &request.game;
     let stake = game.stake(request.price)?;
-    let folder = crate::block::emission_dir(&request.out, game, stake, request.emission);
+    let folder =
+        crate::block::id::EmissionId::new(&game.id, stake, request.emission).folder(&request.out);
     // Checked before any folder, seed or key file is made: the block range, that the emission's
     // kind is the run's (the signed record is read again under the lock), that every prize of
     // the stake can be shown.
@@ -135,12 +136,7 @@ pub fn run(
         BuildError::Interrupted(signal) => anyhow::Error::new(signal),
         e => anyhow!("game {}: {e}", game.id),
     })?;
-    let base = format!(
-        "{}-{}-e{:04}",
-        game.id,
-        canonical(stake.price),
-        request.emission
-    );
+    let base = crate::block::id::EmissionId::new(&game.id, stake, request.emission).file_stem();
     let private = request.out.join("private");
     // The seed and key files are read or made under the emission lock, so that two first runs
     // of an emission started at once agree on them.
@@ -161,7 +157,7 @@ pub fn run(
     let (seed, seed_note, custody) = resolve_seed(
         &request.seed,
         &private.join(format!("{base}.seed")),
-        &crate::custody::emission_id(&game.id, stake, request.emission),
+        &crate::block::id::EmissionId::new(&game.id, stake, request.emission).to_string(),
         request.exposure,
         on_event,
     )?;

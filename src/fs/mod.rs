@@ -11,5 +11,6 @@
 //!   a socket, a folder or a link.
 
 pub mod dir;
+pub mod files;
 pub mod open;
 pub mod output;

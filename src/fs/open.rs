@@ -7,7 +7,7 @@
 //! descriptor (no race with a rename), and only then read, with `O_NONBLOCK` cleared again.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
 
 /// What is at a path when it is not a regular file, for messages: `a FIFO (named pipe)`.
@@ -114,6 +114,48 @@ pub fn check_regular(file: &File) -> io::Result<()> {
     }
 }
 
+/// A file that could not be read whole.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The operating system's error (not found, a folder, no permission...).
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// Larger than such a file can be: refused before it is read.
+    #[error("{size} bytes, more than the {limit} bytes {what} may hold: not read")]
+    TooLarge {
+        /// The file's size (at least).
+        size: u64,
+        /// The most it may hold.
+        limit: u64,
+        /// What the file is, e.g. `a manifest`.
+        what: &'static str,
+    },
+}
+
+/// Reads a whole file of at most `limit` bytes; `what` names such a file in the error (`a
+/// manifest`). A larger file is refused on its size before it is read, and a file that grows
+/// while it is read is refused as soon as it passes the limit: memory stays bounded.
+pub fn read_at_most(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let file = open_regular(path).map_err(ReadError::Io)?;
+    let size = file.metadata().map_err(ReadError::Io)?.len();
+    if size > limit {
+        return Err(ReadError::TooLarge { size, limit, what });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    let read = bytes.len() as u64;
+    if read > limit {
+        return Err(ReadError::TooLarge {
+            size: read,
+            limit,
+            what,
+        });
+    }
+    Ok(bytes)
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -152,5 +194,35 @@ mod tests {
         let opened = open_regular(&file).unwrap();
         let flags = rustix::fs::fcntl_getfl(&opened).unwrap();
         assert!(!flags.contains(rustix::fs::OFlags::NONBLOCK));
+    }
+
+    #[test]
+    fn reads_are_bounded_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(
+            read_at_most(&path, 10, "a test file").unwrap(),
+            b"0123456789"
+        );
+        let err = read_at_most(&path, 9, "a test file").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "10 bytes, more than the 9 bytes a test file may hold: not read"
+        );
+        // A sparse gigabyte is refused on its size.
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(1 << 30).unwrap();
+        assert!(matches!(
+            read_at_most(&path, 1 << 20, "a test file"),
+            Err(ReadError::TooLarge {
+                size: 1073741824,
+                ..
+            })
+        ));
+        assert!(matches!(
+            read_at_most(dir.path(), 1 << 20, "a test file"),
+            Err(ReadError::Io(_))
+        ));
     }
 }

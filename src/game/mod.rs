@@ -11,9 +11,10 @@ pub mod profile;
 
 pub use builtin::BUILTIN;
 
+use crate::fs::open::read_at_most;
 use crate::mechanic::{BuildError, Decoder, Mechanic, SettingsError, Synthesizer};
 use crate::money::{canonical, cents, parse_amount, parse_canonical};
-use crate::untrusted::{read_at_most, shown, tamed};
+use crate::untrusted::{shown, tamed};
 use profile::Profile;
 
 use rust_decimal::Decimal;

@@ -22,9 +22,9 @@ pub mod schema;
 
 pub use error::{chain, explain, LoadError};
 
+use crate::block::id::EmissionKind;
 use crate::block::manifest::Manifest;
 use crate::block::{self, keys};
-use crate::emission::record::EmissionKind;
 use crate::game::Game;
 use crate::money::{cents, parse_canonical};
 use crate::verify::{verify_block, VerifyOptions};
@@ -158,7 +158,7 @@ pub fn load_block(
         }
     };
     let m = &block.manifest;
-    let emission_name = format!("{}/{}/e{:04}", m.game, m.stake, m.emission);
+    let emission_name = m.emission_name();
     let mut attempts = 0;
     let (mut tx, migrated) = loop {
         let mut tx = client
@@ -474,7 +474,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
     // Bounded, regular files only: a manifest or signature is read whole, so a huge file or
     // a FIFO at its name must be refused before it is read.
     let read = |path: PathBuf| {
-        crate::untrusted::read_at_most(
+        crate::fs::open::read_at_most(
             &path,
             block::manifest::MAX_MANIFEST_BYTES,
             "a manifest or signature",
@@ -482,7 +482,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
         .map_err(|e| LoadError::Io {
             path: path.clone(),
             source: match e {
-                crate::untrusted::ReadError::Io(e) => e,
+                crate::fs::open::ReadError::Io(e) => e,
                 e => std::io::Error::other(e.to_string()),
             },
         })

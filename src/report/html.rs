@@ -93,11 +93,9 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
     for (i, e) in report.emissions.iter().enumerate() {
         let _ = writeln!(
             out,
-            "<h2 id=\"emission-{}\">Emission {}/{}/e{:04}</h2><p>{} blocks, {} tickets, payout {:.2} %.</p>",
+            "<h2 id=\"emission-{}\">Emission {}</h2><p>{} blocks, {} tickets, payout {:.2} %.</p>",
             i + 1,
-            esc(&e.game),
-            esc(&e.stake),
-            e.emission,
+            esc(&e.name()),
             e.blocks.len(),
             e.tickets,
             e.payout_ratio * 100.0
@@ -301,10 +299,8 @@ fn first_page(out: &mut String, report: &Report) {
         let id = &e.identity;
         let _ = writeln!(
             out,
-            "<h3>Emission {}/{}/e{:04} ({}): {} block(s), {} tickets, payout {:.2} %</h3>",
-            esc(&e.game),
-            esc(&e.stake),
-            e.emission,
+            "<h3>Emission {} ({}): {} block(s), {} tickets, payout {:.2} %</h3>",
+            esc(&e.name()),
             esc(&id.kind),
             e.blocks.len(),
             e.tickets,
@@ -398,11 +394,9 @@ fn contents(out: &mut String, report: &Report) {
     for (i, e) in report.emissions.iter().enumerate() {
         let _ = write!(
             out,
-            "<li><a href=\"#emission-{}\">Emission {}/{}/e{:04}: the blocks together</a></li>",
+            "<li><a href=\"#emission-{}\">Emission {}: the blocks together</a></li>",
             i + 1,
-            esc(&e.game),
-            esc(&e.stake),
-            e.emission
+            esc(&e.name())
         );
     }
     out.push_str("</ol></nav>\n");

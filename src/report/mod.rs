@@ -357,6 +357,13 @@ pub struct EmissionSection {
     pub correlations: Vec<f64>,
 }
 
+impl EmissionSection {
+    /// The emission, as messages name it: `ruche-or/2/e0001`.
+    pub fn name(&self) -> String {
+        crate::block::id::emission_name(&self.game, &self.stake, self.emission)
+    }
+}
+
 /// Reads and analyses `blocks`; `progress` counts the tickets of the block being read (its
 /// message names the step).
 pub fn report(
@@ -514,10 +521,7 @@ impl Report {
 /// Fills the identity of an emission from its blocks' manifests, and its seal's status from
 /// the folders the blocks were read from; what disagrees goes to its problems.
 fn identify(section: &mut EmissionSection, blocks: &[&BlockSection], options: &VerifyOptions) {
-    let name = format!(
-        "{}/{}/e{:04}",
-        section.game, section.stake, section.emission
-    );
+    let name = section.name();
     let mut first: Option<(&BlockSection, &EmissionIdentity)> = None;
     for b in blocks {
         let Some(id) = &b.identity else { continue };
@@ -978,17 +982,12 @@ fn conclude(report: &mut Report) {
         }
     }
     for e in &mut report.emissions {
+        let name = e.name();
         for t in &mut e.cross_block {
             t.p_holm = next.next().unwrap_or(1.0);
             t.failed = t.p_holm < ORDER_ALPHA;
             if t.failed {
-                failures.push(format!(
-                    "{}/{}/e{:04}: order test {} failed",
-                    e.game,
-                    e.stake,
-                    e.emission,
-                    describe(t)
-                ));
+                failures.push(format!("{}: order test {} failed", name, describe(t)));
             }
         }
     }

@@ -113,10 +113,8 @@ fn first_page(out: &mut String, report: &Report) {
     for e in &report.emissions {
         let _ = writeln!(
             out,
-            "emission {}/{}/e{:04} ({}): {} block(s), {} tickets, payout {:.2} %",
-            e.game,
-            e.stake,
-            e.emission,
+            "emission {} ({}): {} block(s), {} tickets, payout {:.2} %",
+            e.name(),
             e.identity.kind,
             e.blocks.len(),
             grouped(e.tickets),
@@ -199,11 +197,9 @@ fn contents(out: &mut String, report: &Report) {
     for (i, e) in report.emissions.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  {}. emission {}/{}/e{:04}: the blocks together",
+            "  {}. emission {}: the blocks together",
             report.blocks.len() + i + 2,
-            e.game,
-            e.stake,
-            e.emission
+            e.name()
         );
     }
 }
@@ -399,10 +395,8 @@ fn table(out: &mut String, rows: &[super::PrizeRow]) {
 fn emission(out: &mut String, e: &EmissionSection) {
     let _ = writeln!(
         out,
-        "emission {}/{}/e{:04}: {} blocks, {} tickets, payout {:.2} %",
-        e.game,
-        e.stake,
-        e.emission,
+        "emission {}: {} blocks, {} tickets, payout {:.2} %",
+        e.name(),
         e.blocks.len(),
         grouped(e.tickets),
         e.payout_ratio * 100.0

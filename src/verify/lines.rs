@@ -16,10 +16,11 @@
 use super::observe::{CheckedLine, PieceObserver, PiecePart};
 use super::replay::Replay;
 use super::BlockReport;
-use crate::block::files::{DirectReader, ReadMode};
-use crate::block::merkle::MerkleRoot;
-use crate::block::{self, sha256, CSV_HEADER};
+use crate::block::{self, CSV_HEADER};
+use crate::fs::files::{DirectReader, ReadMode};
 use crate::game::{Game, Stake};
+use crate::hash::merkle::MerkleRoot;
+use crate::hash::sha256;
 use crate::mechanic::Decoder;
 use crate::money::{canonical, cents, from_cents};
 use crate::progress::Progress;
@@ -101,7 +102,9 @@ impl TicketCheck {
     /// stake; fails only if the game's mechanic cannot read this stake.
     pub fn new(game: &Game, stake: &Stake, emission: u32, block: u32) -> Result<Self, String> {
         let decoder = stake.decoder();
-        let prefix = block::serial_prefix(&game.id, stake, emission, block);
+        let prefix = crate::block::id::EmissionId::new(&game.id, stake, emission)
+            .block(block)
+            .serial_prefix();
         let tiers = stake.tiers();
         let tier_text: Vec<String> = tiers.iter().copied().map(canonical).collect();
         let tier_cents = tiers.iter().copied().map(cents).collect();

@@ -5,9 +5,10 @@
 use super::{expected_prizes, BlockReport, Stopped, VerifyOptions};
 use crate::block::manifest::{Manifest, PrizeCount, FORMAT, FORMATS_READ, FORMAT_1};
 use crate::block::{self, keys};
+use crate::fs::open::{read_at_most, ReadError};
 use crate::game::{Game, Stake};
 use crate::money::{canonical, parse_canonical};
-use crate::untrusted::{read_at_most, shown, shown_path, ReadError};
+use crate::untrusted::{shown, shown_path};
 use ed25519_dalek::VerifyingKey;
 use std::path::Path;
 

@@ -21,11 +21,12 @@ pub use observe::{CheckedLine, PieceObserver, PiecePart};
 
 use crate::block;
 use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
+use crate::fs::open::{read_at_most, ReadError};
 use crate::game::{Game, Stake};
 use crate::money::canonical;
 use crate::plan::Seed;
 use crate::progress::Progress;
-use crate::untrusted::{read_at_most, shown, shown_path, ReadError};
+use crate::untrusted::{shown, shown_path};
 use ed25519_dalek::VerifyingKey;
 use lines::LineChecker;
 use replay::Replay;
@@ -142,7 +143,7 @@ pub fn folder_of(path: &Path) -> &Path {
 pub fn folder_definition(folder: &Path, sha256: &str) -> Result<Option<Game>, String> {
     use sha2::{Digest, Sha256};
     let path = folder.join(block::DEFINITION_FILE);
-    match crate::block::files::entry_exists(&path) {
+    match crate::fs::files::entry_exists(&path) {
         Ok(false) => return Ok(None),
         Ok(true) => {}
         Err(e) => return Err(format!("{e:#}")),
