@@ -112,7 +112,8 @@ pub enum Command {
     /// Make an emission seed and hand it out as age-encrypted shares to n custodians, any k
     /// of whom can rebuild it (or reshare an existing seed, or check a set of shares).
     Seed(SeedArgs),
-    /// List the built-in games: stakes, block size, winners, payout ratio, odds.
+    /// List the built-in games: stakes, block size, winners, payout ratio, odds; or preview
+    /// one definition (--game FILE): its table and the forms its layouts show each prize with.
     Games(games::GamesArgs),
     /// Prove that one ticket belongs to a signed block (JSON on standard output).
     ///

@@ -7,6 +7,7 @@
 //! The built-in definitions are embedded in the binary so `--game ruche-or` works anywhere.
 
 mod builtin;
+pub mod preview;
 pub mod profile;
 
 pub use builtin::BUILTIN;
