@@ -9,6 +9,7 @@
 mod builtin;
 pub mod preview;
 pub mod profile;
+pub mod schema;
 
 pub use builtin::BUILTIN;
 
