@@ -263,7 +263,10 @@ fn preview_text(game: &Game, stakes: &[StakePreview], quiet: bool) -> String {
                 .collect();
             line(
                 &mut out,
-                format!("  near misses asked (losers): {}", rates.join(", ")),
+                format!(
+                    "  near misses asked (shares of parts, winners and losers alike): {}",
+                    rates.join(", ")
+                ),
             );
         }
         line(

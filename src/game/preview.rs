@@ -67,7 +67,8 @@ pub struct StakePreview {
     pub odds_one_in: String,
     /// Winners over the block size, in %, rounded to 2 decimals.
     pub hit_frequency_percent: String,
-    /// The near-miss rates the definition asks for, by the report's feature name.
+    /// The near-miss rates the definition asks for, by the report's feature name: each a share
+    /// of the parts it is a rate of (rows that do not win...), on winners and losers alike.
     pub near_miss_rates: BTreeMap<String, f64>,
     /// The prize table, highest first.
     pub prizes: Vec<PrizePreview>,
