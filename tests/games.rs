@@ -51,7 +51,7 @@ fn a_hive_prize_shows_its_rows_and_honey_pots_and_a_calendar_its_months_and_clov
         "Mini ruche (test) (mini-ruche), mechanic ruche, blocks of 2 000 tickets",
         "no profile",
         "stake 2 €: payout 97.5 % (3900 € of prizes per block), 303 winners (hit frequency 15.15 %, odds 1 in 6.6), 1 697 losers",
-        "2000 €          1    1 in 2000   51.28%",
+        "2000 €          1       1 in 2000   51.28%",
         "honey: 2000 €",
         "e.g. 10 honey pots → 2000 €",
         "row: 2000 €",

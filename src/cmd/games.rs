@@ -272,7 +272,7 @@ fn preview_text(game: &Game, stakes: &[StakePreview], quiet: bool) -> String {
         line(
             &mut out,
             format!(
-                "  {:>10} {:>10} {:>12} {:>8}  forms",
+                "  {:>10} {:>10} {:>15} {:>8}  forms",
                 "prize", "count", "odds", "share"
             ),
         );
@@ -280,7 +280,7 @@ fn preview_text(game: &Game, stakes: &[StakePreview], quiet: bool) -> String {
             line(
                 &mut out,
                 format!(
-                    "  {:>10} {:>10} {:>12} {:>7}%",
+                    "  {:>10} {:>10} {:>15} {:>7}%",
                     format!("{} €", p.amount),
                     grouped(p.count),
                     format!("1 in {}", p.odds_one_in),
