@@ -1236,3 +1236,48 @@ fn the_public_report_of_a_failed_block_names_no_ticket() {
         .unwrap()
         .contains("listed in the confidential report only"));
 }
+
+/// The near-miss rates the definition asks for (the mini ruche keeps La ruche d'or's
+/// defaults: 35 % of rows that do not win show two P, 16 % of hives without honey three
+/// pots, 16 % of tickets an EXTRA hive) are printed beside those observed, per part, on
+/// losers and winners, in the text, the JSON and the HTML, the public version too.
+#[test]
+fn the_near_miss_rates_asked_are_shown_beside_those_observed() {
+    let w = Workdir::new();
+    let folder = emit_one(&w, SEED, "out");
+    for extra in [&[][..], &["--public"][..]] {
+        let (said, json, html) = report_all(&w, &folder, extra, 0);
+        let rows = json["blocks"][0]["near_misses_asked"].as_array().unwrap();
+        let names: Vec<&str> = rows
+            .iter()
+            .map(|r| r["feature"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["near_miss_rows", "near_miss_honey", "near_miss_extra"],
+            "{rows:?}"
+        );
+        for (row, asked) in rows.iter().zip([0.35, 0.16, 0.16]) {
+            assert_eq!(row["asked"].as_f64().unwrap(), asked, "{row}");
+            for group in ["losers", "winners"] {
+                let observed = row[group].as_f64().unwrap();
+                let parts = row[format!("{group}_parts")].as_u64().unwrap();
+                assert!(parts > 100, "{row}");
+                // Thousands of parts: the shares drawn are near those asked (a row with honey
+                // pots has fewer cells for P, so fewer near misses).
+                assert!((observed - asked).abs() < 0.06, "{group}: {row}");
+            }
+            assert!(!row["of"].as_str().unwrap().is_empty());
+        }
+        assert!(
+            said.contains("near misses asked and observed (share of parts)"),
+            "{said}"
+        );
+        assert!(said.contains("rows that do not win with two P"), "{said}");
+        assert!(html.contains("Near misses: asked and observed"));
+        assert!(
+            html.contains("<td>35.00 %</td>"),
+            "the asked rate in the HTML"
+        );
+    }
+}

@@ -1,8 +1,11 @@
-//! `games`: the built-in games and what they pay, as a table or as one JSON object.
+//! `games`: the built-in games and what they pay, as a table or as one JSON object; with
+//! `--game`, the designer's preview of one definition ([`emission_factory::game::preview`]).
 
 use super::{grouped, Exit};
 use anyhow::{Context, Result};
+use emission_factory::game::preview::{preview, PreviewError, StakePreview, PREVIEW_SAMPLES};
 use emission_factory::game::{Game, BUILTIN};
+use emission_factory::mechanic::BuildError;
 use emission_factory::money::canonical;
 use emission_factory::untrusted::{shown_text, SHOWN_CHARS};
 use rust_decimal::Decimal;
@@ -13,8 +16,15 @@ use serde::Serialize;
 #[command(after_help = "Examples:
   emission-factory games
   emission-factory games | grep ruche-or
-  emission-factory games --json | jq '.games[] | {id, stakes: [.stakes[].payout_percent]}'")]
+  emission-factory games --json | jq '.games[] | {id, stakes: [.stakes[].payout_percent]}'
+  emission-factory games --game my-game.toml
+  emission-factory games --game my-game.toml --json | jq '.games[0].preview[].prizes[].forms'")]
 pub struct GamesArgs {
+    /// Preview one definition (a built-in id or a .toml file) as emit would load it: its
+    /// stakes, prize table, payout, odds, hit frequency, near-miss rates, and the forms its
+    /// layouts show each prize with. An invalid definition gets emit's error.
+    #[arg(long, value_name = "GAME")]
+    pub game: Option<String>,
     /// Print one JSON object instead of the table (docs/FORMAT.md, "games --json").
     #[arg(long)]
     pub json: bool,
@@ -40,6 +50,15 @@ struct GameRow {
     block_size: u64,
     definition_sha256: String,
     stakes: Vec<StakeRow>,
+    /// With `--game`: the jurisdiction profile the definition names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<String>,
+    /// With `--game`: the preview of every stake, in the order of `stakes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preview: Option<Vec<StakePreview>>,
+    /// With `--game`: layouts synthesized per prize for the forms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preview_samples: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -91,10 +110,16 @@ fn rows(game: &Game) -> GameRow {
                     .collect(),
             })
             .collect(),
+        profile: None,
+        preview: None,
+        preview_samples: None,
     }
 }
 
 pub(super) fn run(args: GamesArgs) -> Result<Exit> {
+    if let Some(which) = &args.game {
+        return run_preview(which, &args);
+    }
     let games = BUILTIN
         .iter()
         .map(|(id, _)| Game::builtin(id))
@@ -137,4 +162,163 @@ pub(super) fn run(args: GamesArgs) -> Result<Exit> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// `games --game GAME`: one definition's preview, loaded and checked as `emit` loads it.
+fn run_preview(which: &str, args: &GamesArgs) -> Result<Exit> {
+    let game = Game::resolve(which)?;
+    let stakes = preview(&game).map_err(|e| match e {
+        // A signal: the binary exits as a shell expects (143...), as emit does.
+        PreviewError::Build {
+            cause: BuildError::Interrupted(signal),
+            ..
+        } => anyhow::Error::new(signal),
+        e => e.into(),
+    })?;
+    if args.json {
+        let mut row = rows(&game);
+        row.profile = game.profile.as_ref().map(|p| p.id.clone());
+        row.preview = Some(stakes);
+        row.preview_samples = Some(PREVIEW_SAMPLES);
+        let listing = Listing {
+            games_format: GAMES_FORMAT,
+            games: vec![row],
+        };
+        let text = serde_json::to_string_pretty(&listing).context("cannot write the JSON")?;
+        outln!("{text}")?;
+        return Ok(Exit::Ok);
+    }
+    outln!("{}", preview_text(&game, &stakes, args.quiet))?;
+    Ok(Exit::Ok)
+}
+
+/// The preview as text: a heading for the game, then per stake its figures and its table,
+/// each prize followed by its forms.
+fn preview_text(game: &Game, stakes: &[StakePreview], quiet: bool) -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    if !quiet {
+        line(
+            &mut out,
+            format!(
+                "{} ({}), mechanic {}, blocks of {} tickets",
+                shown_text(&game.name, SHOWN_CHARS),
+                game.id,
+                game.mechanic,
+                grouped(game.block_size)
+            ),
+        );
+        line(
+            &mut out,
+            format!(
+                "definition {} (SHA-256 {})",
+                shown_text(&game.source, SHOWN_CHARS),
+                hex::encode(game.sha256)
+            ),
+        );
+        match &game.profile {
+            Some(p) => line(
+                &mut out,
+                format!(
+                    "profile {}: payout {} % to {} % ({})",
+                    p.id,
+                    emission_factory::game::profile::percent(p.payout_min),
+                    emission_factory::game::profile::percent(p.payout_max),
+                    shown_text(&p.source, SHOWN_CHARS)
+                ),
+            ),
+            None => line(
+                &mut out,
+                "no profile: only the 100 % bound on payout is checked".into(),
+            ),
+        }
+        line(
+            &mut out,
+            format!("forms: of {PREVIEW_SAMPLES} layouts synthesized per prize (fixed seeds)"),
+        );
+    }
+    for s in stakes {
+        line(&mut out, String::new());
+        line(
+            &mut out,
+            format!(
+                "stake {} €: payout {} % ({} € of prizes per block), {} winners (hit frequency {} %, odds 1 in {}), {} losers",
+                s.price,
+                s.payout_percent,
+                s.total_prizes,
+                grouped(s.winners),
+                s.hit_frequency_percent,
+                s.odds_one_in,
+                grouped(s.losers)
+            ),
+        );
+        if !s.near_miss_rates.is_empty() {
+            let rates: Vec<String> = s
+                .near_miss_rates
+                .iter()
+                .map(|(name, rate)| format!("{name} {:.1} %", rate * 100.0))
+                .collect();
+            line(
+                &mut out,
+                format!(
+                    "  near misses asked (shares of parts, winners and losers alike): {}",
+                    rates.join(", ")
+                ),
+            );
+        }
+        line(
+            &mut out,
+            format!(
+                "  {:>10} {:>10} {:>15} {:>8}  forms",
+                "prize", "count", "odds", "share"
+            ),
+        );
+        for p in &s.prizes {
+            line(
+                &mut out,
+                format!(
+                    "  {:>10} {:>10} {:>15} {:>7}%",
+                    format!("{} €", p.amount),
+                    grouped(p.count),
+                    format!("1 in {}", p.odds_one_in),
+                    p.payout_share_percent
+                ),
+            );
+            for f in &p.forms {
+                let splits: Vec<String> = f
+                    .splits
+                    .iter()
+                    .map(|sp| {
+                        let sum: Vec<String> =
+                            sp.amounts.iter().map(|a| format!("{a} €")).collect();
+                        format!("{} ({})", sum.join(" + "), sp.samples)
+                    })
+                    .collect();
+                let mut text = format!(
+                    "      {:>5}%  {}: {}",
+                    f.percent,
+                    shown_text(&f.form, SHOWN_CHARS),
+                    splits.join(", ")
+                );
+                if f.other_splits > 0 {
+                    text.push_str(&format!(", other splits ({})", f.other_splits));
+                }
+                line(&mut out, text);
+                let example: Vec<String> = f
+                    .example
+                    .iter()
+                    .map(|w| shown_text(w, SHOWN_CHARS))
+                    .collect();
+                line(
+                    &mut out,
+                    format!("              e.g. {}", example.join("; ")),
+                );
+            }
+        }
+    }
+    out.pop();
+    out
 }

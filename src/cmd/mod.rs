@@ -113,7 +113,8 @@ pub enum Command {
     /// Make an emission seed and hand it out as age-encrypted shares to n custodians, any k
     /// of whom can rebuild it (or reshare an existing seed, or check a set of shares).
     Seed(SeedArgs),
-    /// List the built-in games: stakes, block size, winners, payout ratio, odds.
+    /// List the built-in games: stakes, block size, winners, payout ratio, odds; or preview
+    /// one definition (--game FILE): its table and the forms its layouts show each prize with.
     Games(games::GamesArgs),
     /// Prove that one ticket belongs to a signed block (JSON on standard output).
     ///
@@ -454,17 +455,44 @@ its layout is valid and wins exactly its prize column. The other tickets, the CS
 the Merkle root are not checked: run `verify` for the whole block. A ticket that fails a check \
 is not drawn (exit status 1).
 
+With --prize or --form the ticket is the first (or --nth) of the block that wins that prize or \
+shows that form; every line read up to it is checked as above.
+
 Examples:
   emission-factory show emissions/ruche-or/2/e0001/block-00001.csv --ticket 42
   emission-factory show emissions/ruche-or/2/e0001/block-00001.csv \\
-      --ticket ruche-or-200-0001-00001-0000042 --svg ticket.svg")]
+      --ticket ruche-or-200-0001-00001-0000042 --svg ticket.svg
+  emission-factory show emissions/ruche-or/2/e0001/block-00001.csv --prize 20 --nth 3
+  emission-factory show emissions/ruche-or/2/e0001/block-00001.csv --form '2 rows + honey'
+  emission-factory show emissions/ruche-or/2/e0001/block-00001.csv --prize 0 --form near_miss_rows")]
+#[command(group(clap::ArgGroup::new("search").args(["prize", "form"]).multiple(true)))]
 pub struct ShowArgs {
     /// The block's CSV file (block-NNNNN.csv, beside its manifest and signature).
     #[arg(value_name = "BLOCK")]
     pub block: PathBuf,
     /// The ticket: its index in the block (from 0) or its serial.
-    #[arg(long, value_name = "N|SERIAL")]
-    pub ticket: String,
+    #[arg(
+        long,
+        value_name = "N|SERIAL",
+        allow_hyphen_values = true,
+        required_unless_present = "search",
+        conflicts_with = "search"
+    )]
+    pub ticket: Option<String>,
+    /// Show a ticket winning AMOUNT (euros, `0` for a loser): the first of the block, or the
+    /// --nth. The error lists the prizes of the stake if none wins it.
+    #[arg(long, value_name = "AMOUNT")]
+    pub prize: Option<String>,
+    /// Show a ticket whose layout shows FORM: the decoder's text of a form, as `games --game`
+    /// and `report` list them (`row + honey`, `EXTRA: 2 rows`, `2 months + clover`, `loss`),
+    /// or a near miss by its report name (`near_miss_rows`...). The error lists the forms the
+    /// block holds, with their counts.
+    #[arg(long, value_name = "FORM")]
+    pub form: Option<String>,
+    /// With --prize or --form: the K-th matching ticket of the block, from 1.
+    #[arg(long, value_name = "K", default_value_t = 1, requires = "search",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub nth: u64,
     /// Also write the ticket as an SVG picture to FILE (hexagonal cells, or a calendar and a
     /// clover; self-contained, opens in any browser). `-` writes it to standard output
     /// instead of the drawing.

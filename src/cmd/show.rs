@@ -3,19 +3,30 @@
 //! The block's manifest and signature are checked as `verify` checks them, and the ticket's
 //! own line (serial, prize column, SHA-256, layout decoding to the prize); the other tickets
 //! are not read past the ticket shown. A ticket that fails a check is not drawn.
+//!
+//! The ticket is named by its index or serial (`--ticket`), or found (`--prize`, `--form`,
+//! `--nth`): the first, or K-th, ticket of the block that wins the prize and shows the form,
+//! the decoder's text of it or a near miss by its report name. Every line read up to it is
+//! checked as the ticket's own is, so that the ticket chosen is counted among checked lines
+//! only; when none matches, the error says what the block holds (the stake's prizes, or the
+//! forms and near misses of the tickets of the prize asked, with their counts).
 
-use super::{Exit, ShowArgs, WhenColour};
+use super::{grouped, Exit, ShowArgs, WhenColour};
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::{bail, Context, Result};
 use emission_factory::block::CSV_HEADER;
+use emission_factory::game::Stake;
 use emission_factory::mechanic::explain::{
-    Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES,
+    Board, BonusStage, Clover, Explanation, Features, Hive, Month, MAX_NEAR, MONTH_NAMES,
 };
 use emission_factory::money::canonical;
 use emission_factory::untrusted::{defanged, shown, shown_path, shown_text, SHOWN_CHARS};
 use emission_factory::verify::{check_manifest_of, TicketCheck};
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::str::FromStr;
 
 pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     if let Some(svg) = &args.svg {
@@ -41,12 +52,29 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     let prefix = emission_factory::block::id::EmissionId::new(&game.id, stake, manifest.emission)
         .block(manifest.block)
         .serial_prefix();
-    let index = ticket_index(&args.ticket, &prefix, manifest.tickets.min(game.block_size))?;
-    let line = read_ticket_line(csv, index, manifest.csv.bytes, tickets.max_line())?;
-    if let Err(problem) = tickets.check(&line, index) {
-        errln!("FAILED  {name} {problem}");
-        return Ok(Exit::Failed);
-    }
+    let count = manifest.tickets.min(game.block_size);
+    let (index, line) = match &args.ticket {
+        Some(ticket) => {
+            let index = ticket_index(ticket, &prefix, count)?;
+            let line = read_ticket_line(csv, index, manifest.csv.bytes, tickets.max_line())?;
+            if let Err(problem) = tickets.check(&line, index) {
+                errln!("FAILED  {name} {problem}");
+                return Ok(Exit::Failed);
+            }
+            (index, line)
+        }
+        None => {
+            let search = Search::new(&args, stake)?;
+            let mut lines = TicketLines::open(csv, manifest.csv.bytes, tickets.max_line())?;
+            match search.find(&mut lines, &tickets, count)? {
+                Ok(found) => found,
+                Err(problem) => {
+                    errln!("FAILED  {name} {problem}");
+                    return Ok(Exit::Failed);
+                }
+            }
+        }
+    };
     // Checked above: four fields, the layout valid UTF-8 and decoding to the prize column.
     let text = String::from_utf8_lossy(&line);
     let mut fields = text.split(',');
@@ -119,43 +147,286 @@ fn ticket_index(arg: &str, prefix: &str, tickets: u64) -> Result<u64> {
 /// end. Reads at most `file_bytes` (the manifest's size of the CSV) and refuses a line longer
 /// than `max_line`: what is held is one line.
 fn read_ticket_line(csv: &Path, index: u64, file_bytes: u64, max_line: usize) -> Result<Vec<u8>> {
-    let name = shown_path(csv);
-    let file = emission_factory::fs::open::open_regular(csv)
-        .with_context(|| format!("{name}: cannot read"))?;
-    let mut reader = BufReader::with_capacity(1 << 20, file.take(file_bytes));
-    let mut line = Vec::with_capacity(max_line + 1);
-    let limit = max_line.max(CSV_HEADER.len()) as u64 + 1;
-    for n in 0..=index.saturating_add(1) {
-        if n % (1 << 16) == 0 {
-            emission_factory::interrupt::check()?;
-        }
-        line.clear();
-        let read = (&mut reader)
-            .take(limit)
-            .read_until(b'\n', &mut line)
-            .with_context(|| format!("{name}: cannot read"))?;
-        let line_no = n + 1;
-        if read == 0 {
+    let mut lines = TicketLines::open(csv, file_bytes, max_line)?;
+    loop {
+        let Some(n) = lines.next_ticket()? else {
             bail!(
-                "{name}: the file ends at line {n}, before ticket {index} (line {}): the block is damaged, run verify",
+                "{}: the file ends at line {}, before ticket {index} (line {}): the block is damaged, run verify",
+                lines.name,
+                lines.read,
                 index + 2
             );
-        }
-        if line.last() != Some(&b'\n') {
-            if read as u64 == limit {
-                bail!("{name} line {line_no}: longer than the longest line of this game ({max_line} bytes): the block is damaged, run verify");
-            }
-            bail!("{name} line {line_no}: the file ends without a line end: the block is damaged, run verify");
-        }
-        line.pop();
-        if n == 0 && line != CSV_HEADER.as_bytes() {
-            bail!(
-                "{name} line 1: the header is {}, it must be '{CSV_HEADER}'",
-                shown(&line)
-            );
+        };
+        if n == index {
+            return Ok(std::mem::take(&mut lines.line));
         }
     }
-    Ok(line)
+}
+
+/// The ticket lines of a block's CSV, one at a time, after its header (checked): at most the
+/// manifest's size of the file is read, no line longer than the game's longest is held.
+struct TicketLines {
+    name: String,
+    reader: std::io::Take<BufReader<std::io::Take<std::fs::File>>>,
+    limit: u64,
+    max_line: usize,
+    /// Lines read so far, the header included.
+    read: u64,
+    /// The last ticket line read, without its line end.
+    line: Vec<u8>,
+}
+
+impl TicketLines {
+    fn open(csv: &Path, file_bytes: u64, max_line: usize) -> Result<Self> {
+        let name = shown_path(csv);
+        let file = emission_factory::fs::open::open_regular(csv)
+            .with_context(|| format!("{name}: cannot read"))?;
+        let limit = max_line.max(CSV_HEADER.len()) as u64 + 1;
+        let reader = BufReader::with_capacity(1 << 20, file.take(file_bytes)).take(limit);
+        let mut lines = TicketLines {
+            name,
+            reader,
+            limit,
+            max_line,
+            read: 0,
+            line: Vec::with_capacity(max_line + 1),
+        };
+        if !lines.next_line()? {
+            bail!(
+                "{}: the file is empty: the block is damaged, run verify",
+                lines.name
+            );
+        }
+        if lines.line != CSV_HEADER.as_bytes() {
+            bail!(
+                "{} line 1: the header is {}, it must be '{CSV_HEADER}'",
+                lines.name,
+                shown(&lines.line)
+            );
+        }
+        Ok(lines)
+    }
+
+    /// The next ticket's index in the block (its line is in `self.line`), `None` at the end.
+    fn next_ticket(&mut self) -> Result<Option<u64>> {
+        Ok(self.next_line()?.then(|| self.read - 2))
+    }
+
+    /// Reads the next line into `self.line`; `false` at the end of the file.
+    fn next_line(&mut self) -> Result<bool> {
+        if self.read.is_multiple_of(1 << 16) {
+            emission_factory::interrupt::check()?;
+        }
+        self.line.clear();
+        self.reader.set_limit(self.limit);
+        let read = self
+            .reader
+            .read_until(b'\n', &mut self.line)
+            .with_context(|| format!("{}: cannot read", self.name))?;
+        if read == 0 {
+            return Ok(false);
+        }
+        self.read += 1;
+        if self.line.last() != Some(&b'\n') {
+            if read as u64 == self.limit {
+                bail!("{} line {}: longer than the longest line of this game ({} bytes): the block is damaged, run verify", self.name, self.read, self.max_line);
+            }
+            bail!(
+                "{} line {}: the file ends without a line end: the block is damaged, run verify",
+                self.name,
+                self.read
+            );
+        }
+        self.line.pop();
+        Ok(true)
+    }
+}
+
+/// What `--prize` and `--form` ask for.
+struct Search<'a> {
+    /// The prize's tier text (canonical, `0` for losers), if asked.
+    prize: Option<String>,
+    /// The form asked: the decoder's text, or a near miss (its index in the explainer's
+    /// near-miss features).
+    form: Option<FormQuery>,
+    nth: u64,
+    stake: &'a Stake,
+}
+
+enum FormQuery {
+    Text(String),
+    NearMiss(usize, &'static str),
+}
+
+impl<'a> Search<'a> {
+    /// Reads --prize and --form; an amount that is no prize of the stake is refused here,
+    /// naming the prizes the stake has and how many tickets of a block win each.
+    fn new(args: &ShowArgs, stake: &'a Stake) -> Result<Self> {
+        let prize = match &args.prize {
+            None => None,
+            Some(text) => {
+                let amount = Decimal::from_str(text.trim())
+                    .ok()
+                    .filter(|a| !a.is_sign_negative() && a.scale() <= 2);
+                let tier = amount.and_then(|a| stake.tiers().into_iter().find(|t| *t == a));
+                match tier {
+                    Some(t) => Some(canonical(t)),
+                    None => bail!(
+                        "--prize {}: no ticket of this stake ({} €) wins it; its prizes are {}, and 0 for the losers",
+                        shown(text),
+                        canonical(stake.price),
+                        prize_list(stake)
+                    ),
+                }
+            }
+        };
+        let explainer = stake.mechanic.explainer();
+        let form = args.form.as_ref().map(|text| {
+            let names = explainer.feature_names();
+            match names.near.iter().position(|n| *n == text.as_str()) {
+                Some(i) => FormQuery::NearMiss(i, names.near[i]),
+                None => FormQuery::Text(text.clone()),
+            }
+        });
+        Ok(Search {
+            prize,
+            form,
+            nth: args.nth,
+            stake,
+        })
+    }
+
+    /// What is asked, in words: `ticket(s) winning 20 € with the form 'row'`.
+    fn asked(&self, plural: bool) -> String {
+        let mut what = String::from(if plural { "tickets" } else { "ticket" });
+        if let Some(p) = &self.prize {
+            what.push_str(&format!(" winning {p} €"));
+        }
+        match &self.form {
+            Some(FormQuery::Text(t)) => what.push_str(&format!(" with the form {}", shown(t))),
+            Some(FormQuery::NearMiss(_, n)) => what.push_str(&format!(" with a near miss {n}")),
+            None => {}
+        }
+        what
+    }
+
+    /// Reads the block up to the --nth matching ticket, checking every line read as `verify`
+    /// checks it: `Ok(Ok((index, line)))`, or `Ok(Err(problem))` for a line that fails (the
+    /// ticket cannot be chosen from lines nobody vouches for), or an error naming what the
+    /// block holds when no ticket matches.
+    fn find(
+        &self,
+        lines: &mut TicketLines,
+        tickets: &TicketCheck,
+        count: u64,
+    ) -> Result<Result<(u64, Vec<u8>), String>> {
+        let explainer = self.stake.mechanic.explainer();
+        let decoder = self.stake.decoder();
+        let mut features = Features::default();
+        let mut matched = 0u64;
+        // Among the tickets of the prize asked (all without --prize): how many of each form
+        // and near miss, for the error when none matches.
+        let mut forms: BTreeMap<String, u64> = BTreeMap::new();
+        let mut near = [0u64; MAX_NEAR];
+        let mut of_prize = 0u64;
+        while let Some(index) = lines.next_ticket()? {
+            if index >= count {
+                return Ok(Err(format!(
+                    "line {}: the block has {count} tickets, the file holds more",
+                    index + 2
+                )));
+            }
+            if let Err(problem) = tickets.check(&lines.line, index) {
+                return Ok(Err(problem));
+            }
+            // Checked: four fields, the layout valid and winning the prize column.
+            let mut fields = lines.line.split(|&b| b == b',');
+            let prize = fields.nth(1).unwrap_or_default();
+            let layout = fields.next().unwrap_or_default();
+            if self.prize.as_ref().is_some_and(|p| p.as_bytes() != prize) {
+                continue;
+            }
+            of_prize += 1;
+            let hit = match &self.form {
+                None => true,
+                Some(FormQuery::Text(text)) => {
+                    let form = decoder
+                        .form(layout)
+                        .map_err(|e| anyhow::anyhow!("{} line {}: {e}", lines.name, index + 2))?;
+                    let hit = form == *text;
+                    *forms.entry(form).or_default() += 1;
+                    hit
+                }
+                Some(FormQuery::NearMiss(i, _)) => {
+                    features.clear();
+                    explainer
+                        .features(layout, &mut features)
+                        .map_err(|e| anyhow::anyhow!("{} line {}: {e}", lines.name, index + 2))?;
+                    for (k, n) in features.near.iter().enumerate() {
+                        near[k] += u64::from(*n > 0);
+                    }
+                    features.near[*i] > 0
+                }
+            };
+            if hit {
+                matched += 1;
+                if matched == self.nth {
+                    return Ok(Ok((index, std::mem::take(&mut lines.line))));
+                }
+            }
+        }
+        let scope = match (&self.prize, of_prize) {
+            (Some(p), 1) => format!("1 ticket wins {p} €"),
+            (Some(p), n) => format!("{} tickets win {p} €", grouped(n)),
+            (None, n) => format!("{} tickets", grouped(n)),
+        };
+        if matched > 0 {
+            bail!(
+                "--nth {}: the block holds {} {} ({scope}): give --nth 1 to {matched}",
+                self.nth,
+                grouped(matched),
+                self.asked(matched > 1)
+            );
+        }
+        let holds = match &self.form {
+            None => String::new(),
+            Some(FormQuery::Text(_)) => {
+                let list: Vec<String> = forms
+                    .iter()
+                    .map(|(f, n)| format!("{} ({})", shown_text(f, SHOWN_CHARS), grouped(*n)))
+                    .collect();
+                format!(
+                    "; their forms: {} (or a near miss: {})",
+                    if list.is_empty() {
+                        "none".into()
+                    } else {
+                        list.join(", ")
+                    },
+                    explainer.feature_names().near.join(", ")
+                )
+            }
+            Some(FormQuery::NearMiss(..)) => {
+                let names = explainer.feature_names().near;
+                let list: Vec<String> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(k, n)| format!("{n} ({})", grouped(near[k])))
+                    .collect();
+                format!("; their near misses: {}", list.join(", "))
+            }
+        };
+        bail!("no {} in this block: {scope}{holds}", self.asked(false))
+    }
+}
+
+/// The prizes of a stake with their counts per block: `20000 € (1), 2000 € (2), ...`.
+fn prize_list(stake: &Stake) -> String {
+    stake
+        .prizes
+        .iter()
+        .map(|p| format!("{} € ({})", canonical(p.amount), grouped(p.count)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Colours of the terminal drawing (none when off).

@@ -7,7 +7,9 @@
 //! The built-in definitions are embedded in the binary so `--game ruche-or` works anywhere.
 
 mod builtin;
+pub mod preview;
 pub mod profile;
+pub mod schema;
 
 pub use builtin::BUILTIN;
 

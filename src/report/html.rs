@@ -161,6 +161,21 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
     }
     out.push_str("<h3>Features: winners and losers</h3>");
     features(out, n, b);
+    if !b.near_misses_asked.is_empty() {
+        out.push_str("<h3>Near misses: asked and observed</h3><p>The rates the game definition asks for (its <code>near_miss</code> settings), each a share of the parts it names, on winners and losers alike; beside them the shares this block shows.</p><table><tr><th class=\"l\">near miss</th><th class=\"l\">share of</th><th>asked</th><th>losers</th><th>winners</th></tr>");
+        for r in &b.near_misses_asked {
+            let _ = write!(
+                out,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.2} %</td><td>{:.2} %</td><td>{:.2} %</td></tr>",
+                esc(&r.feature),
+                esc(&r.of),
+                r.asked * 100.0,
+                r.losers * 100.0,
+                r.winners * 100.0
+            );
+        }
+        out.push_str("</table>\n");
+    }
     out.push_str("<h3>Forms per prize</h3>");
     forms(out, n, b);
     if let Some(order) = &b.order {

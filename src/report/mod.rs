@@ -15,6 +15,7 @@
 //! - the order tests fail at 99 % confidence (adjusted p < 0.01);
 //! - the leak check flags a feature at adjusted p < 0.001.
 
+pub mod asked;
 pub mod html;
 pub mod order;
 pub mod scan;
@@ -225,6 +226,8 @@ pub struct BlockSection {
     pub forms: Vec<FormRow>,
     /// Near misses: the share of losers (and winners) with at least one.
     pub near_misses: Vec<Rate>,
+    /// The near-miss rates the definition asks for, per part, beside those observed.
+    pub near_misses_asked: Vec<asked::AskedRate>,
     /// Observations seen outside the winning parts: the share of losers and winners showing
     /// the feature with a value above 0.
     pub features: Vec<Rate>,
@@ -676,6 +679,7 @@ fn unverified(csv: &Path, problems: Vec<String>) -> BlockSection {
         expected_odds: 0.0,
         forms: Vec::new(),
         near_misses: Vec::new(),
+        near_misses_asked: Vec::new(),
         features: Vec::new(),
         leaks: Vec::new(),
         order: None,
@@ -774,6 +778,11 @@ fn analyse_block(
         expected_odds: ratio(game.block_size, stake.winners),
         forms,
         near_misses: tally.near_misses.iter().map(|(n, &v)| rate(n, v)).collect(),
+        near_misses_asked: asked::asked_rates(
+            stake.mechanic.name(),
+            &stake.mechanic.near_miss_rates(),
+            &tally,
+        ),
         features: tally
             .shown
             .iter()

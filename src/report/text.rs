@@ -269,6 +269,23 @@ fn block(out: &mut String, b: &BlockSection) {
             );
         }
     }
+    if !b.near_misses_asked.is_empty() {
+        let _ = writeln!(
+            out,
+            "  near misses asked and observed (share of parts)   asked    losers   winners"
+        );
+        for r in &b.near_misses_asked {
+            let _ = writeln!(
+                out,
+                "    {:<44} {:>7.2} % {:>7.2} % {:>7.2} %",
+                r.feature,
+                r.asked * 100.0,
+                r.losers * 100.0,
+                r.winners * 100.0
+            );
+            let _ = writeln!(out, "      {}", r.of);
+        }
+    }
     if !b.features.is_empty() {
         let _ = writeln!(
             out,
