@@ -336,6 +336,7 @@ fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> 
         generator: generator(),
         generator_version: GENERATOR_VERSION,
         created: record::created_now()?,
+        timestamp_authority_sha256: None,
     })
 }
 
@@ -466,6 +467,7 @@ fn seal_locked(
         &record_bytes,
         planned,
         &config.signing_key,
+        None,
         &|b| good.contains(&b),
     )?;
     if sealed.is_some() {
