@@ -197,10 +197,12 @@ fn body_of(reply: &[u8]) -> Result<Vec<u8>, String> {
         .map(|k| k.split(';').next().unwrap_or_default().trim())
     {
         Some("application/timestamp-reply") | Some("application/timestamp-response") => {}
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "the TSA's reply is of type {}, not application/timestamp-reply: is the URL the TSA's?",
             other.map_or_else(|| "(none)".into(), crate::untrusted::shown)
-        )),
+        ))
+        }
     }
     let body = &reply[end + 4..];
     if chunked {

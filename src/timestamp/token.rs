@@ -5,9 +5,11 @@
 
 use cms::cert::x509::Certificate;
 use cms::content_info::ContentInfo;
-use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
+use cms::signed_data::{EncapsulatedContentInfo, SignerIdentifier, SignerInfo};
 use der::asn1::{Any, Int, ObjectIdentifier, OctetString};
-use der::{Decode, Encode, Sequence, Tagged};
+use der::{
+    Decode, DecodeValue, Encode, FixedTag, Header, Reader, Sequence, SliceReader, Tag, Tagged,
+};
 use sha2::Digest;
 use x509_tsp::{MessageImprint, TimeStampReq, TimeStampResp, TspVersion};
 
@@ -61,6 +63,46 @@ struct TstInfo {
     tsa: Option<Any>,
     #[asn1(context_specific = "1", tag_mode = "IMPLICIT", optional = "true")]
     extensions: Option<Any>,
+}
+
+/// A SignedData (RFC 5652 §5.1) as a token holds it, read loosely where this program needs
+/// nothing: the certificates and CRLs it carries are skipped (OpenSSL, for one, may carry the
+/// TSA's certificate twice, which `cms`'s strict SET OF refuses), and the signer infos are read
+/// one by one (more than one is refused by the caller).
+struct TokenSignedData {
+    encap_content_info: EncapsulatedContentInfo,
+    signer_infos: Vec<SignerInfo>,
+}
+
+impl FixedTag for TokenSignedData {
+    const TAG: Tag = Tag::Sequence;
+}
+
+impl<'a> DecodeValue<'a> for TokenSignedData {
+    fn decode_value<R: Reader<'a>>(reader: &mut R, header: Header) -> der::Result<Self> {
+        reader.read_nested(header.length, |r| {
+            let _version = cms::content_info::CmsVersion::decode(r)?;
+            let _digest_algorithms = Any::decode(r)?;
+            let encap_content_info = EncapsulatedContentInfo::decode(r)?;
+            let mut next = Any::decode(r)?;
+            // [0] certificates, [1] crls.
+            while next.tag().is_context_specific() {
+                next = Any::decode(r)?;
+            }
+            if next.tag() != Tag::Set {
+                return Err(der::Tag::Set.value_error());
+            }
+            let mut infos = SliceReader::new(next.value())?;
+            let mut signer_infos = Vec::new();
+            while !infos.is_finished() {
+                signer_infos.push(SignerInfo::decode(&mut infos)?);
+            }
+            Ok(TokenSignedData {
+                encap_content_info,
+                signer_infos,
+            })
+        })
+    }
 }
 
 /// SigningCertificate (RFC 2634 §5.4) and SigningCertificateV2 (RFC 5035 §3): only their first
@@ -304,7 +346,7 @@ pub fn check_token(
             token.content_type
         ));
     }
-    let signed: SignedData = token
+    let signed: TokenSignedData = token
         .content
         .decode_as()
         .map_err(|e| format!("the token's SignedData cannot be read: {e}"))?;
@@ -337,7 +379,7 @@ pub fn check_token(
             hex::encode(imprint)
         ));
     }
-    let infos = signed.signer_infos.0.as_slice();
+    let infos = signed.signer_infos.as_slice();
     let [signer] = infos else {
         return Err(format!(
             "the token has {} signatures; an RFC 3161 token has the TSA's only",
@@ -469,15 +511,16 @@ fn check_ess_cert_id(
             .first()
             .ok_or_else(|| "the token's signing-certificate-v2 attribute is empty".to_string())?;
         let alg = first.hash_algorithm.as_ref().map_or(SHA256, |a| a.oid);
-        let hash =
-            match alg {
-                SHA256 => sha2::Sha256::digest(&cert.der).to_vec(),
-                SHA384 => sha2::Sha384::digest(&cert.der).to_vec(),
-                SHA512 => sha2::Sha512::digest(&cert.der).to_vec(),
-                other => return Err(format!(
+        let hash = match alg {
+            SHA256 => sha2::Sha256::digest(&cert.der).to_vec(),
+            SHA384 => sha2::Sha384::digest(&cert.der).to_vec(),
+            SHA512 => sha2::Sha512::digest(&cert.der).to_vec(),
+            other => {
+                return Err(format!(
                     "the token's ESSCertIDv2 uses the hash {other}, not one this program accepts"
-                )),
-            };
+                ))
+            }
+        };
         return if first.cert_hash.as_bytes() == hash {
             Ok(())
         } else {
@@ -604,7 +647,7 @@ fn check_signature(signer: &SignerInfo, signed: &[u8], cert: &TsaCert) -> Result
 fn generalized_time(value: &Any) -> Result<(String, u64), String> {
     let wrong =
         || "the token's genTime is not a GeneralizedTime in UTC (YYYYMMDDHHMMSS[.f]Z)".to_string();
-    if value.tag() != der::Tag::GeneralizedTime {
+    if value.tag() != Tag::GeneralizedTime {
         return Err(wrong());
     }
     let text = std::str::from_utf8(value.value()).map_err(|_| wrong())?;
