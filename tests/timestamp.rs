@@ -396,7 +396,10 @@ fn seed_and_seal_get_tokens_that_openssl_accepts_and_verify_refuses_every_bad_on
     std::fs::write(&record_tsr, reply_to(&b, &query)).unwrap();
     openssl_accepts(&b, &record, &record_tsr);
     let said = verify(&w, PRODUCTION, &[&a.cert], 1);
-    assert!(said.contains("its signer is not that certificate"), "{said}");
+    assert!(
+        said.contains("its signer is not that certificate"),
+        "{said}"
+    );
     let said = verify(&w, PRODUCTION, &[&a.cert, &b.cert], 1);
     assert!(
         said.contains("emission.json.tsr: the trusted timestamp of"),
