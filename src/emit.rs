@@ -467,7 +467,8 @@ fn seal_locked(
         &record_bytes,
         planned,
         &config.signing_key,
-        None,
+        // A record that asked a trusted timestamp makes a seal that asks one of the same TSA.
+        record.timestamp_authority_sha256.clone(),
         &|b| good.contains(&b),
     )?;
     if sealed.is_some() {

@@ -277,7 +277,7 @@ fn seed_and_seal_get_tokens_that_openssl_accepts_and_verify_refuses_every_bad_on
     fixed_test_key(&w);
     let a = make_tsa(&w.path("tsa-a"), "A", "rsa");
     let b = make_tsa(&w.path("tsa-b"), "B", "ec");
-    let url = serve(&a, 2);
+    let url = serve(&a, 4);
     let game = data("mini-ruche.toml");
     let (ids, recipients) = custodians(&w);
     let mut args = seed_args(&game, &recipients, "1");
@@ -436,6 +436,57 @@ fn seed_and_seal_get_tokens_that_openssl_accepts_and_verify_refuses_every_bad_on
         assert!(said.contains("is missing"), "{said}");
         restore();
     }
+
+    // An emission sealed by the emit run that completes its planned blocks: its record asked a
+    // token, so its seal names the same TSA and fails verify until `timestamp --seal` gets it.
+    let mut args = seed_args(&game, &recipients, "2");
+    args.extend([
+        "--emission-blocks",
+        "1",
+        "--tsa-url",
+        &url,
+        "--tsa-cert",
+        cert_a,
+    ]);
+    w.ok(&args);
+    let shares: Vec<String> = (1..=2)
+        .map(|i| format!("shares/mini-ruche-2-e0002.share-{i}-of-2.age"))
+        .collect();
+    let mut args = vec![
+        "emit",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--emission",
+        "2",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--quiet",
+    ];
+    for (s, i) in shares.iter().zip(&ids) {
+        args.extend(["--share", s.as_str(), "--identity", i.as_str()]);
+    }
+    w.ok(&args);
+    let second = "emissions/mini-ruche/2/e0002";
+    assert!(w.path(second).join("emission.seal.json").exists());
+    let said = verify(&w, second, &[&a.cert], 1);
+    assert!(
+        said.contains("emission.seal.json says a trusted timestamp was asked for it"),
+        "{said}"
+    );
+    let said = text(&w.ok(&[
+        "timestamp",
+        second,
+        "--seal",
+        "--tsa-cert",
+        cert_a,
+        "--tsa-url",
+        &url,
+    ]));
+    assert!(said.contains("emission.seal.json existed by 20"), "{said}");
+    let said = verify(&w, second, &[&a.cert], 0);
+    assert_eq!(said.matches("timestamp OK:").count(), 2, "{said}");
 }
 
 /// SHA-256 of a PEM certificate's DER, hex.

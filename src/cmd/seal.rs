@@ -133,7 +133,12 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         &record_bytes,
         planned,
         &key,
-        stamp.as_ref().map(super::tsa::Plan::pin),
+        // A record that asked a trusted timestamp makes a seal that asks one (of this run's TSA,
+        // or, without --tsa-*, of the record's).
+        stamp
+            .as_ref()
+            .map(super::tsa::Plan::pin)
+            .or_else(|| record.timestamp_authority_sha256.clone()),
         &|b| good.contains(&b),
     );
     if let Err(e) = &outcome {
@@ -161,6 +166,12 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         None => format!("{name} was already sealed"),
     };
     released.map_err(|e| e.context(format!("{done}, but its lock could not be released")))?;
+    if stamp.is_none() && record.timestamp_authority_sha256.is_some() && !args.quiet {
+        errln!(
+            "note: the emission's record asked a trusted timestamp, so its seal asks one too: get it with `emission-factory timestamp {} --seal --tsa-cert PEM --tsa-url URL` (verify fails until then)",
+            emission_factory::block::files::shell_quoted(folder)
+        );
+    }
     let stamped = match &stamp {
         None => None,
         Some(plan) => Some(
