@@ -339,6 +339,7 @@ fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> 
         generator: generator(),
         generator_version: GENERATOR_VERSION,
         created: record::created_now()?,
+        timestamp_authority_sha256: None,
     })
 }
 
@@ -469,6 +470,8 @@ fn seal_locked(
         &record_bytes,
         planned,
         &config.signing_key,
+        // A record that asked a trusted timestamp makes a seal that asks one of the same TSA.
+        record.timestamp_authority_sha256.clone(),
         &|b| good.contains(&b),
     )?;
     if sealed.is_some() {

@@ -31,6 +31,7 @@ pub mod progress;
 pub mod proof;
 pub mod report;
 pub mod secrets;
+pub mod timestamp;
 pub mod untrusted;
 pub mod verify;
 

@@ -35,6 +35,7 @@ mod report;
 mod seal;
 mod seed;
 mod show;
+mod tsa;
 mod verify;
 pub mod version;
 
@@ -141,6 +142,10 @@ pub enum Command {
     Lab(lab::LabArgs),
     /// The version; with --verbose the commit, build profile and SHA-256 of this binary.
     Version(version::VersionArgs),
+    /// Get an RFC 3161 trusted timestamp for an emission's record or seal, later than the run
+    /// that wrote it, or through files for a machine without a network (--tsa-request-out,
+    /// then --tsa-reply).
+    Timestamp(tsa::TimestampArgs),
 }
 
 /// `emit` arguments.
@@ -272,6 +277,12 @@ pub struct VerifyArgs {
     /// up to the seal (one emission folder only).
     #[arg(long, value_name = "HEX", value_parser = sha256_hex)]
     pub seal_sha256: Option<String>,
+    /// The certificate (PEM or DER) of a time-stamping authority: every RFC 3161 token of an
+    /// emission (emission.json.tsr, emission.seal.json.tsr) is checked against it offline and
+    /// its time printed. A token present, or named by the record or the seal, without the
+    /// certificate that checks it fails. Repeatable (a TSA whose certificate was renewed).
+    #[arg(long, value_name = "PEM")]
+    pub tsa_cert: Vec<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
@@ -410,6 +421,8 @@ pub struct SealArgs {
     /// Print one JSON object instead of the result line (docs/FORMAT.md, "seal --json").
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub tsa: tsa::TsaArgs,
 }
 
 /// `load` arguments.
@@ -632,6 +645,8 @@ pub struct SeedArgs {
     /// No notes on standard error; what is printed for the minutes, warnings and errors stay.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub tsa: tsa::TsaArgs,
 }
 
 /// Runs a parsed command line.
@@ -655,6 +670,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Show(args) => show::run(args),
         Command::Version(args) => version::run(args),
         Command::Lab(args) => lab::run(args),
+        Command::Timestamp(args) => tsa::run(args),
     }
 }
 

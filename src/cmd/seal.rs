@@ -31,6 +31,8 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         None => one_time_key(folder)?,
     };
     let key = keys::read_signing_key(&key_path)?;
+    // A token over the seal: its options and certificate checked before anything is done.
+    let stamp = super::tsa::plan(&args.tsa)?;
     let public = key.verifying_key();
     if let Some(name) = &args.group {
         emission_factory::fs::files::emission_folder(
@@ -125,9 +127,20 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         emission_factory::emission::log::SEALING.into()
     };
     append_locked(folder, &mut entry, Some(&key))?;
-    let outcome = seal::seal(folder, &record, &record_bytes, planned, &key, &|b| {
-        good.contains(&b)
-    });
+    let outcome = seal::seal(
+        folder,
+        &record,
+        &record_bytes,
+        planned,
+        &key,
+        // A record that asked a trusted timestamp makes a seal that asks one (of this run's TSA,
+        // or, without --tsa-*, of the record's).
+        stamp
+            .as_ref()
+            .map(super::tsa::Plan::pin)
+            .or_else(|| record.timestamp_authority_sha256.clone()),
+        &|b| good.contains(&b),
+    );
     if let Err(e) = &outcome {
         let mut failed = Entry::for_this_run("seal");
         failed.result = format!("{}: {e:#}", emission_factory::emission::log::SEALING_FAILED)
@@ -153,6 +166,26 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         None => format!("{name} was already sealed"),
     };
     released.map_err(|e| e.context(format!("{done}, but its lock could not be released")))?;
+    if stamp.is_none() && record.timestamp_authority_sha256.is_some() && !args.quiet {
+        errln!(
+            "note: the emission's record asked a trusted timestamp, so its seal asks one too: get it with `emission-factory timestamp {} --seal --tsa-cert PEM --tsa-url URL` (verify fails until then)",
+            emission_factory::fs::files::shell_quoted(folder)
+        );
+    }
+    let stamped = match &stamp {
+        None => None,
+        Some(plan) => Some(
+            stamp_seal(folder, sealed.as_ref(), &public, plan, args.quiet)
+                .map_err(|e| e.context(format!("{done}, but")))?,
+        ),
+    };
+    if let Some(said) = &stamped {
+        if args.json {
+            errln!("{said}");
+        } else {
+            outln!("{said}").map_err(|e| e.done(done.clone()))?;
+        }
+    }
     if args.json {
         // What is sealed, read back from the seal (its signature checked) whether this run
         // wrote it or found it: the same object either way.
@@ -180,6 +213,33 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
     };
     said.map_err(|e| e.done(done))?;
     Ok(Exit::Ok)
+}
+
+/// Gets the token of the seal (`sealed`, or the one found there when it was sealed already),
+/// unless it has one.
+fn stamp_seal(
+    folder: &Path,
+    sealed: Option<&seal::Seal>,
+    public: &ed25519_dalek::VerifyingKey,
+    plan: &super::tsa::Plan,
+    quiet: bool,
+) -> Result<String> {
+    let seal_path = folder.join(SEAL_FILE);
+    let pinned = match sealed {
+        Some(seal) => seal.timestamp_authority_sha256.clone(),
+        None => {
+            let token = emission_factory::timestamp::token_path(&seal_path);
+            if emission_factory::fs::files::entry_exists(&token)? {
+                return Ok(format!(
+                    "timestamp:   {} has its token already ({}): kept",
+                    shown_path(&seal_path),
+                    shown_path(&token)
+                ));
+            }
+            seal::read_seal(folder, public)?.timestamp_authority_sha256
+        }
+    };
+    super::tsa::stamp(folder, &seal_path, pinned.as_deref(), plan, quiet)
 }
 
 /// The one-time key `emit` keeps for an emission made without --signing-key:

@@ -52,6 +52,11 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let emissions = args.emissions.clone();
     let (number, planned) = (args.emission, args.emission_blocks);
     let exposure = super::emit::exposure(args.allow_insecure_key);
+    // A token over the new record (checked before anything is made); its TSA is named in it.
+    if (args.check || args.reshare) && super::tsa::asked(&args.tsa) {
+        bail!("--tsa-url, --tsa-cert and --tsa-request-out are for a new seed (its record); for a record made already, use `emission-factory timestamp`");
+    }
+    let stamp = super::tsa::plan(&args.tsa)?;
     let ceremony = Ceremony {
         game: &game,
         stake,
@@ -59,6 +64,7 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         emissions: &emissions,
         planned_blocks: planned,
         exposure,
+        timestamp_authority_sha256: stamp.as_ref().map(super::tsa::Plan::pin),
     };
     let group = args.group.as_deref().map(files::group_id).transpose()?;
     let quiet = args.quiet;
@@ -69,7 +75,8 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         _ => None,
     };
     let checking = matches!(task, Ok(Task::Check(_)));
-    let outcome = task.and_then(|task| act(task, &emission, &ceremony, exposure));
+    let outcome =
+        task.and_then(|task| act(task, &emission, &ceremony, exposure, stamp.as_ref(), quiet));
     // Every run on an emission leaves a line in its audit log (no seed, share or key in it),
     // in its folder if there is one: a refused new seed makes no folder.
     if folder.is_dir() {
@@ -103,7 +110,14 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
 }
 
 /// Carries out the task of a `seed` run.
-fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>, exposure: Exposure) -> Result<Exit> {
+fn act(
+    task: Task,
+    emission: &str,
+    ceremony: &Ceremony<'_>,
+    exposure: Exposure,
+    stamp: Option<&super::tsa::Plan>,
+    quiet: bool,
+) -> Result<Exit> {
     let emission = emission.to_string();
     match task {
         Task::New(split) => {
@@ -126,6 +140,14 @@ fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>, exposure: Exposure) 
             outln!(
                 "hand each share file to the custodian of its public key; delete this folder's copies once they are handed over"
             )?;
+            if let Some(plan) = stamp {
+                let folder = emission_factory::verify::folder_of(&made.document);
+                let said = super::tsa::stamp(folder, &made.document, Some(&plan.pin()), plan, quiet)
+                    .map_err(|e| {
+                        e.context("the seed, its shares and its signed record were made (above), but the record has no trusted timestamp yet")
+                    })?;
+                outln!("{said}")?;
+            }
         }
         Task::Reshare(existing, split) => {
             let (old, made) = ceremony.reshare(

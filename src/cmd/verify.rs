@@ -78,6 +78,11 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         allow_unsealed: args.allow_unsealed,
         record_sha256: args.record_sha256.clone(),
         seal_sha256: args.seal_sha256.clone(),
+        tsa_certs: args
+            .tsa_cert
+            .iter()
+            .map(|p| emission_factory::timestamp::read_cert(p, "--tsa-cert"))
+            .collect::<Result<_>>()?,
     };
     // The blocks that failed, by emission folder: a failed block fails its emission.
     let mut failed_in: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
@@ -178,6 +183,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                                 ok: false,
                                 kind: None,
                                 problems: vec![format!("{e:#}")],
+                                timestamps: Vec::new(),
                             });
                             continue;
                         }
@@ -211,6 +217,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 ok: report.problems.is_empty(),
                 kind: report.kind.map(|k| k.as_str()),
                 problems: report.problems,
+                timestamps: report.timestamps,
             });
             continue;
         }
@@ -223,6 +230,9 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         };
         if report.problems.is_empty() {
             outln!("OK      emission {}{kind}", shown_path(folder))?;
+            for line in &report.timestamps {
+                outln!("        timestamp OK: {}", defanged(line))?;
+            }
         } else {
             emissions_failed += 1;
             outln!(
@@ -335,6 +345,8 @@ struct EmissionJson {
     ok: bool,
     kind: Option<&'static str>,
     problems: Vec<String>,
+    /// The trusted timestamps that verified, one line each.
+    timestamps: Vec<String>,
 }
 
 impl BlockJson {

@@ -51,6 +51,9 @@ pub struct Ceremony<'a> {
     /// Whether a reshare's old share and identity files that others may read are refused
     /// or used (`--allow-insecure-key`; they are listed in the old set's `exposed`).
     pub exposure: custody::Exposure,
+    /// SHA-256 of the certificate of the TSA that will be asked for a token over the record
+    /// (`seed --tsa-cert`), written in the record.
+    pub timestamp_authority_sha256: Option<String>,
 }
 
 /// What a ceremony made.
@@ -139,6 +142,7 @@ impl Ceremony<'_> {
             generator: block::manifest::generator(),
             generator_version: block::manifest::GENERATOR_VERSION,
             created: record::created_now()?,
+            timestamp_authority_sha256: self.timestamp_authority_sha256.clone(),
         };
         let bytes = record.to_bytes();
         record::write(&folder, &record, signing_key)?;

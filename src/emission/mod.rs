@@ -43,6 +43,10 @@ pub const STAGED_FILES: &[&str] = &[
     seal::SEAL_SIG_FILE,
     crate::block::PUBLIC_KEY_FILE,
     crate::block::DEFINITION_FILE,
+    "emission.json.tsr",
+    "emission.json.tsq",
+    "emission.seal.json.tsr",
+    "emission.seal.json.tsq",
 ];
 
 /// Removes the temporary files that a killed run left for the emission-wide files of `folder`

@@ -198,6 +198,11 @@ pub struct Record {
     pub generator_version: u32,
     /// When the record was written (UTC, RFC 3339).
     pub created: String,
+    /// SHA-256 of the certificate of the time-stamping authority asked for a token over the
+    /// record (`emission.json.tsr`, src/timestamp/), when the run that made it asked one:
+    /// without that token, the emission fails verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_authority_sha256: Option<String>,
 }
 
 impl Record {

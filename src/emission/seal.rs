@@ -84,6 +84,10 @@ pub struct Seal {
     pub generator: String,
     /// When (UTC, RFC 3339).
     pub sealed: String,
+    /// SHA-256 of the certificate of the time-stamping authority asked for a token over the
+    /// seal (`emission.seal.json.tsr`), when the sealing run asked one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_authority_sha256: Option<String>,
 }
 
 impl Seal {
@@ -198,13 +202,16 @@ fn against_record(manifest: &Manifest, record: &Record, record_sha256: &str) -> 
 /// Seals the emission of `folder`, whose record is `record` (`record_bytes` as on disk), with
 /// `planned` blocks. The caller holds the emission lock and has verified every block with
 /// [`crate::verify::verify_block`] (`verified` tells which blocks; the others are refused).
-/// Returns the seal, or `None` if the same blocks were already sealed.
+/// `timestamp_authority_sha256` names the certificate of the TSA that will be asked for a token
+/// over the seal (`seal --tsa-cert`). Returns the seal, or `None` if the same blocks were
+/// already sealed.
 pub fn seal(
     folder: &Path,
     record: &Record,
     record_bytes: &[u8],
     planned: u32,
     key: &SigningKey,
+    timestamp_authority_sha256: Option<String>,
     verified: &dyn Fn(u32) -> bool,
 ) -> Result<Option<Seal>> {
     let present = complete_blocks(folder)?;
@@ -286,6 +293,7 @@ pub fn seal(
         log_sha256: chain.last(),
         generator: crate::block::manifest::generator(),
         sealed: record::now(),
+        timestamp_authority_sha256,
     };
     let path = folder.join(SEAL_FILE);
     if path.exists() {
@@ -328,6 +336,8 @@ pub struct FolderReport {
     pub notes: Vec<String>,
     /// The record's kind, if there is a record.
     pub kind: Option<crate::block::id::EmissionKind>,
+    /// The trusted timestamps that verified: one line each, for the minutes.
+    pub timestamps: Vec<String>,
 }
 
 /// What [`check_folder`] is asked to accept, beyond what it always requires.
@@ -340,6 +350,9 @@ pub struct FolderCheck {
     pub record_sha256: Option<String>,
     /// The SHA-256 (hex) the seal must have (`--seal-sha256`): the seal must be there.
     pub seal_sha256: Option<String>,
+    /// The TSA certificates that tokens are checked against (`--tsa-cert`). A token present,
+    /// or named by the record or the seal, is always checked: without a certificate it fails.
+    pub tsa_certs: Vec<crate::timestamp::TsaCert>,
 }
 
 /// Checks an emission folder as a whole (not the blocks' contents: `verify_block` does that):
@@ -375,6 +388,13 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
         }
     }
     check_public_key(&mut report, folder, &record, key);
+    check_token(
+        &mut report,
+        &folder.join(RECORD_FILE),
+        &record_bytes,
+        record.timestamp_authority_sha256.as_deref(),
+        check,
+    );
     let present = match complete_blocks(folder) {
         Ok(p) => p,
         Err(e) => {
@@ -416,6 +436,13 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     };
     let seal_path = folder.join(SEAL_FILE);
     if !seal_path.exists() {
+        let token = crate::timestamp::token_path(&seal_path);
+        if crate::fs::files::entry_exists(&token).unwrap_or(true) {
+            report.problems.push(format!(
+                "{}: a trusted timestamp of a seal, and no {SEAL_FILE}: the seal was deleted",
+                token.display()
+            ));
+        }
         check_unsealed(
             &mut report,
             folder,
@@ -447,6 +474,13 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             Err(e) => report.problems.push(format!("{e:#}")),
         }
     }
+    check_token(
+        &mut report,
+        &seal_path,
+        &seal.to_bytes(),
+        seal.timestamp_authority_sha256.as_deref(),
+        check,
+    );
     if seal.record_sha256 != record_sha256 {
         report.problems.push(format!(
             "{name}: the seal was made for another emission record than {RECORD_FILE}"
@@ -490,6 +524,22 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
         check_log_against_seal(&mut report, &chain, &seal, folder);
     }
     report
+}
+
+/// The trusted timestamp of `doc` (its bytes `bytes`), if it has one or says it asked one
+/// (`pinned`): checked against `check.tsa_certs` ([`crate::timestamp::check_document`]).
+fn check_token(
+    report: &mut FolderReport,
+    doc: &Path,
+    bytes: &[u8],
+    pinned: Option<&str>,
+    check: &FolderCheck,
+) {
+    match crate::timestamp::check_document(doc, bytes, pinned, &check.tsa_certs) {
+        Ok(Some(checked)) => report.timestamps.push(checked.line(doc)),
+        Ok(None) => {}
+        Err(problem) => report.problems.push(problem),
+    }
 }
 
 /// `emission.pub.pem` must be there, be the key the record names, and be `key` (the key given

@@ -1,0 +1,313 @@
+//! Trusted timestamps (RFC 3161): a time-stamping authority's signed token saying that a file
+//! of the emission (its record `emission.json`, its seal `emission.seal.json`) existed, with
+//! exactly its bytes, by the token's time. The token is kept beside the file
+//! (`emission.json.tsr`, `emission.seal.json.tsr`: the TSA's whole reply, as `openssl ts`
+//! reads it) and checked offline, against the TSA certificate the verifier trusts.
+//!
+//! [`stamp`] gets a token (over HTTP, or in two steps through a request file for an
+//! air-gapped machine) and keeps it only once it is checked; [`check_document`] is what
+//! `verify` runs on each token. The record and the seal name the TSA certificate they asked
+//! (`timestamp_authority_sha256`), so a deleted token fails, never skips the check.
+
+pub mod http;
+pub mod token;
+
+pub use token::{Request, Stamp, TsaCert};
+
+use crate::fs::files::{self, Access};
+use crate::emission::lock::LockGuard;
+use crate::untrusted::{shown, shown_path};
+use anyhow::{anyhow, bail, Result};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// What is added to a file's name for its token.
+pub const TOKEN_SUFFIX: &str = ".tsr";
+/// What is added to a file's name for the request kept while the file mode waits for the
+/// reply.
+pub const REQUEST_SUFFIX: &str = ".tsq";
+/// Largest token (or reply) read.
+pub const MAX_TOKEN_BYTES: u64 = 1 << 20;
+/// Largest certificate read.
+const MAX_CERT_BYTES: u64 = 1 << 20;
+/// Largest file stamped (a seal of 99 999 blocks).
+const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+
+/// The token of `doc`: `doc` with `.tsr` added.
+pub fn token_path(doc: &Path) -> PathBuf {
+    with_suffix(doc, TOKEN_SUFFIX)
+}
+
+/// The request kept for `doc` in file mode: `doc` with `.tsq` added.
+pub fn request_path(doc: &Path) -> PathBuf {
+    with_suffix(doc, REQUEST_SUFFIX)
+}
+
+fn with_suffix(doc: &Path, suffix: &str) -> PathBuf {
+    let mut name = doc.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Reads a TSA certificate (PEM or DER) given with `option`, and checks it is a TSA's.
+pub fn read_cert(path: &Path, option: &str) -> Result<TsaCert> {
+    let bytes = crate::fs::open::read_at_most(path, MAX_CERT_BYTES, "a certificate")
+        .map_err(|e| anyhow!("{option} {}: cannot read: {e}", shown_path(path)))?;
+    TsaCert::parse(&bytes).map_err(|m| {
+        anyhow!(
+            "{option} {}: {m}. Give the TSA's own certificate (the one that signs its tokens), PEM or DER",
+            shown_path(path)
+        )
+    })
+}
+
+/// Where a token comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Asked now, over HTTP.
+    Url(http::Url),
+    /// File mode, first step: write the request to this file (to carry to the TSA), keep a
+    /// copy beside the document, and stop.
+    RequestOut(PathBuf),
+    /// File mode, second step: the TSA's reply to the request kept beside the document.
+    Reply(PathBuf),
+}
+
+/// What [`stamp`] did.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The token was checked and kept at `token`.
+    Stamped {
+        /// The token file.
+        token: PathBuf,
+        /// What it says.
+        stamp: Stamp,
+    },
+    /// The request was written to `request` (and kept at `kept`), for the reply to come.
+    Requested {
+        /// The request to carry to the TSA.
+        request: PathBuf,
+        /// The copy kept beside the document, against which the reply is checked.
+        kept: PathBuf,
+    },
+}
+
+/// Gets the token of `doc`, a file of an emission folder whose bytes are final, from `source`
+/// and signed by `cert` (which must be the certificate `pinned` names, when the document names
+/// one), and keeps it beside `doc` (staged and renamed: never half-written). A token is kept
+/// only once it is checked: status granted, over `doc`'s SHA-256, the nonce of the request
+/// echoed, signed by `cert` ([`token::check_reply`]). An existing token is never replaced.
+/// The caller holds the emission lock (`_held`).
+pub fn stamp(
+    _held: &LockGuard,
+    doc: &Path,
+    pinned: Option<&str>,
+    cert: &TsaCert,
+    source: &Source,
+) -> Result<Outcome> {
+    let token = token_path(doc);
+    if files::entry_exists(&token)? {
+        bail!(
+            "{} exists: a token is never replaced (it proves an earlier time than a new one would)",
+            shown_path(&token)
+        );
+    }
+    if let Some(pin) = pinned {
+        if !pin.eq_ignore_ascii_case(&cert.sha256_hex()) {
+            bail!(
+                "{} names the TSA certificate of SHA-256 {}, and --tsa-cert is {} (SHA-256 {}): give the certificate it names",
+                shown_path(doc),
+                shown(pin),
+                shown(&cert.subject),
+                cert.sha256_hex()
+            );
+        }
+    }
+    let bytes = crate::emission::read_bounded(doc, MAX_DOCUMENT_BYTES)?;
+    let hash: [u8; 32] = Sha256::digest(&bytes).into();
+    let access = Access::of_folder(files::parent(doc))?;
+    let kept = request_path(doc);
+    match source {
+        Source::Url(url) => {
+            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
+            let reply = http::post(url, &request.der).map_err(|m| {
+                anyhow!(
+                    "no token for {}: {m}. The TSA may be down: get the token later with `emission-factory timestamp {} --tsa-cert PEM --tsa-url URL` (until then verify fails on the missing token)",
+                    shown_path(doc),
+                    files::shell_quoted(files::parent(doc))
+                )
+            })?;
+            let stamp = checked_reply(&reply, &request, cert).map_err(|m| {
+                anyhow!(
+                    "the reply of {} for {}: {m}",
+                    shown(url_text(url)),
+                    shown_path(doc)
+                )
+            })?;
+            let _publishing = crate::interrupt::critical();
+            files::write_atomic(&token, &reply, access)?;
+            Ok(Outcome::Stamped { token, stamp })
+        }
+        Source::RequestOut(out) => {
+            if files::entry_exists(out)? {
+                bail!(
+                    "--tsa-request-out {}: the file exists; give a new file name",
+                    shown_path(out)
+                );
+            }
+            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
+            let _publishing = crate::interrupt::critical();
+            files::write_atomic(&kept, &request.der, access)?;
+            files::write_atomic(out, &request.der, Access::PRIVATE)?;
+            Ok(Outcome::Requested {
+                request: out.clone(),
+                kept,
+            })
+        }
+        Source::Reply(path) => {
+            if !files::entry_exists(&kept)? {
+                bail!(
+                    "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
+                    shown_path(doc),
+                    shown_path(&kept)
+                );
+            }
+            let request_bytes = crate::emission::read_bounded(&kept, MAX_TOKEN_BYTES)?;
+            let request = token::parse_request(&request_bytes)
+                .map_err(|m| anyhow!("{}: {m}", shown_path(&kept)))?;
+            if request.imprint != hash {
+                bail!(
+                    "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
+                    shown_path(&kept),
+                    hex::encode(request.imprint),
+                    shown_path(doc),
+                    hex::encode(hash)
+                );
+            }
+            let reply = crate::fs::open::read_at_most(path, MAX_TOKEN_BYTES, "a TSA reply")
+                .map_err(|e| anyhow!("--tsa-reply {}: cannot read: {e}", shown_path(path)))?;
+            let stamp = checked_reply(&reply, &request, cert)
+                .map_err(|m| anyhow!("--tsa-reply {}: {m}", shown_path(path)))?;
+            let _publishing = crate::interrupt::critical();
+            files::write_atomic(&token, &reply, access)?;
+            files::remove(&kept)?;
+            Ok(Outcome::Stamped { token, stamp })
+        }
+    }
+}
+
+fn url_text(url: &http::Url) -> String {
+    format!("http://{}:{}{}", url.host, url.port, url.path)
+}
+
+/// [`token::check_reply`], and the reply echoes `request`'s nonce: it answers this request,
+/// not an older one replayed.
+fn checked_reply(reply: &[u8], request: &Request, cert: &TsaCert) -> Result<Stamp, String> {
+    let stamp = token::check_reply(reply, &request.imprint, cert)?;
+    if stamp.nonce.as_deref() != Some(request.nonce.as_slice()) {
+        return Err(format!(
+            "the token does not echo the request's nonce ({}): it is not the answer to this request",
+            hex::encode(&request.nonce)
+        ));
+    }
+    Ok(stamp)
+}
+
+/// The token of one document, checked by [`check_document`].
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The token file.
+    pub token: PathBuf,
+    /// What it says.
+    pub stamp: Stamp,
+    /// The subject of the TSA certificate it verified with.
+    pub tsa: String,
+}
+
+impl Checked {
+    /// One line for the minutes: which file existed by when, by which TSA.
+    pub fn line(&self, doc: &Path) -> String {
+        format!(
+            "{} existed by {} (RFC 3161 token {}, TSA {}, serial {}, policy {})",
+            shown_path(doc),
+            self.stamp.time,
+            shown_path(&self.token),
+            shown(&self.tsa),
+            self.stamp.serial,
+            self.stamp.policy
+        )
+    }
+}
+
+/// Checks the token of `doc` (whose bytes are `bytes`) offline against the TSA certificates
+/// the verifier trusts (`certs`; `pinned` is the certificate the document says it asked).
+/// `Ok(None)`: no token, and none was asked. Every other case is a verdict: a token asked
+/// but missing, a token present but no certificate to check it with, a certificate other than
+/// the one asked, or a token that does not verify, are each an error that says why.
+pub fn check_document(
+    doc: &Path,
+    bytes: &[u8],
+    pinned: Option<&str>,
+    certs: &[TsaCert],
+) -> Result<Option<Checked>, String> {
+    let token = token_path(doc);
+    let present = files::entry_exists(&token).map_err(|e| format!("{e:#}"))?;
+    if !present {
+        return match pinned {
+            None => Ok(None),
+            Some(pin) => Err(format!(
+                "{} says a trusted timestamp was asked for it (TSA certificate SHA-256 {}), but {} is missing: it was deleted, or the TSA never answered (then get it with `emission-factory timestamp`)",
+                shown_path(doc),
+                shown(pin),
+                shown_path(&token)
+            )),
+        };
+    }
+    if certs.is_empty() {
+        return Err(format!(
+            "{} is a trusted timestamp, and no --tsa-cert was given to check it: give --tsa-cert PEM, the certificate of the TSA that signed it{} (a token is evidence: it is checked, never skipped)",
+            shown_path(&token),
+            pinned.map_or_else(String::new, |p| format!(" (SHA-256 {})", shown(p)))
+        ));
+    }
+    let candidates: Vec<&TsaCert> = match pinned {
+        Some(pin) => {
+            let named: Vec<&TsaCert> = certs
+                .iter()
+                .filter(|c| pin.eq_ignore_ascii_case(&c.sha256_hex()))
+                .collect();
+            if named.is_empty() {
+                return Err(format!(
+                    "{} asked its token of the TSA certificate of SHA-256 {}, and no --tsa-cert given is that one ({}): give that TSA's certificate",
+                    shown_path(doc),
+                    shown(pin),
+                    certs.iter().map(|c| format!("{} {}", shown(&c.subject), c.sha256_hex())).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            named
+        }
+        None => certs.iter().collect(),
+    };
+    let reply = crate::fs::open::read_at_most(&token, MAX_TOKEN_BYTES, "a token")
+        .map_err(|e| format!("{}: cannot read: {e}", shown_path(&token)))?;
+    let hash: [u8; 32] = Sha256::digest(bytes).into();
+    let mut refusals = Vec::new();
+    for cert in candidates {
+        match token::check_reply(&reply, &hash, cert) {
+            Ok(stamp) => {
+                return Ok(Some(Checked {
+                    token,
+                    stamp,
+                    tsa: cert.subject.clone(),
+                }))
+            }
+            Err(m) => refusals.push(m),
+        }
+    }
+    Err(format!(
+        "{}: the trusted timestamp of {} does not verify: {}",
+        shown_path(&token),
+        shown_path(doc),
+        refusals.join("; ")
+    ))
+}

@@ -1,0 +1,728 @@
+//! RFC 3161 in DER: the request this program sends, and the checks of a reply and of the token
+//! it holds (a CMS SignedData over a TSTInfo, RFC 5652), against the TSA certificate given.
+//! Everything here reads hostile bytes: every length is the DER decoder's, bounded by the
+//! caller's read, and every failure is a message, never a panic.
+
+use cms::cert::x509::Certificate;
+use cms::content_info::ContentInfo;
+use cms::signed_data::{EncapsulatedContentInfo, SignerIdentifier, SignerInfo};
+use der::asn1::{Any, Int, ObjectIdentifier, OctetString};
+use der::{
+    Decode, DecodeValue, Encode, FixedTag, Header, Reader, Sequence, SliceReader, Tag, Tagged,
+};
+use sha2::Digest;
+use x509_tsp::{MessageImprint, TimeStampReq, TimeStampResp, TspVersion};
+
+/// id-sha256.
+pub const SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.1");
+const SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.2");
+const SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");
+/// id-signedData (RFC 5652).
+const SIGNED_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.2");
+/// id-ct-TSTInfo (RFC 3161).
+const TST_INFO: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.1.4");
+/// Signed attributes (RFC 5652, RFC 2634, RFC 5035).
+const CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.3");
+const MESSAGE_DIGEST: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.4");
+const SIGNING_CERTIFICATE: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.12");
+const SIGNING_CERTIFICATE_V2: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.47");
+/// Extensions of the TSA certificate.
+const EXTENDED_KEY_USAGE: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.37");
+const TIME_STAMPING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.8");
+const SUBJECT_KEY_IDENTIFIER: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.14");
+/// Public keys and signature algorithms.
+const RSA_ENCRYPTION: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
+const SHA256_WITH_RSA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.11");
+const SHA384_WITH_RSA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.12");
+const SHA512_WITH_RSA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.13");
+const EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
+const ECDSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
+const ECDSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
+const ECDSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.4");
+const P256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
+const P384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.34");
+
+/// A TSTInfo (RFC 3161 §2.4.2), with its time kept as it was encoded: `der`'s
+/// GeneralizedTime refuses the fractions of a second that many TSAs write.
+#[derive(Clone, Debug, Sequence)]
+struct TstInfo {
+    version: TspVersion,
+    policy: ObjectIdentifier,
+    message_imprint: MessageImprint,
+    serial_number: Int,
+    gen_time: Any,
+    #[asn1(optional = "true")]
+    accuracy: Option<x509_tsp::Accuracy>,
+    #[asn1(default = "Default::default")]
+    ordering: bool,
+    #[asn1(optional = "true")]
+    nonce: Option<Int>,
+    #[asn1(context_specific = "0", tag_mode = "EXPLICIT", optional = "true")]
+    tsa: Option<Any>,
+    #[asn1(context_specific = "1", tag_mode = "IMPLICIT", optional = "true")]
+    extensions: Option<Any>,
+}
+
+/// A SignedData (RFC 5652 §5.1) as a token holds it, read loosely where this program needs
+/// nothing: the certificates and CRLs it carries are skipped (OpenSSL, for one, may carry the
+/// TSA's certificate twice, which `cms`'s strict SET OF refuses), and the signer infos are read
+/// one by one (more than one is refused by the caller).
+struct TokenSignedData {
+    encap_content_info: EncapsulatedContentInfo,
+    signer_infos: Vec<SignerInfo>,
+}
+
+impl FixedTag for TokenSignedData {
+    const TAG: Tag = Tag::Sequence;
+}
+
+impl<'a> DecodeValue<'a> for TokenSignedData {
+    fn decode_value<R: Reader<'a>>(reader: &mut R, header: Header) -> der::Result<Self> {
+        reader.read_nested(header.length, |r| {
+            let _version = cms::content_info::CmsVersion::decode(r)?;
+            let _digest_algorithms = Any::decode(r)?;
+            let encap_content_info = EncapsulatedContentInfo::decode(r)?;
+            let mut next = Any::decode(r)?;
+            // [0] certificates, [1] crls.
+            while next.tag().is_context_specific() {
+                next = Any::decode(r)?;
+            }
+            if next.tag() != Tag::Set {
+                return Err(der::Tag::Set.value_error());
+            }
+            let mut infos = SliceReader::new(next.value())?;
+            let mut signer_infos = Vec::new();
+            while !infos.is_finished() {
+                signer_infos.push(SignerInfo::decode(&mut infos)?);
+            }
+            Ok(TokenSignedData {
+                encap_content_info,
+                signer_infos,
+            })
+        })
+    }
+}
+
+/// SigningCertificate (RFC 2634 §5.4) and SigningCertificateV2 (RFC 5035 §3): only their first
+/// ESSCertID matters, the one of the signer's certificate.
+#[derive(Clone, Debug, Sequence)]
+struct SigningCertificate {
+    certs: Vec<EssCertId>,
+    #[asn1(optional = "true")]
+    policies: Option<Any>,
+}
+
+#[derive(Clone, Debug, Sequence)]
+struct EssCertId {
+    cert_hash: OctetString,
+    #[asn1(optional = "true")]
+    issuer_serial: Option<Any>,
+}
+
+#[derive(Clone, Debug, Sequence)]
+struct SigningCertificateV2 {
+    certs: Vec<EssCertIdV2>,
+    #[asn1(optional = "true")]
+    policies: Option<Any>,
+}
+
+#[derive(Clone, Debug, Sequence)]
+struct EssCertIdV2 {
+    /// DEFAULT id-sha256.
+    #[asn1(optional = "true")]
+    hash_algorithm: Option<x509_cert::spki::AlgorithmIdentifierOwned>,
+    cert_hash: OctetString,
+    #[asn1(optional = "true")]
+    issuer_serial: Option<Any>,
+}
+
+/// A TSA's certificate, read from the PEM the operator or the auditor gives, with the checks
+/// RFC 3161 §2.3 asks of it: an extended key usage, critical, of timeStamping only.
+#[derive(Clone, Debug)]
+pub struct TsaCert {
+    /// The certificate.
+    pub cert: Certificate,
+    /// Its DER bytes.
+    pub der: Vec<u8>,
+    /// SHA-256 of its DER bytes: what a record or a seal pins.
+    pub sha256: [u8; 32],
+    /// Its subject, as text (for messages; escaped by the caller).
+    pub subject: String,
+}
+
+impl TsaCert {
+    /// Parses a certificate (PEM or DER) and checks that it is a TSA's.
+    pub fn parse(bytes: &[u8]) -> Result<TsaCert, String> {
+        let der = if bytes.starts_with(b"-----BEGIN") {
+            let (label, der) =
+                der::pem::decode_vec(bytes).map_err(|e| format!("not a PEM certificate: {e}"))?;
+            if label != "CERTIFICATE" {
+                return Err(format!(
+                    "a PEM \"{}\", not a \"CERTIFICATE\"",
+                    crate::untrusted::shown(label)
+                ));
+            }
+            der
+        } else {
+            bytes.to_vec()
+        };
+        let cert = Certificate::from_der(&der)
+            .map_err(|e| format!("not an X.509 certificate (PEM or DER): {e}"))?;
+        let mut eku = None;
+        for ext in cert.tbs_certificate.extensions.iter().flatten() {
+            if ext.extn_id == EXTENDED_KEY_USAGE {
+                if eku.is_some() {
+                    return Err("it has two extended key usage extensions".into());
+                }
+                eku = Some(ext);
+            }
+        }
+        let Some(eku) = eku else {
+            return Err("it has no extended key usage: a TSA certificate has one, critical, of timeStamping only (RFC 3161 §2.3)".into());
+        };
+        let usages = x509_cert::ext::pkix::ExtendedKeyUsage::from_der(eku.extn_value.as_bytes())
+            .map_err(|e| format!("its extended key usage cannot be read: {e}"))?;
+        if usages.0.as_slice() != [TIME_STAMPING] {
+            return Err(format!(
+                "its extended key usage is {}, not timeStamping (1.3.6.1.5.5.7.3.8) alone: it is not a TSA certificate (RFC 3161 §2.3)",
+                usages
+                    .0
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !eku.critical {
+            return Err("its extended key usage (timeStamping) is not critical: RFC 3161 §2.3 requires it critical".into());
+        }
+        let sha256 = sha2::Sha256::digest(&der).into();
+        let subject = cert.tbs_certificate.subject.to_string();
+        Ok(TsaCert {
+            cert,
+            der,
+            sha256,
+            subject,
+        })
+    }
+
+    /// SHA-256 of the certificate's DER, hex.
+    pub fn sha256_hex(&self) -> String {
+        hex::encode(self.sha256)
+    }
+}
+
+/// A request made for one document hash.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Its DER bytes, as sent (`application/timestamp-query`).
+    pub der: Vec<u8>,
+    /// The SHA-256 it asks a token over.
+    pub imprint: [u8; 32],
+    /// Its nonce (the INTEGER's content bytes).
+    pub nonce: Vec<u8>,
+}
+
+/// A TimeStampReq over `imprint` (SHA-256), with a fresh 64-bit random nonce, asking for the
+/// TSA's certificate in the token (certReq).
+pub fn request(imprint: [u8; 32]) -> Result<Request, String> {
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| format!("no random nonce: {e}"))?;
+    // A positive INTEGER in its shortest form: the first byte 1..=0x7f.
+    nonce[0] = (nonce[0] & 0x7f).max(1);
+    let req = TimeStampReq {
+        version: TspVersion::V1,
+        message_imprint: imprint_of(imprint)?,
+        req_policy: None,
+        nonce: Some(Int::new(&nonce).map_err(|e| e.to_string())?),
+        cert_req: true,
+        extensions: None,
+    };
+    Ok(Request {
+        der: req.to_der().map_err(|e| e.to_string())?,
+        imprint,
+        nonce: nonce.to_vec(),
+    })
+}
+
+/// Reads back a request this program made (kept in the emission folder in file mode).
+pub fn parse_request(der: &[u8]) -> Result<Request, String> {
+    let req = TimeStampReq::from_der(der).map_err(|e| format!("not a TimeStampReq: {e}"))?;
+    if req.message_imprint.hash_algorithm.oid != SHA256 {
+        return Err("not a request over a SHA-256".into());
+    }
+    let imprint: [u8; 32] = req
+        .message_imprint
+        .hashed_message
+        .as_bytes()
+        .try_into()
+        .map_err(|_| "its hash is not 32 bytes long".to_string())?;
+    let nonce = req
+        .nonce
+        .ok_or_else(|| "it has no nonce".to_string())?
+        .as_bytes()
+        .to_vec();
+    Ok(Request {
+        der: der.to_vec(),
+        imprint,
+        nonce,
+    })
+}
+
+fn imprint_of(hash: [u8; 32]) -> Result<MessageImprint, String> {
+    Ok(MessageImprint {
+        hash_algorithm: x509_cert::spki::AlgorithmIdentifier {
+            oid: SHA256,
+            parameters: Some(Any::null()),
+        },
+        hashed_message: OctetString::new(hash.to_vec()).map_err(|e| e.to_string())?,
+    })
+}
+
+/// What a checked token says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// genTime, UTC, RFC 3339 (with the fraction of a second the TSA wrote, if any).
+    pub time: String,
+    /// genTime, whole seconds since 1970.
+    pub unix: u64,
+    /// The token's serial number (hex).
+    pub serial: String,
+    /// The TSA's policy (OID).
+    pub policy: String,
+    /// The nonce the token echoes, if any (content bytes).
+    pub nonce: Option<Vec<u8>>,
+}
+
+/// Checks a TSA's reply (a TimeStampResp: what `openssl ts -reply` writes and what the file
+/// `*.tsr` holds): its status is granted, and its token is valid for `imprint` and `cert`
+/// ([`check_token`]). The reply must be exactly one DER value.
+pub fn check_reply(reply: &[u8], imprint: &[u8; 32], cert: &TsaCert) -> Result<Stamp, String> {
+    let resp = TimeStampResp::from_der(reply)
+        .map_err(|e| format!("not an RFC 3161 reply (TimeStampResp): {e}"))?;
+    use cmpv2::status::PkiStatus;
+    match resp.status.status {
+        PkiStatus::Accepted | PkiStatus::GrantedWithMods => {}
+        other => {
+            let said = resp
+                .status
+                .status_string
+                .iter()
+                .flat_map(|s| s.iter())
+                .map(|s| crate::untrusted::shown(s.as_str()))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(format!(
+                "the TSA did not grant a token: status {other:?}{}",
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({said})")
+                }
+            ));
+        }
+    }
+    let token = resp
+        .time_stamp_token
+        .ok_or_else(|| "the reply says granted but holds no token".to_string())?;
+    check_token(&token, imprint, cert)
+}
+
+/// Checks a token: a SignedData, of one signer, over an encapsulated TSTInfo whose message
+/// imprint is SHA-256 `imprint`; the signer is `cert` (by issuer and serial or key id), its
+/// signed attributes hold the content type TSTInfo, the digest of the TSTInfo, and an
+/// ESSCertID (v1 or v2) that is `cert`'s hash; the signature over the DER of the signed
+/// attributes verifies with `cert`'s key; genTime falls within `cert`'s validity.
+pub fn check_token(
+    token: &ContentInfo,
+    imprint: &[u8; 32],
+    cert: &TsaCert,
+) -> Result<Stamp, String> {
+    if token.content_type != SIGNED_DATA {
+        return Err(format!(
+            "the token is a {} content, not a SignedData",
+            token.content_type
+        ));
+    }
+    let signed: TokenSignedData = token
+        .content
+        .decode_as()
+        .map_err(|e| format!("the token's SignedData cannot be read: {e}"))?;
+    let encap = &signed.encap_content_info;
+    if encap.econtent_type != TST_INFO {
+        return Err(format!(
+            "the token signs a {} content, not a TSTInfo",
+            encap.econtent_type
+        ));
+    }
+    let content = encap
+        .econtent
+        .as_ref()
+        .ok_or_else(|| "the token holds no TSTInfo".to_string())?;
+    let tst_der = content
+        .decode_as::<OctetString>()
+        .map_err(|e| format!("the token's TSTInfo is not an OCTET STRING: {e}"))?;
+    let tst = TstInfo::from_der(tst_der.as_bytes())
+        .map_err(|e| format!("the token's TSTInfo cannot be read: {e}"))?;
+    if tst.message_imprint.hash_algorithm.oid != SHA256 {
+        return Err(format!(
+            "the token is over a {} hash, not the SHA-256 this program asks for",
+            tst.message_imprint.hash_algorithm.oid
+        ));
+    }
+    if tst.message_imprint.hashed_message.as_bytes() != imprint {
+        return Err(format!(
+            "the token is over the SHA-256 {}, and the file's is {}: it is a token of another file",
+            hex::encode(tst.message_imprint.hashed_message.as_bytes()),
+            hex::encode(imprint)
+        ));
+    }
+    let infos = signed.signer_infos.as_slice();
+    let [signer] = infos else {
+        return Err(format!(
+            "the token has {} signatures; an RFC 3161 token has the TSA's only",
+            infos.len()
+        ));
+    };
+    check_signer_id(signer, cert)?;
+    let digest_of = |alg: &ObjectIdentifier, bytes: &[u8]| -> Result<Vec<u8>, String> {
+        Ok(match *alg {
+            SHA256 => sha2::Sha256::digest(bytes).to_vec(),
+            SHA384 => sha2::Sha384::digest(bytes).to_vec(),
+            SHA512 => sha2::Sha512::digest(bytes).to_vec(),
+            other => {
+                return Err(format!(
+                    "the token's digest algorithm {other} is not one this program accepts (SHA-256, SHA-384, SHA-512)"
+                ))
+            }
+        })
+    };
+    let attrs = signer.signed_attrs.as_ref().ok_or_else(|| {
+        "the token's signature has no signed attributes (RFC 3161 requires them)".to_string()
+    })?;
+    let one = |oid, name| one_attribute(attrs, oid, name);
+    let content_type = one(CONTENT_TYPE, "content-type")?
+        .ok_or_else(|| "the token's signed attributes have no content type".to_string())?
+        .decode_as::<ObjectIdentifier>()
+        .map_err(|e| format!("the token's content-type attribute cannot be read: {e}"))?;
+    if content_type != TST_INFO {
+        return Err("the token's signed content type is not TSTInfo".into());
+    }
+    let digest = one(MESSAGE_DIGEST, "message-digest")?
+        .ok_or_else(|| "the token's signed attributes have no message digest".to_string())?
+        .decode_as::<OctetString>()
+        .map_err(|e| format!("the token's message-digest attribute cannot be read: {e}"))?;
+    if digest.as_bytes() != digest_of(&signer.digest_alg.oid, tst_der.as_bytes())? {
+        return Err(
+            "the token's signed message digest is not the digest of its TSTInfo: the token was altered".into(),
+        );
+    }
+    check_ess_cert_id(attrs, cert)?;
+    let signed_bytes = attrs
+        .to_der()
+        .map_err(|e| format!("the token's signed attributes cannot be encoded: {e}"))?;
+    check_signature(signer, &signed_bytes, cert)?;
+    let (time, unix) = generalized_time(&tst.gen_time)?;
+    let validity = &cert.cert.tbs_certificate.validity;
+    let (from, until) = (
+        validity.not_before.to_unix_duration().as_secs(),
+        validity.not_after.to_unix_duration().as_secs(),
+    );
+    if unix < from || unix > until {
+        return Err(format!(
+            "the token's time {time} is outside the TSA certificate's validity ({} to {})",
+            validity.not_before, validity.not_after
+        ));
+    }
+    Ok(Stamp {
+        time,
+        unix,
+        serial: hex::encode(tst.serial_number.as_bytes()),
+        policy: tst.policy.to_string(),
+        nonce: tst.nonce.map(|n| n.as_bytes().to_vec()),
+    })
+}
+
+fn check_signer_id(signer: &SignerInfo, cert: &TsaCert) -> Result<(), String> {
+    let tbs = &cert.cert.tbs_certificate;
+    let ok = match &signer.sid {
+        SignerIdentifier::IssuerAndSerialNumber(id) => {
+            id.issuer == tbs.issuer && id.serial_number == tbs.serial_number
+        }
+        SignerIdentifier::SubjectKeyIdentifier(ski) => tbs
+            .extensions
+            .iter()
+            .flatten()
+            .filter(|e| e.extn_id == SUBJECT_KEY_IDENTIFIER)
+            .any(|e| {
+                x509_cert::ext::pkix::SubjectKeyIdentifier::from_der(e.extn_value.as_bytes())
+                    .is_ok_and(|own| own.0 == ski.0)
+            }),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the token was signed by another TSA than the certificate given ({}): its signer is not that certificate",
+            crate::untrusted::shown(&cert.subject)
+        ))
+    }
+}
+
+/// The one value of the signed attribute `oid`, if it is there; an error if it is there twice
+/// or with several values.
+fn one_attribute<'a>(
+    attrs: &'a cms::signed_data::SignedAttributes,
+    oid: ObjectIdentifier,
+    name: &str,
+) -> Result<Option<&'a Any>, String> {
+    let mut found = attrs.iter().filter(|a| a.oid == oid);
+    let Some(attr) = found.next() else {
+        return Ok(None);
+    };
+    if found.next().is_some() || attr.values.len() != 1 {
+        return Err(format!(
+            "the token's signed attribute {name} is there twice, or with several values"
+        ));
+    }
+    Ok(attr.values.get(0))
+}
+
+/// The ESSCertID of the signed attributes names `cert` (RFC 3161 §2.4.1 requires one).
+fn check_ess_cert_id(
+    attrs: &cms::signed_data::SignedAttributes,
+    cert: &TsaCert,
+) -> Result<(), String> {
+    let one = |oid, name| one_attribute(attrs, oid, name);
+    let another = || {
+        format!(
+            "the token's signing-certificate attribute names another certificate than the TSA certificate given ({}): the token is another TSA's",
+            crate::untrusted::shown(&cert.subject)
+        )
+    };
+    if let Some(v2) = one(SIGNING_CERTIFICATE_V2, "signing-certificate-v2")? {
+        let v2: SigningCertificateV2 = v2.decode_as().map_err(|e| {
+            format!("the token's signing-certificate-v2 attribute cannot be read: {e}")
+        })?;
+        let first = v2
+            .certs
+            .first()
+            .ok_or_else(|| "the token's signing-certificate-v2 attribute is empty".to_string())?;
+        let alg = first.hash_algorithm.as_ref().map_or(SHA256, |a| a.oid);
+        let hash = match alg {
+            SHA256 => sha2::Sha256::digest(&cert.der).to_vec(),
+            SHA384 => sha2::Sha384::digest(&cert.der).to_vec(),
+            SHA512 => sha2::Sha512::digest(&cert.der).to_vec(),
+            other => {
+                return Err(format!(
+                    "the token's ESSCertIDv2 uses the hash {other}, not one this program accepts"
+                ))
+            }
+        };
+        return if first.cert_hash.as_bytes() == hash {
+            Ok(())
+        } else {
+            Err(another())
+        };
+    }
+    if let Some(v1) = one(SIGNING_CERTIFICATE, "signing-certificate")? {
+        let v1: SigningCertificate = v1.decode_as().map_err(|e| {
+            format!("the token's signing-certificate attribute cannot be read: {e}")
+        })?;
+        let first = v1
+            .certs
+            .first()
+            .ok_or_else(|| "the token's signing-certificate attribute is empty".to_string())?;
+        return if first.cert_hash.as_bytes() == sha1::Sha1::digest(&cert.der).as_slice() {
+            Ok(())
+        } else {
+            Err(another())
+        };
+    }
+    Err("the token's signed attributes do not name the TSA's certificate (no ESSCertID: RFC 3161 §2.4.1 requires one)".into())
+}
+
+/// The signature of `signer` over `signed` verifies with `cert`'s public key (RSA PKCS#1 v1.5,
+/// or ECDSA on P-256 or P-384).
+fn check_signature(signer: &SignerInfo, signed: &[u8], cert: &TsaCert) -> Result<(), String> {
+    use rsa::signature::Verifier;
+    let spki = &cert.cert.tbs_certificate.subject_public_key_info;
+    let spki_der = spki
+        .to_der()
+        .map_err(|e| format!("the TSA certificate's key cannot be encoded: {e}"))?;
+    let sig = signer.signature.as_bytes();
+    let bad = || {
+        format!(
+            "the token's signature does not verify with the key of the TSA certificate given ({}): the token was altered, or is another TSA's",
+            crate::untrusted::shown(&cert.subject)
+        )
+    };
+    let alg = signer.signature_algorithm.oid;
+    let digest = signer.digest_alg.oid;
+    if spki.algorithm.oid == RSA_ENCRYPTION {
+        use rsa::pkcs8::DecodePublicKey;
+        let key = rsa::RsaPublicKey::from_public_key_der(&spki_der)
+            .map_err(|e| format!("the TSA certificate's RSA key cannot be read: {e}"))?;
+        let signature = rsa::pkcs1v15::Signature::try_from(sig).map_err(|_| bad())?;
+        let hash = match alg {
+            RSA_ENCRYPTION => digest,
+            SHA256_WITH_RSA => SHA256,
+            SHA384_WITH_RSA => SHA384,
+            SHA512_WITH_RSA => SHA512,
+            other => {
+                return Err(format!(
+                    "the token's signature algorithm {other} does not go with an RSA key"
+                ))
+            }
+        };
+        let ok = match hash {
+            SHA256 => {
+                rsa::pkcs1v15::VerifyingKey::<sha2::Sha256>::new(key).verify(signed, &signature)
+            }
+            SHA384 => {
+                rsa::pkcs1v15::VerifyingKey::<sha2::Sha384>::new(key).verify(signed, &signature)
+            }
+            SHA512 => {
+                rsa::pkcs1v15::VerifyingKey::<sha2::Sha512>::new(key).verify(signed, &signature)
+            }
+            other => {
+                return Err(format!(
+                    "the token's signature hash {other} is not one this program accepts"
+                ))
+            }
+        };
+        return ok.map_err(|_| bad());
+    }
+    if spki.algorithm.oid != EC_PUBLIC_KEY {
+        return Err(format!(
+            "the TSA certificate's key is a {} key: this program checks RSA and ECDSA (P-256, P-384) tokens",
+            spki.algorithm.oid
+        ));
+    }
+    let curve = spki
+        .algorithm
+        .parameters
+        .as_ref()
+        .and_then(|p| p.decode_as::<ObjectIdentifier>().ok());
+    let hash = match alg {
+        ECDSA_SHA256 => SHA256,
+        ECDSA_SHA384 => SHA384,
+        ECDSA_SHA512 => SHA512,
+        other => {
+            return Err(format!(
+                "the token's signature algorithm {other} does not go with an EC key"
+            ))
+        }
+    };
+    macro_rules! ecdsa {
+        ($curve:ident) => {{
+            use $curve::pkcs8::DecodePublicKey;
+            let key = $curve::ecdsa::VerifyingKey::from_public_key_der(&spki_der)
+                .map_err(|e| format!("the TSA certificate's EC key cannot be read: {e}"))?;
+            let signature = $curve::ecdsa::DerSignature::try_from(sig).map_err(|_| bad())?;
+            let signature: $curve::ecdsa::Signature = signature.try_into().map_err(|_| bad())?;
+            let prehash = match hash {
+                SHA256 => sha2::Sha256::digest(signed).to_vec(),
+                SHA384 => sha2::Sha384::digest(signed).to_vec(),
+                _ => sha2::Sha512::digest(signed).to_vec(),
+            };
+            use $curve::ecdsa::signature::hazmat::PrehashVerifier;
+            key.verify_prehash(&prehash, &signature).map_err(|_| bad())
+        }};
+    }
+    match curve {
+        Some(P256) => ecdsa!(p256),
+        Some(P384) => ecdsa!(p384),
+        _ => Err(
+            "the TSA certificate's EC key is not on P-256 or P-384: this program does not check it"
+                .into(),
+        ),
+    }
+}
+
+/// A GeneralizedTime as RFC 3161 writes it (`YYYYMMDDHHMMSS[.f]Z`, UTC), as RFC 3339 text and
+/// whole seconds since 1970.
+fn generalized_time(value: &Any) -> Result<(String, u64), String> {
+    let wrong =
+        || "the token's genTime is not a GeneralizedTime in UTC (YYYYMMDDHHMMSS[.f]Z)".to_string();
+    if value.tag() != Tag::GeneralizedTime {
+        return Err(wrong());
+    }
+    let text = std::str::from_utf8(value.value()).map_err(|_| wrong())?;
+    let body = text.strip_suffix('Z').ok_or_else(wrong)?;
+    let (whole, fraction) = match body.split_once('.') {
+        Some((w, f))
+            if !f.is_empty()
+                && f.len() <= 9
+                && f.bytes().all(|b| b.is_ascii_digit())
+                && !f.ends_with('0') =>
+        {
+            (w, Some(f))
+        }
+        Some(_) => return Err(wrong()),
+        None => (body, None),
+    };
+    if whole.len() != 14 || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(wrong());
+    }
+    let rfc3339 = format!(
+        "{}-{}-{}T{}:{}:{}{}Z",
+        &whole[0..4],
+        &whole[4..6],
+        &whole[6..8],
+        &whole[8..10],
+        &whole[10..12],
+        &whole[12..14],
+        fraction.map(|f| format!(".{f}")).unwrap_or_default()
+    );
+    let when = humantime::parse_rfc3339(&rfc3339).map_err(|_| wrong())?;
+    let unix = when
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| wrong())?
+        .as_secs();
+    Ok((rfc3339, unix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn time(text: &str) -> Result<(String, u64), String> {
+        let any = Any::new(der::Tag::GeneralizedTime, text.as_bytes()).unwrap();
+        generalized_time(&any)
+    }
+
+    #[test]
+    fn gen_time_takes_fractions_and_refuses_local_times() {
+        assert_eq!(
+            time("20261202034000Z").unwrap(),
+            ("2026-12-02T03:40:00Z".into(), 1_796_182_800)
+        );
+        assert_eq!(
+            time("20261202034000.25Z").unwrap().0,
+            "2026-12-02T03:40:00.25Z"
+        );
+        for bad in [
+            "20261202034000",
+            "20261202034000+0100",
+            "2026120203400Z",
+            "20261202034000.Z",
+            "20261202034000.50Z",
+            "20261302034000Z",
+        ] {
+            assert!(time(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_request_is_over_the_hash_with_a_positive_nonce_and_reads_back() {
+        let req = request([7; 32]).unwrap();
+        let back = parse_request(&req.der).unwrap();
+        assert_eq!(back.imprint, [7; 32]);
+        assert_eq!(back.nonce, req.nonce);
+        assert!(req.nonce[0] > 0 && req.nonce[0] < 0x80);
+        assert_ne!(request([7; 32]).unwrap().nonce, req.nonce);
+    }
+}
