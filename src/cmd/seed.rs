@@ -51,6 +51,13 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let emissions = args.emissions.clone();
     let (number, planned) = (args.emission, args.emission_blocks);
     let exposure = super::emit::exposure(args.allow_insecure_key);
+    let beacon = match (&args.beacon_round, &args.beacon_after) {
+        (Some(round), _) => Some(*round),
+        (None, Some(time)) => Some(emission_factory::beacon::first_round_after(
+            emission_factory::beacon::parse_time(time)?,
+        )),
+        (None, None) => None,
+    };
     let ceremony = Ceremony {
         game: &game,
         stake,
@@ -58,6 +65,7 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         emissions: &emissions,
         planned_blocks: planned,
         exposure,
+        beacon,
     };
     let group = args.group.as_deref().map(files::group_id).transpose()?;
     let quiet = args.quiet;
@@ -122,6 +130,15 @@ fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>, exposure: Exposure) 
                 made.document.display(),
                 hex::encode(made.document_sha256)
             )?;
+            if let Some(round) = ceremony.beacon {
+                outln!(
+                    "beacon:      round {round} of {} (chain {}), published at {}: the blocks' seed is derived from the custodians' secret and that round's signature; once it is out, fetch GET /{}/public/{round} from a drand relay to a file and give it to emit --beacon",
+                    emission_factory::beacon::CHAIN,
+                    emission_factory::beacon::QUICKNET_CHAIN_HASH,
+                    emission_factory::beacon::round_time_text(round).unwrap_or_default(),
+                    emission_factory::beacon::QUICKNET_CHAIN_HASH,
+                )?;
+            }
             outln!(
                 "hand each share file to the custodian of its public key; delete this folder's copies once they are handed over"
             )?;
