@@ -257,6 +257,25 @@ pub fn block_seed(
     round: Option<&Round>,
 ) -> Result<Seed> {
     let named = record.beacon.as_ref();
+    if let Some(c) = named {
+        if c.chain_hash != QUICKNET_CHAIN_HASH || c.chain != CHAIN {
+            bail!(
+                "{}: the record names beacon chain {} ({}), and this program knows only {CHAIN} ({QUICKNET_CHAIN_HASH})",
+                path.display(),
+                shown(&c.chain),
+                shown(&c.chain_hash)
+            );
+        }
+        if round_time_text(c.round).as_deref() != Some(c.round_time.as_str()) {
+            bail!(
+                "{}: the record says round {} is published at {}, and quicknet publishes it at {}: the record was altered",
+                path.display(),
+                c.round,
+                shown(&c.round_time),
+                round_time_text(c.round).unwrap_or_else(|| "never".into())
+            );
+        }
+    }
     let (commitment, round) = match (named, round) {
         (None, None) => return Ok(*secret),
         (None, Some(round)) => bail!(
@@ -265,23 +284,14 @@ pub fn block_seed(
             path.display()
         ),
         (Some(c), None) => bail!(
-            "the emission's record {} says its seed waits for round {} of {} (published at {}): give that round's JSON with --beacon FILE (from a drand relay, GET /{}/public/{}). Nothing was made from the secret alone",
+            "the emission's record {} says its seed waits for round {} of {CHAIN} (published at {}): give that round's JSON with --beacon FILE (from a drand relay, GET /{QUICKNET_CHAIN_HASH}/public/{}). Nothing was made from the secret alone",
             path.display(),
             c.round,
-            shown(&c.chain),
-            shown(&c.round_time),
-            QUICKNET_CHAIN_HASH,
+            round_time_text(c.round).unwrap_or_else(|| "never".into()),
             c.round
         ),
         (Some(c), Some(round)) => (c, round),
     };
-    if commitment.chain_hash != QUICKNET_CHAIN_HASH {
-        bail!(
-            "{}: the record names beacon chain {}, and this program knows only {CHAIN} ({QUICKNET_CHAIN_HASH})",
-            path.display(),
-            shown(&commitment.chain_hash)
-        );
-    }
     if round.round != commitment.round {
         bail!(
             "--beacon: the file is round {} of {CHAIN}, and the emission's record {} names round {}: give round {} (another round would let whoever picks it choose the seed)",
@@ -328,16 +338,17 @@ pub fn replay_seed(
         _ => Path::new("."),
     };
     let path = folder.join(crate::emission::record::RECORD_FILE);
-    let bytes = match crate::emission::record::read_unsigned(folder)
-        .map_err(|e| format!("{e:#}"))?
-    {
-        Some(bytes) => bytes,
-        None if round.is_none() => return Ok(*secret),
-        None => return Err(format!(
+    let bytes =
+        match crate::emission::record::read_unsigned(folder).map_err(|e| format!("{e:#}"))? {
+            Some(bytes) => bytes,
+            None if round.is_none() => return Ok(*secret),
+            None => {
+                return Err(format!(
             "{}: no emission record beside the block, so no beacon round to check --beacon against",
             shown_path(&path)
-        )),
-    };
+        ))
+            }
+        };
     match &manifest.record_sha256 {
         Some(named) if *named == hex::encode(Sha256::digest(&bytes)) => {}
         Some(named) => {

@@ -234,10 +234,19 @@ fn the_seed_of_a_beacon_record_needs_its_round() {
         err.contains("not after the emission's record was made"),
         "{err}"
     );
-    // Another chain.
+    // Another chain, a round time that is not the round's.
     let mut other = rec.clone();
     other.beacon.as_mut().unwrap().chain_hash = "11".repeat(32);
-    assert!(block_seed(&other, path, &secret, Some(&three)).is_err());
+    let err = block_seed(&other, path, &secret, Some(&three))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("knows only drand quicknet"), "{err}");
+    let mut other = rec.clone();
+    other.beacon.as_mut().unwrap().round_time = "2030-01-01T00:00:00Z".into();
+    let err = block_seed(&other, path, &secret, Some(&three))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("the record was altered"), "{err}");
     // A record with no round: the secret itself, and a round given is refused.
     let mut plain = rec.clone();
     plain.beacon = None;
@@ -246,4 +255,30 @@ fn the_seed_of_a_beacon_record_needs_its_round() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("names no beacon round"), "{err}");
+}
+
+#[test]
+fn a_record_names_a_round_exactly_when_its_format_is_2() {
+    use crate::emission::record::{parse, RECORD_FORMAT};
+    let path = Path::new("emission.json");
+    let rec = record(3, "2023-08-23T15:00:00Z");
+    assert_eq!(parse(&rec.to_bytes(), path).unwrap(), rec);
+    let mut one = rec.clone();
+    one.format = RECORD_FORMAT;
+    let err = parse(&one.to_bytes(), path).unwrap_err().to_string();
+    assert!(err.contains("format 1 cannot name a beacon round"), "{err}");
+    let mut unnamed = rec.clone();
+    unnamed.beacon = None;
+    let err = parse(&unnamed.to_bytes(), path).unwrap_err().to_string();
+    assert!(err.contains("format 2 must name a beacon round"), "{err}");
+    // A format-1 record reads as before: no `beacon` key in its bytes.
+    unnamed.format = RECORD_FORMAT;
+    assert!(!String::from_utf8(unnamed.to_bytes())
+        .unwrap()
+        .contains("beacon"));
+    assert_eq!(parse(&unnamed.to_bytes(), path).unwrap(), unnamed);
+    let mut later = rec.clone();
+    later.format = 3;
+    let err = parse(&later.to_bytes(), path).unwrap_err().to_string();
+    assert!(err.contains("not one this program reads"), "{err}");
 }
