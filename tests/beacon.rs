@@ -178,6 +178,21 @@ fn a_beacon_emission_is_made_from_its_round_and_audited_with_it() {
         &with_shares(&w, &ids, EMIT, &["--beacon", &randomness]),
         &["randomness.json", "is not SHA-256 of the signature"],
     );
+    // A file larger than a round can be is not read; neither is a missing one.
+    let mut big = std::fs::read(&round_3).unwrap();
+    big.resize(5000, b' ');
+    std::fs::write(w.path("big.json"), big).unwrap();
+    refused(
+        &with_shares(&w, &ids, EMIT, &["--beacon", "big.json"]),
+        &[
+            "big.json",
+            "5000 bytes, more than the 4096 bytes a beacon round file may hold",
+        ],
+    );
+    refused(
+        &with_shares(&w, &ids, EMIT, &["--beacon", "missing.json"]),
+        &["--beacon missing.json"],
+    );
     assert!(!w.path(&format!("{FOLDER}/block-00001.csv")).exists());
 
     // The round the record names: made.
