@@ -133,6 +133,12 @@ fn a_beacon_emission_is_made_from_its_round_and_audited_with_it() {
     assert!(out.status.success(), "{}", text(&out));
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("warning: round 3 is already published by this machine's clock"),
+        "{}",
+        text(&out)
+    );
+    assert!(
         said.contains("beacon:      round 3 of drand quicknet")
             && said.contains("published at 2023-08-23T15:09:33Z"),
         "{said}"

@@ -138,6 +138,16 @@ fn act(task: Task, emission: &str, ceremony: &Ceremony<'_>, exposure: Exposure) 
                     emission_factory::beacon::round_time_text(round).unwrap_or_default(),
                     emission_factory::beacon::QUICKNET_CHAIN_HASH,
                 )?;
+                // The record's time may come from SOURCE_DATE_EPOCH (known-answer tests): a
+                // round this machine's clock says is out already is fine only there.
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                if emission_factory::beacon::round_time(round).is_some_and(|t| t <= now) {
+                    errln!(
+                        "warning: round {round} is already published by this machine's clock: the record's time came from SOURCE_DATE_EPOCH, so it is no proof that the seed was fixed before the round; such an emission is for tests only (unset SOURCE_DATE_EPOCH and name a future round)"
+                    );
+                }
             }
             outln!(
                 "hand each share file to the custodian of its public key; delete this folder's copies once they are handed over"
