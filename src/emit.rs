@@ -63,8 +63,11 @@ pub(crate) struct EmitConfig {
     pub blocks: u32,
     /// Root output folder.
     pub out: PathBuf,
-    /// The emission seed.
+    /// The emission seed: the custodians' secret of a beacon emission (`seed_sha256` commits to
+    /// it), from which and [`EmitConfig::beacon`] the blocks' seed is derived.
     pub seed: Seed,
+    /// The beacon round the emission's record names, checked ([`crate::beacon::read_round`]).
+    pub beacon: Option<crate::beacon::Round>,
     /// The key that signs the manifests.
     pub signing_key: SigningKey,
     /// Remake blocks that already exist.
@@ -201,6 +204,8 @@ struct BlockMaker<'a> {
     access: Access,
     /// SHA-256 (hex) of the emission record the blocks are made under, named by every manifest.
     record_sha256: String,
+    /// The seed the blocks are made from ([`crate::beacon::block_seed`] of the record).
+    block_seed: Seed,
 }
 
 /// Emits the blocks of `config`; `progress` counts tickets (its total is set here), and
@@ -230,7 +235,7 @@ pub(crate) fn emit(
     let access = files::emission_folder(&folder, config.group)?;
     let public = config.signing_key.verifying_key();
     let wanted = record_of(config, game, stake)?;
-    let (planned, record_sha256) = {
+    let (planned, record_sha256, block_seed) = {
         let held = LockFile::emission(&folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
         // Whoever left temporary files of the record, the seal or the key no longer holds
         // the lock: they are stale.
@@ -255,6 +260,7 @@ pub(crate) fn emit(
         decoder: stake.decoder(),
         access,
         record_sha256,
+        block_seed,
     };
     progress.set_total(u64::from(config.blocks) * game.block_size);
     let mut summary = EmitSummary {
@@ -333,6 +339,7 @@ fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> 
         kind: config.kind,
         seed_sha256: hex::encode(seed_commitment(&config.seed)),
         custody: config.custody.clone(),
+        beacon: None,
         public_key_sha256: hex::encode(keys::public_key_sha256(
             &config.signing_key.verifying_key(),
         )?),
@@ -344,24 +351,32 @@ fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> 
 }
 
 /// Under the emission lock: checks this run against the emission's record, or writes the record
-/// if this is the emission's first run. Returns the planned number of blocks, if known, and the
-/// SHA-256 (hex) of the record's bytes.
+/// if this is the emission's first run. Returns the planned number of blocks, if known, the
+/// SHA-256 (hex) of the record's bytes, and the seed the blocks are made from (the run's seed,
+/// or with the beacon round the record names, the seed derived from both).
 fn join_or_create(
     folder: &Path,
     wanted: &Record,
     config: &EmitConfig,
     blocks: &std::ops::RangeInclusive<u32>,
-) -> Result<(Option<u32>, String)> {
+) -> Result<(Option<u32>, String, Seed)> {
     let public = config.signing_key.verifying_key();
-    let (planned, record_bytes) = match record::read(folder, &public)? {
+    let record_path = folder.join(record::RECORD_FILE);
+    let (planned, record_bytes, block_seed) = match record::read(folder, &public)? {
         Some((existing, bytes)) => {
             // A production run's shares must be the ceremony's, as the signed record says
             // (checked first: it is the more telling refusal for forged shares).
             if let Some(rebuilt) = &config.custody {
                 crate::emission::ceremony::admit_shares(folder, &existing, rebuilt, &public)?;
             }
-            existing.check_run(wanted, &folder.join(record::RECORD_FILE))?;
-            (existing.blocks, bytes)
+            existing.check_run(wanted, &record_path)?;
+            let block_seed = crate::beacon::block_seed(
+                &existing,
+                &record_path,
+                &config.seed,
+                config.beacon.as_ref(),
+            )?;
+            (existing.blocks, bytes, block_seed)
         }
         None => {
             if folder.join(record::RECORD_FILE).exists() {
@@ -380,8 +395,14 @@ fn join_or_create(
                     );
                 }
             }
+            let block_seed = crate::beacon::block_seed(
+                wanted,
+                &record_path,
+                &config.seed,
+                config.beacon.as_ref(),
+            )?;
             record::write(folder, wanted, &config.signing_key)?;
-            (wanted.blocks, wanted.to_bytes())
+            (wanted.blocks, wanted.to_bytes(), block_seed)
         }
     };
     if let Some(planned) = planned {
@@ -406,7 +427,11 @@ fn join_or_create(
             );
         }
     }
-    Ok((planned, hex::encode(Sha256::digest(&record_bytes))))
+    Ok((
+        planned,
+        hex::encode(Sha256::digest(&record_bytes)),
+        block_seed,
+    ))
 }
 
 /// Seals the emission if all its `planned` blocks are now there (the caller runs it after
@@ -507,6 +532,7 @@ fn replay(config: &EmitConfig, csv: &Path) -> Result<crate::verify::BlockReport>
             game: Some(config.game.clone()),
             forms: false,
             seed: Some(config.seed),
+            beacon: config.beacon.clone(),
         },
         &NoProgress,
     );
@@ -639,7 +665,7 @@ impl BlockMaker<'_> {
         progress: &dyn Progress,
     ) -> Result<()> {
         let key = BlockKey::derive(
-            &config.seed,
+            &self.block_seed,
             &self.game.id,
             self.stake,
             config.emission,

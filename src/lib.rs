@@ -11,6 +11,7 @@
 //! The command line is the binary's (`src/main.rs` and `src/cmd/`): the engine knows no
 //! terminal, and tells its caller how far it got through [`progress::Progress`].
 
+pub mod beacon;
 pub mod block;
 pub mod custody;
 pub mod emission;

@@ -49,6 +49,7 @@ pub(super) fn run(args: EmitArgs) -> Result<Exit> {
         planned_blocks: args.emission_blocks,
         direct_io: !args.page_cache,
         exposure: exposure(args.allow_insecure_key),
+        beacon: args.beacon.clone(),
     };
     let (name, price) = (request.game.name.clone(), request.price);
     let started = Instant::now();

@@ -188,6 +188,12 @@ pub struct EmitArgs {
     pub seed: options::SeedOptions,
     #[command(flatten)]
     pub shares: options::ShareOptions,
+    /// The drand quicknet round the emission's record names (seed --beacon-round), as the JSON
+    /// a drand relay serves for it (GET /<chain hash>/public/<R>), once published: its BLS
+    /// signature is checked offline, and the blocks' seed is derived from the shares' secret
+    /// and it. Needed exactly when the record names a round.
+    #[arg(long, value_name = "FILE", requires = "share")]
+    pub beacon: Option<PathBuf>,
     /// Ed25519 private key (PKCS#8 PEM) that signs the manifests: a regular file that group
     /// and others cannot read (mode 0600 or 0400). Without it, a one-time key is made for the
     /// emission and kept beside its seed file.
@@ -263,6 +269,11 @@ pub struct VerifyArgs {
     pub allow_insecure_key: bool,
     #[command(flatten)]
     pub shares: options::ShareOptions,
+    /// With the seed or the shares: the drand quicknet round the emission's record names, as
+    /// the JSON a drand relay serves for it. Its signature is checked offline, and the blocks
+    /// are replayed from the seed derived from the secret and it.
+    #[arg(long, value_name = "FILE")]
+    pub beacon: Option<PathBuf>,
     /// Accept an emission whose planned blocks are all made but that is not sealed yet
     /// (without it, that fails: a complete emission is sealed). A seal that the audit log
     /// says was made must be there all the same.
@@ -627,6 +638,16 @@ pub struct SeedArgs {
     /// new seed) or the custody file of a reshare. Needed for both.
     #[arg(long, value_name = "PEM")]
     pub signing_key: Option<PathBuf>,
+    /// A future round of the drand quicknet beacon, named in the record: the blocks' seed is
+    /// derived from the custodians' secret and that round's signature, published later, so
+    /// that nobody, custodians or operator, can choose the seed. Its time must be after the
+    /// record's.
+    #[arg(long, value_name = "R", conflicts_with_all = ["reshare", "check"], value_parser = clap::value_parser!(u64).range(1..))]
+    pub beacon_round: Option<u64>,
+    /// Like --beacon-round, naming the first round published after TIME (RFC 3339, UTC, e.g.
+    /// 2027-01-15T10:00:00Z), computed from quicknet's genesis and period.
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["beacon_round", "reshare", "check"])]
+    pub beacon_after: Option<String>,
     /// Blocks the emission will hold, fixed in its record (emit seals the emission once all
     /// are made; given again to emit, it must be the same).
     #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=99_999))]

@@ -95,6 +95,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         game: Some(game.clone()),
         forms: false,
         seed: None,
+        beacon: None,
     };
     let mut failed = Vec::new();
     for &number in present.iter().filter(|&&b| b <= planned) {

@@ -47,6 +47,14 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         super::emit::warn_exposed(&info.exposed);
         options.seed = Some(*secret.expose());
     }
+    if let Some(path) = &args.beacon {
+        if options.seed.is_none() {
+            bail!("--beacon is for an audit with the emission's seed: give the custody shares (--share, --identity) or the seed (--seed-file...) with it");
+        }
+        // Checked here (signature, randomness); that it is the round the emission's record
+        // names, published after the record, by every block's replay.
+        options.beacon = Some(emission_factory::beacon::read_round(path)?);
+    }
     // Emission folders: every folder holding a block found (whether or not its record is
     // still there: a deleted record fails, never turns the checks off), and those named that
     // hold an emission's files.
@@ -93,6 +101,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             .seed
             .as_ref()
             .map(|seed| hex::encode(emission_factory::plan::seed_commitment(seed))),
+        beacon_round: options.beacon.as_ref().map(|r| r.round),
         ..VerifyJson::default()
     };
     let bar = progress_bar(args.quiet || json, "verify", None);
@@ -139,6 +148,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                         "        seed replay OK: {} prizes and layouts re-derived from the seed; seed_sha256 {}",
                         grouped(report.tickets),
                         hex::encode(emission_factory::plan::seed_commitment(seed))
+                    )?;
+                }
+                if let Some(round) = &options.beacon {
+                    outln!(
+                        "        beacon OK: the blocks' seed re-derived from the secret and round {} of {}, the round the emission's record names (signature checked)",
+                        round.round,
+                        emission_factory::beacon::CHAIN
                     )?;
                 }
             } else {
@@ -270,6 +286,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             hex::encode(emission_factory::plan::seed_commitment(seed))
         )?;
     }
+    if let Some(round) = &options.beacon {
+        outln!(
+            "beacon: the seed of the blocks replayed is HKDF-SHA256(secret, salt = the signature of round {} of {}, info = the emission), the round each emission's signed record names; signature checked against the chain's pinned key",
+            round.round,
+            emission_factory::beacon::CHAIN
+        )?;
+    }
     if !emissions.is_empty() {
         outln!(
             "{} emission(s) checked: {} OK, {} failed",
@@ -312,6 +335,7 @@ struct VerifyJson {
     emissions_failed: usize,
     /// With a seed: its commitment, and the blocks replayed from it and matched.
     seed_sha256: Option<String>,
+    beacon_round: Option<u64>,
     seed_replayed: Option<u64>,
     blocks: Vec<BlockJson>,
     emissions: Vec<EmissionJson>,

@@ -54,6 +54,9 @@ pub struct Ceremony<'a> {
     /// SHA-256 of the certificate of the TSA that will be asked for a token over the record
     /// (`seed --tsa-cert`), written in the record.
     pub timestamp_authority_sha256: Option<String>,
+    /// The future round of the beacon the seed waits for (`--beacon-round`), named in the
+    /// record ([`crate::beacon`]); `None`: the seed is the custodians' secret alone.
+    pub beacon: Option<u64>,
 }
 
 /// What a ceremony made.
@@ -119,6 +122,13 @@ impl Ceremony<'_> {
         let record_path = folder.join(RECORD_FILE);
         // Refused before any folder is made, and again under the lock.
         refuse_existing(&record_path)?;
+        // The record's time first: a beacon round already published by then is refused
+        // before anything is drawn or written.
+        let created = record::created_now()?;
+        let beacon = self
+            .beacon
+            .map(|round| crate::beacon::commit(round, &created))
+            .transpose()?;
         let access = files::emission_folder(&folder, None)?;
         let lock = LockFile::emission(&folder)?;
         let _held = lock.acquire(&mut |_| {})?;
@@ -127,7 +137,10 @@ impl Ceremony<'_> {
         let seed = SecretSeed::fresh()?;
         let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
         let record = Record {
-            format: record::RECORD_FORMAT,
+            format: match beacon {
+                Some(_) => record::RECORD_FORMAT_BEACON,
+                None => record::RECORD_FORMAT,
+            },
             game: self.game.id.clone(),
             game_name: self.game.name.clone(),
             game_definition_sha256: hex::encode(self.game.sha256),
@@ -138,10 +151,11 @@ impl Ceremony<'_> {
             kind: EmissionKind::Production,
             seed_sha256: hex::encode(info.seed_sha256),
             custody: Some(Custody::from_made_set(&info, labels)),
+            beacon,
             public_key_sha256: hex::encode(keys::public_key_sha256(&signing_key.verifying_key())?),
             generator: block::manifest::generator(),
             generator_version: block::manifest::GENERATOR_VERSION,
-            created: record::created_now()?,
+            created,
             timestamp_authority_sha256: self.timestamp_authority_sha256.clone(),
         };
         let bytes = record.to_bytes();

@@ -17,6 +17,8 @@ pub const RECORD_FILE: &str = "emission.json";
 pub const RECORD_SIG_FILE: &str = "emission.json.sig";
 /// The record's format number.
 pub const RECORD_FORMAT: u32 = 1;
+/// The format of a record that names a beacon round (`beacon`); format 1 names none.
+pub const RECORD_FORMAT_BEACON: u32 = 2;
 /// Largest record accepted (it is a few hundred bytes).
 const MAX_RECORD_BYTES: u64 = 1 << 20;
 
@@ -190,6 +192,10 @@ pub struct Record {
     pub seed_sha256: String,
     /// The custody shares of a production emission.
     pub custody: Option<Custody>,
+    /// The future beacon round whose signature salts the seed (format 2 only; see
+    /// [`crate::beacon`]): `seed_sha256` then commits to the custodians' secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beacon: Option<crate::beacon::Commitment>,
     /// SHA-256 of the signing public key's DER (SPKI) bytes.
     pub public_key_sha256: String,
     /// Program name, version and generator version.
@@ -315,16 +321,38 @@ pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>
         return Ok(None);
     }
     let bytes = read_signed(&path, &folder.join(RECORD_SIG_FILE), MAX_RECORD_BYTES, key)?;
-    let record: Record = parse_strict(&bytes, Layout::Pretty)
-        .map_err(|e| anyhow!("{} is not a valid emission record: {e}", path.display()))?;
-    if record.format != RECORD_FORMAT {
-        bail!(
-            "{}: record format {} is not one this program reads (it reads {RECORD_FORMAT})",
-            path.display(),
-            record.format
-        );
-    }
+    let record = parse(&bytes, &path)?;
     Ok(Some((record, bytes)))
+}
+
+/// Parses a record's bytes (`path` names it in errors): format 1 names no beacon round, format
+/// 2 names one.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<Record> {
+    let record: Record = parse_strict(bytes, Layout::Pretty)
+        .map_err(|e| anyhow!("{} is not a valid emission record: {e}", path.display()))?;
+    match (record.format, record.beacon.is_some()) {
+        (RECORD_FORMAT, false) | (RECORD_FORMAT_BEACON, true) => Ok(record),
+        (RECORD_FORMAT, true) | (RECORD_FORMAT_BEACON, false) => bail!(
+            "{}: a record of format {} {} a beacon round: it was altered",
+            path.display(),
+            record.format,
+            if record.beacon.is_some() { "cannot name" } else { "must name" }
+        ),
+        (other, _) => bail!(
+            "{}: record format {other} is not one this program reads (it reads {RECORD_FORMAT} and {RECORD_FORMAT_BEACON})",
+            path.display()
+        ),
+    }
+}
+
+/// Reads the record of `folder` without checking its signature (for a replay, whose manifest,
+/// signed, names the record by its SHA-256): its bytes, or `None` if there is none.
+pub fn read_unsigned(folder: &Path) -> Result<Option<Vec<u8>>> {
+    let path = folder.join(RECORD_FILE);
+    if !crate::fs::files::entry_exists(&path)? {
+        return Ok(None);
+    }
+    crate::emission::read_bounded(&path, MAX_RECORD_BYTES).map(Some)
 }
 
 /// Writes the record of `folder` and its signature (the signature first, the record last, so a

@@ -97,6 +97,9 @@ pub struct Request {
     pub group: Option<u32>,
     /// Whether secret files others may read are refused or used with a warning.
     pub exposure: Exposure,
+    /// The beacon round's JSON file (`--beacon`), for a production emission whose record names
+    /// a round: its seed is derived from the custodians' secret and the round's signature.
+    pub beacon: Option<PathBuf>,
 }
 
 /// What a run did.
@@ -128,6 +131,16 @@ pub fn run(
     super::block_range(request.first_block, request.blocks)?;
     let production = matches!(request.seed, SeedSource::Custody { .. });
     refuse_wrong_kind(&folder, production)?;
+    // The round is checked (signature, randomness) before anything is read or made; that it
+    // is the round the signed record names, under the lock ([`crate::beacon::block_seed`]).
+    if request.beacon.is_some() && !production {
+        bail!("--beacon is for a production emission whose ceremony named a beacon round (seed --beacon-round): its seed is rebuilt from custody shares (--share, --identity). Nothing was written");
+    }
+    let beacon = request
+        .beacon
+        .as_deref()
+        .map(crate::beacon::read_round)
+        .transpose()?;
     if production && matches!(request.key, KeySource::Private) {
         bail!("a production emission (--share) is signed with the lottery's own key: give --signing-key (make one with keygen). Nothing was written");
     }
@@ -168,6 +181,14 @@ pub fn run(
         on_event,
     )?;
     held.release()?;
+    let seed_note = match &beacon {
+        Some(round) => format!(
+            "{seed_note}; the blocks' seed is derived from it and round {} of {} (signature checked)",
+            round.round,
+            crate::beacon::CHAIN
+        ),
+        None => seed_note,
+    };
     let config = EmitConfig {
         game: request.game.clone(),
         price: request.price,
@@ -176,6 +197,7 @@ pub fn run(
         blocks: request.blocks,
         out: request.out.clone(),
         seed,
+        beacon,
         signing_key,
         force: request.force,
         kind: match custody {

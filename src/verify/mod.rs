@@ -50,6 +50,10 @@ pub struct VerifyOptions {
     /// The emission's seed, for an audit: check the manifest's commitment, and that every
     /// ticket's prize is the one the seed draws and its layout the one the seed makes.
     pub seed: Option<Seed>,
+    /// The beacon round (`--beacon`) an emission's record may name: with `seed` (then the
+    /// custodians' secret), the blocks are replayed from the seed both make
+    /// ([`crate::beacon::replay_seed`]).
+    pub beacon: Option<crate::beacon::Round>,
 }
 
 /// The verdict on one block.
@@ -315,8 +319,16 @@ fn check_block(
     let replay = match &options.seed {
         None => None,
         Some(seed) => Some(
-            Replay::new(seed, &manifest, &manifest_path, &game, &stake, &name)
-                .map_err(|m| report.stop(m))?,
+            Replay::new(
+                seed,
+                options.beacon.as_ref(),
+                &manifest,
+                &manifest_path,
+                &game,
+                &stake,
+                &name,
+            )
+            .map_err(|m| report.stop(m))?,
         ),
     };
     // Sizes first: a file larger than its manifest says, or a manifest that states more than

@@ -23,6 +23,7 @@ impl Replay {
     /// forbids a replay (another seed, another generator, a game that cannot synthesize).
     pub(super) fn new(
         seed: &Seed,
+        beacon: Option<&crate::beacon::Round>,
         manifest: &Manifest,
         manifest_path: &Path,
         game: &Game,
@@ -47,7 +48,9 @@ impl Replay {
         let synthesizer = stake
             .synthesizer()
             .map_err(|m| format!("{name}: game {}: {m}", game.id))?;
-        let key = BlockKey::derive(seed, &game.id, stake, manifest.emission, manifest.block);
+        // A beacon emission's blocks come from the secret and the round its record names.
+        let seed = crate::beacon::replay_seed(seed, beacon, manifest, manifest_path)?;
+        let key = BlockKey::derive(&seed, &game.id, stake, manifest.emission, manifest.block);
         Ok(Replay {
             order: key.prize_order(stake, game.block_size),
             key,

@@ -1,0 +1,374 @@
+//! Commit, then beacon: a production seed that nobody could have chosen.
+//!
+//! With k-of-n custody no single person knows an emission's seed, but the custodians together,
+//! or an operator who runs the ceremony again and again, could still look at seeds and keep
+//! one they like. So the ceremony (`seed --beacon-round R`) signs a record that holds the
+//! commitment to the custodians' secret (its SHA-256, `seed_sha256`) and names a *future*
+//! round R of a public randomness beacon, and the seed the blocks are made from is
+//!
+//! ```text
+//! HKDF-SHA256(ikm = the custodians' secret, salt = round R's signature, info = SEED_INFO || emission id)
+//! ```
+//!
+//! Once the record is signed the secret is fixed (its hash is in the record) and R's signature
+//! is unknown to everyone; once R is published the seed is fixed and nobody chose it. The beacon
+//! is public, so it is never the only input: alone it would tell the whole world the seed.
+//!
+//! The beacon is drand's quicknet, run by the League of Entropy: one BLS threshold signature
+//! every 3 seconds (scheme `bls-unchained-g1-rfc9380`: signatures on G1, the group key on G2),
+//! which anyone checks offline against the chain's public key, pinned below. `emit` and
+//! `verify` take the round as the JSON file the drand HTTP API serves
+//! (`GET /<chain hash>/public/<R>` on a drand relay: `{"round":…,"randomness":…,"signature":…}`),
+//! so the air-gapped machine needs no network: [`read_round`] checks the signature with the
+//! `drand-verify` crate, and that the randomness is SHA-256 of the signature.
+
+use crate::emission::record::Record;
+use crate::plan::Seed;
+use crate::untrusted::{shown, shown_path};
+use anyhow::{anyhow, bail, Result};
+use drand_verify::{G2PubkeyRfc, Pubkey};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// The beacon's name in records.
+pub const CHAIN: &str = "drand quicknet";
+/// quicknet's chain hash, which names it on every drand relay.
+///
+/// Source: the League of Entropy's chain information, `GET /v2/chains` and
+/// `GET /52db9ba7…c84e971/info` on api.drand.sh (drand.love, "quicknet is live", 2023-10-16),
+/// as pinned by drand's own tests (drand/drand `internal/interop/verify_test.go`,
+/// `quicknetInfoJSON`) and by the `drand-verify` crate's (`src/verify.rs`, `PK_QUICKNET`):
+/// `{"public_key":"83cf0f28…5ece45a","period":3,"genesis_time":1692803367,
+/// "hash":"52db9ba7…c84e971","groupHash":"f477d5c8…331c5d3e","schemeID":"bls-unchained-g1-rfc9380",
+/// "metadata":{"beaconID":"quicknet"}}`.
+pub const QUICKNET_CHAIN_HASH: &str =
+    "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971";
+/// quicknet's group public key (compressed G2, 96 bytes), from the same chain information.
+pub const QUICKNET_PUBLIC_KEY: &str = "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a";
+/// quicknet's genesis: round 1 was published at this time (seconds since 1970, 2023-08-23T15:09:27Z).
+pub const QUICKNET_GENESIS: u64 = 1_692_803_367;
+/// Seconds between two rounds of quicknet.
+pub const QUICKNET_PERIOD: u64 = 3;
+/// The HKDF `info` prefix; the emission's id (`<game>/<stake>/e<NNNN>`) follows it.
+pub const SEED_INFO: &str = "emission-factory beacon seed v1 ";
+/// Largest round file read (a round's JSON is about 200 bytes).
+const MAX_ROUND_BYTES: u64 = 4096;
+
+/// What a ceremony's record says of the beacon (record format 2, field `beacon`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Commitment {
+    /// Always [`CHAIN`].
+    pub chain: String,
+    /// Always [`QUICKNET_CHAIN_HASH`].
+    pub chain_hash: String,
+    /// The round whose signature salts the seed.
+    pub round: u64,
+    /// When that round is published (UTC, RFC 3339): genesis + (round − 1) × period.
+    pub round_time: String,
+}
+
+/// A published round of quicknet whose signature was checked against the pinned key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Round {
+    /// Its number.
+    pub round: u64,
+    /// Its BLS signature (compressed G1, 48 bytes).
+    pub signature: Vec<u8>,
+    /// SHA-256 of the signature, as the API serves it.
+    pub randomness: [u8; 32],
+}
+
+/// A round as the drand HTTP API serves it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoundJson {
+    round: u64,
+    randomness: String,
+    signature: String,
+}
+
+/// When round `round` of quicknet is published, in seconds since 1970; `None` for round 0 or
+/// a round beyond any time.
+pub fn round_time(round: u64) -> Option<u64> {
+    round
+        .checked_sub(1)?
+        .checked_mul(QUICKNET_PERIOD)?
+        .checked_add(QUICKNET_GENESIS)
+}
+
+/// The first round of quicknet published strictly after `seconds` (since 1970).
+pub fn first_round_after(seconds: u64) -> u64 {
+    match seconds.checked_sub(QUICKNET_GENESIS) {
+        None => 1,
+        Some(since) => since / QUICKNET_PERIOD + 2,
+    }
+}
+
+/// [`round_time`] as RFC 3339 (UTC); `None` as there.
+pub fn round_time_text(round: u64) -> Option<String> {
+    round_time(round).map(rfc3339)
+}
+
+fn rfc3339(seconds: u64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(seconds)).to_string()
+}
+
+fn seconds_of(rfc3339: &str) -> Option<u64> {
+    humantime::parse_rfc3339(rfc3339)
+        .ok()?
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs())
+}
+
+/// Parses `--beacon-after`: an RFC 3339 time (`2027-01-15T10:00:00Z`).
+pub fn parse_time(text: &str) -> Result<u64> {
+    seconds_of(text).ok_or_else(|| {
+        anyhow!(
+            "--beacon-after {}: not a UTC time written as RFC 3339 (e.g. 2027-01-15T10:00:00Z)",
+            shown(text)
+        )
+    })
+}
+
+/// The commitment a ceremony writes whose record is made at `created` (RFC 3339): round
+/// `round` must be published after it, so that nobody knew its signature when the secret was
+/// fixed.
+pub fn commit(round: u64, created: &str) -> Result<Commitment> {
+    let created_s = seconds_of(created)
+        .ok_or_else(|| anyhow!("the record's time {} is not RFC 3339", shown(created)))?;
+    let Some(time) = round_time(round) else {
+        bail!("--beacon-round {round}: quicknet's rounds are numbered from 1 and published every {QUICKNET_PERIOD} s from {}", rfc3339(QUICKNET_GENESIS));
+    };
+    if time <= created_s {
+        bail!(
+            "--beacon-round {round}: that round of {CHAIN} is published at {}, not after this ceremony's record ({created}): its signature may be known already, so it could have been chosen. Name a round in the future: --beacon-round {} or later, or --beacon-after TIME. Nothing was written",
+            rfc3339(time),
+            first_round_after(created_s)
+        );
+    }
+    Ok(Commitment {
+        chain: CHAIN.into(),
+        chain_hash: QUICKNET_CHAIN_HASH.into(),
+        round,
+        round_time: rfc3339(time),
+    })
+}
+
+/// Reads a round file (the drand API's JSON for one round of quicknet) and checks it: the JSON
+/// has exactly `round`, `randomness` and `signature`; the signature is a valid BLS signature of
+/// the round by quicknet's pinned key; the randomness is SHA-256 of the signature. Every
+/// refusal names the file.
+pub fn read_round(path: &Path) -> Result<Round> {
+    let bytes = crate::fs::open::read_at_most(path, MAX_ROUND_BYTES, "a beacon round file")
+        .map_err(|e| anyhow!("--beacon {}: {e}", shown_path(path)))?;
+    parse_round(&bytes).map_err(|m| anyhow!("--beacon {}: {m}", shown_path(path)))
+}
+
+/// [`read_round`] on bytes already read; the error says what is wrong, without the file name.
+pub fn parse_round(bytes: &[u8]) -> Result<Round, String> {
+    let json: RoundJson = serde_json::from_slice(bytes).map_err(|e| {
+        format!("not a drand round ({{\"round\":…,\"randomness\":…,\"signature\":…}} as the drand API serves it): {e}")
+    })?;
+    let signature = decode_hex(&json.signature, 48, "signature")?;
+    let randomness: [u8; 32] = decode_hex(&json.randomness, 32, "randomness")?
+        .try_into()
+        .map_err(|_| "randomness: not 32 bytes".to_string())?;
+    if json.round == 0 {
+        return Err("round 0 does not exist: quicknet's rounds are numbered from 1".into());
+    }
+    let key = quicknet_key()?;
+    match key.verify(json.round, b"", &signature) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(format!(
+                "the signature is not {CHAIN}'s signature of round {}: the file was altered, or is of another round or chain (chain hash {QUICKNET_CHAIN_HASH})",
+                json.round
+            ))
+        }
+        Err(e) => {
+            return Err(format!(
+                "the signature is not a point of the curve ({e}): the file was altered"
+            ))
+        }
+    }
+    let expected: [u8; 32] = Sha256::digest(&signature).into();
+    if randomness != expected {
+        return Err(format!(
+            "randomness {} is not SHA-256 of the signature ({}): the file was altered",
+            hex::encode(randomness),
+            hex::encode(expected)
+        ));
+    }
+    Ok(Round {
+        round: json.round,
+        signature,
+        randomness,
+    })
+}
+
+fn quicknet_key() -> Result<G2PubkeyRfc, String> {
+    let mut key = [0u8; 96];
+    hex::decode_to_slice(QUICKNET_PUBLIC_KEY, &mut key)
+        .map_err(|e| format!("the pinned quicknet key: {e}"))?;
+    G2PubkeyRfc::from_fixed(key).map_err(|e| format!("the pinned quicknet key: {e}"))
+}
+
+fn decode_hex(text: &str, bytes: usize, what: &str) -> Result<Vec<u8>, String> {
+    if text.len() != 2 * bytes {
+        return Err(format!(
+            "{what}: {} characters, where {} hex digits are expected",
+            text.len(),
+            2 * bytes
+        ));
+    }
+    hex::decode(text).map_err(|_| format!("{what}: not hex digits: {}", shown(text)))
+}
+
+/// HKDF-SHA256 of the custodians' `secret`, salted with the round's signature, with
+/// [`SEED_INFO`] and `emission` (`<game>/<stake>/e<NNNN>`) as info: the seed of the blocks.
+pub fn derive_seed(secret: &Seed, round: &Round, emission: &str) -> Seed {
+    let info = format!("{SEED_INFO}{emission}");
+    let mut seed = [0u8; 32];
+    // 32 bytes is far below HKDF-SHA256's limit of 255 × 32: expand cannot fail.
+    let expanded = hkdf::Hkdf::<Sha256>::new(Some(&round.signature), secret)
+        .expand(info.as_bytes(), &mut seed);
+    debug_assert!(expanded.is_ok());
+    seed
+}
+
+/// The emission id of a record, `<game>/<stake>/e<NNNN>` (its stake is canonical already).
+pub fn emission_of(record: &Record) -> String {
+    format!("{}/{}/e{:04}", record.game, record.stake, record.emission)
+}
+
+/// The seed the blocks of the emission of `record` are made from, given its `secret` (the seed
+/// its `seed_sha256` commits to) and the `round` given (`--beacon`). A record that names no
+/// round: the secret itself, and a round given is refused. A record that names round R: the
+/// round given must be R of the pinned chain, published after the record was made, and the
+/// seed is [`derive_seed`]; no round is refused. `path` names the record in errors.
+pub fn block_seed(
+    record: &Record,
+    path: &Path,
+    secret: &Seed,
+    round: Option<&Round>,
+) -> Result<Seed> {
+    let named = record.beacon.as_ref();
+    if let Some(c) = named {
+        if c.chain_hash != QUICKNET_CHAIN_HASH || c.chain != CHAIN {
+            bail!(
+                "{}: the record names beacon chain {} ({}), and this program knows only {CHAIN} ({QUICKNET_CHAIN_HASH})",
+                path.display(),
+                shown(&c.chain),
+                shown(&c.chain_hash)
+            );
+        }
+        if round_time_text(c.round).as_deref() != Some(c.round_time.as_str()) {
+            bail!(
+                "{}: the record says round {} is published at {}, and quicknet publishes it at {}: the record was altered",
+                path.display(),
+                c.round,
+                shown(&c.round_time),
+                round_time_text(c.round).unwrap_or_else(|| "never".into())
+            );
+        }
+    }
+    let (commitment, round) = match (named, round) {
+        (None, None) => return Ok(*secret),
+        (None, Some(round)) => bail!(
+            "--beacon (round {}): the emission's record {} names no beacon round, so its seed is the custodians' secret alone; leave out --beacon",
+            round.round,
+            path.display()
+        ),
+        (Some(c), None) => bail!(
+            "the emission's record {} says its seed waits for round {} of {CHAIN} (published at {}): give that round's JSON with --beacon FILE (from a drand relay, GET /{QUICKNET_CHAIN_HASH}/public/{}). Nothing was made from the secret alone",
+            path.display(),
+            c.round,
+            round_time_text(c.round).unwrap_or_else(|| "never".into()),
+            c.round
+        ),
+        (Some(c), Some(round)) => (c, round),
+    };
+    if round.round != commitment.round {
+        bail!(
+            "--beacon: the file is round {} of {CHAIN}, and the emission's record {} names round {}: give round {} (another round would let whoever picks it choose the seed)",
+            round.round,
+            path.display(),
+            commitment.round,
+            commitment.round
+        );
+    }
+    let created = seconds_of(&record.created).ok_or_else(|| {
+        anyhow!(
+            "{}: the record's time {} is not RFC 3339",
+            path.display(),
+            shown(&record.created)
+        )
+    })?;
+    // Checked again here, not only by the ceremony: a record whose round was already published
+    // when it was made names a beacon someone could have seen first.
+    let time = round_time(round.round).unwrap_or(0);
+    if time <= created {
+        bail!(
+            "--beacon: round {} of {CHAIN} was published at {}, not after the emission's record was made ({}): its signature could have been known when the secret was fixed, so the seed could have been chosen; this emission's record is refused",
+            round.round,
+            rfc3339(time),
+            shown(&record.created)
+        );
+    }
+    Ok(derive_seed(secret, round, &emission_of(record)))
+}
+
+/// The seed a replay of a block uses (`verify --seed/--share`, and `emit` checking a block it
+/// keeps): [`block_seed`] of the emission's record beside the block, which must be the record
+/// its signed manifest names (`record_sha256`). With no round given and no record there, the
+/// secret itself (a lone block of a test emission); a block of a beacon emission replayed so
+/// fails on its tickets, never passes.
+pub fn replay_seed(
+    secret: &Seed,
+    round: Option<&Round>,
+    manifest: &crate::block::manifest::Manifest,
+    manifest_path: &Path,
+) -> Result<Seed, String> {
+    let folder = match manifest_path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let path = folder.join(crate::emission::record::RECORD_FILE);
+    let bytes =
+        match crate::emission::record::read_unsigned(folder).map_err(|e| format!("{e:#}"))? {
+            Some(bytes) => bytes,
+            None if round.is_none() => return Ok(*secret),
+            None => {
+                return Err(format!(
+            "{}: no emission record beside the block, so no beacon round to check --beacon against",
+            shown_path(&path)
+        ))
+            }
+        };
+    match &manifest.record_sha256 {
+        Some(named) if *named == hex::encode(Sha256::digest(&bytes)) => {}
+        Some(named) => {
+            return Err(format!(
+                "{}: the block was made under the record of SHA-256 {}, and this one differs: the seed cannot be replayed against it",
+                shown_path(&path),
+                shown(named)
+            ))
+        }
+        None if round.is_none() => return Ok(*secret),
+        None => {
+            return Err(format!(
+                "{}: the block's manifest names no emission record (it was made before records named a beacon round): leave out --beacon",
+                shown_path(manifest_path)
+            ))
+        }
+    }
+    let record = crate::emission::record::parse(&bytes, &path).map_err(|e| format!("{e:#}"))?;
+    block_seed(&record, &path, secret, round).map_err(|e| format!("{e:#}"))
+}
+
+#[cfg(test)]
+mod tests;
