@@ -686,4 +686,38 @@ fn a_ruche_block_packs_to_under_045_of_its_folder_and_restores_exactly() {
     std::fs::create_dir(w.path("r")).unwrap();
     unpack(&w, &id, "e.pack", "r", 0);
     assert_eq!(hashes(&w.path("r/ruche-or/2/e0001")), hashes(&folder));
+
+    // A signal while packing (a block takes seconds of CPU): the run stops as a shell expects,
+    // and leaves neither the pack nor its temporary file.
+    let mut child = w
+        .command(&[
+            "pack",
+            "--recipient",
+            &key,
+            "--out",
+            "stopped.pack",
+            "emissions/ruche-or/2/e0001",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<String> = everything(w.dir.path())
+        .into_iter()
+        .filter(|n| n.contains("stopped.pack"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

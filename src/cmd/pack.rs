@@ -103,7 +103,6 @@ pub(super) fn run_pack(args: PackArgs) -> Result<Exit> {
             threads,
         },
     )?;
-    emission_factory::interrupt::check()?;
     if !args.quiet {
         outln!(
             "packed {} ({}: {} files, {} blocks, {} bytes) into {}: {} bytes ({:.3} of the folder)",

@@ -99,6 +99,7 @@ pub fn read_pack(
         .entries()
         .map_err(|e| anyhow!("{name}: cannot read the tar stream: {e}"))?;
     for entry in entries {
+        crate::interrupt::check()?;
         let number = state.contents.members + 1;
         let mut entry = entry.map_err(|e| {
             anyhow!("{name}: member {number}: cannot read it (damaged or changed): {e}")

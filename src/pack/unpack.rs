@@ -63,8 +63,11 @@ pub fn unpack(pack: &Path, identities: &[age::x25519::Identity], out: &Path) -> 
         .with_context(|| format!("cannot sync {}", shown_path(stage.path())))?;
     let folder = out.join(&contents.emission);
     let parent = crate::block::files::parent(&folder).to_path_buf();
+    crate::interrupt::check()?;
+    let publishing = crate::interrupt::critical();
     crate::block::files::create_dir(&parent, 0o700)?;
     publish_dir(stage.path(), &folder)?;
+    drop(publishing);
     // Renamed: nothing is left for the TempDir to remove.
     let _ = stage.keep();
     File::open(&parent)
@@ -155,6 +158,7 @@ impl Sink for Staging {
         let mut buf = vec![0u8; 1 << 20];
         let mut count = 0u64;
         loop {
+            super::write::stop_requested()?;
             let n = reader.read(&mut buf).map_err(|e| {
                 anyhow!(
                     "block {block}'s CSV: cannot read it from the pack (damaged or changed): {e}"

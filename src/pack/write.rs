@@ -57,7 +57,30 @@ pub struct PackSummary {
 
 /// Packs the sealed emission `folder` into the new file `out` (which must not exist; mode 0600;
 /// written under a temporary name and published whole, or not at all).
+///
+/// A signal (SIGINT, SIGTERM, SIGHUP) stops it between reads: the temporary file is removed and
+/// the error is [`crate::interrupt::Interrupted`].
 pub fn pack(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackSummary> {
+    pack_folder(folder, out, options).map_err(stopped_or)
+}
+
+/// The error, or [`crate::interrupt::Interrupted`] when a signal is why it failed.
+pub(super) fn stopped_or(e: anyhow::Error) -> anyhow::Error {
+    match crate::interrupt::check() {
+        Err(signal) => anyhow::Error::new(signal),
+        Ok(()) => e,
+    }
+}
+
+/// The error a read returns once a signal asked to stop, for [`stopped_or`] to replace.
+pub(super) fn stop_requested() -> std::io::Result<()> {
+    match crate::interrupt::requested() {
+        Some(_) => Err(std::io::Error::other("stopped by a signal")),
+        None => Ok(()),
+    }
+}
+
+fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackSummary> {
     if options.recipients.is_empty() {
         bail!("no recipient: give --recipient AGE1... or --recipients-file FILE (who may open the pack)");
     }
@@ -251,7 +274,9 @@ pub fn pack(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackSumm
         .metadata()
         .with_context(|| write_err("the pack"))?
         .len();
+    let publishing = crate::interrupt::critical();
     staged.commit()?;
+    drop(publishing);
     Ok(PackSummary {
         emission: prefix,
         members: members.len(),
@@ -377,6 +402,7 @@ impl<R: Read> Hashing<R> {
 
 impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        stop_requested()?;
         let n = self.inner.read(buf)?;
         self.sha.update(&buf[..n]);
         self.count += n as u64;
