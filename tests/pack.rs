@@ -287,6 +287,23 @@ fn pack_never_replaces_a_file_and_a_changed_block_or_a_stray_file_leaves_no_pack
     );
     std::fs::remove_file(folder.join("notes.txt")).unwrap();
 
+    // A folder that no longer verifies as a sealed emission (a line of its signed audit log
+    // edited): refused, saying to run verify.
+    let log = folder.join("emission.log.jsonl");
+    let original = read(&log);
+    let edited = String::from_utf8(original.clone())
+        .unwrap()
+        .replacen("\"emit\"", "\"emi7\"", 1);
+    assert_ne!(edited.as_bytes(), &original[..]);
+    std::fs::write(&log, edited).unwrap();
+    let out = pack(&w, &folder, "a.pack", &[&key], 2);
+    assert!(
+        out.contains("does not verify as a sealed emission")
+            && out.contains("emission-factory verify"),
+        "{out}"
+    );
+    std::fs::write(&log, &original).unwrap();
+
     // A byte of a sealed block changed (its size kept): the manifest and seal still check, the
     // CSV streamed into the pack does not match its signed manifest.
     let csv = folder.join("block-00002.csv");
@@ -689,7 +706,7 @@ fn a_ruche_block_packs_to_under_045_of_its_folder_and_restores_exactly() {
 
     // A signal while packing (a block takes seconds of CPU): the run stops as a shell expects,
     // and leaves neither the pack nor its temporary file.
-    let mut child = w
+    let child = w
         .command(&[
             "pack",
             "--recipient",
