@@ -203,7 +203,8 @@ impl State {
                 bail!("{at}: more than {MAX_RESHARE_FILES} custody files: refused");
             }
         }
-        let size = entry.header().size().map_err(|e| anyhow!("{at}: {e}"))?;
+        // The size the entry is read by (a PAX header may state it instead of the ustar field).
+        let size = entry.size();
         if size > member.limit() {
             bail!(
                 "{at}: {size} bytes, more than the {} such a file may hold: refused unread",

@@ -118,7 +118,7 @@ impl Staging {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600).custom_flags(libc_nofollow());
+            options.mode(0o600).custom_flags(no_follow_flag());
         }
         let file = options
             .open(&path)
@@ -128,7 +128,7 @@ impl Staging {
 }
 
 #[cfg(unix)]
-fn libc_nofollow() -> i32 {
+fn no_follow_flag() -> i32 {
     rustix::fs::OFlags::NOFOLLOW.bits() as i32
 }
 
