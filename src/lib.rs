@@ -26,6 +26,7 @@ pub mod lab;
 pub mod load;
 pub mod mechanic;
 pub mod money;
+pub mod pack;
 pub mod picture;
 pub mod plan;
 pub mod progress;

@@ -30,6 +30,7 @@ mod load;
 pub mod logged;
 pub mod options;
 pub mod output;
+mod pack;
 mod prove;
 mod report;
 mod seal;
@@ -140,6 +141,11 @@ pub enum Command {
     /// Data for test laboratories: the raw output of the prize-order generator, the shuffled
     /// positions of a block's prizes (from a test emission's seed).
     Lab(lab::LabArgs),
+    /// Pack a sealed emission into one file: tar, zstd, age to one or more recipients; an
+    /// auditor opens it with `age -d -i KEY PACK | zstd -d | tar t`.
+    Pack(pack::PackArgs),
+    /// Restore an emission folder from a pack, byte for byte, whole or not at all.
+    Unpack(pack::UnpackArgs),
     /// The version; with --verbose the commit, build profile and SHA-256 of this binary.
     Version(version::VersionArgs),
     /// Get an RFC 3161 trusted timestamp for an emission's record or seal, later than the run
@@ -692,6 +698,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Version(args) => version::run(args),
         Command::Lab(args) => lab::run(args),
         Command::Timestamp(args) => tsa::run(args),
+        Command::Pack(args) => pack::run_pack(args),
+        Command::Unpack(args) => pack::run_unpack(args),
     }
 }
 

@@ -266,6 +266,31 @@ pub fn rebuild_seed(
     )
 }
 
+/// The X25519 identities of age identity files (`AGE-SECRET-KEY-1…` lines, blank lines and `#`
+/// comments allowed, as `age-keygen -o FILE` writes them), read as every secret file is read:
+/// not through a link, only a regular file, bounded, and refused when group or others may read
+/// it unless `exposure` allows it (such files are returned with their mode, for a warning).
+/// Used to open emission packs ([`crate::pack`]) with the same checks as share files.
+pub fn read_identity_files(
+    paths: &[PathBuf],
+    exposure: Exposure,
+) -> Result<IdentityFiles, CustodyError> {
+    let mut exposed = Vec::new();
+    let known = share_file::read_identities(paths, exposure, &mut exposed)?;
+    Ok(IdentityFiles {
+        identities: known.into_iter().map(|k| k.identity).collect(),
+        exposed,
+    })
+}
+
+/// What [`read_identity_files`] read.
+pub struct IdentityFiles {
+    /// The identities, in the order of the files and their lines.
+    pub identities: Vec<age::x25519::Identity>,
+    /// Files read although group or others may read them, with their mode (for a warning).
+    pub exposed: Vec<(PathBuf, u32)>,
+}
+
 /// [`rebuild_seed`], letting share and identity files that group or others may read through
 /// when `exposure` is [`Exposure::Allow`] (`--allow-insecure-key`): they are then listed in
 /// the returned [`ShareSetInfo::exposed`], for the caller to warn.

@@ -140,6 +140,81 @@ pub fn write(path: &Path, bytes: &[u8], replace: Replace) -> Result<(), OutputEr
     Ok(())
 }
 
+/// A file written on request as a stream, too large to hold in memory (`pack --out`): the
+/// bytes go to a temporary file beside `path` (mode 0600), and [`Streamed::commit`] fsyncs it
+/// and publishes it under `path` without replacing anything there
+/// (`renameat2(RENAME_NOREPLACE)`). Dropped uncommitted (an error midway), the temporary file
+/// is removed and nothing is left.
+pub struct Streamed {
+    file: tempfile::NamedTempFile,
+    path: PathBuf,
+}
+
+/// Starts writing a new file at `path`, which must be free ([`check`] with [`Replace::Never`]).
+pub fn begin(path: &Path) -> Result<Streamed, OutputError> {
+    check(path, Replace::Never)?;
+    let io = |source| OutputError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        io(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "does not name a file",
+        ))
+    })?;
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    let file = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io)?;
+    Ok(Streamed {
+        file,
+        path: path.to_path_buf(),
+    })
+}
+
+impl Streamed {
+    /// The temporary file, to write into.
+    pub fn file(&mut self) -> &mut std::fs::File {
+        self.file.as_file_mut()
+    }
+
+    /// Fsyncs the file and publishes it under its path, which must still be free; fsyncs the
+    /// folder. On error the temporary file is removed.
+    pub fn commit(self) -> Result<(), OutputError> {
+        let Streamed { file, path } = self;
+        let io = |source| OutputError::Io {
+            path: path.clone(),
+            source,
+        };
+        file.as_file().sync_all().map_err(io)?;
+        match file.persist_noclobber(&path) {
+            Ok(_) => {}
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(check(&path, Replace::Never)
+                    .err()
+                    .unwrap_or(OutputError::Exists(path.clone())));
+            }
+            Err(e) => return Err(io(e.error)),
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io)
+    }
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -196,6 +271,34 @@ mod tests {
             .file_type()
             .is_symlink());
         assert_eq!(names(dir.path()), ["fifo", "folder", "link", "target"]);
+    }
+
+    #[test]
+    fn a_streamed_file_appears_only_when_committed_and_never_over_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.pack");
+        let mut streamed = begin(&path).unwrap();
+        streamed.file().write_all(b"part").unwrap();
+        assert!(!path.exists());
+        drop(streamed);
+        assert!(names(dir.path()).is_empty(), "dropped: nothing left");
+        let mut streamed = begin(&path).unwrap();
+        streamed.file().write_all(b"whole").unwrap();
+        // A file that appears meanwhile is not replaced.
+        std::fs::write(&path, b"theirs").unwrap();
+        let err = streamed.commit().unwrap_err();
+        assert!(matches!(err, OutputError::Exists(_)), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
+        assert_eq!(names(dir.path()), ["e.pack"]);
+        std::fs::remove_file(&path).unwrap();
+        let mut streamed = begin(&path).unwrap();
+        streamed.file().write_all(b"whole").unwrap();
+        streamed.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(matches!(begin(&path), Err(OutputError::Exists(_))));
     }
 
     #[test]

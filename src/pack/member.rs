@@ -1,0 +1,205 @@
+//! The files of an emission pack, by name, and the one order they come in (docs/FORMAT.md,
+//! "Emission pack"): the record, the seal, the log, the definition and the key first, then every
+//! manifest, then every block's CSV. A reader that has read the first part knows what every CSV
+//! must be (its size and SHA-256, from its manifest) before the first byte of it arrives, so it
+//! can check a pack while streaming it; and two packs of one folder list the same members in
+//! the same order.
+
+use crate::block::{DEFINITION_FILE, PUBLIC_KEY_FILE};
+use crate::emission::log::LOG_FILE;
+use crate::emission::record::{RECORD_FILE, RECORD_SIG_FILE};
+use crate::emission::seal::{SEAL_FILE, SEAL_SIG_FILE};
+
+/// Most bytes of a CSV member, whatever its manifest says (a Maxi block is 1.5 GB).
+pub const MAX_CSV_BYTES: u64 = 64 << 30;
+
+/// Most reshare custody files (`emission.shares-<set>.json` and `.sig`) a pack holds.
+pub const MAX_RESHARE_FILES: usize = 512;
+
+/// One file of an emission folder that a pack carries.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Member {
+    /// `emission.json`.
+    Record,
+    /// `emission.json.sig`.
+    RecordSig,
+    /// `emission.seal.json`.
+    Seal,
+    /// `emission.seal.json.sig`.
+    SealSig,
+    /// `emission.log.jsonl`.
+    Log,
+    /// `emission.game.toml`.
+    Definition,
+    /// `emission.pub.pem`.
+    PublicKey,
+    /// `emission.shares-<set>.json` or its `.sig` (the name).
+    Reshare(String),
+    /// `block-NNNNN.manifest.json`, then its `.sig` (`true`).
+    Manifest(u32, bool),
+    /// `block-NNNNN.csv`.
+    Csv(u32),
+}
+
+impl Member {
+    /// The member a file name of an emission folder is, if a pack carries it. Files starting
+    /// with `.` (locks, temporary files) are never members; anything else not listed is not
+    /// part of an emission.
+    pub fn of_name(name: &str) -> Option<Member> {
+        Some(match name {
+            RECORD_FILE => Member::Record,
+            RECORD_SIG_FILE => Member::RecordSig,
+            SEAL_FILE => Member::Seal,
+            SEAL_SIG_FILE => Member::SealSig,
+            LOG_FILE => Member::Log,
+            DEFINITION_FILE => Member::Definition,
+            PUBLIC_KEY_FILE => Member::PublicKey,
+            _ => {
+                if let Some(set) = name.strip_prefix("emission.shares-").and_then(|rest| {
+                    rest.strip_suffix(".json.sig")
+                        .or(rest.strip_suffix(".json"))
+                }) {
+                    let ok = !set.is_empty()
+                        && set.len() <= 64
+                        && set
+                            .bytes()
+                            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+                    return ok.then(|| Member::Reshare(name.to_string()));
+                }
+                let rest = name.strip_prefix("block-")?;
+                let (digits, suffix) = rest.split_at_checked(5)?;
+                if !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let block: u32 = digits.parse().ok()?;
+                if block == 0 {
+                    return None;
+                }
+                match suffix {
+                    ".csv" => Member::Csv(block),
+                    ".manifest.json" => Member::Manifest(block, false),
+                    ".manifest.json.sig" => Member::Manifest(block, true),
+                    _ => return None,
+                }
+            }
+        })
+    }
+
+    /// The file's name in the emission folder.
+    pub fn name(&self) -> String {
+        match self {
+            Member::Record => RECORD_FILE.into(),
+            Member::RecordSig => RECORD_SIG_FILE.into(),
+            Member::Seal => SEAL_FILE.into(),
+            Member::SealSig => SEAL_SIG_FILE.into(),
+            Member::Log => LOG_FILE.into(),
+            Member::Definition => DEFINITION_FILE.into(),
+            Member::PublicKey => PUBLIC_KEY_FILE.into(),
+            Member::Reshare(name) => name.clone(),
+            Member::Manifest(block, false) => crate::block::manifest_name(*block),
+            Member::Manifest(block, true) => crate::block::signature_name(*block),
+            Member::Csv(block) => crate::block::csv_name(*block),
+        }
+    }
+
+    /// Most bytes the member may hold (a CSV: see [`MAX_CSV_BYTES`] and its manifest); the
+    /// limits of the readers of each file.
+    pub fn limit(&self) -> u64 {
+        match self {
+            Member::RecordSig | Member::SealSig | Member::Manifest(_, true) => 64,
+            Member::Record | Member::Reshare(_) => 1 << 20,
+            Member::Seal => 64 << 20,
+            Member::Log => 256 << 20,
+            Member::Definition => crate::game::MAX_DEFINITION_BYTES,
+            Member::PublicKey => crate::block::keys::MAX_PEM_BYTES,
+            Member::Manifest(_, false) => crate::block::manifest::MAX_MANIFEST_BYTES,
+            Member::Csv(_) => MAX_CSV_BYTES,
+        }
+    }
+}
+
+/// The part of a member's name that names its emission, `<game>/<stake>/e<emission:04>`, from
+/// the record's fields: the folders [`crate::verify`] requires above a block.
+pub fn emission_prefix(game: &str, stake: &str, emission: u32) -> String {
+    format!("{game}/{stake}/e{emission:04}")
+}
+
+/// True if `part` may be one folder of a member's name: not empty, not `.` or `..`, not
+/// starting with `.`, at most 64 bytes of letters, digits, `-`, `_` and `.` (a game id, a
+/// canonical stake, `eNNNN`).
+pub fn safe_component(part: &str) -> bool {
+    !part.is_empty()
+        && part.len() <= 64
+        && !part.starts_with('.')
+        && part
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_map_to_members_and_back_and_sort_in_the_pack_order() {
+        let names = [
+            "block-00002.csv",
+            "block-00001.csv",
+            "block-00002.manifest.json.sig",
+            "block-00001.manifest.json",
+            "emission.pub.pem",
+            "emission.shares-0a1b.json",
+            "emission.game.toml",
+            "emission.log.jsonl",
+            "emission.seal.json.sig",
+            "emission.seal.json",
+            "emission.json.sig",
+            "emission.json",
+        ];
+        let mut members: Vec<Member> = names.iter().map(|n| Member::of_name(n).unwrap()).collect();
+        for (m, n) in members.iter().zip(names) {
+            assert_eq!(m.name(), n);
+        }
+        members.sort();
+        let sorted: Vec<String> = members.iter().map(Member::name).collect();
+        assert_eq!(
+            sorted,
+            [
+                "emission.json",
+                "emission.json.sig",
+                "emission.seal.json",
+                "emission.seal.json.sig",
+                "emission.log.jsonl",
+                "emission.game.toml",
+                "emission.pub.pem",
+                "emission.shares-0a1b.json",
+                "block-00001.manifest.json",
+                "block-00002.manifest.json.sig",
+                "block-00001.csv",
+                "block-00002.csv",
+            ]
+        );
+    }
+
+    #[test]
+    fn other_names_are_not_members() {
+        for name in [
+            ".emission.lock",
+            ".block-00001.csv.abc.tmp",
+            "block-00000.csv",
+            "block-1.csv",
+            "block-0000a.csv",
+            "block-00001.csv.bak",
+            "emission.shares-.json",
+            "emission.shares-XYZ.json",
+            "README",
+            "",
+        ] {
+            assert_eq!(Member::of_name(name), None, "{name}");
+        }
+        assert!(safe_component("ruche-or") && safe_component("0.5") && safe_component("e0001"));
+        for bad in ["", ".", "..", ".hidden", "a/b", "a b", "é", &"x".repeat(65)] {
+            assert!(!safe_component(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Reading a pack as a stream: the one reader of packs, for [`super::unpack`] and every command
+//! that reads one. Everything in a pack is hostile (anyone with a recipient's public key can
+//! make one), so each member is checked before its bytes are handed on:
+//!
+//! - a regular file (no link, hard link, device, FIFO, folder, sparse file or global header);
+//! - named `<game>/<stake>/e<emission:04>/<file>`, the same three folders for every member, each
+//!   a plain name ([`safe_component`]: no `/`, `..`, leading `.` or absolute name), the file one
+//!   an emission holds ([`Member::of_name`]);
+//! - strictly after the one before in the pack order (so never twice);
+//! - at most the bytes its kind may hold, a CSV exactly the bytes its manifest (read before it)
+//!   says;
+//! - and after the tar's end only zeros, then the end of the zstd stream, then the end of the
+//!   age stream: age authenticates every 64 KiB chunk and marks the last one, so a byte changed
+//!   anywhere, a cut or an addition, fails the read.
+//!
+//! Memory: the small members (at most the log's 256 MiB, a kilobyte or so each in practice) are
+//! held while handed on, a CSV never (it is passed as a reader); zstd's window is at most
+//! 2^27 bytes (the decoder's default limit, which a pack's header cannot raise).
+
+use super::member::{safe_component, Member, MAX_RESHARE_FILES};
+use crate::block::manifest::Manifest;
+use crate::untrusted::{shown, shown_path};
+use anyhow::{anyhow, bail, Context, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+/// Most bytes of zeros allowed after the tar's end-of-archive blocks (tar pads to its records).
+const MAX_TRAILING_ZEROS: u64 = 1 << 20;
+
+/// What receives a pack's members, in order.
+pub trait Sink {
+    /// The emission the pack holds, `<game>/<stake>/e<emission:04>`, before its first member.
+    fn start(&mut self, emission: &str) -> Result<()> {
+        let _ = emission;
+        Ok(())
+    }
+
+    /// A member other than a CSV, whole.
+    fn small(&mut self, member: &Member, bytes: &[u8]) -> Result<()>;
+
+    /// Block `block`'s CSV, whose manifest (already handed to [`Sink::small`]) is `manifest`:
+    /// `reader` gives exactly `manifest.csv.bytes` bytes.
+    fn csv(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()>;
+}
+
+/// What a pack held, once read to its end.
+#[derive(Debug, Clone, Default)]
+pub struct PackContents {
+    /// `<game>/<stake>/e<emission:04>`.
+    pub emission: String,
+    /// Members read.
+    pub members: usize,
+    /// The blocks, in order.
+    pub blocks: Vec<u32>,
+    /// Bytes of the members.
+    pub bytes: u64,
+}
+
+/// Opens `path` with one of `identities` and hands every member to `sink`, checking the pack as
+/// the module says. An error names the pack and the member.
+pub fn read_pack(
+    path: &Path,
+    identities: &[age::x25519::Identity],
+    sink: &mut dyn Sink,
+) -> Result<PackContents> {
+    let name = shown_path(path);
+    let file = crate::fs::open::open_regular(path)
+        .with_context(|| format!("cannot read the pack {name}"))?;
+    let decryptor =
+        age::Decryptor::new_buffered(BufReader::with_capacity(1 << 20, file)).map_err(|e| {
+            anyhow!("{name}: not an emission pack (not an age file, or its header is damaged): {e}")
+        })?;
+    let decrypted = decryptor
+        .decrypt(identities.iter().map(|i| i as &dyn age::Identity))
+        .map_err(|e| match e {
+            age::DecryptError::NoMatchingKeys => anyhow!(
+                "{name}: none of the identities given opens it: it was packed for other recipients (give the identity of one of them with --identity)"
+            ),
+            e => anyhow!("{name}: cannot decrypt it (damaged or changed): {e}"),
+        })?;
+    let mut decoder = zstd::stream::read::Decoder::new(decrypted)
+        .with_context(|| format!("{name}: cannot start reading the compressed stream"))?;
+    // Stated here rather than left to the library's default: a frame may not ask for more.
+    decoder
+        .window_log_max(27)
+        .with_context(|| format!("{name}: cannot start reading the compressed stream"))?;
+    let mut archive = tar::Archive::new(decoder);
+    let mut state = State {
+        pack: name.clone(),
+        contents: PackContents::default(),
+        last: None,
+        manifests: BTreeMap::new(),
+        signed: BTreeSet::new(),
+        seen: BTreeSet::new(),
+        reshares: 0,
+    };
+    let entries = archive
+        .entries()
+        .map_err(|e| anyhow!("{name}: cannot read the tar stream: {e}"))?;
+    for entry in entries {
+        crate::interrupt::check()?;
+        let number = state.contents.members + 1;
+        let mut entry = entry.map_err(|e| {
+            anyhow!("{name}: member {number}: cannot read it (damaged or changed): {e}")
+        })?;
+        state.member(&mut entry, number, sink)?;
+    }
+    state.finish()?;
+    // The rest of the stream: the tar's padding (zeros), then the ends of the zstd and age
+    // streams, which authenticate the whole.
+    let mut decoder = archive.into_inner();
+    let mut rest = Vec::new();
+    (&mut decoder)
+        .take(MAX_TRAILING_ZEROS + 1)
+        .read_to_end(&mut rest)
+        .map_err(|e| {
+            anyhow!("{name}: the end of the pack does not read (damaged, changed or cut): {e}")
+        })?;
+    if rest.len() as u64 > MAX_TRAILING_ZEROS || rest.iter().any(|&b| b != 0) {
+        bail!("{name}: bytes follow the tar's end: not a pack this program made");
+    }
+    let mut inner = decoder.finish();
+    let mut extra = [0u8; 1];
+    let more = inner.read(&mut extra).map_err(|e| {
+        anyhow!("{name}: the end of the pack does not read (damaged, changed or cut): {e}")
+    })?;
+    if more != 0 {
+        bail!("{name}: bytes follow the compressed stream: not a pack this program made");
+    }
+    Ok(state.contents)
+}
+
+/// True if the three folders of a member's name are a plain game id, a stake (digits and `.`)
+/// and `eNNNN`.
+fn emission_folders(game: &str, stake: &str, emission: &str) -> bool {
+    let numbered = emission
+        .strip_prefix('e')
+        .is_some_and(|digits| digits.len() == 4 && digits.bytes().all(|b| b.is_ascii_digit()));
+    [game, stake, emission].iter().all(|p| safe_component(p))
+        && numbered
+        && stake.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
+struct State {
+    pack: String,
+    contents: PackContents,
+    last: Option<Member>,
+    manifests: BTreeMap<u32, Manifest>,
+    /// The block manifests whose signature was read.
+    signed: BTreeSet<u32>,
+    /// The members of the emission as a whole read (record, seal...).
+    seen: BTreeSet<Member>,
+    reshares: usize,
+}
+
+impl State {
+    fn member<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        number: usize,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let pack = self.pack.clone();
+        let raw = entry.path_bytes().into_owned();
+        let at = format!("{pack}: member {number} ({})", shown(&raw));
+        let kind = entry.header().entry_type();
+        if kind != tar::EntryType::Regular {
+            bail!("{at}: a {kind:?} entry; a pack holds regular files only (no links, devices or folders): refused");
+        }
+        let text =
+            std::str::from_utf8(&raw).map_err(|_| anyhow!("{at}: a name that is not UTF-8"))?;
+        let parts: Vec<&str> = text.split('/').collect();
+        let [game, stake, emission, file] = parts[..] else {
+            bail!("{at}: not named <game>/<stake>/e<emission>/<file> (an absolute name, a folder too many or too few): refused");
+        };
+        if !emission_folders(game, stake, emission) {
+            bail!("{at}: its folders are not <game>/<stake>/e<emission> (plain names; no `..`, no leading `.`): refused");
+        }
+        let prefix = format!("{game}/{stake}/{emission}");
+        if self.contents.members == 0 {
+            sink.start(&prefix)?;
+            self.contents.emission = prefix;
+        } else if prefix != self.contents.emission {
+            bail!(
+                "{at}: of another emission than the pack's first member ({}): refused",
+                self.contents.emission
+            );
+        }
+        let member = Member::of_name(file)
+            .ok_or_else(|| anyhow!("{at}: not a file of an emission folder: refused"))?;
+        if let Some(last) = &self.last {
+            if member <= *last {
+                bail!(
+                    "{at}: after {}: out of the pack's order, or twice (docs/FORMAT.md, \"Emission pack\"): refused",
+                    last.name()
+                );
+            }
+        }
+        if let Member::Reshare(_) = member {
+            self.reshares += 1;
+            if self.reshares > MAX_RESHARE_FILES {
+                bail!("{at}: more than {MAX_RESHARE_FILES} custody files: refused");
+            }
+        }
+        // The size the entry is read by (a PAX header may state it instead of the ustar field).
+        let size = entry.size();
+        if size > member.limit() {
+            bail!(
+                "{at}: {size} bytes, more than the {} such a file may hold: refused unread",
+                member.limit()
+            );
+        }
+        self.contents.members = number;
+        self.contents.bytes = self.contents.bytes.saturating_add(size);
+        if let Member::Csv(block) = member {
+            let manifest = self.manifests.get(&block).ok_or_else(|| {
+                anyhow!("{at}: block {block}'s CSV without its manifest before it: refused")
+            })?;
+            if size != manifest.csv.bytes {
+                bail!(
+                    "{at}: {size} bytes, its manifest says {}: refused unread",
+                    manifest.csv.bytes
+                );
+            }
+            let mut limited = entry.take(size);
+            sink.csv(block, manifest, &mut limited)?;
+            // Whatever the sink left is read too, so that the stream is authenticated to its end.
+            std::io::copy(&mut limited, &mut std::io::sink())
+                .map_err(|e| anyhow!("{at}: cannot read it (damaged or changed): {e}"))?;
+            self.contents.blocks.push(block);
+        } else {
+            let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+            entry
+                .take(size)
+                .read_to_end(&mut bytes)
+                .map_err(|e| anyhow!("{at}: cannot read it (damaged or changed): {e}"))?;
+            if bytes.len() as u64 != size {
+                bail!("{at}: cut short");
+            }
+            if let Member::Manifest(block, false) = member {
+                let manifest = Manifest::from_bytes(&bytes)
+                    .map_err(|e| anyhow!("{at}: not a valid manifest: {e}"))?;
+                self.manifests.insert(block, manifest);
+            }
+            match member {
+                Member::Manifest(block, true) => {
+                    if !self.manifests.contains_key(&block) {
+                        bail!("{at}: a signature without its manifest: refused");
+                    }
+                    self.signed.insert(block);
+                }
+                Member::Manifest(..) => {}
+                ref whole => {
+                    self.seen.insert(whole.clone());
+                }
+            }
+            sink.small(&member, &bytes)?;
+        }
+        self.last = Some(member);
+        Ok(())
+    }
+
+    /// Every file a sealed emission holds is there, and every block whole.
+    fn finish(&self) -> Result<()> {
+        let pack = &self.pack;
+        if self.contents.members == 0 {
+            bail!("{pack}: an empty pack");
+        }
+        for required in [
+            Member::Record,
+            Member::RecordSig,
+            Member::Seal,
+            Member::SealSig,
+            Member::Log,
+            Member::PublicKey,
+        ] {
+            if !self.seen.contains(&required) {
+                bail!(
+                    "{pack}: no {}: a pack of a sealed emission holds it",
+                    required.name()
+                );
+            }
+        }
+        for block in self.manifests.keys() {
+            if self.contents.blocks.binary_search(block).is_err() {
+                bail!("{pack}: block {block} has a manifest and no CSV: cut or changed");
+            }
+            if !self.signed.contains(block) {
+                bail!("{pack}: block {block} has no manifest signature: cut or changed");
+            }
+        }
+        Ok(())
+    }
+}

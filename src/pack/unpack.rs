@@ -1,0 +1,194 @@
+//! Restoring an emission folder from a pack, byte for byte.
+//!
+//! The files are written into a private staging folder (`.unpack-<random>`, mode 0700) inside
+//! the folder given, each created new (mode 0600) and fsynced; each CSV is hashed as it is
+//! written and must be what its manifest says. Only once the whole pack has been read to its
+//! authenticated end is the staging folder renamed to `<out>/<game>/<stake>/e<emission:04>`,
+//! never over anything there (`renameat2(RENAME_NOREPLACE)`). On any error before that, the
+//! staging folder is removed and nothing is left. What the restored folder proves is for
+//! `verify` to say: unpacking checks the pack's form and that each CSV is its manifest's, not
+//! signatures or tickets.
+
+use super::member::Member;
+use super::read::{read_pack, PackContents, Sink};
+use crate::block::manifest::Manifest;
+use crate::untrusted::shown_path;
+use anyhow::{anyhow, bail, Context, Result};
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// What was restored.
+#[derive(Debug, Clone)]
+pub struct Unpacked {
+    /// The emission folder made.
+    pub folder: PathBuf,
+    /// What the pack held.
+    pub contents: PackContents,
+}
+
+/// Restores the emission of `pack` under the existing folder `out`, as
+/// `out/<game>/<stake>/e<emission:04>` (which must not exist), whole or not at all.
+pub fn unpack(pack: &Path, identities: &[age::x25519::Identity], out: &Path) -> Result<Unpacked> {
+    let meta = std::fs::metadata(out).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow!(
+            "--out {}: no such folder; create it first (mkdir -m 700 {})",
+            shown_path(out),
+            crate::fs::files::shell_quoted(out)
+        ),
+        _ => anyhow!("--out {}: {e}", shown_path(out)),
+    })?;
+    if !meta.is_dir() {
+        bail!("--out {}: not a folder", shown_path(out));
+    }
+    let stage = tempfile::Builder::new()
+        .prefix(".unpack-")
+        .tempdir_in(out)
+        .with_context(|| format!("cannot create a staging folder in {}", shown_path(out)))?;
+    // The emission folder it becomes is private, as emit makes it (0700), whatever the umask.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(stage.path(), std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot set the mode of {}", shown_path(stage.path())))?;
+    }
+    let mut sink = Staging {
+        out: out.to_path_buf(),
+        dir: stage.path().to_path_buf(),
+    };
+    let contents = read_pack(pack, identities, &mut sink)?;
+    File::open(stage.path())
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("cannot sync {}", shown_path(stage.path())))?;
+    let folder = out.join(&contents.emission);
+    let parent = crate::fs::files::parent(&folder).to_path_buf();
+    crate::interrupt::check()?;
+    let publishing = crate::interrupt::critical();
+    crate::fs::files::create_dir(&parent, 0o700)?;
+    publish_dir(stage.path(), &folder)?;
+    drop(publishing);
+    // Renamed: nothing is left for the TempDir to remove.
+    let _ = stage.keep();
+    File::open(&parent)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("cannot sync {}", shown_path(&parent)))?;
+    Ok(Unpacked { folder, contents })
+}
+
+/// Renames the folder `from` to `to`, which must not exist.
+fn publish_dir(from: &Path, to: &Path) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE).map_err(|e| {
+            if e == rustix::io::Errno::EXIST {
+                anyhow!(
+                    "{} exists: nothing is unpacked over an emission folder; give another --out, or move it away",
+                    shown_path(to)
+                )
+            } else {
+                anyhow!("cannot rename {} to {}: {e}", shown_path(from), shown_path(to))
+            }
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        if crate::fs::files::entry_exists(to)? {
+            bail!(
+                "{} exists: nothing is unpacked over an emission folder; give another --out, or move it away",
+                shown_path(to)
+            );
+        }
+        std::fs::rename(from, to)
+            .with_context(|| format!("cannot rename {} to {}", shown_path(from), shown_path(to)))
+    }
+}
+
+struct Staging {
+    out: PathBuf,
+    dir: PathBuf,
+}
+
+impl Staging {
+    fn create(&self, member: &Member) -> Result<(File, PathBuf)> {
+        let path = self.dir.join(member.name());
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600).custom_flags(no_follow_flag());
+        }
+        let file = options
+            .open(&path)
+            .with_context(|| format!("cannot create {}", shown_path(&path)))?;
+        Ok((file, path))
+    }
+}
+
+#[cfg(unix)]
+fn no_follow_flag() -> i32 {
+    rustix::fs::OFlags::NOFOLLOW.bits() as i32
+}
+
+impl Sink for Staging {
+    fn start(&mut self, emission: &str) -> Result<()> {
+        let folder = self.out.join(emission);
+        if crate::fs::files::entry_exists(&folder)? {
+            bail!(
+                "{} exists: nothing is unpacked over an emission folder; give another --out, or move it away",
+                shown_path(&folder)
+            );
+        }
+        Ok(())
+    }
+
+    fn small(&mut self, member: &Member, bytes: &[u8]) -> Result<()> {
+        let (mut file, path) = self.create(member)?;
+        file.write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("cannot write {} (disk full?)", shown_path(&path)))
+    }
+
+    fn csv(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
+        let (file, path) = self.create(&Member::Csv(block))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let mut sha = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut count = 0u64;
+        loop {
+            super::write::stop_requested()?;
+            let n = reader.read(&mut buf).map_err(|e| {
+                anyhow!(
+                    "block {block}'s CSV: cannot read it from the pack (damaged or changed): {e}"
+                )
+            })?;
+            if n == 0 {
+                break;
+            }
+            sha.update(&buf[..n]);
+            count += n as u64;
+            out.write_all(&buf[..n])
+                .with_context(|| format!("cannot write {} (disk full?)", shown_path(&path)))?;
+        }
+        let file = out.into_inner().map_err(|e| {
+            anyhow!(
+                "cannot write {} (disk full?): {}",
+                shown_path(&path),
+                e.error()
+            )
+        })?;
+        file.sync_all()
+            .with_context(|| format!("cannot write {} (disk full?)", shown_path(&path)))?;
+        let digest = hex::encode(sha.finalize());
+        if count != manifest.csv.bytes || digest != manifest.csv.sha256 {
+            bail!(
+                "block {block}'s CSV in the pack has SHA-256 {digest} ({count} bytes), its manifest says {} ({} bytes): the pack was changed; nothing is unpacked",
+                crate::untrusted::shown(&manifest.csv.sha256),
+                manifest.csv.bytes
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,412 @@
+//! Writing a pack of a sealed emission folder.
+//!
+//! Only a sealed emission is packed: its folder must pass [`check_folder`] (record, key, log,
+//! manifests against the record, the seal and its numbers), and every byte packed is bound to the
+//! signed seal as it is written: the seal's signature is checked on the bytes packed, the record,
+//! the definition and each manifest against the seal's SHA-256 of them, and each CSV, hashed as it
+//! streams into the pack, against its manifest's size and SHA-256. A file changed meanwhile fails
+//! the pack, which is then not written. The ticket lines themselves are not re-checked here:
+//! `verify` of the folder or of the pack does that.
+
+use super::member::{emission_prefix, Member};
+use crate::block::keys;
+use crate::block::manifest::Manifest;
+use crate::custody::Recipient;
+use crate::emission::seal::{check_folder, FolderCheck, Seal, SEAL_FILE};
+use crate::json::{parse_strict, Layout};
+use crate::fs::dir::Kind;
+use crate::fs::open::read_at_most;
+use crate::untrusted::{shown, shown_path};
+use anyhow::{anyhow, bail, Context, Result};
+use ed25519_dalek::VerifyingKey;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The zstd level used unless another is asked for: 3, zstd's own default (the `zstd` tool is 2.6
+/// times faster at level 1 on a Maxi CSV, for 5 % more bytes; docs/PERFORMANCE.md).
+pub const DEFAULT_LEVEL: i32 = 3;
+
+/// How to pack.
+#[derive(Clone)]
+pub struct PackOptions {
+    /// Who can open the pack: one or more age X25519 public keys.
+    pub recipients: Vec<Recipient>,
+    /// The key the emission must be signed with; without it, the folder's `emission.pub.pem`.
+    pub public_key: Option<VerifyingKey>,
+    /// zstd level, 1 to 19.
+    pub level: i32,
+    /// zstd worker threads (0 or 1: compress on the calling thread).
+    pub threads: u32,
+}
+
+/// What a pack holds.
+#[derive(Debug, Clone)]
+pub struct PackSummary {
+    /// `<game>/<stake>/e<emission:04>`.
+    pub emission: String,
+    /// Files packed.
+    pub members: usize,
+    /// Blocks packed.
+    pub blocks: usize,
+    /// Bytes of the files packed.
+    pub folder_bytes: u64,
+    /// Bytes of the pack.
+    pub pack_bytes: u64,
+}
+
+/// Packs the sealed emission `folder` into the new file `out` (which must not exist; mode 0600;
+/// written under a temporary name and published whole, or not at all).
+///
+/// A signal (SIGINT, SIGTERM, SIGHUP) stops it between reads: the temporary file is removed and
+/// the error is [`crate::interrupt::Interrupted`].
+pub fn pack(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackSummary> {
+    pack_folder(folder, out, options).map_err(stopped_or)
+}
+
+/// The error, or [`crate::interrupt::Interrupted`] when a signal is why it failed.
+pub(super) fn stopped_or(e: anyhow::Error) -> anyhow::Error {
+    match crate::interrupt::check() {
+        Err(signal) => anyhow::Error::new(signal),
+        Ok(()) => e,
+    }
+}
+
+/// The error a read returns once a signal asked to stop, for [`stopped_or`] to replace.
+pub(super) fn stop_requested() -> std::io::Result<()> {
+    match crate::interrupt::requested() {
+        Some(_) => Err(std::io::Error::other("stopped by a signal")),
+        None => Ok(()),
+    }
+}
+
+fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackSummary> {
+    if options.recipients.is_empty() {
+        bail!("no recipient: give --recipient AGE1... or --recipients-file FILE (who may open the pack)");
+    }
+    if !(1..=19).contains(&options.level) {
+        bail!("--level {}: zstd levels here are 1 to 19", options.level);
+    }
+    crate::fs::output::check(out, crate::fs::output::Replace::Never)?;
+    let key = match &options.public_key {
+        Some(key) => *key,
+        None => keys::read_public_key(&folder.join(crate::block::PUBLIC_KEY_FILE))?,
+    };
+    if !crate::fs::files::entry_exists(&folder.join(SEAL_FILE))? {
+        bail!(
+            "{} is not sealed (no {SEAL_FILE}): only a sealed emission is packed. Make its last blocks, or run `emission-factory seal {}` once every block is made",
+            shown_path(folder),
+            crate::fs::files::shell_quoted(folder)
+        );
+    }
+    let report = check_folder(folder, &key, &FolderCheck::default());
+    if !report.problems.is_empty() {
+        bail!(
+            "{} does not verify as a sealed emission, so it is not packed (run `emission-factory verify {}`):\n  - {}",
+            shown_path(folder),
+            crate::fs::files::shell_quoted(folder),
+            report.problems.join("\n  - ")
+        );
+    }
+    let members = members_of(folder)?;
+    // The seal, as it will be packed, and its signature: everything else is checked against it.
+    let seal_bytes = read_member(folder, &Member::Seal)?;
+    let seal_sig = read_member(folder, &Member::SealSig)?;
+    keys::check(&key, &seal_bytes, &seal_sig)
+        .map_err(|e| anyhow!("{}: {e}", shown_path(&folder.join(SEAL_FILE))))?;
+    let seal: Seal = parse_strict(&seal_bytes, Layout::Pretty).map_err(|e| {
+        anyhow!(
+            "{}: not a valid seal: {e}",
+            shown_path(&folder.join(SEAL_FILE))
+        )
+    })?;
+    let prefix = emission_prefix(&seal.game, &seal.stake, seal.emission);
+    check_folder_names(folder, &prefix)?;
+    let sealed: BTreeMap<u32, &str> = seal
+        .blocks
+        .iter()
+        .map(|b| (b.block, b.manifest_sha256.as_str()))
+        .collect();
+    let present: BTreeSet<u32> = members
+        .keys()
+        .filter_map(|m| match m {
+            Member::Csv(n) | Member::Manifest(n, _) => Some(*n),
+            _ => None,
+        })
+        .collect();
+    for &n in &present {
+        for m in [
+            Member::Manifest(n, false),
+            Member::Manifest(n, true),
+            Member::Csv(n),
+        ] {
+            if !members.contains_key(&m) {
+                bail!(
+                    "{}: block {n} has no {}: the folder is not a whole emission",
+                    shown_path(folder),
+                    m.name()
+                );
+            }
+        }
+    }
+    if present.iter().ne(sealed.keys()) {
+        bail!(
+            "{}: the blocks present are not the blocks sealed (run `emission-factory verify {}`)",
+            shown_path(folder),
+            crate::fs::files::shell_quoted(folder)
+        );
+    }
+    let mtime = humantime::parse_rfc3339(&seal.sealed)
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+
+    let mut staged = crate::fs::output::begin(out)?;
+    let file = staged.file().try_clone().context("cannot write the pack")?;
+    let sink = std::io::BufWriter::with_capacity(1 << 20, file);
+    let encryptor = age::Encryptor::with_recipients(
+        options.recipients.iter().map(|r| r as &dyn age::Recipient),
+    )
+    .map_err(|e| anyhow!("cannot encrypt to the recipients given: {e}"))?;
+    let encrypted = encryptor
+        .wrap_output(sink)
+        .context("cannot write the pack")?;
+    let mut zstd = zstd::stream::write::Encoder::new(encrypted, options.level)
+        .context("cannot start the compression")?;
+    zstd.include_checksum(true)
+        .context("cannot start the compression")?;
+    if options.threads > 1 {
+        zstd.multithread(options.threads)
+            .context("cannot start the compression threads")?;
+    }
+    let mut tar = tar::Builder::new(zstd);
+    let mut folder_bytes = 0u64;
+    let mut csvs: BTreeMap<u32, (u64, String)> = BTreeMap::new();
+    let write_err = |name: &str| format!("cannot write {name} into {}", shown_path(out));
+    for (member, path) in &members {
+        let name = member.name();
+        let mut header = tar::Header::new_gnu();
+        header.set_mode(0o600);
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_mtime(mtime);
+        header.set_entry_type(tar::EntryType::Regular);
+        let entry_name = format!("{prefix}/{name}");
+        if let Member::Csv(n) = member {
+            let (bytes, sha256) = csvs
+                .get(n)
+                .cloned()
+                .ok_or_else(|| anyhow!("block {n}: no manifest read before its CSV"))?;
+            let file = crate::fs::open::open_regular(path)
+                .with_context(|| format!("cannot read {}", shown_path(path)))?;
+            let size = file
+                .metadata()
+                .with_context(|| format!("cannot read {}", shown_path(path)))?
+                .len();
+            if size != bytes {
+                bail!(
+                    "{}: {size} bytes, its manifest says {bytes}: the block was changed; not packed",
+                    shown_path(path)
+                );
+            }
+            header.set_size(size);
+            let mut reader = Hashing::new(file.take(size));
+            tar.append_data(&mut header, &entry_name, &mut reader)
+                .with_context(|| write_err(&name))?;
+            let (read, digest) = reader.done();
+            if read != size || hex::encode(digest) != sha256 {
+                bail!(
+                    "{}: its bytes are not those its signed manifest names (SHA-256 {}, {read} bytes): the block was changed; not packed",
+                    shown_path(path),
+                    hex::encode(digest)
+                );
+            }
+            folder_bytes = folder_bytes.saturating_add(size);
+            continue;
+        }
+        let bytes = read_member(folder, member)?;
+        let digest = hex::encode(Sha256::digest(&bytes));
+        let against = |what: &str, wanted: &str| -> Result<()> {
+            if digest != wanted {
+                bail!(
+                    "{}: SHA-256 {digest}, the seal names {what} {}: the folder changed since it was sealed; not packed",
+                    shown_path(path),
+                    shown(wanted)
+                );
+            }
+            Ok(())
+        };
+        match member {
+            Member::Record => against("the record", &seal.record_sha256)?,
+            Member::Definition => against("the definition", &seal.game_definition_sha256)?,
+            Member::Seal if bytes != seal_bytes => {
+                bail!("{}: changed while being packed", shown_path(path))
+            }
+            Member::SealSig if bytes != seal_sig => {
+                bail!("{}: changed while being packed", shown_path(path))
+            }
+            Member::Manifest(n, false) => {
+                against("the manifest", sealed.get(n).copied().unwrap_or_default())?;
+                let manifest = Manifest::from_bytes(&bytes)
+                    .map_err(|e| anyhow!("{}: not a valid manifest: {e}", shown_path(path)))?;
+                csvs.insert(*n, (manifest.csv.bytes, manifest.csv.sha256));
+            }
+            _ => {}
+        }
+        header.set_size(bytes.len() as u64);
+        tar.append_data(&mut header, &entry_name, &bytes[..])
+            .with_context(|| write_err(&name))?;
+        folder_bytes = folder_bytes.saturating_add(bytes.len() as u64);
+    }
+    let zstd = tar
+        .into_inner()
+        .with_context(|| write_err("the end of the tar"))?;
+    let encrypted = zstd
+        .finish()
+        .with_context(|| write_err("the end of the compressed stream"))?;
+    let mut sink = encrypted
+        .finish()
+        .with_context(|| write_err("the end of the encrypted stream"))?;
+    sink.flush().with_context(|| write_err("the pack"))?;
+    drop(sink);
+    let pack_bytes = staged
+        .file()
+        .metadata()
+        .with_context(|| write_err("the pack"))?
+        .len();
+    let publishing = crate::interrupt::critical();
+    staged.commit()?;
+    drop(publishing);
+    Ok(PackSummary {
+        emission: prefix,
+        members: members.len(),
+        blocks: present.len(),
+        folder_bytes,
+        pack_bytes,
+    })
+}
+
+/// The files of the emission folder a pack carries, in pack order. Files starting with `.` are
+/// the factory's working files and are left out; anything else that is not a file of an
+/// emission (another file, a folder, a link, a device) is refused, naming it: a pack restores
+/// the whole folder, so nothing in it may be left behind unsaid.
+fn members_of(folder: &Path) -> Result<BTreeMap<Member, PathBuf>> {
+    let entries = crate::fs::dir::list(folder)
+        .with_context(|| format!("cannot read folder {}", shown_path(folder)))?;
+    let mut members = BTreeMap::new();
+    for entry in entries {
+        let Some(name) = entry.name.to_str() else {
+            bail!(
+                "{}: a file whose name is not UTF-8 is not part of an emission; move it out of the folder",
+                shown_path(&entry.path)
+            );
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let Some(member) = Member::of_name(name) else {
+            bail!(
+                "{}: not a file of an emission (record, seal, log, definition, key, custody files, blocks): move it out of the folder before packing",
+                shown_path(&entry.path)
+            );
+        };
+        if entry.kind != Kind::File {
+            bail!(
+                "{} is {}: a pack carries regular files only; replace it with the file itself",
+                shown_path(&entry.path),
+                match entry.kind {
+                    Kind::Folder => "a folder",
+                    Kind::Link => "a symbolic link",
+                    _ => "not a regular file",
+                }
+            );
+        }
+        members.insert(member, entry.path);
+    }
+    for required in [
+        Member::Record,
+        Member::RecordSig,
+        Member::Seal,
+        Member::SealSig,
+        Member::Log,
+        Member::PublicKey,
+    ] {
+        if !members.contains_key(&required) {
+            bail!(
+                "{}: no {}: a sealed emission holds it",
+                shown_path(folder),
+                required.name()
+            );
+        }
+    }
+    let reshares = members
+        .keys()
+        .filter(|m| matches!(m, Member::Reshare(_)))
+        .count();
+    if reshares > super::member::MAX_RESHARE_FILES {
+        bail!(
+            "{}: {reshares} custody files, more than the {} a pack holds",
+            shown_path(folder),
+            super::member::MAX_RESHARE_FILES
+        );
+    }
+    Ok(members)
+}
+
+/// The folder's last three names must be the emission's (as `verify` requires of a block's
+/// folders), since the pack names its files by them.
+fn check_folder_names(folder: &Path, prefix: &str) -> Result<()> {
+    let absolute = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+    let parts: Vec<String> = absolute
+        .components()
+        .rev()
+        .take(3)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let found = parts.iter().rev().cloned().collect::<Vec<_>>().join("/");
+    if found != prefix {
+        bail!(
+            "{} is not in the folder of its emission {prefix} (<game>/<stake>/e<emission>, as emit makes it): move it there, then pack",
+            shown_path(folder)
+        );
+    }
+    Ok(())
+}
+
+fn read_member(folder: &Path, member: &Member) -> Result<Vec<u8>> {
+    let path = folder.join(member.name());
+    read_at_most(&path, member.limit(), "a file of an emission")
+        .map_err(|e| anyhow!("cannot read {}: {e}", shown_path(&path)))
+}
+
+/// A reader that hashes and counts what goes through it.
+struct Hashing<R> {
+    inner: R,
+    sha: Sha256,
+    count: u64,
+}
+
+impl<R: Read> Hashing<R> {
+    fn new(inner: R) -> Self {
+        Hashing {
+            inner,
+            sha: Sha256::new(),
+            count: 0,
+        }
+    }
+
+    fn done(self) -> (u64, [u8; 32]) {
+        (self.count, self.sha.finalize().into())
+    }
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        stop_requested()?;
+        let n = self.inner.read(buf)?;
+        self.sha.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
+    }
+}

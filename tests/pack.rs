@@ -1,0 +1,740 @@
+//! Emission packs (issue 24 item 1): `pack` of a sealed emission into age(zstd(tar)), opened by
+//! the real `age`, `zstd` and `tar`; `unpack` byte for byte, refusing every hostile member and
+//! writing nothing when it fails.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+const FOLDER: &str = "emissions/mini-ruche/2/e0001";
+
+/// The pack order of a 3-block emission (docs/FORMAT.md, "Emission pack").
+const ORDER: [&str; 16] = [
+    "emission.json",
+    "emission.json.sig",
+    "emission.seal.json",
+    "emission.seal.json.sig",
+    "emission.log.jsonl",
+    "emission.game.toml",
+    "emission.pub.pem",
+    "block-00001.manifest.json",
+    "block-00001.manifest.json.sig",
+    "block-00002.manifest.json",
+    "block-00002.manifest.json.sig",
+    "block-00003.manifest.json",
+    "block-00003.manifest.json.sig",
+    "block-00001.csv",
+    "block-00002.csv",
+    "block-00003.csv",
+];
+
+/// A sealed mini emission of 3 blocks, made with the fixed key.
+fn sealed(w: &Workdir) -> PathBuf {
+    fixed_test_key(w);
+    w.ok(&[
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--blocks",
+        "3",
+        "--emission-blocks",
+        "3",
+        "-q",
+    ]);
+    w.path(FOLDER)
+}
+
+/// A new age identity in the workdir (mode 0600): its file and its public key.
+fn identity(w: &Workdir, name: &str) -> (PathBuf, String) {
+    use age::secrecy::ExposeSecret;
+    let id = age::x25519::Identity::generate();
+    let path = w.path(name);
+    std::fs::write(
+        &path,
+        format!("# test identity\n{}\n", id.to_string().expose_secret()),
+    )
+    .unwrap();
+    chmod(&path, 0o600);
+    (path, id.to_public().to_string())
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+/// SHA-256 of every file of a folder but its working files (names starting with `.`).
+fn hashes(folder: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(folder)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                sha256_file(&e.path()),
+            )
+        })
+        .collect()
+}
+
+/// Everything in a folder, recursively, working files included: what a failed unpack must not
+/// have left.
+fn everything(folder: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(folder).unwrap() {
+        let e = e.unwrap();
+        out.push(e.file_name().to_string_lossy().into_owned());
+        if e.file_type().unwrap().is_dir() {
+            out.extend(
+                everything(&e.path())
+                    .into_iter()
+                    .map(|n| format!("{}/{n}", e.file_name().to_string_lossy())),
+            );
+        }
+    }
+    out.sort();
+    out
+}
+
+fn pack(w: &Workdir, folder: &Path, out: &str, recipients: &[&str], code: i32) -> String {
+    let mut args = vec!["pack", "--out", out];
+    for r in recipients {
+        args.extend(["--recipient", r]);
+    }
+    args.push(folder.to_str().unwrap());
+    text(&w.run_expect(&args, code))
+}
+
+fn unpack(w: &Workdir, id: &Path, pack: &str, out: &str, code: i32) -> String {
+    text(&w.run_expect(
+        &[
+            "unpack",
+            "--identity",
+            id.to_str().unwrap(),
+            "--out",
+            out,
+            pack,
+        ],
+        code,
+    ))
+}
+
+/// `age -d -i ID FILE | zstd -d`, with the real tools: the tar inside a pack.
+fn open_with_tools(id: &Path, pack: &Path) -> Option<Vec<u8>> {
+    if !require_tool("age", &["--version"], "apt-get install age")
+        || !require_tool("zstd", &["--version"], "apt-get install zstd")
+    {
+        return None;
+    }
+    let age = std::process::Command::new("age")
+        .args(["-d", "-i"])
+        .arg(id)
+        .arg(pack)
+        .output()
+        .unwrap();
+    assert!(
+        age.status.success(),
+        "age -d: {}",
+        String::from_utf8_lossy(&age.stderr)
+    );
+    let mut zstd = std::process::Command::new("zstd")
+        .args(["-d", "-c"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = zstd.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || stdin.write_all(&age.stdout));
+    let out = zstd.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
+    assert!(out.status.success(), "zstd -d failed");
+    Some(out.stdout)
+}
+
+#[test]
+fn a_sealed_emission_packs_and_age_zstd_tar_list_and_extract_it_exactly() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    let (server, server_key) = identity(&w, "server.txt");
+    let (archive, archive_key) = identity(&w, "archive.txt");
+    std::fs::write(
+        w.path("recipients.txt"),
+        format!("{archive_key} # the archive\n"),
+    )
+    .unwrap();
+    let out = text(&w.ok(&[
+        "pack",
+        "--recipient",
+        &server_key,
+        "--recipients-file",
+        "recipients.txt",
+        "--out",
+        "e0001.pack",
+        FOLDER,
+    ]));
+    assert!(out.contains("16 files, 3 blocks"), "{out}");
+    let pack_path = w.path("e0001.pack");
+    assert_eq!(mode(&pack_path), 0o600);
+    // Nothing else was left beside it.
+    assert_eq!(
+        everything(w.dir.path())
+            .into_iter()
+            .filter(|n| n.starts_with(".e0001"))
+            .count(),
+        0
+    );
+    for id in [&server, &archive] {
+        let Some(tar_bytes) = open_with_tools(id, &pack_path) else {
+            return;
+        };
+        std::fs::write(w.path("inner.tar"), &tar_bytes).unwrap();
+        let listed = w_tar(&w, &["tf", "inner.tar"]);
+        let expected: Vec<String> = ORDER
+            .iter()
+            .map(|n| format!("mini-ruche/2/e0001/{n}"))
+            .collect();
+        assert_eq!(listed.lines().collect::<Vec<_>>(), expected);
+    }
+    // `tar x` gives the folder back, byte for byte.
+    std::fs::create_dir(w.path("x")).unwrap();
+    w_tar(&w, &["xf", "inner.tar", "-C", "x"]);
+    assert_eq!(hashes(&w.path("x/mini-ruche/2/e0001")), hashes(&folder));
+    assert_eq!(hashes(&folder).len(), ORDER.len());
+}
+
+fn w_tar(w: &Workdir, args: &[&str]) -> String {
+    let out = std::process::Command::new("tar")
+        .current_dir(w.dir.path())
+        .args(args)
+        .output()
+        .expect("tar runs");
+    assert!(
+        out.status.success(),
+        "tar {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn an_unsealed_emission_is_not_packed_and_the_error_names_the_fix() {
+    let w = Workdir::new();
+    fixed_test_key(&w);
+    w.ok(&[
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "-q",
+    ]);
+    let (_, key) = identity(&w, "id.txt");
+    let out = pack(&w, &w.path(FOLDER), "e.pack", &[&key], 2);
+    assert!(
+        out.contains("is not sealed") && out.contains("emission-factory seal"),
+        "{out}"
+    );
+    assert!(!w.path("e.pack").exists());
+    // No recipient: refused before anything.
+    let out = pack(&w, &w.path(FOLDER), "e.pack", &[], 2);
+    assert!(out.contains("--recipient"), "{out}");
+    // A secret key given as a recipient is refused without being echoed.
+    let (id, _) = identity(&w, "id2.txt");
+    let secret = std::fs::read_to_string(id).unwrap();
+    let secret = secret.lines().nth(1).unwrap();
+    let out = pack(&w, &w.path(FOLDER), "e.pack", &[secret], 2);
+    assert!(!out.contains(secret), "{out}");
+}
+
+#[test]
+fn pack_never_replaces_a_file_and_a_changed_block_or_a_stray_file_leaves_no_pack() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    let (_, key) = identity(&w, "id.txt");
+    std::fs::write(w.path("taken.pack"), b"mine").unwrap();
+    let out = pack(&w, &folder, "taken.pack", &[&key], 2);
+    assert!(out.contains("exists"), "{out}");
+    assert_eq!(read(&w.path("taken.pack")), b"mine");
+
+    // A stray file in the folder: refused, named.
+    std::fs::write(folder.join("notes.txt"), b"x").unwrap();
+    let out = pack(&w, &folder, "a.pack", &[&key], 2);
+    assert!(
+        out.contains("notes.txt") && out.contains("move it out"),
+        "{out}"
+    );
+    std::fs::remove_file(folder.join("notes.txt")).unwrap();
+
+    // A folder that no longer verifies as a sealed emission (a line of its signed audit log
+    // edited): refused, saying to run verify.
+    let log = folder.join("emission.log.jsonl");
+    let original = read(&log);
+    let edited = String::from_utf8(original.clone())
+        .unwrap()
+        .replacen("\"emit\"", "\"emi7\"", 1);
+    assert_ne!(edited.as_bytes(), &original[..]);
+    std::fs::write(&log, edited).unwrap();
+    let out = pack(&w, &folder, "a.pack", &[&key], 2);
+    assert!(
+        out.contains("does not verify as a sealed emission")
+            && out.contains("emission-factory verify"),
+        "{out}"
+    );
+    std::fs::write(&log, &original).unwrap();
+
+    // A byte of a sealed block changed (its size kept): the manifest and seal still check, the
+    // CSV streamed into the pack does not match its signed manifest.
+    let csv = folder.join("block-00002.csv");
+    let mut bytes = read(&csv);
+    let at = bytes.len() - 10;
+    bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+    std::fs::write(&csv, &bytes).unwrap();
+    let out = pack(&w, &folder, "a.pack", &[&key], 2);
+    assert!(
+        out.contains("block-00002.csv") && out.contains("changed"),
+        "{out}"
+    );
+    let left: Vec<String> = everything(w.dir.path())
+        .into_iter()
+        .filter(|n| n.contains("a.pack"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn unpack_restores_the_folder_byte_for_byte_privately_and_never_over_an_existing_one() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    let (id, key) = identity(&w, "id.txt");
+    pack(&w, &folder, "e.pack", &[&key], 0);
+    std::fs::create_dir(w.path("restored")).unwrap();
+    let out = unpack(&w, &id, "e.pack", "restored", 0);
+    assert!(out.contains("restored/mini-ruche/2/e0001"), "{out}");
+    let restored = w.path("restored/mini-ruche/2/e0001");
+    assert_eq!(hashes(&restored), hashes(&folder));
+    assert_eq!(mode(&restored), 0o700);
+    for name in ORDER {
+        assert_eq!(mode(&restored.join(name)), 0o600, "{name}");
+    }
+    assert_eq!(
+        everything(&w.path("restored")),
+        ["mini-ruche", "mini-ruche/2", "mini-ruche/2/e0001"]
+            .into_iter()
+            .map(String::from)
+            .chain(ORDER.iter().map(|n| format!("mini-ruche/2/e0001/{n}")))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+    );
+    w.ok(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--public-key",
+        "keys/public-key.pem",
+        "restored/mini-ruche/2/e0001",
+    ]);
+    // Again: the folder exists, nothing is touched.
+    let before = hashes(&restored);
+    let out = unpack(&w, &id, "e.pack", "restored", 2);
+    assert!(out.contains("exists"), "{out}");
+    assert_eq!(hashes(&restored), before);
+    assert!(!everything(&w.path("restored"))
+        .iter()
+        .any(|n| n.contains(".unpack")));
+    // Another identity does not open it; an identity others may read is refused.
+    let (other, _) = identity(&w, "other.txt");
+    std::fs::create_dir(w.path("r2")).unwrap();
+    let out = unpack(&w, &other, "e.pack", "r2", 2);
+    assert!(out.contains("other recipients"), "{out}");
+    chmod(&id, 0o644);
+    let out = unpack(&w, &id, "e.pack", "r2", 2);
+    assert!(out.contains("chmod 600"), "{out}");
+    assert!(everything(&w.path("r2")).is_empty());
+}
+
+// ---- hostile packs ----
+
+/// The tar inside a pack, decrypted with the age crate (no tools needed).
+fn inner_tar(pack: &[u8], id: &Path) -> Vec<u8> {
+    let text = std::fs::read_to_string(id).unwrap();
+    let identity: age::x25519::Identity = text.lines().nth(1).unwrap().parse().unwrap();
+    let decryptor = age::Decryptor::new_buffered(pack).unwrap();
+    let mut reader = decryptor
+        .decrypt(std::iter::once(&identity as &dyn age::Identity))
+        .unwrap();
+    let mut compressed = Vec::new();
+    reader.read_to_end(&mut compressed).unwrap();
+    zstd::decode_all(&compressed[..]).unwrap()
+}
+
+/// A pack of `tar` for `recipient`, made as `pack` makes one.
+fn seal_tar(tar: &[u8], recipient: &str) -> Vec<u8> {
+    let recipient: age::x25519::Recipient = recipient.parse().unwrap();
+    let compressed = zstd::encode_all(tar, 3).unwrap();
+    let encryptor =
+        age::Encryptor::with_recipients(std::iter::once(&recipient as &dyn age::Recipient))
+            .unwrap();
+    let mut out = Vec::new();
+    let mut writer = encryptor.wrap_output(&mut out).unwrap();
+    writer.write_all(&compressed).unwrap();
+    writer.finish().unwrap();
+    out
+}
+
+/// One member of a hand-made tar.
+#[derive(Clone)]
+struct Raw {
+    name: String,
+    kind: tar::EntryType,
+    link: Option<String>,
+    data: Vec<u8>,
+    /// The size the header states, when it is not the data's.
+    size: Option<u64>,
+}
+
+fn members_of(tar_bytes: &[u8]) -> Vec<Raw> {
+    let mut archive = tar::Archive::new(tar_bytes);
+    archive
+        .entries()
+        .unwrap()
+        .map(|e| {
+            let mut e = e.unwrap();
+            let name = String::from_utf8(e.path_bytes().into_owned()).unwrap();
+            let mut data = Vec::new();
+            e.read_to_end(&mut data).unwrap();
+            Raw {
+                name,
+                kind: tar::EntryType::Regular,
+                link: None,
+                data,
+                size: None,
+            }
+        })
+        .collect()
+}
+
+/// A tar of `members` written header by header, names as given (the tar crate's own builder
+/// refuses `..`; a hostile packer need not).
+fn raw_tar(members: &[Raw]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for m in members {
+        let mut header = tar::Header::new_gnu();
+        {
+            let old = header.as_old_mut();
+            assert!(m.name.len() < 100);
+            old.name[..m.name.len()].copy_from_slice(m.name.as_bytes());
+            if let Some(link) = &m.link {
+                old.linkname[..link.len()].copy_from_slice(link.as_bytes());
+            }
+        }
+        header.set_mode(0o600);
+        header.set_size(m.size.unwrap_or(m.data.len() as u64));
+        header.set_entry_type(m.kind);
+        header.set_cksum();
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(&m.data);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+    }
+    out.resize(out.len() + 1024, 0);
+    out
+}
+
+/// Unpacking `bytes` fails, saying `wanted`, and leaves the out folder empty.
+fn refused(w: &Workdir, id: &Path, bytes: &[u8], wanted: &str, case: &str) {
+    std::fs::write(w.path("hostile.pack"), bytes).unwrap();
+    let out_dir = w.path("out");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = unpack(w, id, "hostile.pack", "out", 2);
+    assert!(
+        out.contains(wanted),
+        "{case}: expected {wanted:?} in:\n{out}"
+    );
+    assert!(
+        everything(&out_dir).is_empty(),
+        "{case}: left {:?}",
+        everything(&out_dir)
+    );
+    assert!(
+        !w.path("escape").exists() && !w.path("out/escape").exists(),
+        "{case}"
+    );
+}
+
+#[test]
+fn unpack_refuses_hostile_members_and_writes_nothing() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    let (id, key) = identity(&w, "id.txt");
+    pack(&w, &folder, "e.pack", &[&key], 0);
+    let genuine = members_of(&inner_tar(&read(&w.path("e.pack")), &id));
+    assert_eq!(genuine.len(), ORDER.len());
+    // The hand-made tar of the genuine members unpacks: the cases below differ by one thing.
+    let control = seal_tar(&raw_tar(&genuine), &key);
+    std::fs::write(w.path("control.pack"), &control).unwrap();
+    std::fs::create_dir(w.path("ok")).unwrap();
+    unpack(&w, &id, "control.pack", "ok", 0);
+    assert_eq!(hashes(&w.path("ok/mini-ruche/2/e0001")), hashes(&folder));
+
+    let with = |change: &dyn Fn(&mut Vec<Raw>)| {
+        let mut members = genuine.clone();
+        change(&mut members);
+        seal_tar(&raw_tar(&members), &key)
+    };
+    let prefix = "mini-ruche/2/e0001";
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "climbing name",
+            with(&|m| m[4].name = "mini-ruche/../e0001/emission.log.jsonl".into()),
+            "refused",
+        ),
+        (
+            "deep climbing name",
+            with(&|m| m[4].name = format!("{prefix}/../../../../escape")),
+            "not named",
+        ),
+        (
+            "absolute name",
+            with(&|m| m[4].name = "/tmp/x/e0001/emission.log.jsonl".into()),
+            "not named",
+        ),
+        (
+            "symbolic link",
+            with(&|m| {
+                m[6].kind = tar::EntryType::Symlink;
+                m[6].link = Some("/etc/passwd".into());
+                m[6].data.clear();
+            }),
+            "regular files only",
+        ),
+        (
+            "hard link",
+            with(&|m| {
+                m[6].kind = tar::EntryType::Link;
+                m[6].link = Some(format!("{prefix}/emission.json"));
+                m[6].data.clear();
+            }),
+            "regular files only",
+        ),
+        (
+            "device",
+            with(&|m| {
+                m[6].kind = tar::EntryType::Char;
+                m[6].data.clear();
+            }),
+            "regular files only",
+        ),
+        (
+            "folder",
+            with(&|m| {
+                m[6].kind = tar::EntryType::Directory;
+                m[6].data.clear();
+            }),
+            "regular files only",
+        ),
+        (
+            "duplicate name",
+            with(&|m| {
+                let again = m[0].clone();
+                m.insert(1, again);
+            }),
+            "twice",
+        ),
+        (
+            "out of order",
+            with(&|m| m.swap(0, 1)),
+            "out of the pack's order",
+        ),
+        (
+            "CSV before its manifest",
+            with(&|m| {
+                let csv = m.remove(13);
+                m.insert(7, csv);
+            }),
+            "without its manifest before it",
+        ),
+        (
+            "oversized signature",
+            with(&|m| m[1].data.push(0)),
+            "more than the 64",
+        ),
+        (
+            "CSV larger than its manifest says",
+            with(&|m| m[13].data.extend_from_slice(b"x\n")),
+            "its manifest says",
+        ),
+        (
+            "a CSV changed, its size kept",
+            with(&|m| {
+                let at = m[14].data.len() - 3;
+                m[14].data[at] ^= 1;
+            }),
+            "the pack was changed",
+        ),
+        (
+            "unknown file",
+            with(&|m| {
+                let mut extra = m[6].clone();
+                extra.name = format!("{prefix}/run.sh");
+                m.insert(7, extra);
+            }),
+            "not a file of an emission",
+        ),
+        (
+            "another emission's member",
+            with(&|m| m[4].name = "mini-ruche/2/e0002/emission.log.jsonl".into()),
+            "of another emission",
+        ),
+        (
+            "a missing manifest signature",
+            with(&|m| {
+                m.remove(8);
+            }),
+            "no manifest signature",
+        ),
+        (
+            "a missing block CSV",
+            with(&|m| {
+                m.pop();
+            }),
+            "no CSV",
+        ),
+        (
+            "a stated size larger than the data",
+            with(&|m| m[15].size = Some(1 << 40)),
+            "refused unread",
+        ),
+    ];
+    for (case, bytes, wanted) in &cases {
+        refused(&w, &id, bytes, wanted, case);
+    }
+    // Bytes after the tar's end.
+    let mut tar = raw_tar(&genuine);
+    tar.extend_from_slice(b"appended");
+    refused(
+        &w,
+        &id,
+        &seal_tar(&tar, &key),
+        "follow the tar's end",
+        "appended",
+    );
+}
+
+#[test]
+fn a_byte_changed_anywhere_in_a_pack_or_a_pack_cut_or_extended_fails_unpack() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    let (id, key) = identity(&w, "id.txt");
+    pack(&w, &folder, "e.pack", &[&key], 0);
+    let genuine = read(&w.path("e.pack"));
+    let n = genuine.len();
+    // The age header (its recipient stanza and its MAC), the payload's nonce, the middle, the
+    // last chunk.
+    for at in [20, 100, 200, n / 2, n - 20, n - 1] {
+        let mut bytes = genuine.clone();
+        bytes[at] ^= 0x01;
+        refused(&w, &id, &bytes, "", &format!("byte {at} of {n} changed"));
+    }
+    refused(&w, &id, &genuine[..n - 1], "", "cut by one byte");
+    refused(&w, &id, &genuine[..n / 2], "", "cut in half");
+    let mut longer = genuine.clone();
+    longer.push(0);
+    refused(&w, &id, &longer, "", "one byte added");
+}
+
+/// One real La ruche d'or block (900 000 tickets): the pack is at most 0.45 of the folder
+/// (issue 24), and restores it exactly.
+#[test]
+fn a_ruche_block_packs_to_under_045_of_its_folder_and_restores_exactly() {
+    let w = Workdir::new();
+    fixed_test_key(&w);
+    w.ok(&[
+        "emit",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--emission-blocks",
+        "1",
+        "-q",
+    ]);
+    let folder = w.path("emissions/ruche-or/2/e0001");
+    let (id, key) = identity(&w, "id.txt");
+    pack(&w, &folder, "e.pack", &[&key], 0);
+    let folder_bytes: u64 = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    let pack_bytes = std::fs::metadata(w.path("e.pack")).unwrap().len();
+    let ratio = pack_bytes as f64 / folder_bytes as f64;
+    assert!(
+        ratio <= 0.45,
+        "pack {pack_bytes} / folder {folder_bytes} = {ratio:.3}"
+    );
+    std::fs::create_dir(w.path("r")).unwrap();
+    unpack(&w, &id, "e.pack", "r", 0);
+    assert_eq!(hashes(&w.path("r/ruche-or/2/e0001")), hashes(&folder));
+
+    // A signal while packing (a block takes seconds of CPU): the run stops as a shell expects,
+    // and leaves neither the pack nor its temporary file.
+    let child = w
+        .command(&[
+            "pack",
+            "--recipient",
+            &key,
+            "--out",
+            "stopped.pack",
+            "emissions/ruche-or/2/e0001",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<String> = everything(w.dir.path())
+        .into_iter()
+        .filter(|n| n.contains("stopped.pack"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
