@@ -463,6 +463,12 @@ fn bad_input_gets_a_clear_error_and_leaves_the_database_as_it_was() {
         out.contains("permission denied") && out.contains("lacks a privilege"),
         "{out}"
     );
+    // The hint points at where the roles are documented (no longer the README).
+    assert!(
+        out.contains("docs/OPERATIONS.md, \"Loading into PostgreSQL\", Roles")
+            && !out.contains("README"),
+        "{out}"
+    );
     assert_eq!(db.blocks(), before);
 
     // statement_timeout: another session holds a lock the load needs, past the timeout.

@@ -138,7 +138,7 @@ pub fn explain(e: &postgres::Error) -> String {
     let text = db.message();
     let code = db.code();
     let hint = if *code == SqlState::INSUFFICIENT_PRIVILEGE {
-        ". The role lacks a privilege: a loading role must be a member of ef_loader, which owns the schema (GRANT ef_loader TO <login role>; on an empty database it also needs CREATE on the schema and CREATEROLE, or the roles made beforehand); a game server's role a member of ef_seller, an auditor's of ef_auditor. See README, \"Roles\""
+        ". The role lacks a privilege: a loading role must be a member of ef_loader, which owns the schema (GRANT ef_loader TO <login role>; on an empty database it also needs CREATE on the schema and CREATEROLE, or the roles made beforehand); a game server's role a member of ef_seller, an auditor's of ef_auditor. See docs/OPERATIONS.md, \"Loading into PostgreSQL\", Roles"
     } else if *code == SqlState::QUERY_CANCELED {
         ". The server cancelled the statement: statement_timeout (or lock_timeout) is shorter than a block's load; run `ALTER ROLE <loader> SET statement_timeout = 0` or give options=-c statement_timeout=0 in the URL"
     } else if *code == SqlState::DISK_FULL
