@@ -35,7 +35,7 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
     // Each line is said after its block is committed: a closed or full standard output does
     // not stop the loading, and is said once every block is in.
     let mut out = Lines::default();
-    let (mut loaded, mut skipped) = (0usize, 0usize);
+    let (mut loaded, mut skipped, mut withdrawn) = (0usize, 0usize, 0usize);
     for (done, csv) in blocks.iter().enumerate() {
         let name = shown_path(csv);
         super::verify::warn_if_readable_by_others(csv);
@@ -49,6 +49,19 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
                 blocks.len()
             ),
         })?;
+        let applied = match &outcome {
+            Outcome::Loaded(l) => &l.withdrawals,
+            Outcome::Skipped { withdrawals, .. } => withdrawals,
+        };
+        for a in applied {
+            withdrawn += 1;
+            out.line(format_args!(
+                "WITHDRAWN {} by {} (SHA-256 {}): applied, never sold from again; past sales stay as they were",
+                a.what,
+                shown_path(&a.path),
+                a.sha256
+            ));
+        }
         match outcome {
             Outcome::Loaded(l) => {
                 loaded += 1;
@@ -72,7 +85,9 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
                     l.verify.as_secs_f64()
                 ));
             }
-            Outcome::Skipped { manifest_sha256 } => {
+            Outcome::Skipped {
+                manifest_sha256, ..
+            } => {
                 skipped += 1;
                 out.line(format_args!(
                     "SKIPPED {name} (already loaded with the same manifest, SHA-256 {})",
@@ -82,8 +97,12 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
         }
     }
     out.line(format_args!(
-        "{} block(s): {loaded} loaded, {skipped} already loaded",
-        blocks.len()
+        "{} block(s): {loaded} loaded, {skipped} already loaded{}",
+        blocks.len(),
+        match withdrawn {
+            0 => String::new(),
+            n => format!("; {n} withdrawal record(s) applied"),
+        }
     ));
     out.finish(|| {
         format!(

@@ -115,6 +115,28 @@ pub enum LoadError {
         /// The server's error (not a `source`: the message already says all of it).
         error: postgres::Error,
     },
+    /// A withdrawal record of the block's folder is refused.
+    #[error("{message}. Nothing of {} was loaded or applied (the database is as it was)", csv.display())]
+    Withdrawal {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// What is wrong, naming the record's file.
+        message: String,
+    },
+    /// Another withdrawal record is in the database under the same number.
+    #[error("{}: withdrawal {number} of {emission} is already applied with another record (SHA-256 {loaded} in the database, {given} here); nothing was applied. Two records under one number mean one of them is not the emission's: find out which", path.display())]
+    WithdrawalConflict {
+        /// The record's file.
+        path: PathBuf,
+        /// The emission.
+        emission: String,
+        /// The record's number.
+        number: u32,
+        /// SHA-256 of the record in the database.
+        loaded: String,
+        /// SHA-256 of the record here.
+        given: String,
+    },
     /// Stopped by a signal.
     #[error(transparent)]
     Interrupted(#[from] crate::interrupt::Interrupted),
