@@ -1941,3 +1941,248 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
         "{out}"
     );
 }
+
+/// A throw-away cluster of its own with TLS (tests/pg/start.sh --tls), stopped at the end.
+struct TlsCluster {
+    dir: String,
+    port: String,
+}
+
+impl Drop for TlsCluster {
+    fn drop(&mut self) {
+        let _ = Command::new("tests/pg/stop.sh")
+            .arg(&self.dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status();
+    }
+}
+
+impl TlsCluster {
+    fn log(&self) -> String {
+        std::fs::read_to_string(format!("{}/server.log", self.dir)).unwrap_or_default()
+    }
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A certificate authority `name` (name.crt, name.key) in `dir`.
+fn make_ca(dir: &Path, name: &str) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.crt"),
+            "-days",
+            "2",
+            "-subj",
+            &format!("/CN={name}"),
+        ],
+    );
+}
+
+#[test]
+fn tls_is_verified_as_sslmode_says_and_plaintext_to_another_host_is_refused_before_connecting() {
+    if Command::new("openssl").arg("version").output().is_err() {
+        cannot_run("openssl is not installed (apt-get install -y openssl)");
+        return;
+    }
+    let w = Workdir::new();
+    let certs = w.path("certs");
+    std::fs::create_dir(&certs).unwrap();
+    make_ca(&certs, "ca");
+    make_ca(&certs, "other-ca");
+    openssl(
+        &certs,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    std::fs::write(
+        certs.join("san.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(
+        &certs,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ],
+    );
+    let started = Command::new("tests/pg/start.sh")
+        .args(["--fast", "--tls"])
+        .arg(&certs)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("start.sh runs");
+    if !started.status.success() {
+        cannot_run(&format!(
+            "tests/pg/start.sh --tls failed: {}",
+            String::from_utf8_lossy(&started.stderr)
+        ));
+        return;
+    }
+    let said = String::from_utf8_lossy(&started.stdout).to_string();
+    let value = |name: &str| {
+        said.lines()
+            .find_map(|l| l.strip_prefix(&format!("export {name}='")))
+            .and_then(|v| v.strip_suffix('\''))
+            .unwrap_or_else(|| panic!("{name} in {said}"))
+            .to_string()
+    };
+    let cluster = TlsCluster {
+        dir: value("PG_TEST_DIR"),
+        port: value("PG_TEST_PORT"),
+    };
+    emit_mini(&w, SEED, "em", "1");
+    let ca = certs.join("ca.crt").display().to_string();
+    let other_ca = certs.join("other-ca.crt").display().to_string();
+    let url = |host: &str, query: &str| {
+        format!(
+            "postgresql://postgres@{host}:{}/postgres{query}",
+            cluster.port
+        )
+    };
+    let load_with = |url: &str, extra: &[&str], code: i32| {
+        let mut args = vec![
+            "load",
+            "--database-url",
+            url,
+            "--public-key",
+            "keys/public-key.pem",
+            "--game",
+        ];
+        let game = data("mini-ruche.toml");
+        args.push(&game);
+        args.extend_from_slice(&["-q", "--allow-test"]);
+        args.extend_from_slice(extra);
+        args.push("em");
+        text(&w.run_expect(&args, code))
+    };
+    let ssl_connections = |log: &str| log.matches("SSL enabled").count();
+
+    // verify-full, by name and by address: the certificate names both.
+    let out = load_with(
+        &url(
+            "localhost",
+            &format!("?sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        &[],
+        0,
+    );
+    assert!(out.contains("1 loaded"), "{out}");
+    assert_eq!(ssl_connections(&cluster.log()), 1, "{}", cluster.log());
+    load_with(
+        &url(
+            "127.0.0.1",
+            &format!("?sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        &[],
+        0,
+    );
+    // The key=value form too.
+    load_with(
+        &format!(
+            "host=localhost port={} user=postgres dbname=postgres sslmode=verify-full sslrootcert='{ca}'",
+            cluster.port
+        ),
+        &[],
+        0,
+    );
+    assert_eq!(ssl_connections(&cluster.log()), 3);
+    // 127.0.0.2 is not in the certificate: verify-full refuses it, verify-ca and require take it.
+    let out = load_with(
+        &url(
+            "127.0.0.2",
+            &format!("?sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        &[],
+        2,
+    );
+    assert!(
+        out.contains("cannot connect") && out.contains("sslmode=verify-full"),
+        "{out}"
+    );
+    load_with(
+        &url("127.0.0.2", &format!("?sslmode=verify-ca&sslrootcert={ca}")),
+        &[],
+        0,
+    );
+    load_with(&url("127.0.0.2", "?sslmode=require"), &[], 0);
+    // Another authority: refused.
+    let out = load_with(
+        &url(
+            "localhost",
+            &format!("?sslmode=verify-ca&sslrootcert={other_ca}"),
+        ),
+        &[],
+        2,
+    );
+    assert!(out.contains("certificate verify failed"), "{out}");
+    let out = load_with(&url("localhost", "?sslmode=verify-full"), &[], 2);
+    assert!(out.contains("needs sslrootcert"), "{out}");
+
+    // Plaintext to a host that is not this machine: refused before any connection.
+    let before = cluster.log().matches("connection received").count();
+    for query in ["", "?sslmode=disable", "?sslmode=prefer"] {
+        let out = load_with(&url("127.0.0.2", query), &[], 2);
+        assert!(
+            out.contains("refusing to connect") && out.contains("--allow-plaintext"),
+            "{out}"
+        );
+    }
+    assert_eq!(
+        cluster.log().matches("connection received").count(),
+        before,
+        "no connection was made"
+    );
+    // ... unless allowed; and plaintext to this machine is fine.
+    let out = load_with(
+        &url("127.0.0.2", "?sslmode=disable"),
+        &["--allow-plaintext"],
+        0,
+    );
+    assert!(out.contains("1 already loaded"), "{out}");
+    load_with(&url("127.0.0.1", "?sslmode=disable"), &[], 0);
+    assert!(cluster.log().matches("connection received").count() >= before + 2);
+}

@@ -26,6 +26,10 @@ pub struct CloseArgs {
     /// The emission's signing key (PKCS#8 PEM): it signs the reconciliation.
     #[arg(long, value_name = "PEM")]
     pub key: PathBuf,
+    /// Connect without TLS to a host other than this machine (refused otherwise: give
+    /// sslmode=verify-full&sslrootcert=CA.pem in the URL).
+    #[arg(long)]
+    pub allow_plaintext: bool,
     /// The folder the reconciliation is written into.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,
@@ -46,6 +50,10 @@ pub struct PrizesRemainingArgs {
     /// The database, as for `load` (a member of ef_seller or ef_auditor). Default: DATABASE_URL.
     #[arg(long, value_name = "URL")]
     pub database_url: Option<String>,
+    /// Connect without TLS to a host other than this machine (refused otherwise: give
+    /// sslmode=verify-full&sslrootcert=CA.pem in the URL).
+    #[arg(long)]
+    pub allow_plaintext: bool,
     /// CSV (prize,original,remaining) instead of JSON.
     #[arg(long)]
     pub csv: bool,
@@ -65,7 +73,7 @@ fn url(given: &Option<String>) -> Result<String> {
 
 pub(super) fn run_close(args: CloseArgs) -> Result<Exit> {
     let key = keys::read_signing_key(&args.key)?;
-    let mut client = connect(&url(&args.database_url)?)?;
+    let mut client = connect(&url(&args.database_url)?, args.allow_plaintext)?;
     let closed = close(&mut client, &args.emission, &key, &args.out)?;
     if !args.quiet {
         let r = &closed.reconciliation;
@@ -92,7 +100,7 @@ pub(super) fn run_close(args: CloseArgs) -> Result<Exit> {
 }
 
 pub(super) fn run_prizes_remaining(args: PrizesRemainingArgs) -> Result<Exit> {
-    let mut client = connect(&url(&args.database_url)?)?;
+    let mut client = connect(&url(&args.database_url)?, args.allow_plaintext)?;
     let remaining = prizes_remaining(&mut client, &args.emission)?;
     if args.csv {
         let mut text = String::from("prize,original,remaining\n");

@@ -31,7 +31,7 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
     if blocks.is_empty() {
         bail!("no block file (block-NNNNN.csv) found in the paths given");
     }
-    let mut client = connect(&url)?;
+    let mut client = connect(&url, args.allow_plaintext)?;
     // Each line is said after its block is committed: a closed or full standard output does
     // not stop the loading, and is said once every block is in.
     let mut out = Lines::default();

@@ -495,6 +495,10 @@ pub struct LoadArgs {
     /// production emissions, never both.
     #[arg(long)]
     pub allow_test: bool,
+    /// Connect without TLS to a host other than this machine (refused otherwise: give
+    /// sslmode=verify-full&sslrootcert=CA.pem in the URL).
+    #[arg(long)]
+    pub allow_plaintext: bool,
     /// No progress messages.
     #[arg(long, short)]
     pub quiet: bool,

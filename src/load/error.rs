@@ -16,6 +16,12 @@ pub enum LoadError {
         /// The client's explanation.
         reason: String,
     },
+    /// A plaintext connection to another machine.
+    #[error("refusing to connect to the database {target} without TLS: it is not this machine (only a Unix socket, localhost, 127.0.0.1 or ::1 are), and the tickets, the sales and the password would cross the network in clear; nothing was sent. Give sslmode=verify-full&sslrootcert=CA.pem in the URL (or sslmode=verify-ca, or require), or --allow-plaintext for a network you trust (an SSH tunnel ends on localhost)")]
+    Plaintext {
+        /// Host, port, database and user, without the password.
+        target: String,
+    },
     /// The database URL could not be parsed.
     #[error("--database-url: {0}; give postgresql://USER@HOST:PORT/DATABASE (or host=/run/postgresql dbname=...), the forms libpq reads")]
     Url(String),

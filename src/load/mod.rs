@@ -20,6 +20,7 @@ mod copy;
 pub mod db_verify;
 mod error;
 pub mod schema;
+pub mod tls;
 
 pub use error::{chain, explain, LoadError};
 
@@ -31,11 +32,10 @@ use crate::game::Game;
 use crate::money::{cents, parse_canonical};
 use crate::verify::{verify_block, VerifyOptions};
 use ed25519_dalek::VerifyingKey;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 /// Lanes a block's sales are spread over (fewer for a block of fewer tickets): lane `l` holds
@@ -105,15 +105,10 @@ pub struct Loaded {
     pub withdrawals: Vec<Applied>,
 }
 
-/// Connects to `url` (a libpq URL or key=value string), without TLS: use a Unix socket, the
-/// loopback address or a tunnel (README).
-pub fn connect(url: &str) -> Result<Client, LoadError> {
-    let config = Config::from_str(url).map_err(|e| LoadError::Url(e.to_string()))?;
-    let target = describe(&config);
-    config.connect(NoTls).map_err(|e| LoadError::Connect {
-        target,
-        reason: error::chain(&e),
-    })
+/// Connects to `url` (a libpq URL or key=value string), with the TLS its `sslmode` and
+/// `sslrootcert` ask for ([`tls`]); without TLS only to this machine, unless `allow_plaintext`.
+pub fn connect(url: &str, allow_plaintext: bool) -> Result<Client, LoadError> {
+    tls::connect(url, allow_plaintext)
 }
 
 /// `user@host:port/dbname`, never the password.
