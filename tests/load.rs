@@ -2186,3 +2186,132 @@ fn tls_is_verified_as_sslmode_says_and_plaintext_to_another_host_is_refused_befo
     load_with(&url("127.0.0.1", "?sslmode=disable"), &[], 0);
     assert!(cluster.log().matches("connection received").count() >= before + 2);
 }
+
+#[test]
+fn load_json_is_one_result_object_and_the_progress_bar_is_on_a_terminal_only() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "2");
+    let game = data("mini-ruche.toml");
+    let base = |extra: &[&str]| {
+        let mut args: Vec<String> = [
+            "load",
+            "--database-url",
+            &db.url,
+            "--public-key",
+            "keys/public-key.pem",
+            "--game",
+            &game,
+            "--allow-test",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.push("em".into());
+        args
+    };
+    let run = |extra: &[&str]| {
+        let args = base(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        w.ok(&args)
+    };
+    // --json: one object on stdout, no progress on stderr.
+    let out = run(&["--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json["load_format"], 1);
+    assert_eq!(json["blocks_loaded"], 2);
+    assert_eq!(json["blocks_skipped"], 0);
+    assert_eq!(json["schema_migrated_to"], 4);
+    let blocks = json["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks[0]["outcome"], "loaded");
+    assert_eq!(blocks[0]["tickets"], 2000);
+    // Again, with a withdrawal applied.
+    w.ok(&[
+        "withdraw",
+        "--key",
+        "keys/signing-key.pem",
+        "--block",
+        "2",
+        "--reason",
+        "test",
+        &folder.display().to_string(),
+        "-q",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&run(&["--json"]).stdout).unwrap();
+    assert_eq!(json["blocks_skipped"], 2);
+    assert_eq!(json["withdrawals_applied"], 1);
+    assert_eq!(json["schema_migrated_to"], serde_json::Value::Null);
+    assert_eq!(
+        json["blocks"][0]["manifest_sha256"],
+        common::sha256_file(&folder.join("block-00001.manifest.json"))
+    );
+    assert_eq!(
+        json["blocks"][0]["withdrawals_applied"][0]["what"],
+        "block 2"
+    );
+
+    // The bar: on a terminal (util-linux's script gives one), not with -q or --json, and not
+    // when standard error is not a terminal.
+    let bar = " left)";
+    let db2 = TestDb::new().expect("a second database");
+    let on_terminal = |args: Vec<String>| -> Option<String> {
+        let have = Command::new("script")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !have {
+            cannot_run("util-linux's script is not installed (apt-get install bsdutils)");
+            return None;
+        }
+        let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_emission-factory"))
+            .chain(args.iter().map(String::as_str))
+            .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+            .collect();
+        let out = Command::new("script")
+            .args(["-qec", &quoted.join(" "), "/dev/null"])
+            .current_dir(w.dir.path())
+            .output()
+            .expect("script runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // Each run into a database of its own, so that each one copies tickets.
+    let with_db = |db: &TestDb, extra: &[&str]| {
+        let mut args = base(extra);
+        args[2] = db.url.clone();
+        args
+    };
+    let Some(shown) = on_terminal(with_db(&db2, &[])) else {
+        return;
+    };
+    assert!(
+        shown.contains(bar) && shown.contains("tickets (") && shown.contains("tickets/s"),
+        "{shown}"
+    );
+    for quiet in [&["-q"][..], &["--json"][..]] {
+        let fresh = TestDb::new().expect("a database");
+        let shown = on_terminal(with_db(&fresh, quiet)).unwrap();
+        // It did load (so a bar would have had tickets to count).
+        assert!(
+            shown.contains("2 loaded") || shown.contains("\"blocks_loaded\": 2"),
+            "{quiet:?}: {shown}"
+        );
+        assert!(!shown.contains(bar), "{quiet:?}: {shown}");
+    }
+    let fresh = TestDb::new().expect("a database");
+    let args = with_db(&fresh, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = text(&w.ok(&args));
+    assert!(!out.contains(bar), "{out}");
+}

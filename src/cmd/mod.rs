@@ -499,9 +499,13 @@ pub struct LoadArgs {
     /// sslmode=verify-full&sslrootcert=CA.pem in the URL).
     #[arg(long)]
     pub allow_plaintext: bool,
-    /// No progress messages.
+    /// No progress messages (no progress bar either).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print one JSON object with the result on standard output instead of the text (no
+    /// progress messages or bar; docs/FORMAT.md, "load --json").
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `show` arguments.

@@ -157,10 +157,14 @@ struct Block {
 }
 
 /// Loads the block whose CSV is `csv`.
+///
+/// `progress` is told the block's tickets ([`crate::progress::Progress::set_total`]) and each
+/// batch of them sent to the server.
 pub fn load_block(
     client: &mut Client,
     csv: &Path,
     options: &LoadOptions,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Outcome, LoadError> {
     let block = read_block(csv, options)?;
     let start = Instant::now();
@@ -344,7 +348,8 @@ pub fn load_block(
             let report = verify_block(csv, &verify_options, &crate::progress::NoProgress);
             (report, t.elapsed())
         });
-        let loaded = store_tickets(&mut tx, &block, block_id, &table);
+        progress.set_total(block.manifest.tickets);
+        let loaded = store_tickets(&mut tx, &block, block_id, &table, progress);
         let t = Instant::now();
         let (report, verify) = verifier.join().unwrap_or_else(|_| {
             let mut report = crate::verify::BlockReport::default();
@@ -384,6 +389,7 @@ fn store_tickets(
     block: &Block,
     block_id: i64,
     table: &str,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Loaded, LoadError> {
     let csv = block.csv.as_path();
     let m = &block.manifest;
@@ -395,7 +401,7 @@ fn store_tickets(
         }
     };
     let t = Instant::now();
-    let sent = match copy::stream(tx, table, csv, block_id, &block.prizes) {
+    let sent = match copy::stream(tx, table, csv, block_id, &block.prizes, progress) {
         Ok(sent) => sent,
         Err(copy::CopyError::Db(error)) => {
             return Err(LoadError::Database {
