@@ -242,7 +242,7 @@ fn loads_verified_blocks_once_and_skips_them_after() {
 
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 3"),
+        out.contains("schema  created or migrated to version 4"),
         "{out}"
     );
     assert_eq!(out.matches("LOADED").count(), 2, "{out}");
@@ -461,6 +461,12 @@ fn bad_input_gets_a_clear_error_and_leaves_the_database_as_it_was() {
     let out = text(&w.run_expect(&args, 2));
     assert!(
         out.contains("permission denied") && out.contains("lacks a privilege"),
+        "{out}"
+    );
+    // The hint points at where the roles are documented (no longer the README).
+    assert!(
+        out.contains("docs/OPERATIONS.md, \"Loading into PostgreSQL\", Roles")
+            && !out.contains("README"),
         "{out}"
     );
     assert_eq!(db.blocks(), before);
@@ -1012,7 +1018,7 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
     emit_mini(&w, SEED, "em", "1");
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 3") && out.contains("LOADED"),
+        out.contains("schema  created or migrated to version 4") && out.contains("LOADED"),
         "{out}"
     );
     let indexes: i64 = c
@@ -1098,7 +1104,7 @@ fn four_loaders_started_at_once_on_a_fresh_database_all_succeed() {
             .collect();
         assert_eq!(
             versions,
-            vec![1, 2, 3],
+            vec![1, 2, 3, 4],
             "round {round}: each migration once"
         );
     }
@@ -1420,4 +1426,892 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
             && out.contains("1 as signed, 1 changed"),
         "{out}"
     );
+}
+
+/// The emission id of the only emission loaded, and a sale as `client` (block, index, prize).
+fn emission_id(db: &TestDb, emission: i32) -> i64 {
+    db.client()
+        .query_one(
+            "SELECT emission_id FROM emissions WHERE emission = $1",
+            &[&emission],
+        )
+        .expect("the emission")
+        .get(0)
+}
+
+fn sell(client: &mut Client, emission: i64) -> Option<(i32, i32)> {
+    client
+        .query_opt("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+        .expect("a sale")
+        .map(|r| (r.get(0), r.get(1)))
+}
+
+/// (block, index) of every ticket sold.
+fn sold_tickets(db: &TestDb) -> Vec<(i32, i32)> {
+    db.client()
+        .query(
+            "SELECT b.block, t.idx FROM tickets t JOIN blocks b USING (block_id)
+             WHERE t.sold_at IS NOT NULL ORDER BY 1, 2",
+            &[],
+        )
+        .expect("sold tickets")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+fn withdrawals_in_db(db: &TestDb) -> Vec<(i32, Option<i32>)> {
+    db.client()
+        .query("SELECT number, block FROM withdrawals ORDER BY 1", &[])
+        .expect("withdrawals")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+#[test]
+fn a_withdrawn_block_is_never_sold_from_and_bad_records_change_nothing() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "3");
+    load(&w, &db, &["--allow-test", "em"], 0);
+    let emission = emission_id(&db, 1);
+    let mut seller = db.client();
+    let before: Vec<(i32, i32)> = (0..3)
+        .map(|_| sell(&mut seller, emission).unwrap())
+        .collect();
+    assert!(before.iter().all(|&(b, _)| b == 1), "{before:?}");
+
+    // withdraw: a signed record, logged, the next number.
+    let folder_arg = folder.display().to_string();
+    let out = text(&w.ok(&[
+        "withdraw",
+        "--key",
+        "keys/signing-key.pem",
+        "--block",
+        "1",
+        "--reason",
+        "misprint found by the printer",
+        &folder_arg,
+    ]));
+    assert!(
+        out.contains("WITHDRAWN block 1 of mini-ruche/2/e0001")
+            && out.contains("withdrawal-0001.json"),
+        "{out}"
+    );
+    let record = folder.join("withdrawal-0001.json");
+    let bytes = common::read(&record);
+    let public = keys::read_public_key(&w.path("keys/public-key.pem")).expect("public key");
+    keys::check(
+        &public,
+        &bytes,
+        &common::read(&folder.join("withdrawal-0001.json.sig")),
+    )
+    .expect("the record is signed with the emission's key");
+    let json: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(json["block"], 1);
+    assert_eq!(json["reason"], "misprint found by the printer");
+    assert_eq!(json["game"], "mini-ruche");
+    let log = std::fs::read_to_string(folder.join("emission.log.jsonl")).expect("log");
+    let last = log.lines().last().expect("a line");
+    assert!(
+        last.contains("\"command\":\"withdraw\"")
+            && last.contains(&common::sha256_file(&record))
+            && last.contains("\"signature\""),
+        "{last}"
+    );
+    // The folder still verifies (the log's line after the seal is allowed).
+    w.ok(&[
+        "verify",
+        "--public-key",
+        "keys/public-key.pem",
+        &folder_arg,
+        "-q",
+    ]);
+    // A reason on two lines, a block beyond the emission, the wrong key: refused, no file.
+    for (args, needle) in [
+        (
+            vec!["--block", "2", "--reason", "two\nlines"],
+            "control character",
+        ),
+        (
+            vec!["--block", "4", "--reason", "x"],
+            "holds no block 4 (its blocks: 1-3)",
+        ),
+    ] {
+        let mut all = vec!["withdraw", "--key", "keys/signing-key.pem"];
+        all.extend(args);
+        all.push(&folder_arg);
+        let out = text(&w.run_expect(&all, 2));
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+    w.ok(&["keygen", "--out", "other", "-q"]);
+    let out = text(&w.run_expect(
+        &[
+            "withdraw",
+            "--key",
+            "other/signing-key.pem",
+            "--reason",
+            "x",
+            &folder_arg,
+        ],
+        2,
+    ));
+    assert!(out.contains("emission.json"), "{out}");
+    assert!(!folder.join("withdrawal-0002.json").exists());
+
+    // Not applied until load runs: the sale goes on in block 1 meanwhile.
+    assert_eq!(sell(&mut seller, emission).map(|s| s.0), Some(1));
+    let sold_before = sold_tickets(&db);
+    let out = load(&w, &db, &["--allow-test", "em"], 0);
+    assert!(
+        out.contains("WITHDRAWN block 1 by")
+            && out.contains("3 already loaded; 1 withdrawal record(s) applied"),
+        "{out}"
+    );
+    assert_eq!(withdrawals_in_db(&db), vec![(1, Some(1))]);
+    // Never sold from again; past sales unchanged.
+    for _ in 0..50 {
+        assert_eq!(sell(&mut seller, emission).map(|s| s.0), Some(2));
+    }
+    let after = sold_tickets(&db);
+    let block_1: Vec<_> = after.iter().filter(|s| s.0 == 1).copied().collect();
+    assert_eq!(block_1, sold_before);
+    // Applied once: loading again applies nothing.
+    let out = load(&w, &db, &["--allow-test", "em"], 0);
+    assert!(!out.contains("WITHDRAWN"), "{out}");
+
+    // Bad records: each stops the load before the database is touched.
+    let edited = String::from_utf8(bytes.clone())
+        .unwrap()
+        .replace("\"number\": 1", "\"number\": 2")
+        .replace("\"block\": 1", "\"block\": 2");
+    std::fs::write(folder.join("withdrawal-0002.json"), &edited).unwrap();
+    std::fs::copy(
+        folder.join("withdrawal-0001.json.sig"),
+        folder.join("withdrawal-0002.json.sig"),
+    )
+    .unwrap();
+    let out = load(&w, &db, &["--allow-test", "em"], 2);
+    assert!(
+        out.contains("withdrawal-0002.json")
+            && out.contains("not signed with the key given")
+            && out.contains("nothing was applied"),
+        "{out}"
+    );
+    // Signed with another key.
+    let other = keys::read_signing_key(&w.path("other/signing-key.pem")).unwrap();
+    std::fs::write(
+        folder.join("withdrawal-0002.json.sig"),
+        keys::sign(&other, edited.as_bytes()),
+    )
+    .unwrap();
+    let out = load(&w, &db, &["--allow-test", "em"], 2);
+    assert!(out.contains("not signed with the key given"), "{out}");
+    // A record of another emission (same key, same game), moved into this folder.
+    fixed_test_key(&w);
+    w.ok(&[
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "--emission",
+        "2",
+        "--blocks",
+        "2",
+        "--seed",
+        ANOTHER_SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--out",
+        "em2",
+        "-q",
+    ]);
+    let other_folder = w.path("em2/mini-ruche/2/e0002");
+    let other_arg = other_folder.display().to_string();
+    for _ in 0..2 {
+        w.ok(&[
+            "withdraw",
+            "--key",
+            "keys/signing-key.pem",
+            "--block",
+            "2",
+            "--reason",
+            "other",
+            &other_arg,
+            "-q",
+        ]);
+    }
+    for name in ["withdrawal-0002.json", "withdrawal-0002.json.sig"] {
+        std::fs::copy(other_folder.join(name), folder.join(name)).unwrap();
+    }
+    let out = load(&w, &db, &["--allow-test", "em"], 2);
+    assert!(
+        out.contains("withdrawal-0002.json")
+            && out.contains("is not of the emission mini-ruche/2/e0001")
+            && out.contains("nothing was applied"),
+        "{out}"
+    );
+    assert_eq!(withdrawals_in_db(&db), vec![(1, Some(1))]);
+    assert_eq!(sell(&mut seller, emission).map(|s| s.0), Some(2));
+    for name in ["withdrawal-0002.json", "withdrawal-0002.json.sig"] {
+        std::fs::remove_file(folder.join(name)).unwrap();
+    }
+
+    // The whole emission: nothing is sold any more.
+    w.ok(&[
+        "withdraw",
+        "--key",
+        "keys/signing-key.pem",
+        "--reason",
+        "game stopped",
+        &folder_arg,
+        "-q",
+    ]);
+    let out = load(&w, &db, &["--allow-test", "em"], 0);
+    assert!(out.contains("WITHDRAWN the whole emission"), "{out}");
+    assert_eq!(withdrawals_in_db(&db), vec![(1, Some(1)), (2, None)]);
+    let sold = sold_tickets(&db);
+    assert_eq!(sell(&mut seller, emission), None);
+    assert_eq!(sold_tickets(&db), sold);
+
+    // db-verify checks the records and that nothing was sold after them...
+    let db_verify = |code: i32| {
+        text(&w.run_expect(
+            &[
+                "db-verify",
+                "--database-url",
+                &db.url,
+                "--public-key",
+                "keys/public-key.pem",
+            ],
+            code,
+        ))
+    };
+    let out = db_verify(0);
+    assert!(out.contains("3 as signed, 0 changed"), "{out}");
+    // ... and names a sale from a withdrawn block made behind the sale function's back.
+    let mut owner = db.client();
+    owner
+        .batch_execute(
+            "SET session_replication_role = replica;
+             UPDATE tickets SET sold_at = clock_timestamp()
+             WHERE block_id = (SELECT block_id FROM blocks WHERE block = 3) AND idx = 0;
+             UPDATE sale_cursors SET next_idx = next_idx + lanes
+             WHERE block_id = (SELECT block_id FROM blocks WHERE block = 3) AND lane = 0;
+             RESET session_replication_role",
+        )
+        .expect("a sale by hand");
+    let out = db_verify(1);
+    assert!(
+        out.contains(
+            "block 3, index 0, serial mini-ruche-200-0001-00003-0000000: sold after withdrawal 2"
+        ),
+        "{out}"
+    );
+    // The records are immutable, even for the owner.
+    let e = owner
+        .execute("DELETE FROM withdrawals", &[])
+        .expect_err("immutable");
+    assert!(
+        e.to_string().contains("never changed or deleted")
+            || format!("{e:?}").contains("never changed or deleted"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "2");
+    load(&w, &db, &["--allow-test", "em"], 0);
+    let emission = emission_id(&db, 1);
+    let (seller_role, mut seller) = login_role(&db, "seller", Some("ef_seller"));
+    let sold: Vec<(i32, i32)> = (0..10)
+        .map(|_| sell(&mut seller, emission).unwrap())
+        .collect();
+    assert_eq!(sold.len(), 10);
+    let seller_url = with_user(&db.url, &seller_role);
+
+    // prizes-remaining, as the seller: per tier, nothing positional.
+    let remaining = |url: &str, csv: bool, code: i32| {
+        let mut args = vec![
+            "prizes-remaining",
+            "--database-url",
+            url,
+            "mini-ruche/2/e0001",
+        ];
+        if csv {
+            args.push("--csv");
+        }
+        w.run_expect(&args, code)
+    };
+    let json: serde_json::Value =
+        serde_json::from_slice(&remaining(&seller_url, false, 0).stdout).expect("JSON");
+    assert_eq!(json["status"], "on sale");
+    assert_eq!(json["emission"], "mini-ruche/2/e0001");
+    let mut manifest: std::collections::BTreeMap<i64, i64> = Default::default();
+    for block in ["block-00001", "block-00002"] {
+        for (c, n) in manifest_counts(&folder, block) {
+            *manifest.entry(c).or_default() += n;
+        }
+    }
+    let sold_per_tier: std::collections::BTreeMap<i64, i64> = db
+        .client()
+        .query(
+            "SELECT prize_cents, count(*) FROM tickets WHERE sold_at IS NOT NULL GROUP BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let tiers = json["tiers"].as_array().expect("tiers");
+    assert_eq!(tiers.len(), manifest.keys().filter(|&&c| c > 0).count());
+    for t in tiers {
+        let obj = t.as_object().unwrap();
+        let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["original", "prize", "remaining"], "{t}");
+        let cents = (t["prize"].as_str().unwrap().parse::<f64>().unwrap() * 100.0).round() as i64;
+        assert_eq!(t["original"].as_i64(), Some(manifest[&cents]));
+        assert_eq!(
+            t["remaining"].as_i64(),
+            Some(manifest[&cents] - sold_per_tier.get(&cents).copied().unwrap_or(0))
+        );
+    }
+    let csv = String::from_utf8(remaining(&seller_url, true, 0).stdout).unwrap();
+    assert!(csv.starts_with("prize,original,remaining\n"), "{csv}");
+    assert_eq!(csv.lines().count(), tiers.len() + 1);
+    // A role in no group: one paragraph naming the privilege.
+    let (nobody_role, _) = login_role(&db, "nobody", None);
+    let out = text(&remaining(&with_user(&db.url, &nobody_role), false, 2));
+    assert!(
+        out.contains("permission denied") && out.contains("SELECT on emissions"),
+        "{out}"
+    );
+    assert_eq!(out.trim_end().lines().count(), 1, "{out}");
+
+    // close, as the seller: refused, naming the privileges; nothing changed.
+    let close = |url: &str, key: &str, code: i32| {
+        text(&w.run_expect(
+            &[
+                "close",
+                "--database-url",
+                url,
+                "--key",
+                key,
+                "--out",
+                "closings",
+                "mini-ruche/2/e0001",
+            ],
+            code,
+        ))
+    };
+    std::fs::create_dir(w.path("closings")).unwrap();
+    let out = close(&seller_url, "keys/signing-key.pem", 2);
+    assert!(
+        out.contains("permission denied")
+            && out.contains("UPDATE on sale_cursors and INSERT on closings")
+            && out.contains("ef_loader"),
+        "{out}"
+    );
+    assert_eq!(out.trim_end().lines().count(), 1, "{out}");
+    w.ok(&["keygen", "--out", "other", "-q"]);
+    let out = close(&db.url, "other/signing-key.pem", 2);
+    assert!(
+        out.contains("--key is not the key of mini-ruche/2/e0001"),
+        "{out}"
+    );
+    let closings: i64 = db
+        .client()
+        .query_one("SELECT count(*) FROM closings", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(closings, 0);
+    assert!(sell(&mut seller, emission).is_some());
+
+    // close, as the owner.
+    let out = close(&db.url, "keys/signing-key.pem", 0);
+    assert!(
+        out.contains("CLOSED mini-ruche/2/e0001") && out.contains("11 of 4000 tickets sold"),
+        "{out}"
+    );
+    let path = w.path("closings/mini-ruche-2-e0001.closing.json");
+    let bytes = common::read(&path);
+    let public = keys::read_public_key(&w.path("keys/public-key.pem")).unwrap();
+    keys::check(
+        &public,
+        &bytes,
+        &common::read(&w.path("closings/mini-ruche-2-e0001.closing.json.sig")),
+    )
+    .expect("signed with the emission's key");
+    let r: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(r["sold"], 11);
+    assert_eq!(r["unsold"], 4000 - 11);
+    assert_eq!(r["tickets"], 4000);
+    let sold_now = sold_tickets(&db);
+    let tier_sum: i64 = r["tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["sold"].as_i64().unwrap())
+        .sum();
+    assert_eq!(tier_sum, 11);
+    let block_sold: Vec<i64> = r["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["sold"].as_i64().unwrap())
+        .collect();
+    assert_eq!(block_sold.iter().sum::<i64>(), sold_now.len() as i64);
+    let top = &r["tiers"][0];
+    assert_eq!(r["top_prize"], top["prize"]);
+    assert_eq!(r["top_prizes_unsold"], top["unsold"]);
+    // paid = Σ prize × sold, in cents, recomputed from the rows.
+    let paid_cents: i64 = db
+        .client()
+        .query_one(
+            "SELECT sum(prize_cents)::bigint FROM tickets WHERE sold_at IS NOT NULL",
+            &[],
+        )
+        .unwrap()
+        .get::<_, Option<i64>>(0)
+        .unwrap_or(0);
+    let paid: f64 = r["paid"].as_str().unwrap().parse().unwrap();
+    assert_eq!((paid * 100.0).round() as i64, paid_cents);
+
+    // No more sales, not even on a new connection; the public count says closed.
+    assert_eq!(sell(&mut seller, emission), None);
+    let (_, mut late) = login_role(&db, "late", Some("ef_seller"));
+    assert_eq!(sell(&mut late, emission), None);
+    assert_eq!(sold_tickets(&db), sold_now);
+    let json: serde_json::Value =
+        serde_json::from_slice(&remaining(&seller_url, false, 0).stdout).unwrap();
+    assert_eq!(json["status"], "closed");
+    assert!(
+        json["tiers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["remaining"] == 0),
+        "{json}"
+    );
+
+    // Again: already closed, the same file.
+    let out = close(&db.url, "keys/signing-key.pem", 0);
+    assert!(out.contains("ALREADY CLOSED"), "{out}");
+    assert_eq!(common::read(&path), bytes);
+    std::fs::remove_file(&path).unwrap();
+    close(&db.url, "keys/signing-key.pem", 0);
+    assert_eq!(
+        common::read(&path),
+        bytes,
+        "written again from the database"
+    );
+
+    // db-verify: as signed; then a sale undone behind the function's back is named.
+    let db_verify = |code: i32| {
+        text(&w.run_expect(
+            &[
+                "db-verify",
+                "--database-url",
+                &db.url,
+                "--public-key",
+                "keys/public-key.pem",
+            ],
+            code,
+        ))
+    };
+    let out = db_verify(0);
+    assert!(out.contains("2 as signed, 0 changed"), "{out}");
+    let (b, i) = sold_now[0];
+    db.client()
+        .batch_execute(&format!(
+            "SET session_replication_role = replica;
+             UPDATE tickets SET sold_at = NULL
+             WHERE block_id = (SELECT block_id FROM blocks WHERE block = {b}) AND idx = {i};
+             RESET session_replication_role"
+        ))
+        .unwrap();
+    let out = db_verify(1);
+    assert!(
+        out.contains("sales were added or undone after the closing"),
+        "{out}"
+    );
+}
+
+/// A throw-away cluster of its own with TLS (tests/pg/start.sh --tls), stopped at the end.
+struct TlsCluster {
+    dir: String,
+    port: String,
+}
+
+impl Drop for TlsCluster {
+    fn drop(&mut self) {
+        let _ = Command::new("tests/pg/stop.sh")
+            .arg(&self.dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status();
+    }
+}
+
+impl TlsCluster {
+    fn log(&self) -> String {
+        std::fs::read_to_string(format!("{}/server.log", self.dir)).unwrap_or_default()
+    }
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A certificate authority `name` (name.crt, name.key) in `dir`.
+fn make_ca(dir: &Path, name: &str) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.crt"),
+            "-days",
+            "2",
+            "-subj",
+            &format!("/CN={name}"),
+        ],
+    );
+}
+
+#[test]
+fn tls_is_verified_as_sslmode_says_and_plaintext_to_another_host_is_refused_before_connecting() {
+    if Command::new("openssl").arg("version").output().is_err() {
+        cannot_run("openssl is not installed (apt-get install -y openssl)");
+        return;
+    }
+    let w = Workdir::new();
+    let certs = w.path("certs");
+    std::fs::create_dir(&certs).unwrap();
+    make_ca(&certs, "ca");
+    make_ca(&certs, "other-ca");
+    openssl(
+        &certs,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    std::fs::write(
+        certs.join("san.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(
+        &certs,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ],
+    );
+    let started = Command::new("tests/pg/start.sh")
+        .args(["--fast", "--tls"])
+        .arg(&certs)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("start.sh runs");
+    if !started.status.success() {
+        cannot_run(&format!(
+            "tests/pg/start.sh --tls failed: {}",
+            String::from_utf8_lossy(&started.stderr)
+        ));
+        return;
+    }
+    let said = String::from_utf8_lossy(&started.stdout).to_string();
+    let value = |name: &str| {
+        said.lines()
+            .find_map(|l| l.strip_prefix(&format!("export {name}='")))
+            .and_then(|v| v.strip_suffix('\''))
+            .unwrap_or_else(|| panic!("{name} in {said}"))
+            .to_string()
+    };
+    let cluster = TlsCluster {
+        dir: value("PG_TEST_DIR"),
+        port: value("PG_TEST_PORT"),
+    };
+    emit_mini(&w, SEED, "em", "1");
+    let ca = certs.join("ca.crt").display().to_string();
+    let other_ca = certs.join("other-ca.crt").display().to_string();
+    let url = |host: &str, query: &str| {
+        format!(
+            "postgresql://postgres@{host}:{}/postgres{query}",
+            cluster.port
+        )
+    };
+    let load_with = |url: &str, extra: &[&str], code: i32| {
+        let mut args = vec![
+            "load",
+            "--database-url",
+            url,
+            "--public-key",
+            "keys/public-key.pem",
+            "--game",
+        ];
+        let game = data("mini-ruche.toml");
+        args.push(&game);
+        args.extend_from_slice(&["-q", "--allow-test"]);
+        args.extend_from_slice(extra);
+        args.push("em");
+        text(&w.run_expect(&args, code))
+    };
+    let ssl_connections = |log: &str| log.matches("SSL enabled").count();
+
+    // verify-full, by name and by address: the certificate names both.
+    let out = load_with(
+        &url(
+            "localhost",
+            &format!("?sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        &[],
+        0,
+    );
+    assert!(out.contains("1 loaded"), "{out}");
+    assert_eq!(ssl_connections(&cluster.log()), 1, "{}", cluster.log());
+    load_with(
+        &url(
+            "127.0.0.1",
+            &format!("?sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        &[],
+        0,
+    );
+    // The key=value form too.
+    load_with(
+        &format!(
+            "host=localhost port={} user=postgres dbname=postgres sslmode=verify-full sslrootcert='{ca}'",
+            cluster.port
+        ),
+        &[],
+        0,
+    );
+    assert_eq!(ssl_connections(&cluster.log()), 3);
+    // 127.0.0.2 is not in the certificate: verify-full refuses it, verify-ca and require take it.
+    let out = load_with(
+        &url(
+            "127.0.0.2",
+            &format!("?sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        &[],
+        2,
+    );
+    assert!(
+        out.contains("cannot connect") && out.contains("sslmode=verify-full"),
+        "{out}"
+    );
+    load_with(
+        &url("127.0.0.2", &format!("?sslmode=verify-ca&sslrootcert={ca}")),
+        &[],
+        0,
+    );
+    load_with(&url("127.0.0.2", "?sslmode=require"), &[], 0);
+    // Another authority: refused.
+    let out = load_with(
+        &url(
+            "localhost",
+            &format!("?sslmode=verify-ca&sslrootcert={other_ca}"),
+        ),
+        &[],
+        2,
+    );
+    assert!(out.contains("certificate verify failed"), "{out}");
+    let out = load_with(&url("localhost", "?sslmode=verify-full"), &[], 2);
+    assert!(out.contains("needs sslrootcert"), "{out}");
+
+    // Plaintext to a host that is not this machine: refused before any connection.
+    let before = cluster.log().matches("connection received").count();
+    for query in ["", "?sslmode=disable", "?sslmode=prefer"] {
+        let out = load_with(&url("127.0.0.2", query), &[], 2);
+        assert!(
+            out.contains("refusing to connect") && out.contains("--allow-plaintext"),
+            "{out}"
+        );
+    }
+    assert_eq!(
+        cluster.log().matches("connection received").count(),
+        before,
+        "no connection was made"
+    );
+    // ... unless allowed; and plaintext to this machine is fine.
+    let out = load_with(
+        &url("127.0.0.2", "?sslmode=disable"),
+        &["--allow-plaintext"],
+        0,
+    );
+    assert!(out.contains("1 already loaded"), "{out}");
+    load_with(&url("127.0.0.1", "?sslmode=disable"), &[], 0);
+    assert!(cluster.log().matches("connection received").count() >= before + 2);
+}
+
+#[test]
+fn load_json_is_one_result_object_and_the_progress_bar_is_on_a_terminal_only() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "2");
+    let game = data("mini-ruche.toml");
+    let base = |extra: &[&str]| {
+        let mut args: Vec<String> = [
+            "load",
+            "--database-url",
+            &db.url,
+            "--public-key",
+            "keys/public-key.pem",
+            "--game",
+            &game,
+            "--allow-test",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.push("em".into());
+        args
+    };
+    let run = |extra: &[&str]| {
+        let args = base(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        w.ok(&args)
+    };
+    // --json: one object on stdout, no progress on stderr.
+    let out = run(&["--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json["load_format"], 1);
+    assert_eq!(json["blocks_loaded"], 2);
+    assert_eq!(json["blocks_skipped"], 0);
+    assert_eq!(json["schema_migrated_to"], 4);
+    let blocks = json["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks[0]["outcome"], "loaded");
+    assert_eq!(blocks[0]["tickets"], 2000);
+    // Again, with a withdrawal applied.
+    w.ok(&[
+        "withdraw",
+        "--key",
+        "keys/signing-key.pem",
+        "--block",
+        "2",
+        "--reason",
+        "test",
+        &folder.display().to_string(),
+        "-q",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&run(&["--json"]).stdout).unwrap();
+    assert_eq!(json["blocks_skipped"], 2);
+    assert_eq!(json["withdrawals_applied"], 1);
+    assert_eq!(json["schema_migrated_to"], serde_json::Value::Null);
+    assert_eq!(
+        json["blocks"][0]["manifest_sha256"],
+        common::sha256_file(&folder.join("block-00001.manifest.json"))
+    );
+    assert_eq!(
+        json["blocks"][0]["withdrawals_applied"][0]["what"],
+        "block 2"
+    );
+
+    // The bar: on a terminal (util-linux's script gives one), not with -q or --json, and not
+    // when standard error is not a terminal.
+    let bar = " left)";
+    let db2 = TestDb::new().expect("a second database");
+    let on_terminal = |args: Vec<String>| -> Option<String> {
+        let have = Command::new("script")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !have {
+            cannot_run("util-linux's script is not installed (apt-get install bsdutils)");
+            return None;
+        }
+        let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_emission-factory"))
+            .chain(args.iter().map(String::as_str))
+            .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+            .collect();
+        let out = Command::new("script")
+            .args(["-qec", &quoted.join(" "), "/dev/null"])
+            .current_dir(w.dir.path())
+            .output()
+            .expect("script runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // Each run into a database of its own, so that each one copies tickets.
+    let with_db = |db: &TestDb, extra: &[&str]| {
+        let mut args = base(extra);
+        args[2] = db.url.clone();
+        args
+    };
+    let Some(shown) = on_terminal(with_db(&db2, &[])) else {
+        return;
+    };
+    assert!(
+        shown.contains(bar) && shown.contains("tickets (") && shown.contains("tickets/s"),
+        "{shown}"
+    );
+    for quiet in [&["-q"][..], &["--json"][..]] {
+        let fresh = TestDb::new().expect("a database");
+        let shown = on_terminal(with_db(&fresh, quiet)).unwrap();
+        // It did load (so a bar would have had tickets to count).
+        assert!(
+            shown.contains("2 loaded") || shown.contains("\"blocks_loaded\": 2"),
+            "{quiet:?}: {shown}"
+        );
+        assert!(!shown.contains(bar), "{quiet:?}: {shown}");
+    }
+    let fresh = TestDb::new().expect("a database");
+    let args = with_db(&fresh, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = text(&w.ok(&args));
+    assert!(!out.contains(bar), "{out}");
 }

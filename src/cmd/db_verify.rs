@@ -27,6 +27,10 @@ pub struct DbVerifyArgs {
     /// The public key (SPKI PEM) every stored manifest must be signed with: the key you trust.
     #[arg(long, value_name = "PEM")]
     pub public_key: PathBuf,
+    /// Connect without TLS to a host other than this machine (refused otherwise: give
+    /// sslmode=verify-full&sslrootcert=CA.pem in the URL).
+    #[arg(long)]
+    pub allow_plaintext: bool,
     /// Print only the blocks changed in the database and the summary line.
     #[arg(short, long)]
     pub quiet: bool,
@@ -46,7 +50,7 @@ pub(super) fn run(args: DbVerifyArgs) -> Result<Exit> {
         public_key: keys::read_public_key(&args.public_key)?,
         emission: args.emission,
     };
-    let mut client = connect(&url)?;
+    let mut client = connect(&url, args.allow_plaintext)?;
     let start = Instant::now();
     let verdicts = db_verify(&mut client, &options)?;
     let seconds = start.elapsed().as_secs_f64();

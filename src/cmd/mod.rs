@@ -18,6 +18,8 @@ macro_rules! errln {
     };
 }
 
+#[cfg(feature = "load")]
+mod close;
 mod completions;
 #[cfg(feature = "load")]
 mod db_verify;
@@ -39,6 +41,7 @@ mod show;
 mod tsa;
 mod verify;
 pub mod version;
+mod withdraw;
 
 use clap::{Parser, Subcommand};
 use emission_factory::progress::Progress;
@@ -110,6 +113,17 @@ pub enum Command {
     /// and the sales against the cursors; names every row changed in the database.
     #[cfg(feature = "load")]
     DbVerify(db_verify::DbVerifyArgs),
+    /// Withdraw a block, or a whole emission, from sale: a signed, logged record in the
+    /// emission folder, which `load` applies in the database (no sale from it again).
+    Withdraw(withdraw::WithdrawArgs),
+    /// Close an emission in the database (no more sales) and write its signed final
+    /// reconciliation: sold and unsold per tier, top prizes unsold, payout.
+    #[cfg(feature = "load")]
+    Close(close::CloseArgs),
+    /// The public, outcome-blind count of an emission's prizes: per tier, the original count
+    /// and how many remain (JSON or CSV), nothing positional.
+    #[cfg(feature = "load")]
+    PrizesRemaining(close::PrizesRemainingArgs),
     /// Make an Ed25519 signing key pair (PKCS#8 and SPKI PEM, readable by OpenSSL).
     Keygen(KeygenArgs),
     /// Make an emission seed and hand it out as age-encrypted shares to n custodians, any k
@@ -470,9 +484,17 @@ pub struct LoadArgs {
     /// production emissions, never both.
     #[arg(long)]
     pub allow_test: bool,
-    /// No progress messages.
+    /// Connect without TLS to a host other than this machine (refused otherwise: give
+    /// sslmode=verify-full&sslrootcert=CA.pem in the URL).
+    #[arg(long)]
+    pub allow_plaintext: bool,
+    /// No progress messages (no progress bar either).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print one JSON object with the result on standard output instead of the text (no
+    /// progress messages or bar; docs/FORMAT.md, "load --json").
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `show` arguments.
@@ -687,6 +709,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Load(args) => load::run(args),
         #[cfg(feature = "load")]
         Command::DbVerify(args) => db_verify::run(args),
+        Command::Withdraw(args) => withdraw::run(args),
+        #[cfg(feature = "load")]
+        Command::Close(args) => close::run_close(args),
+        #[cfg(feature = "load")]
+        Command::PrizesRemaining(args) => close::run_prizes_remaining(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Seed(args) => seed::run(args),
         Command::Games(args) => games::run(args),

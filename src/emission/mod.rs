@@ -8,6 +8,7 @@ pub mod lock;
 pub mod log;
 pub mod record;
 pub mod seal;
+pub mod withdrawal;
 
 use crate::block::keys;
 use crate::fs::files::{write_atomic, Access};

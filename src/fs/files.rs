@@ -72,6 +72,23 @@ impl Staged {
             .with_context(|| format!("cannot rename {tmp} to {}", path.display()))?;
         sync_dir(&path)
     }
+
+    /// [`Staged::publish`] that never replaces a file: it fails, removing the temporary
+    /// file, when `path` exists (a link, `O_EXCL`-like: a concurrent writer cannot be
+    /// overwritten either). For records that are written once, never rewritten.
+    pub fn publish_new(self) -> Result<()> {
+        let Staged { file, path } = self;
+        let tmp = file.path().display().to_string();
+        file.persist_noclobber(&path)
+            .map_err(|e| e.error)
+            .with_context(|| {
+                format!(
+                    "cannot publish {tmp} as {}, which must not exist yet (nothing is overwritten)",
+                    path.display()
+                )
+            })?;
+        sync_dir(&path)
+    }
 }
 
 /// Asks the kernel to start writing `len` bytes of `file` from `offset` to the disk, without

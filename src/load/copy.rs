@@ -72,7 +72,9 @@ pub fn stream(
     csv: &Path,
     block_id: i64,
     prizes: &[(String, i64)],
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Sent, CopyError> {
+    let mut unsaid: u64 = 0;
     let mut file = crate::fs::open::open_regular(csv)?;
     let mut sink = tx.copy_in(&format!(
         "COPY {table} ({COLUMNS}) FROM STDIN (FORMAT binary, FREEZE)"
@@ -125,8 +127,10 @@ pub fn stream(
             idx = idx
                 .checked_add(1)
                 .ok_or_else(|| CopyError::Line("more tickets than a block holds".into()))?;
+            unsaid += 1;
             if out.len() >= SEND_SIZE {
                 send(&mut sink, &mut out)?;
+                progress.add(std::mem::take(&mut unsaid));
             }
         }
         pending.copy_within(last + 1..filled, 0);
@@ -139,6 +143,7 @@ pub fn stream(
     }
     out.extend_from_slice(TRAILER);
     send(&mut sink, &mut out)?;
+    progress.add(unsaid);
     sink.finish()?;
     Ok(Sent {
         rows: u64::try_from(idx).unwrap_or_default(),

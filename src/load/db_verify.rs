@@ -136,7 +136,8 @@ pub fn db_verify(
         .query(
             "SELECT b.block_id, b.block, b.tickets, b.winners, b.total_prizes_cents, b.manifest,
                     b.manifest_sha256, b.signature, b.csv_sha256, b.tickets_root,
-                    e.game, e.stake_cents, e.emission, e.kind, e.public_key_sha256, e.seed_sha256
+                    e.game, e.stake_cents, e.emission, e.kind, e.public_key_sha256, e.seed_sha256,
+                    e.emission_id
              FROM blocks b JOIN emissions e USING (emission_id)
              WHERE ($1::text IS NULL OR e.game = $1) AND ($2::bigint IS NULL OR e.stake_cents = $2)
                AND ($3::integer IS NULL OR e.emission = $3)
@@ -147,13 +148,22 @@ pub fn db_verify(
     if rows.is_empty() {
         return Err(DbVerifyError::Nothing(options.emission.clone()));
     }
+    // Withdrawals and closings exist from schema version 4.
+    let off_sale: bool = tx
+        .query_one("SELECT to_regclass('closings') IS NOT NULL", &[])
+        .map_err(db("reading the schema"))?
+        .get(0);
     let mut verdicts = Vec::with_capacity(rows.len());
     for row in &rows {
         crate::interrupt::check().map_err(|_| DbVerifyError::Stream {
             block: row.get(1),
             what: "interrupted".into(),
         })?;
-        verdicts.push(check_block(&mut tx, row, options)?);
+        let mut verdict = check_block(&mut tx, row, options)?;
+        if off_sale {
+            check_off_sale(&mut tx, row, options, &mut verdict)?;
+        }
+        verdicts.push(verdict);
     }
     tx.commit().map_err(db("ending the transaction"))?;
     Ok(verdicts)
@@ -483,6 +493,155 @@ fn check_block(
     }
     v.unlisted += rows.unlisted;
     Ok(v)
+}
+
+/// The withdrawals and the closing that apply to the block: each record's signature with the
+/// key given, that it is of this emission and says what its row says, and that no ticket of
+/// the block was sold after it (a sale after a closing, or from a withdrawn block, or a sale
+/// undone after the closing, is named).
+fn check_off_sale(
+    tx: &mut postgres::Transaction<'_>,
+    row: &postgres::Row,
+    options: &DbVerifyOptions,
+    v: &mut BlockVerdict,
+) -> Result<(), DbVerifyError> {
+    let block_id: i64 = row.get(0);
+    let block: i32 = row.get(1);
+    let emission_id: i64 = row.get(16);
+    let manifest_text: String = row.get(5);
+    let Ok(m) = Manifest::from_bytes(manifest_text.as_bytes()) else {
+        return Ok(()); // Said by check_block.
+    };
+    let id = crate::emission::withdrawal::EmissionId {
+        game: &m.game,
+        stake: &m.stake,
+        emission: m.emission,
+        seed_sha256: &m.seed_sha256,
+        public_key_sha256: &m.public_key_sha256,
+        record_sha256: m.record_sha256.as_deref(),
+    };
+    let sold_after = |tx: &mut postgres::Transaction<'_>,
+                      since: &str,
+                      param: &(dyn postgres::types::ToSql + Sync)|
+     -> Result<Vec<(i32, String)>, DbVerifyError> {
+        Ok(tx
+            .query(
+                &format!(
+                    "SELECT idx, serial FROM tickets WHERE block_id = $1 AND sold_at > ({since})
+                     ORDER BY idx LIMIT {LISTED}"
+                ),
+                &[&block_id, param],
+            )
+            .map_err(db("reading the sales after a withdrawal or closing"))?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
+    };
+    let withdrawals = tx
+        .query(
+            "SELECT withdrawal_id, number, block, reason, record, record_sha256, signature
+             FROM withdrawals WHERE emission_id = $1 AND (block IS NULL OR block = $2)
+             ORDER BY number",
+            &[&emission_id, &block],
+        )
+        .map_err(db("reading the withdrawals"))?;
+    for w in &withdrawals {
+        let withdrawal_id: i64 = w.get(0);
+        let number: i32 = w.get(1);
+        let column_block: Option<i32> = w.get(2);
+        let reason: String = w.get(3);
+        let record: String = w.get(4);
+        let column_sha256: String = w.get(5);
+        let signature: Vec<u8> = w.get(6);
+        let place = format!("withdrawal {number} (withdrawals row {withdrawal_id})");
+        let sha256 = hex::encode(Sha256::digest(record.as_bytes()));
+        let checked = crate::emission::withdrawal::parse(
+            std::path::Path::new(&place),
+            record.into_bytes(),
+            signature,
+            &options.public_key,
+        )
+        .and_then(|f| crate::emission::withdrawal::check_for(&f, &id).map(|()| f));
+        match checked {
+            Err(e) => v.problem(format!(
+                "block {block}: {}",
+                shown_text(&format!("{e:#}"), 400)
+            )),
+            Ok(f) => {
+                let w = &f.withdrawal;
+                if w.block.map(i64::from) != column_block.map(i64::from)
+                    || w.reason != reason
+                    || sha256 != column_sha256
+                {
+                    v.problem(format!(
+                        "block {block}: {place}: its block, reason or SHA-256 column is not the signed record's: the row was changed in the database"
+                    ));
+                }
+            }
+        }
+        for (idx, serial) in sold_after(
+            tx,
+            "SELECT applied_at FROM withdrawals WHERE withdrawal_id = $2",
+            &withdrawal_id,
+        )? {
+            v.problem(format!(
+                "block {block}, index {idx}, serial {}: sold after {place} withdrew it",
+                shown_text(&serial, SHOWN_CHARS)
+            ));
+        }
+    }
+    let closing = tx
+        .query_opt(
+            "SELECT reconciliation, signature FROM closings WHERE emission_id = $1",
+            &[&emission_id],
+        )
+        .map_err(db("reading the closing"))?;
+    if let Some(c) = closing {
+        let text: String = c.get(0);
+        let signature: Vec<u8> = c.get(1);
+        if let Err(e) = crate::block::keys::check(&options.public_key, text.as_bytes(), &signature)
+        {
+            v.problem(format!(
+                "block {block}: the emission's closing reconciliation does not verify with the key given ({e}): it was changed in the database"
+            ));
+            return Ok(());
+        }
+        let parsed: Result<super::close::Reconciliation, String> =
+            crate::json::parse_strict(text.as_bytes(), crate::json::Layout::Pretty);
+        let r = match parsed {
+            Ok(r) => r,
+            Err(e) => {
+                v.problem(format!(
+                    "block {block}: the emission's closing reconciliation is signed but not one: {e}"
+                ));
+                return Ok(());
+            }
+        };
+        match r.blocks.iter().find(|b| i64::from(b.block) == i64::from(block)) {
+            None => v.problem(format!(
+                "block {block}: not in the emission's signed closing reconciliation: loaded after the emission was closed"
+            )),
+            Some(b) if b.sold != v.sold || b.manifest_sha256 != m_sha(&manifest_text) => {
+                v.problem(format!(
+                    "block {block}: {} tickets sold in the database, {} when the emission was closed (signed reconciliation of {}): sales were added or undone after the closing",
+                    v.sold, b.sold, r.closed
+                ))
+            }
+            Some(_) => {}
+        }
+        for (idx, serial) in sold_after(tx, "SELECT $2::text::timestamptz", &r.closed)? {
+            v.problem(format!(
+                "block {block}, index {idx}, serial {}: sold after the emission was closed ({})",
+                shown_text(&serial, SHOWN_CHARS),
+                r.closed
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn m_sha(manifest_text: &str) -> String {
+    hex::encode(Sha256::digest(manifest_text.as_bytes()))
 }
 
 /// A stake in cents as `load` and the emission folders write it: `2`, `2.5`.

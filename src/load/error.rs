@@ -16,6 +16,12 @@ pub enum LoadError {
         /// The client's explanation.
         reason: String,
     },
+    /// A plaintext connection to another machine.
+    #[error("refusing to connect to the database {target} without TLS: it is not this machine (only a Unix socket, localhost, 127.0.0.1 or ::1 are), and the tickets, the sales and the password would cross the network in clear; nothing was sent. Give sslmode=verify-full&sslrootcert=CA.pem in the URL (or sslmode=verify-ca, or require), or --allow-plaintext for a network you trust (an SSH tunnel ends on localhost)")]
+    Plaintext {
+        /// Host, port, database and user, without the password.
+        target: String,
+    },
     /// The database URL could not be parsed.
     #[error("--database-url: {0}; give postgresql://USER@HOST:PORT/DATABASE (or host=/run/postgresql dbname=...), the forms libpq reads")]
     Url(String),
@@ -115,6 +121,28 @@ pub enum LoadError {
         /// The server's error (not a `source`: the message already says all of it).
         error: postgres::Error,
     },
+    /// A withdrawal record of the block's folder is refused.
+    #[error("{message}. Nothing of {} was loaded or applied (the database is as it was)", csv.display())]
+    Withdrawal {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// What is wrong, naming the record's file.
+        message: String,
+    },
+    /// Another withdrawal record is in the database under the same number.
+    #[error("{}: withdrawal {number} of {emission} is already applied with another record (SHA-256 {loaded} in the database, {given} here); nothing was applied. Two records under one number mean one of them is not the emission's: find out which", path.display())]
+    WithdrawalConflict {
+        /// The record's file.
+        path: PathBuf,
+        /// The emission.
+        emission: String,
+        /// The record's number.
+        number: u32,
+        /// SHA-256 of the record in the database.
+        loaded: String,
+        /// SHA-256 of the record here.
+        given: String,
+    },
     /// Stopped by a signal.
     #[error(transparent)]
     Interrupted(#[from] crate::interrupt::Interrupted),
@@ -138,7 +166,7 @@ pub fn explain(e: &postgres::Error) -> String {
     let text = db.message();
     let code = db.code();
     let hint = if *code == SqlState::INSUFFICIENT_PRIVILEGE {
-        ". The role lacks a privilege: a loading role must be a member of ef_loader, which owns the schema (GRANT ef_loader TO <login role>; on an empty database it also needs CREATE on the schema and CREATEROLE, or the roles made beforehand); a game server's role a member of ef_seller, an auditor's of ef_auditor. See README, \"Roles\""
+        ". The role lacks a privilege: a loading role must be a member of ef_loader, which owns the schema (GRANT ef_loader TO <login role>; on an empty database it also needs CREATE on the schema and CREATEROLE, or the roles made beforehand); a game server's role a member of ef_seller, an auditor's of ef_auditor. See docs/OPERATIONS.md, \"Loading into PostgreSQL\", Roles"
     } else if *code == SqlState::QUERY_CANCELED {
         ". The server cancelled the statement: statement_timeout (or lock_timeout) is shorter than a block's load; run `ALTER ROLE <loader> SET statement_timeout = 0` or give options=-c statement_timeout=0 in the URL"
     } else if *code == SqlState::DISK_FULL

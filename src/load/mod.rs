@@ -15,25 +15,27 @@
 //! another manifest is refused. A process killed at any moment leaves an uncommitted
 //! transaction, which the server rolls back: running the same command again finishes the job.
 
+pub mod close;
 mod copy;
 pub mod db_verify;
 mod error;
 pub mod schema;
+pub mod tls;
 
 pub use error::{chain, explain, LoadError};
 
 use crate::block::id::EmissionKind;
 use crate::block::manifest::Manifest;
 use crate::block::{self, keys};
+use crate::emission::withdrawal::{self, Found as FoundWithdrawal};
 use crate::game::Game;
 use crate::money::{cents, parse_canonical};
 use crate::verify::{verify_block, VerifyOptions};
 use ed25519_dalek::VerifyingKey;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 /// Lanes a block's sales are spread over (fewer for a block of fewer tickets): lane `l` holds
@@ -62,7 +64,20 @@ pub enum Outcome {
     Skipped {
         /// SHA-256 of the manifest, lowercase hex.
         manifest_sha256: String,
+        /// Withdrawal records of the block's folder applied in this run.
+        withdrawals: Vec<Applied>,
     },
+}
+
+/// A withdrawal record applied in the database by this run.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    /// Its file.
+    pub path: PathBuf,
+    /// `block 3` or `the whole emission`.
+    pub what: String,
+    /// SHA-256 of the record, hex.
+    pub sha256: String,
 }
 
 /// A block loaded, with where the time went.
@@ -86,17 +101,14 @@ pub struct Loaded {
     pub commit: Duration,
     /// From the first statement to the commit.
     pub total: Duration,
+    /// Withdrawal records of the block's folder applied in its transaction.
+    pub withdrawals: Vec<Applied>,
 }
 
-/// Connects to `url` (a libpq URL or key=value string), without TLS: use a Unix socket, the
-/// loopback address or a tunnel (README).
-pub fn connect(url: &str) -> Result<Client, LoadError> {
-    let config = Config::from_str(url).map_err(|e| LoadError::Url(e.to_string()))?;
-    let target = describe(&config);
-    config.connect(NoTls).map_err(|e| LoadError::Connect {
-        target,
-        reason: error::chain(&e),
-    })
+/// Connects to `url` (a libpq URL or key=value string), with the TLS its `sslmode` and
+/// `sslrootcert` ask for ([`tls`]); without TLS only to this machine, unless `allow_plaintext`.
+pub fn connect(url: &str, allow_plaintext: bool) -> Result<Client, LoadError> {
+    tls::connect(url, allow_plaintext)
 }
 
 /// `user@host:port/dbname`, never the password.
@@ -140,13 +152,19 @@ struct Block {
     /// Each prize of the manifest: canonical text → cents.
     prizes: Vec<(String, i64)>,
     total_cents: i64,
+    /// The withdrawal records of the block's folder, each verified and of this emission.
+    withdrawals: Vec<FoundWithdrawal>,
 }
 
 /// Loads the block whose CSV is `csv`.
+///
+/// `progress` is told the block's tickets ([`crate::progress::Progress::set_total`]) and each
+/// batch of them sent to the server.
 pub fn load_block(
     client: &mut Client,
     csv: &Path,
     options: &LoadOptions,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Outcome, LoadError> {
     let block = read_block(csv, options)?;
     let start = Instant::now();
@@ -245,6 +263,10 @@ pub fn load_block(
         }
     }
 
+    // The folder's withdrawals, in this transaction: a block loaded now that a record
+    // withdraws is never on sale, not even for a moment.
+    let withdrawals = apply_withdrawals(&mut tx, &block, emission_id, &emission_name)?;
+
     let number = i32::try_from(m.block).unwrap_or(i32::MAX);
     if let Some(row) = tx
         .query_opt(
@@ -255,8 +277,12 @@ pub fn load_block(
     {
         let loaded: String = row.get(0);
         return if loaded == block.manifest_sha256 {
+            if !withdrawals.is_empty() {
+                tx.commit().map_err(db("committing the withdrawals"))?;
+            }
             Ok(Outcome::Skipped {
                 manifest_sha256: loaded,
+                withdrawals,
             })
         } else {
             Err(LoadError::ManifestConflict {
@@ -322,7 +348,8 @@ pub fn load_block(
             let report = verify_block(csv, &verify_options, &crate::progress::NoProgress);
             (report, t.elapsed())
         });
-        let loaded = store_tickets(&mut tx, &block, block_id, &table);
+        progress.set_total(block.manifest.tickets);
+        let loaded = store_tickets(&mut tx, &block, block_id, &table, progress);
         let t = Instant::now();
         let (report, verify) = verifier.join().unwrap_or_else(|_| {
             let mut report = crate::verify::BlockReport::default();
@@ -349,6 +376,7 @@ pub fn load_block(
     stored.wait = wait;
     stored.commit = t.elapsed();
     stored.migrated = migrated;
+    stored.withdrawals = withdrawals;
     stored.total = start.elapsed();
     Ok(Outcome::Loaded(stored))
 }
@@ -361,6 +389,7 @@ fn store_tickets(
     block: &Block,
     block_id: i64,
     table: &str,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Loaded, LoadError> {
     let csv = block.csv.as_path();
     let m = &block.manifest;
@@ -372,7 +401,7 @@ fn store_tickets(
         }
     };
     let t = Instant::now();
-    let sent = match copy::stream(tx, table, csv, block_id, &block.prizes) {
+    let sent = match copy::stream(tx, table, csv, block_id, &block.prizes, progress) {
         Ok(sent) => sent,
         Err(copy::CopyError::Db(error)) => {
             return Err(LoadError::Database {
@@ -453,7 +482,92 @@ fn store_tickets(
         wait: Duration::ZERO,
         commit: Duration::ZERO,
         total: Duration::ZERO,
+        withdrawals: Vec::new(),
     })
+}
+
+/// Applies the block's folder's withdrawal records not yet in the database, in the block's
+/// transaction. Each one first locks the sale cursors of what it withdraws, so the sales in
+/// flight there end before it (and every later sale sees it: schema_4.sql). A record already
+/// applied is skipped; another record under the same number is refused.
+fn apply_withdrawals(
+    tx: &mut postgres::Transaction<'_>,
+    block: &Block,
+    emission_id: i64,
+    emission_name: &str,
+) -> Result<Vec<Applied>, LoadError> {
+    let csv = block.csv.as_path();
+    let db = |doing: &'static str| {
+        move |error| LoadError::Database {
+            csv: csv.to_path_buf(),
+            doing,
+            error,
+        }
+    };
+    let mut applied = Vec::new();
+    if block.withdrawals.is_empty() {
+        return Ok(applied);
+    }
+    // One loader at a time applies an emission's withdrawals.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[&format!("emission-factory withdrawals {emission_name}")],
+    )
+    .map_err(db("waiting for the emission's withdrawal lock"))?;
+    for found in &block.withdrawals {
+        let w = &found.withdrawal;
+        let number = i32::try_from(w.number).unwrap_or(i32::MAX);
+        if let Some(row) = tx
+            .query_opt(
+                "SELECT record_sha256 FROM withdrawals WHERE emission_id = $1 AND number = $2",
+                &[&emission_id, &number],
+            )
+            .map_err(db("looking for the withdrawal records applied"))?
+        {
+            let there: String = row.get(0);
+            if there != found.sha256 {
+                return Err(LoadError::WithdrawalConflict {
+                    path: found.path.clone(),
+                    emission: emission_name.to_string(),
+                    number: w.number,
+                    loaded: there,
+                    given: found.sha256.clone(),
+                });
+            }
+            continue;
+        }
+        let withdrawn = w.block.map(|b| i32::try_from(b).unwrap_or(i32::MAX));
+        tx.query(
+            "SELECT 1 FROM sale_cursors s JOIN blocks b ON b.block_id = s.block_id
+             WHERE b.emission_id = $1 AND ($2::integer IS NULL OR b.block = $2)
+             ORDER BY s.block_id, s.lane FOR UPDATE OF s",
+            &[&emission_id, &withdrawn],
+        )
+        .map_err(db(
+            "locking the sale cursors of what is withdrawn (waiting for the sales in flight there)",
+        ))?;
+        let text = std::str::from_utf8(&found.bytes).unwrap_or_default();
+        tx.execute(
+            "INSERT INTO withdrawals (emission_id, number, block, reason, record, record_sha256, signature)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                &emission_id,
+                &number,
+                &withdrawn,
+                &w.reason,
+                &text,
+                &found.sha256,
+                &found.signature,
+            ],
+        )
+        .map_err(db("recording the withdrawal"))?;
+        applied.push(Applied {
+            path: found.path.clone(),
+            what: w.what(),
+            sha256: found.sha256.clone(),
+        });
+    }
+    Ok(applied)
 }
 
 /// Reads the block's files and checks what can be checked without the tickets: the manifest,
@@ -541,6 +655,27 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
         .collect::<Result<Vec<_>, LoadError>>()?;
     let total_cents = to_cents(&manifest.total_prizes)?;
     let manifest_sha256 = hex::encode(Sha256::digest(&manifest_bytes));
+    // Every withdrawal record of the folder must verify with the trusted key and be of this
+    // emission; one that is not stops the load before the database is touched.
+    let withdrawals = withdrawal::read_all(dir, &options.public_key)
+        .and_then(|found| {
+            let id = withdrawal::EmissionId {
+                game: &manifest.game,
+                stake: &manifest.stake,
+                emission: manifest.emission,
+                seed_sha256: &manifest.seed_sha256,
+                public_key_sha256: &manifest.public_key_sha256,
+                record_sha256: manifest.record_sha256.as_deref(),
+            };
+            for f in &found {
+                withdrawal::check_for(f, &id)?;
+            }
+            Ok(found)
+        })
+        .map_err(|e| LoadError::Withdrawal {
+            csv: csv.to_path_buf(),
+            message: format!("{e:#}"),
+        })?;
     Ok(Block {
         csv: csv.to_path_buf(),
         manifest,
@@ -551,6 +686,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
         stake_cents,
         prizes,
         total_cents,
+        withdrawals,
     })
 }
 

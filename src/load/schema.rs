@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema.sql"),
     include_str!("schema_2.sql"),
     include_str!("schema_3.sql"),
+    include_str!("schema_4.sql"),
 ];
 
 /// The schema version this program writes and reads.

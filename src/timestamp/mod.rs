@@ -14,8 +14,8 @@ pub mod token;
 
 pub use token::{Request, Stamp, TsaCert};
 
-use crate::fs::files::{self, Access};
 use crate::emission::lock::LockGuard;
+use crate::fs::files::{self, Access};
 use crate::untrusted::{shown, shown_path};
 use anyhow::{anyhow, bail, Result};
 use sha2::{Digest, Sha256};
