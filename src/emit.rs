@@ -66,8 +66,8 @@ pub(crate) struct EmitConfig {
     /// The emission seed: the custodians' secret of a beacon emission (`seed_sha256` commits to
     /// it), from which and [`EmitConfig::beacon`] the blocks' seed is derived.
     pub seed: Seed,
-    /// The beacon round the emission's record names, checked ([`crate::beacon::read_round`]).
-    pub beacon: Option<crate::beacon::Round>,
+    /// The beacon round the emission's record names, checked ([`crate::emission::beacon::read_round`]).
+    pub beacon: Option<crate::emission::beacon::Round>,
     /// The key that signs the manifests.
     pub signing_key: SigningKey,
     /// Remake blocks that already exist.
@@ -204,7 +204,7 @@ struct BlockMaker<'a> {
     access: Access,
     /// SHA-256 (hex) of the emission record the blocks are made under, named by every manifest.
     record_sha256: String,
-    /// The seed the blocks are made from ([`crate::beacon::block_seed`] of the record).
+    /// The seed the blocks are made from ([`crate::emission::beacon::block_seed`] of the record).
     block_seed: Seed,
 }
 
@@ -370,7 +370,7 @@ fn join_or_create(
                 crate::emission::ceremony::admit_shares(folder, &existing, rebuilt, &public)?;
             }
             existing.check_run(wanted, &record_path)?;
-            let block_seed = crate::beacon::block_seed(
+            let block_seed = crate::emission::beacon::block_seed(
                 &existing,
                 &record_path,
                 &config.seed,
@@ -395,7 +395,7 @@ fn join_or_create(
                     );
                 }
             }
-            let block_seed = crate::beacon::block_seed(
+            let block_seed = crate::emission::beacon::block_seed(
                 wanted,
                 &record_path,
                 &config.seed,

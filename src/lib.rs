@@ -11,7 +11,6 @@
 //! The command line is the binary's (`src/main.rs` and `src/cmd/`): the engine knows no
 //! terminal, and tells its caller how far it got through [`progress::Progress`].
 
-pub mod beacon;
 pub mod block;
 pub mod custody;
 pub mod emission;
@@ -33,7 +32,6 @@ pub mod progress;
 pub mod proof;
 pub mod report;
 pub mod secrets;
-pub mod timestamp;
 pub mod untrusted;
 pub mod verify;
 
@@ -53,7 +51,7 @@ mod layers {
         &["custody"],
         &["emission"],
         &["verify"],
-        &["emit", "load", "proof", "report", "lab", "picture"],
+        &["emit", "load", "proof", "report", "lab", "picture", "pack"],
     ];
 
     fn layer(module: &str) -> Option<usize> {

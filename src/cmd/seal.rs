@@ -229,7 +229,7 @@ fn stamp_seal(
     let pinned = match sealed {
         Some(seal) => seal.timestamp_authority_sha256.clone(),
         None => {
-            let token = emission_factory::timestamp::token_path(&seal_path);
+            let token = emission_factory::emission::timestamp::token_path(&seal_path);
             if emission_factory::fs::files::entry_exists(&token)? {
                 return Ok(format!(
                     "timestamp:   {} has its token already ({}): kept",

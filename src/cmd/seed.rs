@@ -59,8 +59,8 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let stamp = super::tsa::plan(&args.tsa)?;
     let beacon = match (&args.beacon_round, &args.beacon_after) {
         (Some(round), _) => Some(*round),
-        (None, Some(time)) => Some(emission_factory::beacon::first_round_after(
-            emission_factory::beacon::parse_time(time)?,
+        (None, Some(time)) => Some(emission_factory::emission::beacon::first_round_after(
+            emission_factory::emission::beacon::parse_time(time)?,
         )),
         (None, None) => None,
     };
@@ -148,17 +148,17 @@ fn act(
             if let Some(round) = ceremony.beacon {
                 outln!(
                     "beacon:      round {round} of {} (chain {}), published at {}: the blocks' seed is derived from the custodians' secret and that round's signature; once it is out, fetch GET /{}/public/{round} from a drand relay to a file and give it to emit --beacon",
-                    emission_factory::beacon::CHAIN,
-                    emission_factory::beacon::QUICKNET_CHAIN_HASH,
-                    emission_factory::beacon::round_time_text(round).unwrap_or_default(),
-                    emission_factory::beacon::QUICKNET_CHAIN_HASH,
+                    emission_factory::emission::beacon::CHAIN,
+                    emission_factory::emission::beacon::QUICKNET_CHAIN_HASH,
+                    emission_factory::emission::beacon::round_time_text(round).unwrap_or_default(),
+                    emission_factory::emission::beacon::QUICKNET_CHAIN_HASH,
                 )?;
                 // The record's time may come from SOURCE_DATE_EPOCH (known-answer tests): a
                 // round this machine's clock says is out already is fine only there.
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs());
-                if emission_factory::beacon::round_time(round).is_some_and(|t| t <= now) {
+                if emission_factory::emission::beacon::round_time(round).is_some_and(|t| t <= now) {
                     errln!(
                         "warning: round {round} is already published by this machine's clock: the record's time came from SOURCE_DATE_EPOCH, so it is no proof that the seed was fixed before the round; such an emission is for tests only (unset SOURCE_DATE_EPOCH and name a future round)"
                     );

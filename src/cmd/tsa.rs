@@ -1,13 +1,13 @@
 //! Trusted timestamps on the command line: the `--tsa-*` options of `seed` and `seal`, and the
 //! `timestamp` command (the second step of the file mode, or a token got later). The work is
-//! the engine's (`emission_factory::timestamp`).
+//! the engine's (`emission_factory::emission::timestamp`).
 
 use super::Exit;
 use anyhow::{bail, Result};
 use emission_factory::emission::lock::LockFile;
 use emission_factory::emission::record::RECORD_FILE;
 use emission_factory::emission::seal::SEAL_FILE;
-use emission_factory::timestamp::{self, http::Url, Outcome, Source, TsaCert};
+use emission_factory::emission::timestamp::{self, http::Url, Outcome, Source, TsaCert};
 use emission_factory::untrusted::{shown, shown_path};
 use std::path::{Path, PathBuf};
 

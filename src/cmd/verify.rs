@@ -53,7 +53,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         }
         // Checked here (signature, randomness); that it is the round the emission's record
         // names, published after the record, by every block's replay.
-        options.beacon = Some(emission_factory::beacon::read_round(path)?);
+        options.beacon = Some(emission_factory::emission::beacon::read_round(path)?);
     }
     // Emission folders: every folder holding a block found (whether or not its record is
     // still there: a deleted record fails, never turns the checks off), and those named that
@@ -89,7 +89,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         tsa_certs: args
             .tsa_cert
             .iter()
-            .map(|p| emission_factory::timestamp::read_cert(p, "--tsa-cert"))
+            .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
             .collect::<Result<_>>()?,
     };
     // The blocks that failed, by emission folder: a failed block fails its emission.
@@ -154,7 +154,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     outln!(
                         "        beacon OK: the blocks' seed re-derived from the secret and round {} of {}, the round the emission's record names (signature checked)",
                         round.round,
-                        emission_factory::beacon::CHAIN
+                        emission_factory::emission::beacon::CHAIN
                     )?;
                 }
             } else {
@@ -290,7 +290,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         outln!(
             "beacon: the seed of the blocks replayed is HKDF-SHA256(secret, salt = the signature of round {} of {}, info = the emission), the round each emission's signed record names; signature checked against the chain's pinned key",
             round.round,
-            emission_factory::beacon::CHAIN
+            emission_factory::emission::beacon::CHAIN
         )?;
     }
     if !emissions.is_empty() {

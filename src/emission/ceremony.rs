@@ -55,7 +55,7 @@ pub struct Ceremony<'a> {
     /// (`seed --tsa-cert`), written in the record.
     pub timestamp_authority_sha256: Option<String>,
     /// The future round of the beacon the seed waits for (`--beacon-round`), named in the
-    /// record ([`crate::beacon`]); `None`: the seed is the custodians' secret alone.
+    /// record ([`crate::emission::beacon`]); `None`: the seed is the custodians' secret alone.
     pub beacon: Option<u64>,
 }
 
@@ -127,7 +127,7 @@ impl Ceremony<'_> {
         let created = record::created_now()?;
         let beacon = self
             .beacon
-            .map(|round| crate::beacon::commit(round, &created))
+            .map(|round| crate::emission::beacon::commit(round, &created))
             .transpose()?;
         let access = files::emission_folder(&folder, None)?;
         let lock = LockFile::emission(&folder)?;

@@ -3,11 +3,13 @@
 //! emission record that makes one seed, one key and one generator the emission's, the audit
 //! log, and the seal that lists every block of a finished emission.
 
+pub mod beacon;
 pub mod ceremony;
 pub mod lock;
 pub mod log;
 pub mod record;
 pub mod seal;
+pub mod timestamp;
 pub mod withdrawal;
 
 use crate::block::keys;

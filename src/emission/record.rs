@@ -193,9 +193,9 @@ pub struct Record {
     /// The custody shares of a production emission.
     pub custody: Option<Custody>,
     /// The future beacon round whose signature salts the seed (format 2 only; see
-    /// [`crate::beacon`]): `seed_sha256` then commits to the custodians' secret.
+    /// [`crate::emission::beacon`]): `seed_sha256` then commits to the custodians' secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub beacon: Option<crate::beacon::Commitment>,
+    pub beacon: Option<crate::emission::beacon::Commitment>,
     /// SHA-256 of the signing public key's DER (SPKI) bytes.
     pub public_key_sha256: String,
     /// Program name, version and generator version.

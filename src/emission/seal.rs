@@ -352,7 +352,7 @@ pub struct FolderCheck {
     pub seal_sha256: Option<String>,
     /// The TSA certificates that tokens are checked against (`--tsa-cert`). A token present,
     /// or named by the record or the seal, is always checked: without a certificate it fails.
-    pub tsa_certs: Vec<crate::timestamp::TsaCert>,
+    pub tsa_certs: Vec<crate::emission::timestamp::TsaCert>,
 }
 
 /// Checks an emission folder as a whole (not the blocks' contents: `verify_block` does that):
@@ -436,7 +436,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     };
     let seal_path = folder.join(SEAL_FILE);
     if !seal_path.exists() {
-        let token = crate::timestamp::token_path(&seal_path);
+        let token = crate::emission::timestamp::token_path(&seal_path);
         if crate::fs::files::entry_exists(&token).unwrap_or(true) {
             report.problems.push(format!(
                 "{}: a trusted timestamp of a seal, and no {SEAL_FILE}: the seal was deleted",
@@ -527,7 +527,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
 }
 
 /// The trusted timestamp of `doc` (its bytes `bytes`), if it has one or says it asked one
-/// (`pinned`): checked against `check.tsa_certs` ([`crate::timestamp::check_document`]).
+/// (`pinned`): checked against `check.tsa_certs` ([`crate::emission::timestamp::check_document`]).
 fn check_token(
     report: &mut FolderReport,
     doc: &Path,
@@ -535,7 +535,7 @@ fn check_token(
     pinned: Option<&str>,
     check: &FolderCheck,
 ) {
-    match crate::timestamp::check_document(doc, bytes, pinned, &check.tsa_certs) {
+    match crate::emission::timestamp::check_document(doc, bytes, pinned, &check.tsa_certs) {
         Ok(Some(checked)) => report.timestamps.push(checked.line(doc)),
         Ok(None) => {}
         Err(problem) => report.problems.push(problem),

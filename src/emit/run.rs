@@ -132,14 +132,14 @@ pub fn run(
     let production = matches!(request.seed, SeedSource::Custody { .. });
     refuse_wrong_kind(&folder, production)?;
     // The round is checked (signature, randomness) before anything is read or made; that it
-    // is the round the signed record names, under the lock ([`crate::beacon::block_seed`]).
+    // is the round the signed record names, under the lock ([`crate::emission::beacon::block_seed`]).
     if request.beacon.is_some() && !production {
         bail!("--beacon is for a production emission whose ceremony named a beacon round (seed --beacon-round): its seed is rebuilt from custody shares (--share, --identity). Nothing was written");
     }
     let beacon = request
         .beacon
         .as_deref()
-        .map(crate::beacon::read_round)
+        .map(crate::emission::beacon::read_round)
         .transpose()?;
     if production && matches!(request.key, KeySource::Private) {
         bail!("a production emission (--share) is signed with the lottery's own key: give --signing-key (make one with keygen). Nothing was written");
@@ -185,7 +185,7 @@ pub fn run(
         Some(round) => format!(
             "{seed_note}; the blocks' seed is derived from it and round {} of {} (signature checked)",
             round.round,
-            crate::beacon::CHAIN
+            crate::emission::beacon::CHAIN
         ),
         None => seed_note,
     };

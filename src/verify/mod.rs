@@ -52,8 +52,8 @@ pub struct VerifyOptions {
     pub seed: Option<Seed>,
     /// The beacon round (`--beacon`) an emission's record may name: with `seed` (then the
     /// custodians' secret), the blocks are replayed from the seed both make
-    /// ([`crate::beacon::replay_seed`]).
-    pub beacon: Option<crate::beacon::Round>,
+    /// ([`crate::emission::beacon::replay_seed`]).
+    pub beacon: Option<crate::emission::beacon::Round>,
 }
 
 /// The verdict on one block.

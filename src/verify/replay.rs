@@ -23,7 +23,7 @@ impl Replay {
     /// forbids a replay (another seed, another generator, a game that cannot synthesize).
     pub(super) fn new(
         seed: &Seed,
-        beacon: Option<&crate::beacon::Round>,
+        beacon: Option<&crate::emission::beacon::Round>,
         manifest: &Manifest,
         manifest_path: &Path,
         game: &Game,
@@ -49,7 +49,7 @@ impl Replay {
             .synthesizer()
             .map_err(|m| format!("{name}: game {}: {m}", game.id))?;
         // A beacon emission's blocks come from the secret and the round its record names.
-        let seed = crate::beacon::replay_seed(seed, beacon, manifest, manifest_path)?;
+        let seed = crate::emission::beacon::replay_seed(seed, beacon, manifest, manifest_path)?;
         let key = BlockKey::derive(&seed, &game.id, stake, manifest.emission, manifest.block);
         Ok(Replay {
             order: key.prize_order(stake, game.block_size),
