@@ -1,7 +1,7 @@
 //! `games --game FILE`: the designer's preview of a definition, on the built-in games, a test
 //! fixture, and broken definitions (which get the very error `emit` gives).
 
-mod common;
+use crate::common;
 use common::*;
 
 fn json(out: &std::process::Output) -> serde_json::Value {

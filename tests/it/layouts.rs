@@ -5,7 +5,7 @@
 //! text, not through the synthesizer; the forms are the decoder's. Then near misses set to 0
 //! in a definition: none in the block, which still verifies.
 
-mod common;
+use crate::common;
 use common::stats::{upper_gamma, Table};
 use common::*;
 use emission_factory::game::Game;

@@ -2,7 +2,7 @@
 //! generator per emission (the signed record), test emissions marked as such, the seal, the
 //! audit log, custody shares, and no secret in any output.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

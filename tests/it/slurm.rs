@@ -7,7 +7,7 @@
 //! `tests/slurm/start-cluster.sh` (as root; the jobs run on this machine, so the scratch folder
 //! is the "shared file system"). Without one they print why and pass.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! A full 2013 Année de la chance block (2 000 000 tickets): emitted with a fixed seed by 1
 //! and by 2 threads, byte-identical, and verified (with the forms each prize took).
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -2,7 +2,7 @@
 //! seed, every bad set fails with a clear error and no output, reshare, and interop with
 //! Debian's `age`/`age-keygen` and libgfshare's `gfcombine`.
 
-mod common;
+use crate::common;
 use age::secrecy::ExposeSecret;
 use common::*;
 use emission_factory::custody::{rebuild_seed, share_file_name};

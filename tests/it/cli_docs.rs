@@ -1,7 +1,7 @@
 //! The command line documents itself: every command's --help has examples, and the shell
 //! completions and manual pages generated from its definition cover every command.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// The subcommands, as the top-level --help lists them (without `help`).

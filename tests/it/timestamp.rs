@@ -4,7 +4,7 @@
 //! into `openssl ts -reply`. `seed` and `seal` get tokens, `openssl ts -verify` accepts them,
 //! `verify --tsa-cert` prints their time, and each kind of bad token is refused.
 
-mod common;
+use crate::common;
 use age::secrecy::ExposeSecret;
 use common::*;
 use std::io::{Read, Write};
@@ -218,7 +218,7 @@ fn openssl_accepts(tsa: &Tsa, data: &Path, tsr: &Path) {
     );
 }
 
-/// Two custodians (age identities made with the age crate), as in tests/custody.rs.
+/// Two custodians (age identities made with the age crate), as in tests/it/custody.rs.
 fn custodians(w: &Workdir) -> (Vec<String>, Vec<String>) {
     let (mut ids, mut recipients) = (Vec::new(), Vec::new());
     for i in 1..=2 {

@@ -2,7 +2,7 @@
 //! the real `age`, `zstd` and `tar`; `unpack` byte for byte, refusing every hostile member and
 //! writing nothing when it fails.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

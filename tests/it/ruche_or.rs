@@ -2,7 +2,7 @@
 //! verify, check with OpenSSL, check the block's prizes tier by tier against Article 3 of the
 //! rules, and compare 1 and 2 threads.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// Article 3.1 of the rules (../shared/rules/ruche-or.fr.txt), a block at 0.5 €:

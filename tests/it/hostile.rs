@@ -5,7 +5,7 @@
 //! and nothing is read without a bound; the largest definition allowed starts at once, and a
 //! signal stops its start.
 
-mod common;
+use crate::common;
 use common::*;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

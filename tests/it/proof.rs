@@ -2,7 +2,7 @@
 //! `prove` from a block that verifies, checked by `verify-proof` without the block, and refused
 //! after any change to the line, the index, the path, the manifest or the signature.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 //! HKDF; every wrong round, tampered file, missing round and round older than the record is
 //! refused.
 
-mod common;
+use crate::common;
 use age::secrecy::ExposeSecret;
 use common::*;
 use emission_factory::custody::{rebuild_seed, share_file_name};

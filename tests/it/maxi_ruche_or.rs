@@ -1,7 +1,7 @@
 //! A full Maxi Ruche d'or block (7 500 000 tickets): emitted with a fixed seed by 1 and by 2
 //! threads, byte-identical, and verified (with the forms each prize took).
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -5,7 +5,7 @@
 //! failed by `strace -e inject`, and a small tmpfs that fills up (as root; [`cannot_run`] where
 //! mounting is refused).
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The command line on a small test game (blocks of 2 000 tickets): reproducibility, resuming,
 //! tampering, keys, and clear errors on bad input.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 //! Without Chromium the rendering test says so and passes, unless `CI` is set: then it fails
 //! (`.ci/run` installs it).
 
-mod common;
+use crate::common;
 use emission_factory::game::Game;
 use emission_factory::mechanic::LayoutRng;
 use emission_factory::picture::ticket_svg;

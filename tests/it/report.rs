@@ -2,7 +2,7 @@
 //! blocks (rewritten from real ones and signed again with the test key) make the right test
 //! fail and `report` exit 1; the HTML page renders in headless Chromium.
 
-mod common;
+use crate::common;
 
 use common::{cannot_run, data, fixed_test_key, sha256_file, text, Workdir, SEED};
 use emission_factory::block::keys;

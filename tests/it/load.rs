@@ -4,7 +4,7 @@
 
 #![cfg(feature = "load")]
 
-mod common;
+use crate::common;
 
 use common::{cannot_run, data, fixed_test_key, text, Workdir, SEED};
 use emission_factory::block::keys;
@@ -995,7 +995,7 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
     // A database of schema version 1, as the loader of version 1 left it: one block of five
     // tickets, of which 0, 1 and 3 are sold (2 was a sale rolled back while 3 was sold).
     let mut c = db.client();
-    c.batch_execute(include_str!("../src/load/schema.sql"))
+    c.batch_execute(include_str!("../../src/load/schema.sql"))
         .expect("schema version 1");
     c.batch_execute(&format!(
         "INSERT INTO schema_version (version) VALUES (1);

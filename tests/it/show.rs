@@ -2,7 +2,7 @@
 //! drawing of a ticket found by index and by serial, the SVG picture, colours, and refusal of a
 //! changed line, a bad signature and bad `--ticket` values.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 
