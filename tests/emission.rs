@@ -1396,7 +1396,11 @@ fn seal_of_a_sealed_emission_checks_manifests_without_reading_the_blocks() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         said.contains("already sealed: 3 manifests match the seal"),
         "{said}"
@@ -1427,7 +1431,14 @@ fn seal_of_a_sealed_emission_checks_manifests_without_reading_the_blocks() {
     );
     if require_tool("openssl", &["version"], ".ci/run installs it") {
         let signed = Command::new("openssl")
-            .args(["pkeyutl", "-sign", "-rawin", "-inkey", "keys/signing-key.pem", "-in"])
+            .args([
+                "pkeyutl",
+                "-sign",
+                "-rawin",
+                "-inkey",
+                "keys/signing-key.pem",
+                "-in",
+            ])
             .arg(&manifest)
             .arg("-out")
             .arg(&signature)
@@ -1456,5 +1467,8 @@ fn seal_of_a_sealed_emission_checks_manifests_without_reading_the_blocks() {
     std::fs::write(&csv, swapped.join("\n") + "\n").unwrap();
     w.run_expect(&seal_args, 0);
     let said = verify(&w, &folder, 1);
-    assert!(said.contains("block-00001.csv") || said.contains("block 1"), "{said}");
+    assert!(
+        said.contains("block-00001.csv") || said.contains("block 1"),
+        "{said}"
+    );
 }
