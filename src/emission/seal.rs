@@ -311,6 +311,42 @@ pub fn seal(
     Ok(Some(seal))
 }
 
+/// For an emission sealed already: checks that the seal's signature holds, that it lists the
+/// blocks 1..=`planned`, and that each block's manifest is signed by `key` and has the SHA-256
+/// the seal lists, without reading the blocks' CSVs (each manifest names its CSV's SHA-256, which
+/// `verify` checks). Returns the blocks checked. Whoever changes a block after sealing changes
+/// its manifest (caught here) or no longer matches it (caught by `verify`).
+pub fn manifests_match_seal(folder: &Path, key: &VerifyingKey, planned: u32) -> Result<Vec<u32>> {
+    let seal = read_seal(folder, key)?;
+    let numbers: Vec<u32> = seal.blocks.iter().map(|b| b.block).collect();
+    if !numbers.iter().copied().eq(1..=planned) {
+        bail!(
+            "{}: the seal lists the blocks {} where the emission plans {planned}: a sealed emission is never changed (give --blocks as the record says)",
+            folder.join(SEAL_FILE).display(),
+            ranges(&numbers)
+        );
+    }
+    for sealed in &seal.blocks {
+        let path = folder.join(crate::block::manifest_name(sealed.block));
+        let bytes = read_signed(
+            &path,
+            &folder.join(crate::block::signature_name(sealed.block)),
+            MAX_MANIFEST_BYTES,
+            key,
+        )?;
+        let sha = hex::encode(Sha256::digest(&bytes));
+        if sha != sealed.manifest_sha256 {
+            bail!(
+                "{}: SHA-256 {sha} is not the {} the seal lists: block {} was changed after sealing; a sealed emission is never changed (restore the block from the archive)",
+                path.display(),
+                shown(sealed.manifest_sha256.as_bytes()),
+                sealed.block
+            );
+        }
+    }
+    Ok(numbers)
+}
+
 /// Reads the seal of `folder` and checks its signature.
 pub fn read_seal(folder: &Path, key: &VerifyingKey) -> Result<Seal> {
     let path = folder.join(SEAL_FILE);

@@ -1366,3 +1366,109 @@ fn emit_json_prints_one_object_with_the_blocks_and_never_the_seed() {
         "sealed by the first run, not this one"
     );
 }
+
+/// Issue 23: `seal` of an emission sealed already (the Slurm seal job after the last task
+/// sealed) checks the manifests against the seal and does not read the blocks again; a
+/// manifest changed after sealing is refused, and a CSV changed after sealing is still caught
+/// by `verify`.
+#[test]
+fn seal_of_a_sealed_emission_checks_manifests_without_reading_the_blocks() {
+    if !require_tool("strace", &["-V"], ".ci/run installs it") {
+        return;
+    }
+    let w = setup();
+    let folder = sealed(&w);
+    let trace = w.path("openat.txt");
+    let seal_args = [
+        "seal",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--signing-key",
+        "keys/signing-key.pem",
+        folder.to_str().unwrap(),
+    ];
+    let out = Command::new("strace")
+        .args(["-f", "-e", "trace=%file", "-o", trace.to_str().unwrap()])
+        .arg(env!("CARGO_BIN_EXE_emission-factory"))
+        .args(seal_args)
+        .current_dir(w.dir.path())
+        .env("SOURCE_DATE_EPOCH", PINNED_TIME)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("already sealed: 3 manifests match the seal"),
+        "{said}"
+    );
+    let opened = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        opened.contains("block-00003.manifest.json"),
+        "the trace shows the manifests opened: {opened}"
+    );
+    assert!(
+        !opened.contains(".csv\""),
+        "seal of a sealed emission read a block CSV: {opened}"
+    );
+    // A manifest changed after sealing: refused by its signature, and, signed again by the
+    // key holder (an insider), by the SHA-256 the seal lists.
+    let manifest = folder.join("block-00002.manifest.json");
+    let signature = folder.join("block-00002.manifest.json.sig");
+    let kept = std::fs::read(&manifest).unwrap();
+    let kept_signature = std::fs::read(&signature).unwrap();
+    let mut changed = kept.clone();
+    changed.extend_from_slice(b"\n");
+    std::fs::write(&manifest, &changed).unwrap();
+    let refused = w.run_expect(&seal_args, 2);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("block-00002.manifest.json.sig: the signature does not match"),
+        "{err}"
+    );
+    if require_tool("openssl", &["version"], ".ci/run installs it") {
+        let signed = Command::new("openssl")
+            .args([
+                "pkeyutl",
+                "-sign",
+                "-rawin",
+                "-inkey",
+                "keys/signing-key.pem",
+                "-in",
+            ])
+            .arg(&manifest)
+            .arg("-out")
+            .arg(&signature)
+            .current_dir(w.dir.path())
+            .status()
+            .unwrap();
+        assert!(signed.success());
+        let refused = w.run_expect(&seal_args, 2);
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            err.contains("block-00002.manifest.json: SHA-256")
+                && err.contains("block 2 was changed after sealing"),
+            "{err}"
+        );
+    }
+    std::fs::write(&manifest, &kept).unwrap();
+    std::fs::write(&signature, &kept_signature).unwrap();
+    w.run_expect(&seal_args, 0);
+    verify(&w, &folder, 0);
+    // A CSV changed after sealing: seal does not read it, the final verify does.
+    let csv = folder.join("block-00001.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut swapped: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    swapped.swap(1, 2);
+    std::fs::write(&csv, swapped.join("\n") + "\n").unwrap();
+    w.run_expect(&seal_args, 0);
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("block-00001.csv") || said.contains("block 1"),
+        "{said}"
+    );
+}

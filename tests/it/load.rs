@@ -1174,25 +1174,41 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         .get(0);
     assert_eq!(not_owned, 0, "ef_loader owns every table and view");
 
-    let (_, mut seller) = login_role(&db, "seller", Some("ef_seller"));
-    // The seller's connection sells its own lane p: p, p + 64, p + 128, ...
-    let p: i32 = seller
-        .query_one("SELECT pg_backend_pid() % 64", &[])
-        .expect("pid")
-        .get(0);
     let block_id: i64 = owner
         .query_one("SELECT block_id FROM blocks WHERE block = 1", &[])
         .expect("block")
         .get(0);
-    // The top prize of block 1, and the ticket the next sale takes (index 0).
+    // The top prize of block 1 (the mini game has one per block), the target of the attacks.
     let top: i32 = owner
         .query_one(
-            "SELECT min(idx) FROM tickets
-             WHERE block_id = $1 AND prize_cents = 200000 AND idx % 64 <> $2",
-            &[&block_id, &p],
+            "SELECT min(idx) FROM tickets WHERE block_id = $1 AND prize_cents = 200000",
+            &[&block_id],
         )
         .expect("a top prize")
-        .get(0);
+        .get::<_, Option<i32>>(0)
+        .expect("block 1 has a top prize");
+    // The seller's connection sells its own lane p: p, p + 64, p + 128, ... (p is its backend
+    // pid mod 64). The attacks need the top prize in another lane than the seller's: a
+    // connection whose lane is the top prize's is kept open (so that the next one has another
+    // pid) and another is opened, until the lanes differ.
+    let (role, mut seller) = login_role(&db, "seller", Some("ef_seller"));
+    let lane_of = |c: &mut Client| -> i32 {
+        c.query_one("SELECT pg_backend_pid() % 64", &[])
+            .expect("pid")
+            .get(0)
+    };
+    let mut p = lane_of(&mut seller);
+    let mut in_the_top_lane = Vec::new();
+    while p == top % 64 {
+        assert!(
+            in_the_top_lane.len() < 64,
+            "64 connections in a row had the top prize's lane {p}"
+        );
+        let other = Client::connect(&with_user(&db.url, &role), NoTls).expect("connect");
+        in_the_top_lane.push(std::mem::replace(&mut seller, other));
+        p = lane_of(&mut seller);
+    }
+    drop(in_the_top_lane);
     let ticket = |c: &mut Client, idx: i32| -> (i64, String, Vec<u8>, bool) {
         let r = c
             .query_one(

@@ -365,6 +365,22 @@ fn array_makes_the_same_blocks_as_one_process() {
     let array_time = started.elapsed();
     batch.require_completed(&array);
     batch.require_completed(&seal);
+    // The last task sealed; the seal job's `seal` checks the manifests against the seal without
+    // reading the blocks (issue 23), and its `verify` reads them: once.
+    let seal_log: String = std::fs::read_dir(batch.w.path("logs"))
+        .expect("logs")
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("seal-{seal}_"))
+        })
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(
+        seal_log.contains("already sealed: 2 manifests match the seal"),
+        "the seal job's log: {seal_log}"
+    );
     let one_time = batch.one_process("ruche-or", "0.5", 2, "one");
     same_blocks(
         &batch.w.path("array/ruche-or/0.5/e0001"),
