@@ -57,6 +57,10 @@ pub struct PrizesRemainingArgs {
     /// CSV (prize,original,remaining) instead of JSON.
     #[arg(long)]
     pub csv: bool,
+    /// Print nothing: the exit status alone says whether the emission's counts could be read
+    /// (0), or not (2, the error on standard error).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 fn url(given: &Option<String>) -> Result<String> {
@@ -102,6 +106,9 @@ pub(super) fn run_close(args: CloseArgs) -> Result<Exit> {
 pub(super) fn run_prizes_remaining(args: PrizesRemainingArgs) -> Result<Exit> {
     let mut client = connect(&url(&args.database_url)?, args.allow_plaintext)?;
     let remaining = prizes_remaining(&mut client, &args.emission)?;
+    if args.quiet {
+        return Ok(Exit::Ok);
+    }
     if args.csv {
         let mut text = String::from("prize,original,remaining\n");
         for t in &remaining.tiers {

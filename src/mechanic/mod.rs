@@ -337,12 +337,23 @@ pub trait Decoder: Send + Sync {
     /// The prize this layout wins, or the rule it breaks.
     fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError>;
 
+    /// The fast reading of a layout: its prize in euro cents, in one pass over the bytes,
+    /// without allocating and without `Decimal` arithmetic, or `None` for any layout it does
+    /// not read (an invalid one, or one it leaves to [`decode`](Self::decode)). Whatever it
+    /// reads must be [`decode`](Self::decode)'s verdict: the referee tests
+    /// (`mechanic::changed`) compare them on mutated layouts.
+    fn prize_cents(&self, layout: &[u8]) -> Option<u64>;
+
     /// The prize this layout wins in euro cents, or the rule it breaks: what `verify` and
-    /// `emit` ask of every ticket. The same verdict as [`decode`](Self::decode) (a test
-    /// compares them on mutated layouts), reached in one pass over the bytes, without
-    /// allocating and without `Decimal` arithmetic on a valid layout; a layout it declines is
-    /// read again by `decode`, which names the rule it breaks.
-    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError>;
+    /// `emit` ask of every ticket. [`prize_cents`](Self::prize_cents) when it reads the
+    /// layout; otherwise the layout is read again by [`decode`](Self::decode), which names the
+    /// rule it breaks.
+    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError> {
+        match self.prize_cents(layout) {
+            Some(cents) => Ok(cents),
+            None => prize_in_cents(self.decode(layout)?),
+        }
+    }
 
     /// A short description of the way the layout shows its prize, for reports: e.g.
     /// `row`, `2 rows`, `honey + EXTRA`, `bonus 8 bees`, `loss`. Layouts of the same form

@@ -24,10 +24,7 @@ pub use params::{
 };
 pub use synth::CalendarSynthesizer;
 
-use super::{
-    prize_in_cents, BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError,
-    Synthesizer,
-};
+use super::{BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
 
 impl Params for CalendarParams {
@@ -67,11 +64,8 @@ impl Decoder for CalendarDecoder {
         self.prize(layout)
     }
 
-    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError> {
-        match self.prize_cents(layout) {
-            Some(cents) => Ok(cents),
-            None => prize_in_cents(self.prize(layout)?),
-        }
+    fn prize_cents(&self, layout: &[u8]) -> Option<u64> {
+        CalendarDecoder::prize_cents(self, layout)
     }
 
     fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {

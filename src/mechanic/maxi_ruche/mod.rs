@@ -17,10 +17,7 @@ pub use decode::MaxiDecoder;
 pub use params::{BonusEntry, MaxiParams, MaxiSettings, NearMiss, NearMissSettings};
 pub use synth::MaxiSynthesizer;
 
-use super::{
-    prize_in_cents, BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError,
-    Synthesizer,
-};
+use super::{BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
 
 impl Params for MaxiParams {
@@ -60,11 +57,8 @@ impl Decoder for MaxiDecoder {
         self.prize(layout)
     }
 
-    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError> {
-        match self.prize_cents(layout) {
-            Some(cents) => Ok(cents),
-            None => prize_in_cents(self.prize(layout)?),
-        }
+    fn prize_cents(&self, layout: &[u8]) -> Option<u64> {
+        MaxiDecoder::prize_cents(self, layout)
     }
 
     fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {

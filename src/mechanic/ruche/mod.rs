@@ -14,10 +14,7 @@ pub use params::{
     HoneyEntry, NearMiss, NearMissSettings, RucheParams, RucheSettings, MAX_EXTRA, MAX_HONEY_POTS,
 };
 
-use super::{
-    prize_in_cents, BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError,
-    Synthesizer,
-};
+use super::{BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
 
 impl Params for RucheParams {
@@ -77,15 +74,10 @@ impl Decoder for RucheDecoder {
         Ok(self.outcome(layout)?.prize)
     }
 
-    fn decode_cents(&self, layout: &[u8]) -> Result<u64, LayoutError> {
-        let fast = self
-            .honey_cents
+    fn prize_cents(&self, layout: &[u8]) -> Option<u64> {
+        self.honey_cents
             .as_deref()
-            .and_then(|honey| decode::prize_cents(&self.params, honey, layout));
-        match fast {
-            Some(cents) => Ok(cents),
-            None => prize_in_cents(self.decode(layout)?),
-        }
+            .and_then(|honey| decode::prize_cents(&self.params, honey, layout))
     }
 
     fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
