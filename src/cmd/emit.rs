@@ -147,6 +147,9 @@ fn event_line(event: &Event) -> String {
 /// Where the seed comes from: custody shares, a seed handed over for this run (`--seed`,
 /// `--seed-file -`, `--seed-fd N`), a seed file, or the emission's own file.
 fn seed_source(args: &EmitArgs) -> Result<SeedSource> {
+    if args.shares.share.is_empty() && !args.shares.identity.is_empty() {
+        anyhow::bail!("--identity opens the custody shares: give the --share files with it");
+    }
     if !args.shares.share.is_empty() {
         return Ok(SeedSource::Custody {
             shares: args.shares.share.clone(),

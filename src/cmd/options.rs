@@ -38,7 +38,7 @@ pub struct ShareOptions {
     #[arg(long, value_name = "FILE", requires = "identity", conflicts_with_all = ["seed", "seed_file", "seed_fd"])]
     pub share: Vec<PathBuf>,
     /// An age identity file (AGE-SECRET-KEY-1..., from age-keygen) that opens one of the
-    /// --share files (repeat as needed).
-    #[arg(long, value_name = "FILE", requires = "share")]
+    /// --share files, or (`verify`) the emission pack given (repeat as needed).
+    #[arg(long, value_name = "FILE")]
     pub identity: Vec<PathBuf>,
 }

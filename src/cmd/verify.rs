@@ -24,7 +24,67 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         seed: seed_of_options(&args.seed, args.allow_insecure_key)?,
         ..trusted
     };
-    let blocks = find_blocks(&args.paths)?;
+    let pack = pack_of(&args.paths)?;
+    let mut verified = None;
+    let blocks = match &pack {
+        None => {
+            if args.shares.share.is_empty() && !args.shares.identity.is_empty() {
+                bail!("--identity opens the custody shares or an emission pack: give the --share files with it, or the pack");
+            }
+            find_blocks(&args.paths)?
+        }
+        Some(pack) => {
+            if !args.shares.share.is_empty() {
+                bail!("--share with a pack: the audit with custody shares reads an emission folder; unpack it first (emission-factory unpack --identity KEY --out DIR {})", emission_factory::fs::files::shell_quoted(pack));
+            }
+            if args.shares.identity.is_empty() {
+                bail!("{} is an emission pack: give --identity KEY (an age identity of one of its recipients) to verify it", shown_path(pack));
+            }
+            let read = emission_factory::custody::read_identity_files(
+                &args.shares.identity,
+                super::emit::exposure(args.allow_insecure_key),
+            )?;
+            super::emit::warn_exposed(&read.exposed);
+            if let Some(path) = &args.beacon {
+                if options.seed.is_none() {
+                    bail!("--beacon is for an audit with the emission's seed: give the seed (--seed-file...) with it");
+                }
+                options.beacon = Some(emission_factory::emission::beacon::read_round(path)?);
+            }
+            let bar = progress_bar(args.quiet || args.json, "verify", None);
+            bar.set_message(format!("verify {}", shown_path(pack)));
+            let pool = pool(args.threads)?;
+            let done = emission_factory::pack::verify::verify_pack(
+                pack,
+                &read.identities,
+                &options,
+                &bar,
+                &pool,
+            )?;
+            bar.finish_and_clear();
+            let blocks = done.reports.iter().map(|r| r.csv.clone()).collect();
+            verified = Some(done);
+            blocks
+        }
+    };
+    // A pack's blocks were checked as it streamed: their verdicts, by their staged place.
+    let mut streamed: BTreeMap<PathBuf, BlockReport> = verified
+        .as_mut()
+        .map(|v| std::mem::take(&mut v.reports))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| (r.csv.clone(), r))
+        .collect();
+    // What a pack's staged files are shown as: `PACK:<game>/<stake>/e<emission>/<file>`.
+    let shown_at = |path: &std::path::Path| -> String {
+        match (&pack, &verified) {
+            (Some(pack), Some(v)) => match path.strip_prefix(&v.root) {
+                Ok(rel) => format!("{}:{}", shown_path(pack), shown_path(rel)),
+                Err(_) => shown_path(path),
+            },
+            _ => shown_path(path),
+        }
+    };
     if !args.shares.share.is_empty() {
         // An auditor's rebuild: the shares name their emission, which must be the blocks'.
         let emission_id = blocks
@@ -47,7 +107,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         super::emit::warn_exposed(&info.exposed);
         options.seed = Some(*secret.expose());
     }
-    if let Some(path) = &args.beacon {
+    if let (Some(path), None) = (&args.beacon, &pack) {
         if options.seed.is_none() {
             bail!("--beacon is for an audit with the emission's seed: give the custody shares (--share, --identity) or the seed (--seed-file...) with it");
         }
@@ -110,10 +170,15 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let mut replayed = 0u64;
     let mut warned = BTreeSet::new();
     for csv in &blocks {
-        bar.suspend(|| warn_if_readable_by_others(csv));
-        bar.set_message(format!("verify {}", shown_path(csv)));
-        bar.set_position(0);
-        let report = pool.install(|| verify_block(csv, &options, &bar));
+        let report = match streamed.remove(csv) {
+            Some(report) => report,
+            None => {
+                bar.suspend(|| warn_if_readable_by_others(csv));
+                bar.set_message(format!("verify {}", shown_path(csv)));
+                bar.set_position(0);
+                pool.install(|| verify_block(csv, &options, &bar))
+            }
+        };
         emission_factory::interrupt::check()?;
         bar.suspend(|| -> Result<(), StdoutError> {
             for w in &report.warnings {
@@ -139,7 +204,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             if report.ok() {
                 outln!(
                     "OK      {} ({} tickets)",
-                    shown_path(csv),
+                    shown_at(csv),
                     grouped(report.tickets)
                 )?;
                 // An auditor's minutes must tell a replay from a plain verify.
@@ -158,7 +223,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     )?;
                 }
             } else {
-                outln!("{}  {}", output::failed(), shown_path(csv))?;
+                outln!("{}  {}", output::failed(), shown_at(csv))?;
                 for p in &report.problems {
                     outln!("  - {}", defanged(p))?;
                 }
@@ -245,17 +310,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             None => "",
         };
         if report.problems.is_empty() {
-            outln!("OK      emission {}{kind}", shown_path(folder))?;
+            outln!("OK      emission {}{kind}", shown_at(folder))?;
             for line in &report.timestamps {
                 outln!("        timestamp OK: {}", defanged(line))?;
             }
         } else {
             emissions_failed += 1;
-            outln!(
-                "{}  emission {}{kind}",
-                output::failed(),
-                shown_path(folder)
-            )?;
+            outln!("{}  emission {}{kind}", output::failed(), shown_at(folder))?;
             for p in &report.problems {
                 outln!("  - {}", defanged(p))?;
             }
@@ -394,5 +455,28 @@ impl BlockJson {
                 })
                 .collect(),
         }
+    }
+}
+
+/// The emission pack `paths` names, if it is one: a single path that is a file (not a block
+/// CSV) named `.pack` or starting with the age header (docs/FORMAT.md, "Emission pack").
+fn pack_of(paths: &[PathBuf]) -> Result<Option<PathBuf>> {
+    let is_pack = |p: &PathBuf| -> bool {
+        if !p.is_file() || emission_factory::verify::block_number(p).is_some() {
+            return false;
+        }
+        if p.extension().is_some_and(|e| e == "pack") {
+            return true;
+        }
+        let mut head = [0u8; 21];
+        std::fs::File::open(p)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok_and(|()| &head == b"age-encryption.org/v1")
+    };
+    let packs: Vec<&PathBuf> = paths.iter().filter(|p| is_pack(p)).collect();
+    match packs[..] {
+        [] => Ok(None),
+        [pack] if paths.len() == 1 => Ok(Some(pack.clone())),
+        _ => bail!("an emission pack is verified alone: give one pack, or blocks and folders"),
     }
 }

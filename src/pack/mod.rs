@@ -15,11 +15,13 @@
 //! - [`read`]: the streaming reader every use of a pack goes through (refuses links, devices,
 //!   absolute or climbing names, duplicates, members out of order, oversized members, and any
 //!   byte changed, cut or added, by reading the age stream to its authenticated end);
+//! - [`verify`]: `verify PACK`, every block checked from its member as it streams;
 //! - [`unpack`]: the folder restored byte for byte, staged, published whole or not at all.
 
 pub mod member;
 pub mod read;
 pub mod unpack;
+pub mod verify;
 pub mod write;
 
 pub use read::{read_pack, PackContents, Sink};

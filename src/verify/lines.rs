@@ -517,7 +517,20 @@ impl LineChecker<'_> {
         report: &mut BlockReport,
         progress: &dyn Progress,
     ) -> std::io::Result<Scan> {
-        let file = DirectReader::open(csv, ReadMode::Auto)?.take(expected.saturating_add(1));
+        let file = DirectReader::open(csv, ReadMode::Auto)?;
+        self.scan_from(file, expected, report, progress)
+    }
+
+    /// [`LineChecker::scan`] of a block's bytes from `source` (a pack's member as it streams),
+    /// of which at most `expected + 1` bytes are read.
+    pub(super) fn scan_from<R: Read + Send>(
+        &self,
+        source: R,
+        expected: u64,
+        report: &mut BlockReport,
+        progress: &dyn Progress,
+    ) -> std::io::Result<Scan> {
+        let file = source.take(expected.saturating_add(1));
         let mut merkle = MerkleRoot::new();
         let mut counts = vec![0; self.tickets.tiers.len()];
         let mut reader = Reader::new(file, self.tickets.max_line(), BATCH_BYTES);

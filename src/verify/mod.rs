@@ -203,7 +203,26 @@ pub fn verify_block_observed(
         ..BlockReport::default()
     };
     // Stopped early: what stopped it is in the report already.
-    let _ = check_block(&mut report, csv, options, progress, observer);
+    let _ = check_block(&mut report, csv, options, progress, observer, None);
+    report
+}
+
+/// [`verify_block`] of a block whose CSV is not a file but the bytes `source` gives (a pack's
+/// member as it streams: [`crate::pack::verify`]): `csv` is where it would be, beside its
+/// manifest, its signature and its emission's files, which are read from there. Every check
+/// is the same; `source` is read once, at most the manifest's size plus one byte.
+pub fn verify_block_from(
+    csv: &Path,
+    source: &mut (dyn std::io::Read + Send),
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+) -> BlockReport {
+    let mut report = BlockReport {
+        csv: csv.to_path_buf(),
+        ..BlockReport::default()
+    };
+    // Stopped early: what stopped it is in the report already.
+    let _ = check_block(&mut report, csv, options, progress, None, Some(source));
     report
 }
 
@@ -306,6 +325,7 @@ fn check_block(
     options: &VerifyOptions,
     progress: &dyn Progress,
     observer: Option<&dyn PieceObserver>,
+    source: Option<&mut (dyn std::io::Read + Send)>,
 ) -> Result<(), Stopped> {
     let name = shown_path(csv);
     let Head {
@@ -342,14 +362,16 @@ fn check_block(
             game.id
         )));
     }
-    let size = std::fs::metadata(csv)
-        .map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?
-        .len();
-    if size > manifest.csv.bytes {
-        return Err(report.stop(format!(
-            "{name}: {size} bytes, more than the {} the manifest says: not read",
-            manifest.csv.bytes
-        )));
+    if source.is_none() {
+        let size = std::fs::metadata(csv)
+            .map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?
+            .len();
+        if size > manifest.csv.bytes {
+            return Err(report.stop(format!(
+                "{name}: {size} bytes, more than the {} the manifest says: not read",
+                manifest.csv.bytes
+            )));
+        }
     }
     let checker = LineChecker {
         name: &name,
@@ -361,9 +383,11 @@ fn check_block(
     if let Some(observer) = observer {
         observer.start(&manifest, &game, &stake);
     }
-    let scan = checker
-        .scan(csv, manifest.csv.bytes, report, progress)
-        .map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?;
+    let scanned = match source {
+        None => checker.scan(csv, manifest.csv.bytes, report, progress),
+        Some(source) => checker.scan_from(source, manifest.csv.bytes, report, progress),
+    };
+    let scan = scanned.map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?;
     if !scan.complete {
         // A line far longer than any ticket line: the rest of the file was not read.
         return Err(Stopped);
