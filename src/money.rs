@@ -406,6 +406,20 @@ impl AmountTable {
     }
 }
 
+/// Digits grouped by three with spaces, as the reports and messages write counts: 7 500 000.
+/// The one digit grouper (the text report, the commands' summaries, the docs' checks).
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -594,5 +608,18 @@ mod tests {
         }
         assert_eq!(t.lookup("0"), None);
         assert_eq!(t.lookup("500.5"), None);
+    }
+
+    #[test]
+    fn counts_are_grouped_by_three() {
+        for (n, text) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1 000"),
+            (7_500_000, "7 500 000"),
+            (u64::MAX, "18 446 744 073 709 551 615"),
+        ] {
+            assert_eq!(grouped(n), text);
+        }
     }
 }

@@ -852,15 +852,4 @@ fn progress_bar(quiet: bool, message: &str, length: Option<u64>) -> Bar {
     Bar(bar)
 }
 
-/// Groups digits by three with thin spaces: 7 500 000.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use emission_factory::money::grouped;

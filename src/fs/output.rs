@@ -89,17 +89,20 @@ pub fn check(path: &Path, replace: Replace) -> Result<(), OutputError> {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all, replacing only what `replace` allows (see
-/// the module's notes).
-pub fn write(path: &Path, bytes: &[u8], replace: Replace) -> Result<(), OutputError> {
-    check(path, replace)?;
+/// The folder `path` is in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// A new temporary file (0600) beside `path`, `.<name>.<random>.tmp`: renamed over `path`
+/// once whole, removed if dropped before.
+fn temporary_beside(path: &Path) -> Result<tempfile::NamedTempFile, OutputError> {
     let io = |source| OutputError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
     };
     let name = path.file_name().ok_or_else(|| {
         io(io::Error::new(
@@ -110,11 +113,23 @@ pub fn write(path: &Path, bytes: &[u8], replace: Replace) -> Result<(), OutputEr
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(name);
     prefix.push(".");
-    let mut file = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(&prefix)
         .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(io)?;
+        .tempfile_in(folder_of(path))
+        .map_err(io)
+}
+
+/// Writes `bytes` to `path` whole or not at all, replacing only what `replace` allows (see
+/// the module's notes).
+pub fn write(path: &Path, bytes: &[u8], replace: Replace) -> Result<(), OutputError> {
+    check(path, replace)?;
+    let io = |source| OutputError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = folder_of(path);
+    let mut file = temporary_beside(path)?;
     file.write_all(bytes).map_err(io)?;
     file.as_file().sync_all().map_err(io)?;
     match replace {
@@ -153,28 +168,7 @@ pub struct Streamed {
 /// Starts writing a new file at `path`, which must be free ([`check`] with [`Replace::Never`]).
 pub fn begin(path: &Path) -> Result<Streamed, OutputError> {
     check(path, Replace::Never)?;
-    let io = |source| OutputError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        io(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "does not name a file",
-        ))
-    })?;
-    let mut prefix = std::ffi::OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
-    let file = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(io)?;
+    let file = temporary_beside(path)?;
     Ok(Streamed {
         file,
         path: path.to_path_buf(),
@@ -205,11 +199,7 @@ impl Streamed {
             }
             Err(e) => return Err(io(e.error)),
         }
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        std::fs::File::open(dir)
+        std::fs::File::open(folder_of(&path))
             .and_then(|d| d.sync_all())
             .map_err(io)
     }

@@ -285,17 +285,7 @@ mod tests {
         use crate::mechanic::ruche::MAX_HONEY_POTS;
         use crate::mechanic::util::MAX_WEIGHT;
         let doc = documented();
-        let grouped = |n: u64| {
-            let digits = n.to_string();
-            let mut out = String::new();
-            for (i, c) in digits.chars().enumerate() {
-                if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                    out.push(' ');
-                }
-                out.push(c);
-            }
-            out
-        };
+        use crate::money::grouped;
         let bounds: &[(&str, &str, u64)] = &[
             ("", "id", MAX_ID_BYTES as u64),
             ("", "name", MAX_NAME_CHARS as u64),

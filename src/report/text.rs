@@ -6,6 +6,7 @@ use super::{
     decimal_p, describe, in_words, statistic_name, table_matches, BlockSection, EmissionSection,
     Report,
 };
+use crate::money::grouped;
 use crate::untrusted::{defanged, shown_text, SHOWN_CHARS};
 use std::fmt::Write;
 
@@ -202,18 +203,6 @@ fn contents(out: &mut String, report: &Report) {
             e.name()
         );
     }
-}
-/// Digits grouped by three with spaces: 7 500 000.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn block(out: &mut String, b: &BlockSection) {
