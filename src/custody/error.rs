@@ -85,6 +85,10 @@ pub enum CustodyError {
     /// No --share.
     #[error("no share file given (--share FILE, one per custodian present)")]
     NoShares,
+    /// The folder the shares go to is not fit for them ([`crate::fs::files::private_dir`],
+    /// the one private-folder policy: a link, writable by group or others, or another user's).
+    #[error("{0}")]
+    Folder(String),
     /// A share file that cannot be read.
     #[error("cannot read share file {path}: {error}")]
     ReadShare {

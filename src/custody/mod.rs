@@ -193,7 +193,9 @@ pub fn write_share_set(
         sealed.push(bytes);
     }
 
-    create_private_dir(out_dir)?;
+    // The one private-folder policy (keygen's and emit's): made 0700 when missing, refused
+    // when group or others may write into it, when a link, or when another user's.
+    crate::fs::files::private_dir(out_dir).map_err(|e| CustodyError::Folder(format!("{e:#}")))?;
     let mut written: Vec<&Path> = Vec::with_capacity(paths.len());
     for (path, bytes) in paths.iter().zip(&sealed) {
         if let Err(e) = write_new(path, bytes) {
@@ -391,21 +393,6 @@ pub fn rebuild_seed_with(
         exposed,
     };
     Ok((seed, info))
-}
-
-/// Creates `dir` and its parents, the last one mode 0700.
-fn create_private_dir(dir: &Path) -> Result<(), CustodyError> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir).map_err(|source| CustodyError::Write {
-        path: dir.to_path_buf(),
-        error: source,
-    })
 }
 
 /// Writes a new file (O_CREAT | O_EXCL, mode 0600) and fsyncs it.

@@ -1111,3 +1111,52 @@ fn reshared_shares_are_admitted_through_their_signed_custody_file() {
     let out = w.run_expect(&args, 2);
     assert!(text(&out).contains("signature"), "{}", text(&out));
 }
+
+/// One private-folder policy (issue 21): `seed --out` refuses a share folder that group or
+/// others may write into, as `keygen --out` does (they could replace a share there); it
+/// accepted a `chmod 0777` folder before.
+#[test]
+fn seed_refuses_a_share_folder_others_may_write_into() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    std::fs::create_dir(w.path("open")).unwrap();
+    std::fs::set_permissions(w.path("open"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(
+        std::fs::metadata(w.path("open"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o777,
+        "the folder is really open to others"
+    );
+    let mut args = vec![
+        "seed",
+        "--emissions",
+        "emissions",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--shares-needed",
+        "2",
+        "--out",
+        "open",
+    ];
+    for r in &c.recipients {
+        args.extend(["--recipient", r.as_str()]);
+    }
+    let out = w.run_expect(&args, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("chmod 700"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(w.path("open")).unwrap().count(),
+        0,
+        "no share written"
+    );
+}
