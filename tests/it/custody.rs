@@ -77,8 +77,13 @@ fn seed_in(
     number: u32,
     emissions: &str,
 ) -> Output {
-    let (k, number) = (k.to_string(), number.to_string());
-    let mut args = vec![
+    let args = seed_args(c, k, out, number, emissions);
+    w.ok(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// The arguments of [`seed_in`]'s `seed` run.
+fn seed_args(c: &Custodians, k: usize, out: &str, number: u32, emissions: &str) -> Vec<String> {
+    let mut args: Vec<String> = [
         "seed",
         "--emissions",
         emissions,
@@ -89,16 +94,19 @@ fn seed_in(
         "--price",
         "2",
         "--emission",
-        &number,
+        &number.to_string(),
         "--shares-needed",
-        &k,
+        &k.to_string(),
         "--out",
         out,
-    ];
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
     for r in &c.recipients {
-        args.extend(["--recipient", r.as_str()]);
+        args.extend(["--recipient".to_string(), r.clone()]);
     }
-    w.ok(&args)
+    args
 }
 
 /// Runs `seed --check` (emission 3) with these shares and identities.
@@ -1131,26 +1139,8 @@ fn seed_refuses_a_share_folder_others_may_write_into() {
         0o777,
         "the folder is really open to others"
     );
-    let mut args = vec![
-        "seed",
-        "--emissions",
-        "emissions",
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--game",
-        "ruche-or",
-        "--price",
-        "2",
-        "--emission",
-        "3",
-        "--shares-needed",
-        "2",
-        "--out",
-        "open",
-    ];
-    for r in &c.recipients {
-        args.extend(["--recipient", r.as_str()]);
-    }
+    let args = seed_args(&c, 2, "open", 3, "emissions");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = w.run_expect(&args, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("chmod 700"), "{err}");
