@@ -22,7 +22,7 @@ use crate::block::manifest::{generator, CsvFile, Manifest, PrizeCount, FORMAT, G
 use crate::block::{self, keys, CSV_HEADER};
 use crate::emission::lock::LockFile;
 use crate::emission::record::{self, Custody, Record};
-use crate::emission::seal;
+use crate::emission::seal as sealing;
 use crate::fs::files::{self, remove_stale_temps, stage, Access, Staged, StreamWriter};
 use crate::game::{Game, Stake};
 use crate::hash::merkle::MerkleRoot;
@@ -46,6 +46,7 @@ const CHUNK: usize = 2048;
 const CHUNKS_PER_BATCH: usize = 32;
 
 pub mod run;
+pub mod seal;
 
 /// Everything an emission run needs, validated. Made only by [`run::run`], which holds the
 /// policy (where the seed and key come from, the kind of the emission): the library has no
@@ -414,8 +415,8 @@ fn join_or_create(
             );
         }
     }
-    if folder.join(seal::SEAL_FILE).exists() {
-        let complete = seal::complete_blocks(folder)?;
+    if folder.join(sealing::SEAL_FILE).exists() {
+        let complete = sealing::complete_blocks(folder)?;
         let missing: Vec<u32> = blocks
             .clone()
             .filter(|b| complete.binary_search(b).is_err())
@@ -463,14 +464,14 @@ fn seal_locked(
     before_sealing: &mut dyn FnMut() -> Result<()>,
 ) -> Result<bool> {
     let folder = summary.folder.as_path();
-    let complete = seal::complete_blocks(folder)?;
-    if folder.join(seal::SEAL_FILE).exists()
+    let complete = sealing::complete_blocks(folder)?;
+    if folder.join(sealing::SEAL_FILE).exists()
         || (1..=planned).any(|b| complete.binary_search(&b).is_err())
     {
         return Ok(false);
     }
     let public = config.signing_key.verifying_key();
-    let (record, record_bytes) = seal::record_for_sealing(folder, &public)?;
+    let (record, record_bytes) = sealing::record_for_sealing(folder, &public)?;
     let mut good = std::collections::BTreeSet::new();
     for number in 1..=planned {
         if summary.made.contains(&number) || summary.kept_blocks.contains(&number) {
@@ -489,7 +490,7 @@ fn seal_locked(
         good.insert(number);
     }
     before_sealing()?;
-    let sealed = seal::seal(
+    let sealed = sealing::seal(
         folder,
         &record,
         &record_bytes,
@@ -500,7 +501,7 @@ fn seal_locked(
         &|b| good.contains(&b),
     )?;
     if sealed.is_some() {
-        on_event(Event::Sealed(folder.join(seal::SEAL_FILE)));
+        on_event(Event::Sealed(folder.join(sealing::SEAL_FILE)));
     }
     Ok(sealed.is_some())
 }

@@ -1472,3 +1472,65 @@ fn seal_of_a_sealed_emission_checks_manifests_without_reading_the_blocks() {
         "{said}"
     );
 }
+
+/// The seal's policy is the engine's (issue 20): a library caller that seals goes through the
+/// same checks as `seal`: a block count other than the record's, a missing block and a changed
+/// block are each refused, and no seal is written; then the complete emission is sealed, and
+/// the audit log has the seal's signed line.
+#[test]
+fn a_library_caller_of_seal_gets_every_check_of_the_command() {
+    use emission_factory::emit::seal::{seal, Request, SealKey};
+    let w = setup();
+    run(&w, &emit_args(&["--emission-blocks", "2"]), 0);
+    let folder = w.path(FOLDER);
+    let request = |blocks| Request {
+        folder: folder.clone(),
+        key: SealKey::File(w.path("keys/signing-key.pem")),
+        blocks,
+        game: Some(emission_factory::game::Game::resolve(&data("mini-ruche.toml")).unwrap()),
+        group: None,
+        timestamp_pin: None,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let refused = |blocks| match seal(&request(blocks), &pool, &mut |_| {}) {
+        Ok(_) => panic!("sealed {}", folder.display()),
+        Err(e) => format!("{e:#}"),
+    };
+    let said = refused(Some(3));
+    assert!(said.contains("record says it holds 2 blocks"), "{said}");
+    let said = refused(None);
+    assert!(said.contains("missing: 2"), "{said}");
+    run(
+        &w,
+        &emit_args(&["--emission-blocks", "2", "--first-block", "2"]),
+        0,
+    );
+    // Emit sealed it when the second block completed it: take the seal away, change block 1.
+    std::fs::remove_file(folder.join("emission.seal.json")).unwrap();
+    std::fs::remove_file(folder.join("emission.seal.json.sig")).unwrap();
+    let csv = folder.join("block-00001.csv");
+    let mut bytes = std::fs::read(&csv).unwrap();
+    let at = bytes.len() - 20;
+    let original = bytes[at];
+    bytes[at] = if original == b'0' { b'1' } else { b'0' };
+    std::fs::write(&csv, &bytes).unwrap();
+    let said = refused(None);
+    assert!(
+        said.contains("block 1:") && said.contains("do not verify"),
+        "{said}"
+    );
+    assert!(!folder.join("emission.seal.json").exists());
+    bytes[at] = original;
+    std::fs::write(&csv, &bytes).unwrap();
+    let done = seal(&request(None), &pool, &mut |_| {}).unwrap();
+    done.release.unwrap();
+    assert_eq!(done.written.expect("a seal written").blocks.len(), 2);
+    let log = String::from_utf8(read(&folder.join("emission.log.jsonl"))).unwrap();
+    assert!(
+        log.lines().last().unwrap().contains("\"command\":\"seal\""),
+        "{log}"
+    );
+}

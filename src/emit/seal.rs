@@ -1,0 +1,265 @@
+//! Sealing an emission, whole: the policy every caller of the library gets, not only `seal`.
+//!
+//! [`seal`] checks that the folder is an emission with a signed record, resolves the key (the
+//! lottery's, or the emission's one-time key in `OUT/private`), and under the emission lock
+//! removes what a killed run left, checks the record against the key and the definition,
+//! settles the planned block count against the record (a count given that differs is refused,
+//! never ignored), verifies every present block in full (a sealed emission: its manifests
+//! against the seal), appends the signed audit line the seal will cover, writes the seal, and
+//! logs a failed sealing too. `cmd/seal.rs` only turns options into a [`Request`], asks the
+//! trusted timestamp and prints.
+
+use super::Event;
+use crate::block::id::EmissionId;
+use crate::block::keys;
+use crate::emission::lock::LockFile;
+use crate::emission::log::{append_locked, Entry, CHECKING_SEAL, SEALING, SEALING_FAILED};
+use crate::emission::record::{Record, RECORD_FILE};
+use crate::emission::seal::{self as sealing, Seal, SEAL_FILE};
+use crate::game::Game;
+use crate::money::parse_canonical;
+use crate::progress::NoProgress;
+use crate::untrusted::{shown, shown_path};
+use crate::verify::{verify_block, VerifyOptions};
+use anyhow::{anyhow, bail, Result};
+use ed25519_dalek::SigningKey;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The key that signs the seal.
+pub enum SealKey {
+    /// The lottery's key file (`--signing-key`).
+    File(PathBuf),
+    /// The one-time key `emit` made for a test emission without `--signing-key`, in
+    /// `OUT/private` beside the emission folder `OUT/<game>/<stake>/e<NNNN>`.
+    OneTime,
+}
+
+/// A sealing, as asked.
+pub struct Request {
+    /// The emission folder, `OUT/<game>/<stake>/e<NNNN>`.
+    pub folder: PathBuf,
+    /// The key.
+    pub key: SealKey,
+    /// Blocks the emission holds, for a record that does not say (older records); refused when
+    /// it differs from the record's.
+    pub blocks: Option<u32>,
+    /// The game definition, for a game that is not built in (its SHA-256 must be the record's).
+    pub game: Option<Game>,
+    /// A group to give the folder to (`--group`), as `emit` does.
+    pub group: Option<u32>,
+    /// The TSA certificate (SHA-256) this run asks a token of, if any: the seal pins it. With
+    /// none, a record that asked one makes a seal that asks one of the same TSA.
+    pub timestamp_pin: Option<String>,
+}
+
+/// What a sealing did.
+pub struct Outcome {
+    /// The seal this run wrote; `None`: the emission was sealed already and its manifests match
+    /// the seal.
+    pub written: Option<Seal>,
+    /// The blocks whose manifests matched the seal found (sealed already).
+    pub matching: Vec<u32>,
+    /// The emission's record.
+    pub record: Record,
+    /// The key's public half: the seal's.
+    pub public: ed25519_dalek::VerifyingKey,
+    /// The error releasing the lock, if any (the seal is written: reported, not undone).
+    pub release: Result<()>,
+}
+
+/// Seals the emission of `request` with its blocks verified on `pool`; `on_event` hears of
+/// waits and of what a killed run left. An error leaves no seal (and, after the lock is taken,
+/// a signed log line saying the sealing failed).
+pub fn seal(
+    request: &Request,
+    pool: &rayon::ThreadPool,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Outcome> {
+    let folder = request.folder.as_path();
+    if !folder.join(RECORD_FILE).exists() {
+        bail!(
+            "{} is not an emission folder with a record ({RECORD_FILE}); give <out>/<game>/<stake>/e<emission>",
+            shown_path(folder)
+        );
+    }
+    let key_path = match &request.key {
+        SealKey::File(path) => path.clone(),
+        SealKey::OneTime => one_time_key(folder)?,
+    };
+    let key = keys::read_signing_key(&key_path)?;
+    let public = key.verifying_key();
+    if let Some(gid) = request.group {
+        crate::fs::files::emission_folder(folder, Some(gid))?;
+    }
+    let held = LockFile::emission(folder)?.acquire(&mut |m| on_event(Event::Waiting(m)))?;
+    // Whoever left temporary files of the seal or the record no longer holds the lock.
+    for (path, count) in crate::emission::remove_stale(folder)? {
+        on_event(Event::StaleRemoved { path, count });
+    }
+    let checked = check_and_verify(request, &key, pool);
+    let outcome = checked.and_then(|(record, record_bytes, planned, good, already, matching)| {
+        // The log's line comes first, so that the seal covers it.
+        let mut entry = Entry::for_this_run("seal");
+        entry.blocks_kept = good.iter().copied().collect();
+        entry.result = if already { CHECKING_SEAL } else { SEALING }.into();
+        append_locked(folder, &mut entry, Some(&key))?;
+        let written = sealing::seal(
+            folder,
+            &record,
+            &record_bytes,
+            planned,
+            &key,
+            request
+                .timestamp_pin
+                .clone()
+                .or_else(|| record.timestamp_authority_sha256.clone()),
+            &|b| good.contains(&b),
+        );
+        match written {
+            Ok(written) => Ok((written, matching, record)),
+            Err(e) => {
+                let mut failed = Entry::for_this_run("seal");
+                failed.result = format!("{SEALING_FAILED}: {e:#}")
+                    .chars()
+                    .take(1000)
+                    .collect();
+                // The sealing error is the one to report; a log that fails too is named in it.
+                if let Err(l) = append_locked(folder, &mut failed, Some(&key)) {
+                    return Err(e.context(format!("and its failure could not be logged: {l:#}")));
+                }
+                Err(e)
+            }
+        }
+    });
+    let release = held.release();
+    match outcome {
+        Ok((written, matching, record)) => Ok(Outcome {
+            written,
+            matching,
+            record,
+            public,
+            release,
+        }),
+        Err(e) => Err(match release {
+            Ok(()) => e,
+            Err(r) => e.context(format!("and the lock could not be released: {r:#}")),
+        }),
+    }
+}
+
+/// What [`check_and_verify`] settles: the record and its bytes, the planned block count, the
+/// blocks that verify (or match the seal), whether it was sealed already, the matching ones.
+type Checked = (Record, Vec<u8>, u32, BTreeSet<u32>, bool, Vec<u32>);
+
+/// Under the lock: the record against the key, the planned count, the definition and stake,
+/// then every present block verified in full (or, sealed already, every manifest against the
+/// seal: the CSVs are `verify`'s to read again).
+fn check_and_verify(
+    request: &Request,
+    key: &SigningKey,
+    pool: &rayon::ThreadPool,
+) -> Result<Checked> {
+    let folder = request.folder.as_path();
+    let public = key.verifying_key();
+    let (record, record_bytes) = sealing::record_for_sealing(folder, &public)?;
+    let planned = match (record.blocks, request.blocks) {
+        (Some(r), Some(a)) if r != a => {
+            bail!("--blocks {a}: the emission's record says it holds {r} blocks")
+        }
+        (Some(r), _) => r,
+        (None, Some(a)) => a,
+        (None, None) => bail!(
+            "how many blocks make this emission? Its record does not say (emit --emission-blocks); give --blocks B"
+        ),
+    };
+    let game = match &request.game {
+        Some(g) => g.clone(),
+        None => Game::builtin(&record.game)?,
+    };
+    if hex::encode(game.sha256) != record.game_definition_sha256 {
+        bail!(
+            "the game definition {} is not the emission's (SHA-256 {}, the record says {}); give --game with the definition used",
+            shown_path(Path::new(&game.source)),
+            hex::encode(game.sha256),
+            shown(&record.game_definition_sha256)
+        );
+    }
+    let price = parse_canonical(&record.stake).ok_or_else(|| {
+        anyhow!(
+            "the record's stake {} is not a canonical amount",
+            shown(&record.stake)
+        )
+    })?;
+    game.stake(price)?;
+    let already = folder.join(SEAL_FILE).exists();
+    let (present, matching) = if already {
+        (
+            Vec::new(),
+            sealing::manifests_match_seal(folder, &public, planned)?,
+        )
+    } else {
+        (sealing::complete_blocks(folder)?, Vec::new())
+    };
+    let mut good: BTreeSet<u32> = matching.iter().copied().collect();
+    let options = VerifyOptions {
+        public_key: Some(public),
+        game: Some(game),
+        forms: false,
+        seed: None,
+        beacon: None,
+    };
+    let emission = EmissionId::from_fields(&record.game, &record.stake, record.emission)
+        .ok_or_else(|| anyhow!("the record names no valid emission"))?;
+    let mut failed = Vec::new();
+    for &number in present.iter().filter(|&&b| b <= planned) {
+        let csv = folder.join(emission.block(number).csv_name());
+        let report = pool.install(|| verify_block(&csv, &options, &NoProgress));
+        crate::interrupt::check()?;
+        if report.ok() {
+            good.insert(number);
+        } else {
+            failed.push(format!(
+                "block {number}:\n    {}",
+                report.problems.join("\n    ")
+            ));
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "cannot seal {}: blocks do not verify:\n  {}",
+            shown_path(folder),
+            failed.join("\n  ")
+        );
+    }
+    Ok((record, record_bytes, planned, good, already, matching))
+}
+
+/// The one-time key `emit` keeps for an emission made without --signing-key:
+/// `<out>/private/<game>-<stake>-e<NNNN>.signing-key.pem`, from the folder
+/// `<out>/<game>/<stake>/e<NNNN>`.
+fn one_time_key(folder: &Path) -> Result<PathBuf> {
+    let out = folder
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent);
+    match (EmissionId::of_folder(folder), out) {
+        (Some(id), Some(out)) => {
+            let path = out
+                .join("private")
+                .join(format!("{}.signing-key.pem", id.file_stem()));
+            if path.exists() {
+                Ok(path)
+            } else {
+                bail!(
+                    "no --signing-key, and no one-time key at {}: give the emission's --signing-key",
+                    shown_path(&path)
+                )
+            }
+        }
+        _ => bail!(
+            "{} is not named <out>/<game>/<stake>/e<NNNN>: give the emission's --signing-key",
+            shown_path(folder)
+        ),
+    }
+}
