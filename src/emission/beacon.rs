@@ -112,7 +112,8 @@ pub fn round_time_text(round: u64) -> Option<String> {
     round_time(round).map(rfc3339)
 }
 
-fn rfc3339(seconds: u64) -> String {
+/// `seconds` since 1970 as RFC 3339 (UTC, whole seconds).
+pub fn rfc3339(seconds: u64) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(seconds)).to_string()
 }
 

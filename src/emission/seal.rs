@@ -424,13 +424,14 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
         }
     }
     check_public_key(&mut report, folder, &record, key);
-    check_token(
+    let stamped = check_token(
         &mut report,
         &folder.join(RECORD_FILE),
         &record_bytes,
         record.timestamp_authority_sha256.as_deref(),
         check,
     );
+    check_beacon_after_stamp(&mut report, folder, &record, stamped);
     let present = match complete_blocks(folder) {
         Ok(p) => p,
         Err(e) => {
@@ -510,7 +511,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             Err(e) => report.problems.push(format!("{e:#}")),
         }
     }
-    check_token(
+    let _ = check_token(
         &mut report,
         &seal_path,
         &seal.to_bytes(),
@@ -564,17 +565,61 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
 
 /// The trusted timestamp of `doc` (its bytes `bytes`), if it has one or says it asked one
 /// (`pinned`): checked against `check.tsa_certs` ([`crate::emission::timestamp::check_document`]).
+/// The token's time (seconds since 1970) when it verified.
 fn check_token(
     report: &mut FolderReport,
     doc: &Path,
     bytes: &[u8],
     pinned: Option<&str>,
     check: &FolderCheck,
-) {
+) -> Option<u64> {
     match crate::emission::timestamp::check_document(doc, bytes, pinned, &check.tsa_certs) {
-        Ok(Some(checked)) => report.timestamps.push(checked.line(doc)),
-        Ok(None) => {}
-        Err(problem) => report.problems.push(problem),
+        Ok(Some(checked)) => {
+            report.timestamps.push(checked.line(doc));
+            Some(checked.stamp.unix)
+        }
+        Ok(None) => None,
+        Err(problem) => {
+            report.problems.push(problem);
+            None
+        }
+    }
+}
+
+/// A record that names a beacon round must have been fixed before the round was published.
+/// The record's own `created` is the operator's word (and checked when the seed is derived);
+/// its trusted timestamp is a third party's: a round published at or before the token's time
+/// (`stamped`) may have been known when the secret was fixed (a ceremony run, or its token
+/// asked, only once the round was out), so it fails. Without a token, a note says the order
+/// rests on the record's own date.
+fn check_beacon_after_stamp(
+    report: &mut FolderReport,
+    folder: &Path,
+    record: &Record,
+    stamped: Option<u64>,
+) {
+    use crate::emission::beacon::{round_time, round_time_text, CHAIN};
+    let Some(named) = &record.beacon else {
+        return;
+    };
+    let published = round_time(named.round);
+    match (stamped, published) {
+        (Some(stamp), Some(published)) if published > stamp => {}
+        (Some(stamp), _) => report.problems.push(format!(
+            "{}: it names round {} of {CHAIN}, published at {}, and its trusted timestamp says it existed only by {}: the round was out before the record is proven to exist, so whoever made it may have known the round's signature and chosen the seed",
+            folder.join(RECORD_FILE).display(),
+            named.round,
+            round_time_text(named.round).unwrap_or_else(|| "never".into()),
+            crate::emission::beacon::rfc3339(stamp),
+        )),
+        (None, _) if record.timestamp_authority_sha256.is_none() => report.notes.push(format!(
+            "{}: it names round {} of {CHAIN} and has no trusted timestamp: that the round was not yet published when it was made rests on its own date ({})",
+            folder.join(RECORD_FILE).display(),
+            named.round,
+            shown(&record.created)
+        )),
+        // A token asked but missing or bad: a problem already.
+        (None, _) => {}
     }
 }
 

@@ -634,3 +634,58 @@ fn a_certificate_that_is_not_a_tsa_s_or_an_https_url_is_refused_before_anything_
         assert!(!w.path("shares").exists(), "{said}");
     }
 }
+
+/// A beacon round must come after the record's trusted time, not only after the date the
+/// record gives itself (issue 24): a ceremony dated back to before round 3 of quicknet (2023,
+/// with SOURCE_DATE_EPOCH, as a dishonest operator would date it) whose token the TSA signs
+/// today is refused by verify, which names the round and the token's time; the same ceremony
+/// naming a round after the token is not.
+#[test]
+fn a_beacon_round_published_before_the_record_s_trusted_time_is_refused() {
+    if !require_tool("openssl", &["version"], "apt-get install openssl") {
+        return;
+    }
+    let w = Workdir::new();
+    fixed_test_key(&w);
+    let tsa = make_tsa(&w.path("tsa"), "A", "rsa");
+    let url = serve(&tsa, 2);
+    let game = data("mini-ruche.toml");
+    let (_, recipients) = custodians(&w);
+    let cert = tsa.cert.to_str().unwrap();
+    let mut args = seed_args(&game, &recipients, "1");
+    args.extend(["--tsa-url", &url, "--tsa-cert", cert, "--beacon-round", "3"]);
+    // 2023-08-23T15:03:20Z, before round 3 (2023-08-23T15:09:33Z).
+    let out = w
+        .command(&args)
+        .env("SOURCE_DATE_EPOCH", "1692803000")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(w.path(PRODUCTION).join("emission.json.tsr").exists());
+    let said = verify(&w, PRODUCTION, &[&tsa.cert], 1);
+    assert!(
+        said.contains("names round 3 of")
+            && said.contains("2023-08-23T15:09:33Z")
+            && said.contains("the round was out before the record is proven to exist"),
+        "{said}"
+    );
+    // The same ceremony, honest: dated now, naming a round a day ahead.
+    let mut args = seed_args(&game, &recipients, "2");
+    let tomorrow = humantime::format_rfc3339_seconds(
+        std::time::SystemTime::now() + std::time::Duration::from_secs(86_400),
+    )
+    .to_string();
+    args.extend([
+        "--tsa-url",
+        &url,
+        "--tsa-cert",
+        cert,
+        "--beacon-after",
+        &tomorrow,
+    ]);
+    w.ok(&args);
+    let folder = PRODUCTION.replace("e0001", "e0002");
+    let said = text(&w.run(&["verify", "--tsa-cert", cert, &folder]));
+    assert!(!said.contains("the round was out"), "{said}");
+    assert!(said.contains("existed by 20"), "{said}");
+}
