@@ -600,6 +600,12 @@ fn check_beacon_after_stamp(
 ) {
     use crate::emission::beacon::{round_time, round_time_text, CHAIN};
     let Some(named) = &record.beacon else {
+        if record.kind == crate::block::id::EmissionKind::Production {
+            report.notes.push(format!(
+                "{}: its ceremony named no beacon round, so nothing but the custodians' word shows they did not choose among seeds (a ceremony names one with seed --beacon-round or --beacon-after)",
+                folder.join(RECORD_FILE).display()
+            ));
+        }
         return;
     };
     let published = round_time(named.round);

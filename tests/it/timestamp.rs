@@ -688,4 +688,11 @@ fn a_beacon_round_published_before_the_record_s_trusted_time_is_refused() {
     let said = text(&w.run(&["verify", "--tsa-cert", cert, &folder]));
     assert!(!said.contains("the round was out"), "{said}");
     assert!(said.contains("existed by 20"), "{said}");
+    assert!(!said.contains("named no beacon round"), "{said}");
+    // A production ceremony that named no round: verify says what that leaves unproven.
+    let args = seed_args(&game, &recipients, "3");
+    w.ok(&args);
+    let folder = PRODUCTION.replace("e0001", "e0003");
+    let said = text(&w.run(&["verify", &folder]));
+    assert!(said.contains("named no beacon round"), "{said}");
 }
