@@ -119,7 +119,7 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         } else {
             failed.push(format!(
                 "block {number}:\n    {}",
-                report.problems.join("\n    ")
+                emission_factory::problem::joined(&report.problems, "\n    ")
             ));
         }
     }
