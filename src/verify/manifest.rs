@@ -88,9 +88,20 @@ pub(super) fn check_signature(
 #[derive(Debug)]
 pub struct SignatureCheck {
     /// The signature is the key's signature of the manifest's exact bytes.
-    pub signature: Result<(), String>,
+    pub signature: Result<(), keys::SignatureError>,
     /// The manifest's `public_key_sha256` names that key.
-    pub fingerprint: Result<(), String>,
+    pub fingerprint: Result<(), FingerprintError>,
+}
+
+/// Why the manifest does not name the key it is verified with.
+#[derive(Debug, thiserror::Error)]
+pub enum FingerprintError {
+    /// `public_key_sha256` is another key's.
+    #[error("public_key_sha256 does not match the public key used to verify")]
+    Mismatch,
+    /// The key's fingerprint cannot be made.
+    #[error("{0}")]
+    Key(String),
 }
 
 /// The signature check of a block, as `verify` makes it and as a ticket proof repeats it:
@@ -104,15 +115,15 @@ pub fn check_signed(
 ) -> SignatureCheck {
     let signature = match signature {
         Some(sig) => keys::check(key, manifest_bytes, sig),
-        None => Err("no signature".into()),
+        None => Err(keys::SignatureError::Missing),
     };
     let fingerprint = match (keys::public_key_sha256(key), manifest) {
         (Ok(fingerprint), Some(manifest))
             if hex::encode(fingerprint) != manifest.public_key_sha256 =>
         {
-            Err("public_key_sha256 does not match the public key used to verify".into())
+            Err(FingerprintError::Mismatch)
         }
-        (Err(e), _) => Err(format!("{e:#}")),
+        (Err(e), _) => Err(FingerprintError::Key(format!("{e:#}"))),
         _ => Ok(()),
     };
     SignatureCheck {

@@ -16,7 +16,7 @@ mod observe;
 mod replay;
 
 pub use lines::TicketCheck;
-pub use manifest::{check_signed, SignatureCheck};
+pub use manifest::{check_signed, FingerprintError, SignatureCheck};
 pub use observe::{CheckedLine, PieceObserver, PiecePart};
 
 use crate::block;
