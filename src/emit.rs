@@ -295,7 +295,7 @@ pub(crate) fn emit(
                 bail!(
                     "block {number} already exists in {} but does not verify:\n{}\nIt was kept untouched; move it away, or give --force to make it again.",
                     folder.display(),
-                    report.problems.join("\n")
+                    crate::problem::joined(&report.problems, "\n")
                 );
             }
             progress.add(game.block_size);
@@ -484,7 +484,7 @@ fn seal_locked(
             bail!(
                 "cannot seal {}: block {number} does not verify:\n{}",
                 folder.display(),
-                report.problems.join("\n")
+                crate::problem::joined(&report.problems, "\n")
             );
         }
         good.insert(number);

@@ -28,6 +28,7 @@ pub mod money;
 pub mod pack;
 pub mod picture;
 pub mod plan;
+pub mod problem;
 pub mod progress;
 pub mod proof;
 pub mod report;
@@ -41,7 +42,7 @@ pub mod verify;
 mod layers {
     /// Lowest first. A module may use the modules of the layers before its own.
     const LAYERS: &[&[&str]] = &[
-        &["untrusted", "interrupt", "secrets", "progress"],
+        &["untrusted", "interrupt", "secrets", "progress", "problem"],
         &["money", "json"],
         &["fs"],
         &["hash"],

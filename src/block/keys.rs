@@ -134,12 +134,26 @@ pub fn sign(key: &SigningKey, message: &[u8]) -> [u8; 64] {
     key.sign(message).to_bytes()
 }
 
+/// Why a signature is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    /// There is no signature to check.
+    #[error("no signature")]
+    Missing,
+    /// Not the 64 bytes of an Ed25519 signature.
+    #[error("the signature is {0} bytes, not 64")]
+    Length(usize),
+    /// Not the key's signature of the bytes.
+    #[error("the signature does not match the manifest and this public key")]
+    Mismatch,
+}
+
 /// Checks a raw 64-byte signature.
-pub fn check(key: &VerifyingKey, message: &[u8], signature: &[u8]) -> Result<(), String> {
-    let sig = Signature::from_slice(signature)
-        .map_err(|_| format!("the signature is {} bytes, not 64", signature.len()))?;
+pub fn check(key: &VerifyingKey, message: &[u8], signature: &[u8]) -> Result<(), SignatureError> {
+    let sig =
+        Signature::from_slice(signature).map_err(|_| SignatureError::Length(signature.len()))?;
     key.verify(message, &sig)
-        .map_err(|_| "the signature does not match the manifest and this public key".to_string())
+        .map_err(|_| SignatureError::Mismatch)
 }
 
 /// What a PEM file holds, as far as its label and algorithm identifier tell.

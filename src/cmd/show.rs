@@ -337,7 +337,7 @@ impl<'a> Search<'a> {
                 )));
             }
             if let Err(problem) = tickets.check(&lines.line, index) {
-                return Ok(Err(problem));
+                return Ok(Err(problem.message));
             }
             // Checked: four fields, the layout valid and winning the prize column.
             let mut fields = lines.line.split(|&b| b == b',');

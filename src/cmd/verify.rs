@@ -12,6 +12,7 @@ use emission_factory::emission::log::LOG_FILE;
 use emission_factory::emission::record::RECORD_FILE;
 use emission_factory::emission::seal::{check_folder, FolderCheck, SEAL_FILE};
 use emission_factory::money::canonical;
+use emission_factory::problem::{Code, Problem};
 use emission_factory::untrusted::{defanged, shown_path};
 use emission_factory::verify::{find_blocks, verify_block, BlockReport, VerifyOptions};
 use std::collections::{BTreeMap, BTreeSet};
@@ -225,7 +226,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             } else {
                 outln!("{}  {}", output::failed(), shown_at(csv))?;
                 for p in &report.problems {
-                    outln!("  - {}", defanged(p))?;
+                    outln!("  - {}", defanged(&p.message))?;
                 }
                 if report.unlisted > 0 {
                     outln!("  - ... and {} more problems", report.unlisted)?;
@@ -263,7 +264,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                                 folder: folder.to_string_lossy().into_owned(),
                                 ok: false,
                                 kind: None,
-                                problems: vec![format!("{e:#}")],
+                                problems: vec![Problem::new(Code::EmissionKey, format!("{e:#}"))],
                                 timestamps: Vec::new(),
                             });
                             continue;
@@ -281,12 +282,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         };
         let mut report = check_folder(folder, &key, &check);
         for csv in failed_in.get(folder).into_iter().flatten() {
-            report
-                .problems
-                .push(match emission_factory::verify::block_number(csv) {
+            report.problem(
+                Code::EmissionBlockFailed,
+                match emission_factory::verify::block_number(csv) {
                     Some(n) => format!("block {n} failed (above)"),
                     None => format!("{} failed (above)", shown_path(csv)),
-                });
+                },
+            );
         }
         for note in &report.notes {
             errln!("note: {note}");
@@ -318,7 +320,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             emissions_failed += 1;
             outln!("{}  emission {}{kind}", output::failed(), shown_at(folder))?;
             for p in &report.problems {
-                outln!("  - {}", defanged(p))?;
+                outln!("  - {}", defanged(&p.message))?;
             }
         }
     }
@@ -382,7 +384,7 @@ pub(super) fn warn_if_readable_by_others(csv: &std::path::Path) {
 }
 
 /// `verify --json`: the format's version, raised on any change of a key's name or meaning.
-pub const VERIFY_FORMAT: u32 = 1;
+pub const VERIFY_FORMAT: u32 = 2;
 
 /// `verify --json`: one object for the whole run (docs/FORMAT.md, "verify --json").
 #[derive(Debug, Default, serde::Serialize)]
@@ -410,7 +412,8 @@ struct BlockJson {
     tickets: u64,
     /// Replayed from the seed and matched (only with a seed).
     seed_replay: Option<bool>,
-    problems: Vec<String>,
+    /// `{"code", "message", ...}` each (docs/FORMAT.md, "Problem codes").
+    problems: Vec<Problem>,
     /// Ticket-line problems found beyond those listed.
     more_problems: u64,
     /// With --forms: prize, form, tickets; highest prize first.
@@ -429,7 +432,7 @@ struct EmissionJson {
     folder: String,
     ok: bool,
     kind: Option<&'static str>,
-    problems: Vec<String>,
+    problems: Vec<Problem>,
     /// The trusted timestamps that verified, one line each.
     timestamps: Vec<String>,
 }

@@ -158,16 +158,35 @@ pub struct Chain {
 
 /// Checks the signature of a line, if it has one: the key's signature of
 /// [`Entry::signed_bytes`] (which lines may have none is checked by the caller).
-fn check_signature(entry: &Entry, key: &VerifyingKey) -> std::result::Result<(), String> {
+fn check_signature(
+    entry: &Entry,
+    key: &VerifyingKey,
+) -> std::result::Result<(), LineSignatureError> {
     let Some(signature) = &entry.signature else {
         return Ok(());
     };
     let raw = hex::decode(signature)
         .ok()
         .filter(|raw| raw.len() == crate::block::keys::SIGNATURE_BYTES as usize)
-        .ok_or("the signature is not 128 hex digits")?;
-    let bytes = entry.signed_bytes().map_err(|e| format!("{e:#}"))?;
-    crate::block::keys::check(key, &bytes, &raw)
+        .ok_or(LineSignatureError::NotHex)?;
+    let bytes = entry
+        .signed_bytes()
+        .map_err(|e| LineSignatureError::Bytes(format!("{e:#}")))?;
+    Ok(crate::block::keys::check(key, &bytes, &raw)?)
+}
+
+/// Why the signature of an audit-log line is refused.
+#[derive(Debug, thiserror::Error)]
+enum LineSignatureError {
+    /// The field is not a signature in hex.
+    #[error("the signature is not 128 hex digits")]
+    NotHex,
+    /// The line's signed bytes cannot be made.
+    #[error("{0}")]
+    Bytes(String),
+    /// The signature is refused.
+    #[error(transparent)]
+    Signature(#[from] crate::block::keys::SignatureError),
 }
 
 /// The start of the result of the line a sealing run appends before it writes the seal.

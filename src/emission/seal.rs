@@ -13,6 +13,7 @@ use crate::emission::record::{self, Record, RECORD_FILE};
 use crate::emission::{read_bounded, read_signed, shown, write_signed};
 use crate::json::{parse_strict, Layout};
 use crate::money::{canonical, parse_canonical};
+use crate::problem::{Code, Problem};
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use rust_decimal::Decimal;
@@ -367,13 +368,20 @@ pub fn read_seal(folder: &Path, key: &VerifyingKey) -> Result<Seal> {
 #[derive(Debug, Default, Clone)]
 pub struct FolderReport {
     /// What is wrong.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
     /// What a reader should know (not sealed yet).
     pub notes: Vec<String>,
     /// The record's kind, if there is a record.
     pub kind: Option<crate::block::id::EmissionKind>,
     /// The trusted timestamps that verified: one line each, for the minutes.
     pub timestamps: Vec<String>,
+}
+
+impl FolderReport {
+    /// A problem with the emission folder: its code and message.
+    pub fn problem(&mut self, code: Code, message: impl Into<String>) {
+        self.problems.push(Problem::new(code, message));
+    }
 }
 
 /// What [`check_folder`] is asked to accept, beyond what it always requires.
@@ -402,13 +410,13 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     let record = match record::read(folder, key) {
         Ok(Some(found)) => found,
         Ok(None) => {
-            report.problems.push(format!(
+            report.problem(Code::EmissionRecordMissing, format!(
                 "{name}: no emission record ({RECORD_FILE}): every emission folder has one, signed, from its first run; without it nothing says which emission its blocks belong to (deleted?)"
             ));
             return report;
         }
         Err(e) => {
-            report.problems.push(format!("{e:#}"));
+            report.problem(Code::EmissionRecord, format!("{e:#}"));
             return report;
         }
     };
@@ -417,7 +425,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     let record_sha256 = hex::encode(Sha256::digest(&record_bytes));
     if let Some(pinned) = &check.record_sha256 {
         if !pinned.eq_ignore_ascii_case(&record_sha256) {
-            report.problems.push(format!(
+            report.problem(Code::EmissionRecordPin, format!(
                 "{}: its SHA-256 is {record_sha256}, not the {pinned} given with --record-sha256 (the ceremony's minutes): this is not the record made then",
                 folder.join(RECORD_FILE).display()
             ));
@@ -435,7 +443,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     let present = match complete_blocks(folder) {
         Ok(p) => p,
         Err(e) => {
-            report.problems.push(format!("{e:#}"));
+            report.problem(Code::EmissionFolder, format!("{e:#}"));
             return report;
         }
     };
@@ -445,14 +453,17 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             Ok((manifest, sha)) => {
                 let wrong = against_record(&manifest, &record, &record_sha256);
                 if !wrong.is_empty() {
-                    report.problems.push(format!(
-                        "{name}: block {number} is not of this emission: {}",
-                        wrong.join("; ")
-                    ));
+                    report.problem(
+                        Code::EmissionForeignBlock,
+                        format!(
+                            "{name}: block {number} is not of this emission: {}",
+                            wrong.join("; ")
+                        ),
+                    );
                 }
                 manifests.insert(number, (manifest, sha));
             }
-            Err(e) => report.problems.push(format!("{e:#}")),
+            Err(e) => report.problem(Code::EmissionManifest, format!("{e:#}")),
         }
     }
     let chain = match log::read_chain(folder, key) {
@@ -467,7 +478,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             Some(c)
         }
         Err(e) => {
-            report.problems.push(format!("{e:#}"));
+            report.problem(Code::EmissionLog, format!("{e:#}"));
             None
         }
     };
@@ -475,10 +486,13 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     if !seal_path.exists() {
         let token = crate::emission::timestamp::token_path(&seal_path);
         if crate::fs::files::entry_exists(&token).unwrap_or(true) {
-            report.problems.push(format!(
-                "{}: a trusted timestamp of a seal, and no {SEAL_FILE}: the seal was deleted",
-                token.display()
-            ));
+            report.problem(
+                Code::EmissionSealMissing,
+                format!(
+                    "{}: a trusted timestamp of a seal, and no {SEAL_FILE}: the seal was deleted",
+                    token.display()
+                ),
+            );
         }
         check_unsealed(
             &mut report,
@@ -493,7 +507,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     let seal = match read_seal(folder, key) {
         Ok(s) => s,
         Err(e) => {
-            report.problems.push(format!("{e:#}"));
+            report.problem(Code::EmissionSeal, format!("{e:#}"));
             return report;
         }
     };
@@ -502,13 +516,13 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             Ok(bytes) => {
                 let found = hex::encode(Sha256::digest(&bytes));
                 if !pinned.eq_ignore_ascii_case(&found) {
-                    report.problems.push(format!(
+                    report.problem(Code::EmissionSealPin, format!(
                         "{}: its SHA-256 is {found}, not the {pinned} given with --seal-sha256: this is not the seal kept",
                         seal_path.display()
                     ));
                 }
             }
-            Err(e) => report.problems.push(format!("{e:#}")),
+            Err(e) => report.problem(Code::EmissionSeal, format!("{e:#}")),
         }
     }
     let _ = check_token(
@@ -519,9 +533,10 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
         check,
     );
     if seal.record_sha256 != record_sha256 {
-        report.problems.push(format!(
-            "{name}: the seal was made for another emission record than {RECORD_FILE}"
-        ));
+        report.problem(
+            Code::EmissionSealRecord,
+            format!("{name}: the seal was made for another emission record than {RECORD_FILE}"),
+        );
     }
     check_seal_numbers(&mut report, &seal_path, &seal, &record, &manifests);
     let sealed: BTreeMap<u32, &SealedBlock> = seal.blocks.iter().map(|b| (b.block, b)).collect();
@@ -531,10 +546,10 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
         .filter(|b| !manifests.contains_key(b))
         .collect();
     if !missing.is_empty() {
-        report.problems.push(format!(
-            "{name}: sealed blocks missing: {}",
-            ranges(&missing)
-        ));
+        report.problem(
+            Code::EmissionSealedMissing,
+            format!("{name}: sealed blocks missing: {}", ranges(&missing)),
+        );
     }
     let extra: Vec<u32> = present
         .iter()
@@ -542,15 +557,18 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
         .filter(|b| !sealed.contains_key(b))
         .collect();
     if !extra.is_empty() {
-        report.problems.push(format!(
-            "{name}: blocks that are not in the seal: {}",
-            ranges(&extra)
-        ));
+        report.problem(
+            Code::EmissionNotSealed,
+            format!(
+                "{name}: blocks that are not in the seal: {}",
+                ranges(&extra)
+            ),
+        );
     }
     for (number, (_, sha)) in &manifests {
         if let Some(block) = sealed.get(number) {
             if &block.manifest_sha256 != sha {
-                report.problems.push(format!(
+                report.problem(Code::EmissionManifestChanged, format!(
                     "{name}: block {number}'s manifest is not the one sealed (SHA-256 {sha}, sealed {})",
                     block.manifest_sha256
                 ));
@@ -580,7 +598,7 @@ fn check_token(
         }
         Ok(None) => None,
         Err(problem) => {
-            report.problems.push(problem);
+            report.problem(Code::EmissionTimestamp, problem);
             None
         }
     }
@@ -611,7 +629,7 @@ fn check_beacon_after_stamp(
     let published = round_time(named.round);
     match (stamped, published) {
         (Some(stamp), Some(published)) if published > stamp => {}
-        (Some(stamp), _) => report.problems.push(format!(
+        (Some(stamp), _) => report.problem(Code::EmissionBeaconTooEarly, format!(
             "{}: it names round {} of {CHAIN}, published at {}, and its trusted timestamp says it existed only by {}: the round was out before the record is proven to exist, so whoever made it may have known the round's signature and chosen the seed",
             folder.join(RECORD_FILE).display(),
             named.round,
@@ -636,28 +654,31 @@ fn check_public_key(report: &mut FolderReport, folder: &Path, record: &Record, k
     let found = match crate::block::keys::read_public_key(&path) {
         Ok(found) => found,
         Err(e) => {
-            report.problems.push(format!("{}: {e:#}", path.display()));
+            report.problem(Code::EmissionKey, format!("{}: {e:#}", path.display()));
             return;
         }
     };
     let sha = match crate::block::keys::public_key_sha256(&found) {
         Ok(sha) => hex::encode(sha),
         Err(e) => {
-            report.problems.push(format!("{}: {e:#}", path.display()));
+            report.problem(Code::EmissionKey, format!("{}: {e:#}", path.display()));
             return;
         }
     };
     if sha != record.public_key_sha256 {
-        report.problems.push(format!(
+        report.problem(Code::EmissionKeyReplaced, format!(
             "{}: its key (SHA-256 {sha}) is not the one the record names in public_key_sha256 ({}): the file was replaced",
             path.display(),
             record.public_key_sha256
         ));
     } else if found != *key {
-        report.problems.push(format!(
-            "{}: it is not the key given with --public-key",
-            path.display()
-        ));
+        report.problem(
+            Code::EmissionKeyNotGiven,
+            format!(
+                "{}: it is not the key given with --public-key",
+                path.display()
+            ),
+        );
     }
 }
 
@@ -673,12 +694,15 @@ fn check_unsealed(
 ) {
     let name = folder.display();
     if check.seal_sha256.is_some() {
-        report.problems.push(format!(
-            "{name}: no {SEAL_FILE}, but --seal-sha256 says the emission was sealed (deleted?)"
-        ));
+        report.problem(
+            Code::EmissionSealMissing,
+            format!(
+                "{name}: no {SEAL_FILE}, but --seal-sha256 says the emission was sealed (deleted?)"
+            ),
+        );
     }
     if let Some(line) = chain.and_then(|c| c.seal_recorded) {
-        report.problems.push(format!(
+        report.problem(Code::EmissionSealMissing, format!(
             "{name}: the audit log records a seal ({} line {line}), but {SEAL_FILE} is missing: it was deleted, or that sealing run was killed before it wrote the seal (then run `emission-factory seal` again)",
             log::LOG_FILE
         ));
@@ -688,7 +712,7 @@ fn check_unsealed(
         .blocks
         .filter(|&planned| planned > 0 && (1..=planned).all(|b| present.binary_search(&b).is_ok()));
     match complete {
-        Some(planned) if !check.allow_unsealed => report.problems.push(format!(
+        Some(planned) if !check.allow_unsealed => report.problem(Code::EmissionUnsealed, format!(
             "{name}: all its {planned} planned blocks are here, but it is not sealed (no {SEAL_FILE}): a complete emission is sealed (emission-factory seal); give --allow-unsealed if it is not sealed yet on purpose"
         )),
         Some(planned) => report.notes.push(format!(
@@ -711,14 +735,17 @@ fn check_seal_numbers(
     manifests: &BTreeMap<u32, (Manifest, String)>,
 ) {
     let name = path.display();
-    let mut wrong = |what: String| report.problems.push(format!("{name}: {what}"));
+    let mut wrong = |code: Code, what: String| report.problem(code, format!("{name}: {what}"));
     let mut differ = |what: &str, sealed: String, recorded: String| {
         if sealed != recorded {
-            wrong(format!(
-                "the seal's {what} is {}, the record's {}",
-                shown(sealed.as_bytes()),
-                shown(recorded.as_bytes())
-            ));
+            wrong(
+                Code::EmissionSealIdentity,
+                format!(
+                    "the seal's {what} is {}, the record's {}",
+                    shown(sealed.as_bytes()),
+                    shown(recorded.as_bytes())
+                ),
+            );
         }
     };
     differ("game", seal.game.clone(), record.game.clone());
@@ -748,7 +775,7 @@ fn check_seal_numbers(
         seal.public_key_sha256.clone(),
         record.public_key_sha256.clone(),
     );
-    let mut wrong = |what: String| report.problems.push(format!("{name}: {what}"));
+    let mut wrong = |code: Code, what: String| report.problem(code, format!("{name}: {what}"));
     let mut tickets: Option<u64> = Some(0);
     let mut winners: Option<u64> = Some(0);
     let mut total: Option<Decimal> = Some(Decimal::ZERO);
@@ -756,10 +783,14 @@ fn check_seal_numbers(
     for block in &seal.blocks {
         let number = block.block;
         match previous {
-            Some(p) if p == number => wrong(format!("block {number} is sealed twice")),
-            Some(p) if p > number => wrong(format!(
-                "the sealed blocks are not in order ({number} after {p})"
-            )),
+            Some(p) if p == number => wrong(
+                Code::EmissionSealBlocks,
+                format!("block {number} is sealed twice"),
+            ),
+            Some(p) if p > number => wrong(
+                Code::EmissionSealBlocks,
+                format!("the sealed blocks are not in order ({number} after {p})"),
+            ),
             _ => {}
         }
         previous = Some(number);
@@ -768,80 +799,113 @@ fn check_seal_numbers(
         total = match parse_canonical(&block.total_prizes) {
             Some(amount) => total.and_then(|t| t.checked_add(amount)),
             None => {
-                wrong(format!(
-                    "block {number}: total_prizes {} is not a canonical amount",
-                    shown(block.total_prizes.as_bytes())
-                ));
+                wrong(
+                    Code::EmissionSealCounts,
+                    format!(
+                        "block {number}: total_prizes {} is not a canonical amount",
+                        shown(block.total_prizes.as_bytes())
+                    ),
+                );
                 None
             }
         };
         if let Some((manifest, _)) = manifests.get(&number) {
             if block.tickets != manifest.tickets {
-                wrong(format!(
-                    "the seal says block {number} has {} tickets, its manifest {}",
-                    block.tickets, manifest.tickets
-                ));
+                wrong(
+                    Code::EmissionSealCounts,
+                    format!(
+                        "the seal says block {number} has {} tickets, its manifest {}",
+                        block.tickets, manifest.tickets
+                    ),
+                );
             }
             if block.winners != manifest.winners {
-                wrong(format!(
-                    "the seal says block {number} has {} winners, its manifest {}",
-                    block.winners, manifest.winners
-                ));
+                wrong(
+                    Code::EmissionSealCounts,
+                    format!(
+                        "the seal says block {number} has {} winners, its manifest {}",
+                        block.winners, manifest.winners
+                    ),
+                );
             }
             if block.total_prizes != manifest.total_prizes {
-                wrong(format!(
-                    "the seal says block {number}'s prizes total {} €, its manifest {} €",
-                    shown(block.total_prizes.as_bytes()),
-                    shown(manifest.total_prizes.as_bytes())
-                ));
+                wrong(
+                    Code::EmissionSealCounts,
+                    format!(
+                        "the seal says block {number}'s prizes total {} €, its manifest {} €",
+                        shown(block.total_prizes.as_bytes()),
+                        shown(manifest.total_prizes.as_bytes())
+                    ),
+                );
             }
         }
     }
     if tickets != Some(seal.tickets) {
-        wrong(format!(
-            "the seal's tickets are {}, its blocks add up to {}",
-            seal.tickets,
-            tickets.map_or_else(|| "more than a count holds".into(), |t| t.to_string())
-        ));
+        wrong(
+            Code::EmissionSealCounts,
+            format!(
+                "the seal's tickets are {}, its blocks add up to {}",
+                seal.tickets,
+                tickets.map_or_else(|| "more than a count holds".into(), |t| t.to_string())
+            ),
+        );
     }
     if winners != Some(seal.winners) {
-        wrong(format!(
-            "the seal's winners are {}, its blocks add up to {}",
-            seal.winners,
-            winners.map_or_else(|| "more than a count holds".into(), |w| w.to_string())
-        ));
+        wrong(
+            Code::EmissionSealCounts,
+            format!(
+                "the seal's winners are {}, its blocks add up to {}",
+                seal.winners,
+                winners.map_or_else(|| "more than a count holds".into(), |w| w.to_string())
+            ),
+        );
     }
     if total.map(canonical).as_deref() != Some(seal.total_prizes.as_str()) {
-        wrong(format!(
-            "the seal's total_prizes is {} €, its blocks add up to {} €",
-            shown(seal.total_prizes.as_bytes()),
-            total.map_or_else(|| "more than an amount holds".into(), canonical)
-        ));
+        wrong(
+            Code::EmissionSealCounts,
+            format!(
+                "the seal's total_prizes is {} €, its blocks add up to {} €",
+                shown(seal.total_prizes.as_bytes()),
+                total.map_or_else(|| "more than an amount holds".into(), canonical)
+            ),
+        );
     }
     if let Some(planned) = record.blocks {
         let numbers: Vec<u32> = seal.blocks.iter().map(|b| b.block).collect();
         if numbers != (1..=planned).collect::<Vec<u32>>() {
-            wrong(format!(
-                "the seal lists blocks {}, the record plans blocks 1-{planned}",
-                ranges(&numbers)
-            ));
+            wrong(
+                Code::EmissionSealBlocks,
+                format!(
+                    "the seal lists blocks {}, the record plans blocks 1-{planned}",
+                    ranges(&numbers)
+                ),
+            );
         }
     }
     let created = humantime::parse_rfc3339(&record.created).ok();
     match humantime::parse_rfc3339(&seal.sealed) {
-        Err(_) => wrong(format!(
-            "sealed {} is not a UTC date and time (RFC 3339)",
-            shown(seal.sealed.as_bytes())
-        )),
-        Ok(when) if created.is_some_and(|c| when < c) => wrong(format!(
-            "sealed {}, before the emission's record was made ({})",
-            seal.sealed,
-            shown(record.created.as_bytes())
-        )),
+        Err(_) => wrong(
+            Code::EmissionSealDate,
+            format!(
+                "sealed {} is not a UTC date and time (RFC 3339)",
+                shown(seal.sealed.as_bytes())
+            ),
+        ),
+        Ok(when) if created.is_some_and(|c| when < c) => wrong(
+            Code::EmissionSealDate,
+            format!(
+                "sealed {}, before the emission's record was made ({})",
+                seal.sealed,
+                shown(record.created.as_bytes())
+            ),
+        ),
         Ok(when)
             if when > std::time::SystemTime::now() + std::time::Duration::from_secs(86_400) =>
         {
-            wrong(format!("sealed {}, a date still to come", seal.sealed))
+            wrong(
+                Code::EmissionSealDate,
+                format!("sealed {}, a date still to come", seal.sealed),
+            )
         }
         Ok(_) => {}
     }
@@ -855,7 +919,7 @@ fn check_log_against_seal(report: &mut FolderReport, chain: &Chain, seal: &Seal,
             .and_then(|i| chain.hashes.get(i).cloned()),
     };
     if at_seal.as_deref() != Some(seal.log_sha256.as_str()) {
-        report.problems.push(format!(
+        report.problem(Code::EmissionLogChanged, format!(
             "{}: the audit log ({} lines) is not the one sealed ({} lines, last line SHA-256 {}): lines were deleted, edited or truncated",
             folder.join(log::LOG_FILE).display(),
             chain.lines,

@@ -221,7 +221,7 @@ fn check_and_verify(
         } else {
             failed.push(format!(
                 "block {number}:\n    {}",
-                report.problems.join("\n    ")
+                crate::problem::joined(&report.problems, "\n    ")
             ));
         }
     }

@@ -298,7 +298,9 @@ impl Game {
         };
         let profile = match &raw.profile {
             None => None,
-            Some(id) => Some(Profile::builtin(id).map_err(|m| invalid("profile".into(), m))?),
+            Some(id) => {
+                Some(Profile::builtin(id).map_err(|e| invalid("profile".into(), e.to_string()))?)
+            }
         };
         let mut stakes = Vec::with_capacity(raw.stakes.len());
         let mut seen = BTreeSet::new();
@@ -420,12 +422,12 @@ impl Game {
                 total,
                 prizes[0].amount,
             )
-            .map_err(|message| invalid(format!("{where_}.prizes"), message))?;
+            .map_err(|e| invalid(format!("{where_}.prizes"), e.to_string()))?;
             // One settings entry per [[stakes]] entry, read from the same text.
             let mechanic = mechanics
                 .next()
                 .ok_or_else(|| invalid(format!("{where_}.layout"), "not read".into()))?
-                .map_err(|message| invalid(format!("{where_}.layout"), message))?;
+                .map_err(|e| invalid(format!("{where_}.layout"), e.to_string()))?;
             stakes.push(Stake {
                 price,
                 cents: price_cents,

@@ -7,6 +7,86 @@
 use crate::money::canonical;
 use rust_decimal::Decimal;
 use serde::Deserialize;
+use thiserror::Error;
+
+/// A profile that cannot be used (the loader places it under the definition's `profile`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProfileError {
+    /// No built-in profile of this id.
+    #[error("no profile {}: the profiles are {}", crate::untrusted::shown(.0), ids().join(", "))]
+    Unknown(String),
+    /// A built-in profile that does not parse (a fault of the program's data).
+    #[error("built-in profile {id}: {error}")]
+    BuiltIn {
+        /// The profile.
+        id: String,
+        /// Why.
+        error: Box<ProfileError>,
+    },
+    /// Not valid TOML, or not the profile's fields.
+    #[error("{0}")]
+    Syntax(String),
+    /// A share (`payout_min`, `payout_max`) that is not between 0 and 1.
+    #[error("{key} = {value:?}: a share between 0 and 1")]
+    Share {
+        /// The key.
+        key: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The bounds are the wrong way round.
+    #[error("payout_min is more than payout_max")]
+    Bounds,
+    /// `max_prize` is not a canonical amount.
+    #[error("max_prize = {0:?}: a canonical amount in euros")]
+    MaxPrize(String),
+}
+
+/// A stake's table that pays back more than its stakes, or is outside its profile's bounds
+/// (the loader places it under the stake's `prizes`). Each names the figure and the bound.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PayoutError {
+    /// The stakes of a block overflow, or are zero.
+    #[error("the stakes of a block cannot be computed")]
+    Stakes,
+    /// The payout cannot be computed.
+    #[error("the payout cannot be computed")]
+    Payout,
+    /// More than 100 %: `figure` says the prizes, the payout and the stakes.
+    #[error("{figure}: a game never pays back more than 100 % of its stakes. Is an amount or a count mistyped (a top prize with two zeros too many)?")]
+    OverStakes {
+        /// The figure, in words.
+        figure: String,
+    },
+    /// Outside the profile's payout bounds.
+    #[error("{figure}: profile {profile} ({source_}) allows {min} % to {max} %")]
+    OutOfProfile {
+        /// The figure, in words.
+        figure: String,
+        /// The profile's id.
+        profile: String,
+        /// Where its bounds come from.
+        source_: String,
+        /// Its lowest payout, in percent.
+        min: String,
+        /// Its highest payout, in percent.
+        max: String,
+    },
+    /// A prize above the profile's maximum.
+    #[error(
+        "the top prize {prize} € is more than the {max} € profile {profile} ({source_}) allows"
+    )]
+    TopPrize {
+        /// The top prize, canonical.
+        prize: String,
+        /// The profile's maximum, canonical.
+        max: String,
+        /// The profile's id.
+        profile: String,
+        /// Where its bounds come from.
+        source_: String,
+    },
+}
 
 /// Built-in profiles: (id, TOML text).
 const BUILTIN: &[(&str, &str)] = &[("fdj", include_str!("../../games/profiles/fdj.toml"))];
@@ -47,41 +127,42 @@ pub fn ids() -> Vec<&'static str> {
 
 impl Profile {
     /// The built-in profile `id`; the error lists the known ones.
-    pub fn builtin(id: &str) -> Result<Profile, String> {
+    pub fn builtin(id: &str) -> Result<Profile, ProfileError> {
         let text = BUILTIN
             .iter()
             .find(|(i, _)| *i == id)
             .map(|(_, t)| *t)
-            .ok_or_else(|| {
-                format!(
-                    "no profile {}: the profiles are {}",
-                    crate::untrusted::shown(id),
-                    ids().join(", ")
-                )
-            })?;
-        Profile::parse(text).map_err(|e| format!("built-in profile {id}: {e}"))
+            .ok_or_else(|| ProfileError::Unknown(id.to_string()))?;
+        Profile::parse(text).map_err(|e| ProfileError::BuiltIn {
+            id: id.to_string(),
+            error: Box::new(e),
+        })
     }
 
     /// Parses and checks a profile's text.
-    pub fn parse(text: &str) -> Result<Profile, String> {
-        let raw: RawProfile = toml::from_str(text).map_err(|e| e.message().to_string())?;
-        let share = |key: &str, value: &str| -> Result<Decimal, String> {
+    pub fn parse(text: &str) -> Result<Profile, ProfileError> {
+        let raw: RawProfile =
+            toml::from_str(text).map_err(|e| ProfileError::Syntax(e.message().to_string()))?;
+        let share = |key: &'static str, value: &str| -> Result<Decimal, ProfileError> {
             value
                 .parse::<Decimal>()
                 .ok()
                 .filter(|d| *d >= Decimal::ZERO && *d <= Decimal::ONE)
-                .ok_or_else(|| format!("{key} = {value:?}: a share between 0 and 1"))
+                .ok_or_else(|| ProfileError::Share {
+                    key,
+                    value: value.to_string(),
+                })
         };
         let payout_min = share("payout_min", &raw.payout_min)?;
         let payout_max = share("payout_max", &raw.payout_max)?;
         if payout_min > payout_max {
-            return Err("payout_min is more than payout_max".into());
+            return Err(ProfileError::Bounds);
         }
         let max_prize = match &raw.max_prize {
             None => None,
             Some(text) => Some(
                 crate::money::parse_canonical(text)
-                    .ok_or_else(|| format!("max_prize = {text:?}: a canonical amount in euros"))?,
+                    .ok_or_else(|| ProfileError::MaxPrize(text.clone()))?,
             ),
         };
         Ok(Profile {
@@ -110,14 +191,12 @@ pub fn check_stake(
     block_size: u64,
     total: Decimal,
     top_prize: Decimal,
-) -> Result<(), String> {
+) -> Result<(), PayoutError> {
     let stakes = price
         .checked_mul(Decimal::from(block_size))
         .filter(|s| *s > Decimal::ZERO)
-        .ok_or_else(|| "the stakes of a block cannot be computed".to_string())?;
-    let payout = total
-        .checked_div(stakes)
-        .ok_or_else(|| "the payout cannot be computed".to_string())?;
+        .ok_or(PayoutError::Stakes)?;
+    let payout = total.checked_div(stakes).ok_or(PayoutError::Payout)?;
     let figure = format!(
         "the prizes ({} €) are {} % of the stakes of a block ({} tickets at {} € = {} €)",
         canonical(total),
@@ -127,31 +206,28 @@ pub fn check_stake(
         canonical(stakes)
     );
     if payout > Decimal::ONE {
-        return Err(format!(
-            "{figure}: a game never pays back more than 100 % of its stakes. Is an amount or a count mistyped (a top prize with two zeros too many)?"
-        ));
+        return Err(PayoutError::OverStakes { figure });
     }
     let Some(profile) = profile else {
         return Ok(());
     };
     if payout < profile.payout_min || payout > profile.payout_max {
-        return Err(format!(
-            "{figure}: profile {} ({}) allows {} % to {} %",
-            profile.id,
-            profile.source,
-            percent(profile.payout_min),
-            percent(profile.payout_max)
-        ));
+        return Err(PayoutError::OutOfProfile {
+            figure,
+            profile: profile.id.clone(),
+            source_: profile.source.clone(),
+            min: percent(profile.payout_min),
+            max: percent(profile.payout_max),
+        });
     }
     if let Some(max) = profile.max_prize {
         if top_prize > max {
-            return Err(format!(
-                "the top prize {} € is more than the {} € profile {} ({}) allows",
-                canonical(top_prize),
-                canonical(max),
-                profile.id,
-                profile.source
-            ));
+            return Err(PayoutError::TopPrize {
+                prize: canonical(top_prize),
+                max: canonical(max),
+                profile: profile.id.clone(),
+                source_: profile.source.clone(),
+            });
         }
     }
     Ok(())
@@ -173,7 +249,10 @@ mod tests {
         }
         let fdj = Profile::builtin("fdj").unwrap();
         assert_eq!((fdj.payout_min, fdj.payout_max), (d("0.62"), d("0.75")));
-        assert!(Profile::builtin("nowhere").unwrap_err().contains("fdj"));
+        assert!(Profile::builtin("nowhere")
+            .unwrap_err()
+            .to_string()
+            .contains("fdj"));
     }
 
     #[test]
@@ -184,15 +263,21 @@ mod tests {
         assert!(check_stake(Some(&fdj), d("2"), 900_000, d("1260000"), d("10000")).is_ok());
         // Exactly 75 % is allowed; a cent more is not.
         assert!(check_stake(Some(&fdj), d("2"), 100, d("150"), d("10")).is_ok());
-        let e = check_stake(Some(&fdj), d("2"), 100, d("150.01"), d("10")).unwrap_err();
+        let e = check_stake(Some(&fdj), d("2"), 100, d("150.01"), d("10"))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("75 %") && e.contains("75.005 %") && e.contains("2019-1061"),
             "{e}"
         );
-        let e = check_stake(Some(&fdj), d("2"), 100, d("100"), d("10")).unwrap_err();
+        let e = check_stake(Some(&fdj), d("2"), 100, d("100"), d("10"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("50 %") && e.contains("62 %"), "{e}");
         // 233 %: refused with or without a profile.
-        let e = check_stake(None, d("3"), 100, d("700"), d("500")).unwrap_err();
+        let e = check_stake(None, d("3"), 100, d("700"), d("500"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("233.333 %") && e.contains("100 %"), "{e}");
     }
 
@@ -200,7 +285,9 @@ mod tests {
     fn a_maximum_prize_is_checked_when_the_profile_has_one() {
         let mut p = Profile::builtin("fdj").unwrap();
         p.max_prize = Some(d("1000"));
-        let e = check_stake(Some(&p), d("2"), 100, d("140"), d("1000.5")).unwrap_err();
+        let e = check_stake(Some(&p), d("2"), 100, d("140"), d("1000.5"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("1000.5 €") && e.contains("1000 €"), "{e}");
     }
 }

@@ -353,9 +353,10 @@ pub fn load_block(
         let t = Instant::now();
         let (report, verify) = verifier.join().unwrap_or_else(|_| {
             let mut report = crate::verify::BlockReport::default();
-            report
-                .problems
-                .push("the verification thread stopped unexpectedly".into());
+            report.problems.push(crate::problem::Problem::new(
+                crate::problem::Code::Internal,
+                "the verification thread stopped unexpectedly",
+            ));
             (report, Duration::ZERO)
         });
         (report, verify, loaded.map(|l| (l, t.elapsed())))
@@ -365,7 +366,7 @@ pub fn load_block(
     if !report.ok() {
         return Err(LoadError::Verification {
             csv: csv.to_path_buf(),
-            problems: report.problems,
+            problems: crate::problem::messages(&report.problems),
             unlisted: report.unlisted,
         });
     }
@@ -625,7 +626,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
         crate::verify::folder_of(csv),
         &manifest.game_definition_sha256,
     )
-    .map_err(&bad)?;
+    .map_err(|e| bad(e.to_string()))?;
     let game = match (&options.game, folder_copy) {
         (Some(g), _) => g.clone(),
         (None, Some(g)) => g,

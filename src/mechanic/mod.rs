@@ -60,7 +60,7 @@ macro_rules! registry {
             pub fn read_stakes(
                 name: &str,
                 definition: &str,
-            ) -> Result<Vec<Result<Mechanic, String>>, SettingsError> {
+            ) -> Result<Vec<Result<Mechanic, SettingError>>, SettingsError> {
                 $(
                     if name == <$params as Params>::NAME {
                         return Ok(read_stakes::<$params>(definition)?
@@ -140,7 +140,7 @@ pub trait Params: Sized + Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The game's settings with the stake's on top.
     fn overlay(game: &Self::Settings, stake: Self::Settings) -> Self::Settings;
     /// Checks the settings of one stake; the message names the key at fault and the fix.
-    fn check(settings: Self::Settings) -> Result<Self, String>;
+    fn check(settings: Self::Settings) -> Result<Self, SettingError>;
     /// The decoder for these parameters.
     fn decoder(&self) -> Self::Decoder;
     /// The near-miss rates these settings ask for, by feature name (`near_miss_rows`...).
@@ -230,6 +230,83 @@ pub enum SettingsError {
     Syntax(toml::de::Error),
 }
 
+/// A layout setting of one stake that cannot be used ([`Params::check`]): the key at fault,
+/// as the definition writes it (`row_amounts[2]`, `honey`, `near_miss.extra_rate`), and what
+/// is wrong and how to fix it. The game's loader places it under its stake
+/// ([`crate::game::GameError::Invalid`]).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SettingError {
+    /// A list longer than SPEC §6.1 allows: refused before any entry is read.
+    #[error("{key}: {len} entries, at most {max} (SPEC §6.1)")]
+    TooMany {
+        /// The list.
+        key: String,
+        /// Its entries.
+        len: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// A required key is missing.
+    #[error("'{key}' is missing: {how}")]
+    Missing {
+        /// The key.
+        key: String,
+        /// How to write it.
+        how: String,
+    },
+    /// A list that must not be empty is.
+    #[error("'{key}' is empty")]
+    Empty {
+        /// The list.
+        key: String,
+    },
+    /// A value that is wrong: `key: message`.
+    #[error("{key}: {message}")]
+    Invalid {
+        /// The key or entry at fault.
+        key: String,
+        /// What is wrong and what is expected.
+        message: String,
+    },
+    /// A value that is wrong, said in a sentence that names its key.
+    #[error("{message}")]
+    Rule {
+        /// The key or entry at fault.
+        key: String,
+        /// The sentence.
+        message: String,
+    },
+}
+
+impl SettingError {
+    /// The key or entry at fault.
+    pub fn key(&self) -> &str {
+        match self {
+            SettingError::TooMany { key, .. }
+            | SettingError::Missing { key, .. }
+            | SettingError::Empty { key }
+            | SettingError::Invalid { key, .. }
+            | SettingError::Rule { key, .. } => key,
+        }
+    }
+
+    /// `key: message`.
+    pub fn invalid(key: impl Into<String>, message: impl Into<String>) -> SettingError {
+        SettingError::Invalid {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A sentence `message` about `key`, which it names.
+    pub fn rule(key: impl Into<String>, message: impl Into<String>) -> SettingError {
+        SettingError::Rule {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
 /// The `layout` tables of a definition, read as `P`'s settings (the game's overlaid by each
 /// stake's), in the order of its `[[stakes]]`; every other key is left to the game's reader.
 fn stake_settings<P: Params>(definition: &str) -> Result<Vec<P::Settings>, toml::de::Error> {
@@ -255,7 +332,7 @@ fn stake_settings<P: Params>(definition: &str) -> Result<Vec<P::Settings>, toml:
 }
 
 /// Checks the settings of every stake of a definition.
-fn read_stakes<P: Params>(definition: &str) -> Result<Vec<Result<P, String>>, SettingsError> {
+fn read_stakes<P: Params>(definition: &str) -> Result<Vec<Result<P, SettingError>>, SettingsError> {
     let settings = stake_settings::<P>(definition).map_err(SettingsError::Syntax)?;
     Ok(settings.into_iter().map(P::check).collect())
 }

@@ -141,13 +141,13 @@ pub struct Text {
 impl Text {
     /// `text` followed by `end`; an error if they do not fit [`MAX_TEXT`] bytes (an amount of
     /// SPEC §6.1 has at most 13: `1000000000.00`).
-    pub fn new(text: &str, end: u8) -> Result<Text, String> {
+    pub fn new(text: &str, end: u8) -> Result<Text, super::BuildError> {
         let len = text.len() + 1;
         if len > MAX_TEXT {
-            return Err(format!(
+            return Err(super::BuildError::Unshowable(format!(
                 "the amount {} is too long to show in a hive",
                 crate::untrusted::shown(text)
-            ));
+            )));
         }
         let mut bytes = [0u8; MAX_TEXT];
         bytes[..text.len()].copy_from_slice(text.as_bytes());

@@ -106,7 +106,7 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
             "{} does not verify as a sealed emission, so it is not packed (run `emission-factory verify {}`):\n  - {}",
             shown_path(folder),
             crate::fs::files::shell_quoted(folder),
-            report.problems.join("\n  - ")
+            crate::problem::joined(&report.problems, "\n  - ")
         );
     }
     let members = members_of(folder)?;

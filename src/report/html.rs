@@ -130,7 +130,7 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
             "<p class=\"fail\">Failed verification; not analysed.</p><ul>"
         );
         for p in &b.problems {
-            let _ = writeln!(out, "<li>{}</li>", esc(p));
+            let _ = writeln!(out, "<li>{}</li>", esc(&p.message));
         }
         out.push_str("</ul>\n");
         return;

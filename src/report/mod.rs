@@ -24,6 +24,7 @@ pub mod text;
 
 use crate::game::{Game, Stake};
 use crate::money::canonical;
+use crate::problem::{Code, Problem};
 use crate::untrusted::{shown_path, shown_text};
 use crate::verify::{verify_block_observed, VerifyOptions};
 use order::{Order, OrderTest};
@@ -35,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 /// The version of the JSON report (docs/FORMAT.md, "Report"); raised on any change of a field's
 /// name or meaning.
-pub const REPORT_FORMAT: u32 = 2;
+pub const REPORT_FORMAT: u32 = 3;
 /// What every page of a full report says: it shows where the winners are.
 pub const CONFIDENTIAL: &str = "Confidential until the emission is sold out";
 /// What every page of a public report (`report --public`) says instead.
@@ -189,7 +190,7 @@ pub struct BlockSection {
     /// False if the block failed verification: nothing below is filled.
     pub verified: bool,
     /// Verification problems.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
     /// Game id.
     pub game: String,
     /// Game name.
@@ -345,7 +346,7 @@ pub struct EmissionSection {
     pub seal_status: String,
     /// What is wrong with the emission as a whole (blocks naming different emissions, a seal
     /// that does not list a block as read): each is a failure.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
     /// Blocks analysed.
     pub blocks: Vec<u32>,
     /// Tickets of those blocks.
@@ -402,7 +403,10 @@ pub fn report(
         if !verdict.ok() {
             let mut problems = verdict.problems.clone();
             if verdict.unlisted > 0 {
-                problems.push(format!("... and {} more problems", verdict.unlisted));
+                problems.push(Problem::new(
+                    Code::ReportUnlisted,
+                    format!("... and {} more problems", verdict.unlisted),
+                ));
             }
             out.blocks.push(unverified(csv, problems));
             continue;
@@ -512,9 +516,12 @@ impl Report {
                 }
             }
             if !b.verified && !b.problems.is_empty() {
-                b.problems = vec![format!(
-                    "{} problem(s), listed in the confidential report only (they name ticket lines)",
-                    b.problems.len()
+                b.problems = vec![Problem::new(
+                    Code::ReportRedacted,
+                    format!(
+                        "{} problem(s), listed in the confidential report only (they name ticket lines)",
+                        b.problems.len()
+                    ),
                 )];
             }
         }
@@ -533,9 +540,12 @@ fn identify(section: &mut EmissionSection, blocks: &[&BlockSection], options: &V
                 section.identity = id.clone();
                 first = Some((b, id));
             }
-            Some((a, named)) if named != id => section.problems.push(format!(
-                "emission {name}: blocks {} and {} were not made under the same emission (record, seed, key, definition or generator differ): {} and {} do not belong together",
-                a.block, b.block, a.file, b.file
+            Some((a, named)) if named != id => section.problems.push(Problem::new(
+                Code::ReportMixedEmission,
+                format!(
+                    "emission {name}: blocks {} and {} were not made under the same emission (record, seed, key, definition or generator differ): {} and {} do not belong together",
+                    a.block, b.block, a.file, b.file
+                ),
             )),
             Some(_) => {}
         }
@@ -578,7 +588,7 @@ fn seal_of(
     blocks: &[&&BlockSection],
     identity: &EmissionIdentity,
     options: &VerifyOptions,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
 ) -> (Option<String>, String) {
     use crate::emission::seal::{read_seal, SEAL_FILE};
     use sha2::Digest;
@@ -594,8 +604,12 @@ fn seal_of(
             match crate::block::keys::read_public_key(&pem) {
                 Ok(key) => key,
                 Err(e) => {
-                    problems.push(format!(
-                        "{shown}: its signature cannot be checked: {e:#} (give --public-key)"
+                    problems.push(Problem::in_file(
+                        Code::ReportSealKey,
+                        &shown,
+                        format!(
+                            "{shown}: its signature cannot be checked: {e:#} (give --public-key)"
+                        ),
                     ));
                     return (None, "seal present, signature not checked".into());
                 }
@@ -605,7 +619,11 @@ fn seal_of(
     let seal = match read_seal(folder, &key) {
         Ok(seal) => seal,
         Err(e) => {
-            problems.push(format!("{e:#}"));
+            problems.push(Problem::in_file(
+                Code::EmissionSeal,
+                &shown,
+                format!("{e:#}"),
+            ));
             return (None, "seal INVALID (see the failures)".into());
         }
     };
@@ -634,9 +652,13 @@ fn seal_of(
         }
     }
     if !wrong.is_empty() {
-        problems.push(format!(
-            "{shown}: does not seal the blocks read: {}",
-            wrong.join("; ")
+        problems.push(Problem::in_file(
+            Code::ReportSealBlocks,
+            &shown,
+            format!(
+                "{shown}: does not seal the blocks read: {}",
+                wrong.join("; ")
+            ),
         ));
         return (
             Some(sha),
@@ -654,7 +676,7 @@ fn seal_of(
     )
 }
 
-fn unverified(csv: &Path, problems: Vec<String>) -> BlockSection {
+fn unverified(csv: &Path, problems: Vec<Problem>) -> BlockSection {
     BlockSection {
         path: csv.to_path_buf(),
         identity: None,
@@ -962,7 +984,7 @@ fn conclude(report: &mut Report) {
     let mut next = adjusted.into_iter();
     let mut failures = Vec::new();
     for e in &report.emissions {
-        failures.extend(e.problems.iter().cloned());
+        failures.extend(e.problems.iter().map(|p| p.message.clone()));
     }
     for b in &mut report.blocks {
         if let Some(o) = &mut b.order {

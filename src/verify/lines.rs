@@ -23,6 +23,7 @@ use crate::hash::merkle::MerkleRoot;
 use crate::hash::sha256;
 use crate::mechanic::Decoder;
 use crate::money::{canonical, cents, from_cents};
+use crate::problem::{Code, Fault, Problem as Found};
 use crate::progress::Progress;
 use crate::untrusted::shown;
 use rayon::prelude::*;
@@ -85,7 +86,7 @@ pub(super) struct Inspection<'l> {
     /// it is too long to be a ticket line).
     pub(super) hash: [u8; 32],
     /// Every rule the line breaks (empty on a valid line: no allocation).
-    pub(super) problems: Vec<String>,
+    pub(super) problems: Vec<Fault>,
     /// With forms: how the layout shows its prize.
     pub(super) form: Option<String>,
     /// The layout field, when the line has four fields.
@@ -155,16 +156,16 @@ impl TicketCheck {
     /// Checks one ticket line (without its line end) of the ticket at `index` in the block
     /// (from 0; the line is line `index + 2` of the file). The error names the line, the
     /// serial expected there, and every rule the line breaks.
-    pub fn check(&self, line: &[u8], index: u64) -> Result<(), String> {
+    pub fn check(&self, line: &[u8], index: u64) -> Result<(), Found> {
         let seen = self.inspect(line, index, false);
         if seen.problems.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "line {} ({}): {}",
+            Err(Found::ticket_line(
+                None,
                 index.saturating_add(2),
                 self.serial(index),
-                seen.problems.join("; ")
+                &seen.problems,
             ))
         }
     }
@@ -276,17 +277,23 @@ impl TicketCheck {
         };
         if line.len() > self.max_line {
             // Not read further: no field of it can be right.
-            out.problems.push(format!(
-                "{} bytes, longer than the longest ticket line of this game ({} bytes)",
-                line.len(),
-                self.max_line
+            out.problems.push(Fault::new(
+                Code::LineTooLong,
+                format!(
+                    "{} bytes, longer than the longest ticket line of this game ({} bytes)",
+                    line.len(),
+                    self.max_line
+                ),
             ));
             return out;
         }
         if index >= self.block_size {
-            out.problems.push(format!(
-                "a block of this game holds {} tickets: this line is one too many",
-                self.block_size
+            out.problems.push(Fault::new(
+                Code::LineExtra,
+                format!(
+                    "a block of this game holds {} tickets: this line is one too many",
+                    self.block_size
+                ),
             ));
         }
         let mut fields: [&[u8]; 4] = [&[]; 4];
@@ -300,8 +307,9 @@ impl TicketCheck {
             start = comma + 1;
         }
         if count != 4 {
-            out.problems.push(format!(
-                "{count} fields, a ticket line has 4 (serial,prize,layout,sha256)"
+            out.problems.push(Fault::new(
+                Code::LineFields,
+                format!("{count} fields, a ticket line has 4 (serial,prize,layout,sha256)"),
             ));
             out.hash = Sha256::digest(line).into();
             return out;
@@ -319,10 +327,13 @@ impl TicketCheck {
             || !serial.starts_with(prefix)
             || serial[prefix.len()..] != digits[..]
         {
-            out.problems.push(format!(
-                "serial {} where {} was expected: a ticket is missing, added or out of order, or the serial was changed",
-                shown(serial),
-                self.serial(index)
+            out.problems.push(Fault::new(
+                Code::LineSerial,
+                format!(
+                    "serial {} where {} was expected: a ticket is missing, added or out of order, or the serial was changed",
+                    shown(serial),
+                    self.serial(index)
+                ),
             ));
         }
         let tier = self
@@ -331,33 +342,41 @@ impl TicketCheck {
             .position(|t| t.as_bytes() == fields[1]);
         match tier {
             Some(t) => out.tier = Some(t),
-            None => out.problems.push(format!(
-                "prize {} is not a prize of this stake",
-                shown(fields[1])
+            None => out.problems.push(Fault::new(
+                Code::LinePrize,
+                format!("prize {} is not a prize of this stake", shown(fields[1])),
             )),
         }
         if !is_hex_of(fields[3], &out.hash) {
-            out.problems.push(format!(
-                "sha256 {} is not the SHA-256 of serial,prize,layout ({})",
-                shown(fields[3]),
-                hex::encode(out.hash)
+            out.problems.push(Fault::new(
+                Code::LineHash,
+                format!(
+                    "sha256 {} is not the SHA-256 of serial,prize,layout ({})",
+                    shown(fields[3]),
+                    hex::encode(out.hash)
+                ),
             ));
         }
         out.layout = Some(fields[2]);
         // A layout that decodes is ASCII: UTF-8 is only asked of one that does not.
         match self.decoder.decode_cents(fields[2]) {
-            Err(_) if std::str::from_utf8(fields[2]).is_err() => {
-                out.problems.push("the layout is not UTF-8".into())
-            }
-            Err(e) => out.problems.push(format!("invalid layout: {e}")),
+            Err(_) if std::str::from_utf8(fields[2]).is_err() => out
+                .problems
+                .push(Fault::new(Code::LineLayoutUtf8, "the layout is not UTF-8")),
+            Err(e) => out
+                .problems
+                .push(Fault::new(Code::LineLayout, format!("invalid layout: {e}"))),
             Ok(won) => {
                 if let Some(t) = tier {
                     if self.tier_cents[t] != Some(won) {
                         // The prize column is one of the tiers here: safe to show as is.
-                        out.problems.push(format!(
-                            "the layout wins {} € but the prize column says {} €",
-                            canonical(from_cents(won)),
-                            self.tier_text[t]
+                        out.problems.push(Fault::new(
+                            Code::LineLayoutPrize,
+                            format!(
+                                "the layout wins {} € but the prize column says {} €",
+                                canonical(from_cents(won)),
+                                self.tier_text[t]
+                            ),
                         ));
                     } else if forms {
                         out.form = self.decoder.form(fields[2]).ok();
@@ -485,9 +504,9 @@ struct ReadEnd {
 /// A problem found in a piece, in file order.
 enum Problem {
     /// About the file (header, line end): always listed.
-    File(String),
+    File(Found),
     /// About one ticket line: listed up to the report's limit, then counted.
-    Line(String),
+    Line(Found),
 }
 
 /// The verdict on one piece.
@@ -561,7 +580,11 @@ impl LineChecker<'_> {
             std::io::Error::other("internal error: the file was not read to its end")
         })?;
         if let Some(problem) = end.stopped {
-            report.problem(format!("{} {problem}", self.name));
+            report.problem(Found::in_file(
+                Code::FileLongLine,
+                self.name,
+                format!("{} {problem}", self.name),
+            ));
             return Ok(Scan {
                 complete: false,
                 bytes: end.bytes,
@@ -571,7 +594,11 @@ impl LineChecker<'_> {
             });
         }
         if end.lines == 0 {
-            report.problem(format!("{}: the file is empty", self.name));
+            report.problem(Found::in_file(
+                Code::FileEmpty,
+                self.name,
+                format!("{}: the file is empty", self.name),
+            ));
         }
         Ok(Scan {
             complete: true,
@@ -595,9 +622,13 @@ impl LineChecker<'_> {
             merkle.extend(&checked.leaves);
         } else if !merkle.append(&checked.merkle) {
             // An aligned piece holds at most 2^10 tickets from a multiple of 2^10: never.
-            report.problem(format!(
-                "{}: internal error: a piece of the file is not on a Merkle subtree boundary",
-                self.name
+            report.problem(Found::in_file(
+                Code::Internal,
+                self.name,
+                format!(
+                    "{}: internal error: a piece of the file is not on a Merkle subtree boundary",
+                    self.name
+                ),
             ));
         }
         report.tickets += checked.tickets;
@@ -649,17 +680,27 @@ impl LineChecker<'_> {
             let line = &text[start..end];
             start = end + 1;
             if piece.unterminated && start == text.len() {
-                out.problems.push(Problem::File(format!(
-                    "{} line {line_no}: the file does not end with a line end (truncated?)",
-                    self.name
+                out.problems.push(Problem::File(Found::at_line(
+                    Code::FileUnterminated,
+                    self.name,
+                    line_no,
+                    format!(
+                        "{} line {line_no}: the file does not end with a line end (truncated?)",
+                        self.name
+                    ),
                 )));
             }
             if line_no == 1 {
                 if line != CSV_HEADER.as_bytes() {
-                    out.problems.push(Problem::File(format!(
-                        "{} line 1: the header is {}, it must be '{CSV_HEADER}'",
+                    out.problems.push(Problem::File(Found::at_line(
+                        Code::FileHeader,
                         self.name,
-                        shown(line)
+                        1,
+                        format!(
+                            "{} line 1: the header is {}, it must be '{CSV_HEADER}'",
+                            self.name,
+                            shown(line)
+                        ),
                     )));
                 }
             } else if let Some(valid) = self.line(line, line_no - 2, hash, &mut out) {
@@ -703,12 +744,11 @@ impl LineChecker<'_> {
             }
         }
         if !seen.problems.is_empty() {
-            out.problems.push(Problem::Line(format!(
-                "{} line {} ({}): {}",
-                self.name,
+            out.problems.push(Problem::Line(Found::ticket_line(
+                Some(self.name),
                 index.saturating_add(2),
                 self.tickets.serial(index),
-                seen.problems.join("; ")
+                &seen.problems,
             )));
             return None;
         }
@@ -963,7 +1003,10 @@ mod tests {
     fn refused(check: &TicketCheck, line: &[u8], index: u64, needle: &str) {
         match check.check(line, index) {
             Ok(()) => panic!("{} should be refused", String::from_utf8_lossy(line)),
-            Err(m) => assert!(m.contains(needle), "{m:?} should mention {needle:?}"),
+            Err(m) => assert!(
+                m.message.contains(needle),
+                "{m:?} should mention {needle:?}"
+            ),
         }
     }
 
@@ -1097,7 +1140,7 @@ mod tests {
         );
         assert_eq!(longest.len(), check.max_line());
         // It is read (and here refused for its prize, not for its length).
-        let said = check.check(&longest, 42).unwrap_err();
+        let said = check.check(&longest, 42).unwrap_err().message;
         assert!(!said.contains("longer than"), "{said}");
         assert!(said.contains("the layout wins 0 €"), "{said}");
         let mut long = longest.clone();

@@ -8,6 +8,7 @@ use crate::block::{self, keys};
 use crate::fs::open::{read_at_most, ReadError};
 use crate::game::{Game, Stake};
 use crate::money::{canonical, parse_canonical};
+use crate::problem::{Code, Problem};
 use crate::untrusted::{shown, shown_path};
 use ed25519_dalek::VerifyingKey;
 use std::path::Path;
@@ -22,6 +23,7 @@ pub(super) fn check_signature(
     options: &VerifyOptions,
 ) {
     let signature_path = dir.join(block::signature_name(number));
+    let sig_name = shown_path(&signature_path);
     let key = match options.public_key {
         Some(key) => key,
         None => {
@@ -35,7 +37,11 @@ pub(super) fn check_signature(
                     key
                 }
                 Err(e) => {
-                    report.problem(format!("{}: {e:#}", shown_path(&signature_path)));
+                    report.problem(Problem::in_file(
+                        Code::SignatureKey,
+                        &sig_name,
+                        format!("{sig_name}: {e:#}"),
+                    ));
                     return;
                 }
             }
@@ -44,22 +50,36 @@ pub(super) fn check_signature(
     let signature = match read_at_most(&signature_path, keys::SIGNATURE_BYTES, "a signature") {
         Ok(sig) => Some(sig),
         Err(e @ ReadError::TooLarge { .. }) => {
-            report.problem(format!("{}: {e}", shown_path(&signature_path)));
+            report.problem(Problem::in_file(
+                Code::SignatureTooLarge,
+                &sig_name,
+                format!("{sig_name}: {e}"),
+            ));
             None
         }
         Err(e) => {
-            report.problem(format!("{}: cannot read: {e}", shown_path(&signature_path)));
+            report.problem(Problem::in_file(
+                Code::SignatureUnreadable,
+                &sig_name,
+                format!("{sig_name}: cannot read: {e}"),
+            ));
             None
         }
     };
     let checked = check_signed(&key, manifest_bytes, signature.as_deref(), manifest);
     if let (Some(_), Err(m)) = (&signature, checked.signature) {
-        report.problem(format!("{}: {m}", shown_path(&signature_path)));
+        report.problem(Problem::in_file(
+            Code::SignatureInvalid,
+            &sig_name,
+            format!("{sig_name}: {m}"),
+        ));
     }
     if let Err(m) = checked.fingerprint {
-        report.problem(format!(
-            "{}: {m}",
-            shown_path(&dir.join(block::manifest_name(number)))
+        let manifest_name = shown_path(&dir.join(block::manifest_name(number)));
+        report.problem(Problem::in_file(
+            Code::ManifestKey,
+            &manifest_name,
+            format!("{manifest_name}: {m}"),
         ));
     }
 }
@@ -68,9 +88,20 @@ pub(super) fn check_signature(
 #[derive(Debug)]
 pub struct SignatureCheck {
     /// The signature is the key's signature of the manifest's exact bytes.
-    pub signature: Result<(), String>,
+    pub signature: Result<(), keys::SignatureError>,
     /// The manifest's `public_key_sha256` names that key.
-    pub fingerprint: Result<(), String>,
+    pub fingerprint: Result<(), FingerprintError>,
+}
+
+/// Why the manifest does not name the key it is verified with.
+#[derive(Debug, thiserror::Error)]
+pub enum FingerprintError {
+    /// `public_key_sha256` is another key's.
+    #[error("public_key_sha256 does not match the public key used to verify")]
+    Mismatch,
+    /// The key's fingerprint cannot be made.
+    #[error("{0}")]
+    Key(String),
 }
 
 /// The signature check of a block, as `verify` makes it and as a ticket proof repeats it:
@@ -84,15 +115,15 @@ pub fn check_signed(
 ) -> SignatureCheck {
     let signature = match signature {
         Some(sig) => keys::check(key, manifest_bytes, sig),
-        None => Err("no signature".into()),
+        None => Err(keys::SignatureError::Missing),
     };
     let fingerprint = match (keys::public_key_sha256(key), manifest) {
         (Ok(fingerprint), Some(manifest))
             if hex::encode(fingerprint) != manifest.public_key_sha256 =>
         {
-            Err("public_key_sha256 does not match the public key used to verify".into())
+            Err(FingerprintError::Mismatch)
         }
-        (Err(e), _) => Err(format!("{e:#}")),
+        (Err(e), _) => Err(FingerprintError::Key(format!("{e:#}"))),
         _ => Ok(()),
     };
     SignatureCheck {
@@ -112,9 +143,13 @@ pub(super) fn check_manifest(
 ) -> Result<(Game, Stake), Stopped> {
     let name = shown_path(path);
     if !FORMATS_READ.contains(&manifest.format) {
-        return Err(report.stop(format!(
-            "{name}: format {} is not one this program reads (it reads formats {FORMAT_1} to {FORMAT})",
-            manifest.format
+        return Err(report.stop(Problem::in_file(
+            Code::ManifestFormat,
+            &name,
+            format!(
+                "{name}: format {} is not one this program reads (it reads formats {FORMAT_1} to {FORMAT})",
+                manifest.format
+            ),
         )));
     }
     // Without --game: the emission folder's copy of its definition (checked against the
@@ -126,50 +161,71 @@ pub(super) fn check_manifest(
             {
                 Ok(Some(g)) => g,
                 Ok(None) => Game::builtin(&manifest.game).map_err(|e| {
-                    report.stop(format!("{name}: {e}; give --game with its definition"))
+                    report.stop(Problem::in_file(
+                        Code::DefinitionUnknown,
+                        &name,
+                        format!("{name}: {e}; give --game with its definition"),
+                    ))
                 })?,
-                Err(e) => return Err(report.stop(e)),
+                Err(e) => return Err(report.stop(Problem::new(e.code(), e.to_string()))),
             }
         }
     };
     if game.id != manifest.game {
-        return Err(report.stop(format!(
-            "{name}: the manifest is for game {}, the definition given is '{}'",
-            shown(&manifest.game),
-            game.id
+        return Err(report.stop(Problem::in_file(
+            Code::ManifestGame,
+            &name,
+            format!(
+                "{name}: the manifest is for game {}, the definition given is '{}'",
+                shown(&manifest.game),
+                game.id
+            ),
         )));
     }
     if hex::encode(game.sha256) != manifest.game_definition_sha256 {
-        report.problem(format!(
+        let text = format!(
             "{name}: game_definition_sha256 {} is not the SHA-256 of the definition checked against ({}, {}); give --game with the definition used",
             shown(&manifest.game_definition_sha256),
             game.source,
             hex::encode(game.sha256)
-        ));
+        );
+        report.problem(Problem::in_file(Code::ManifestDefinition, &name, text));
     }
     let price = parse_canonical(&manifest.stake).ok_or_else(|| {
-        report.stop(format!(
-            "{name}: stake {} is not a canonical amount",
-            shown(&manifest.stake)
+        report.stop(Problem::in_file(
+            Code::ManifestStake,
+            &name,
+            format!(
+                "{name}: stake {} is not a canonical amount",
+                shown(&manifest.stake)
+            ),
         ))
     })?;
     let stake = game
         .stake(price)
-        .map_err(|e| report.stop(format!("{name}: {e}")))?
+        .map_err(|e| {
+            report.stop(Problem::in_file(
+                Code::ManifestStakeUnknown,
+                &name,
+                format!("{name}: {e}"),
+            ))
+        })?
         .clone();
     if manifest.block != number {
-        report.problem(format!(
+        let text = format!(
             "{name}: the manifest is for block {}, the file name says {number}",
             manifest.block
-        ));
+        );
+        report.problem(Problem::in_file(Code::ManifestBlock, &name, text));
     }
     let file = csv.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     if manifest.csv.file != file {
-        report.problem(format!(
+        let text = format!(
             "{name}: the manifest describes {}, not {}",
             shown(&manifest.csv.file),
             shown(file)
-        ));
+        );
+        report.problem(Problem::in_file(Code::ManifestFile, &name, text));
     }
     let expected: Vec<PrizeCount> = expected_prizes(&game, &stake)
         .iter()
@@ -179,16 +235,18 @@ pub(super) fn check_manifest(
         })
         .collect();
     if manifest.prizes != expected {
-        report.problem(format!(
+        let text = format!(
             "{name}: the prize list differs from Article 3 for a {} € block",
             canonical(stake.price)
-        ));
+        );
+        report.problem(Problem::in_file(Code::ManifestPrizes, &name, text));
     }
     if manifest.winners != stake.winners {
-        report.problem(format!(
+        let text = format!(
             "{name}: {} winners, Article 3 says {}",
             manifest.winners, stake.winners
-        ));
+        );
+        report.problem(Problem::in_file(Code::ManifestWinners, &name, text));
     }
     check_place(report, path, manifest, csv);
     Ok((game, stake))
@@ -204,8 +262,10 @@ fn check_place(report: &mut BlockReport, path: &Path, manifest: &Manifest, csv: 
     let folders = match place(csv) {
         Ok(folders) => folders,
         Err(e) => {
-            report.problem(format!(
-                "{name}: cannot tell which folders hold the block ({e})"
+            report.problem(Problem::in_file(
+                Code::PlaceUnknown,
+                &name,
+                format!("{name}: cannot tell which folders hold the block ({e})"),
             ));
             return;
         }
@@ -226,8 +286,12 @@ fn check_place(report: &mut BlockReport, path: &Path, manifest: &Manifest, csv: 
                 Some(f) => format!("folder {}", shown(f.as_encoded_bytes())),
                 None => "no folder".to_string(),
             };
-            report.problem(format!(
-                "{name}: the manifest is for {what} {value} (folder {folder}), but the block is in {found}: a block stays in <game>/<stake>/e<emission>/"
+            report.problem(Problem::in_file(
+                Code::PlaceFolder,
+                &name,
+                format!(
+                    "{name}: the manifest is for {what} {value} (folder {folder}), but the block is in {found}: a block stays in <game>/<stake>/e<emission>/"
+                ),
             ));
         }
     }

@@ -16,7 +16,7 @@ mod observe;
 mod replay;
 
 pub use lines::TicketCheck;
-pub use manifest::{check_signed, SignatureCheck};
+pub use manifest::{check_signed, FingerprintError, SignatureCheck};
 pub use observe::{CheckedLine, PieceObserver, PiecePart};
 
 use crate::block;
@@ -25,6 +25,7 @@ use crate::fs::open::{read_at_most, ReadError};
 use crate::game::{Game, Stake};
 use crate::money::canonical;
 use crate::plan::Seed;
+use crate::problem::{Code, Problem};
 use crate::progress::Progress;
 use crate::untrusted::{shown, shown_path};
 use ed25519_dalek::VerifyingKey;
@@ -62,7 +63,7 @@ pub struct BlockReport {
     /// The block's CSV file.
     pub csv: PathBuf,
     /// What is wrong, each naming the file, and the line and serial where it applies.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
     /// Ticket-line problems found beyond the listed ones.
     pub unlisted: u64,
     /// Ticket-line problems listed so far.
@@ -82,21 +83,21 @@ impl BlockReport {
     }
 
     /// A problem with the block as a whole: always listed (there are few).
-    fn problem(&mut self, text: String) {
-        self.problems.push(text);
+    fn problem(&mut self, problem: Problem) {
+        self.problems.push(problem);
     }
 
     /// A problem that ends the check of the block: listed, and returned to stop with `?`.
-    fn stop(&mut self, text: String) -> Stopped {
-        self.problem(text);
+    fn stop(&mut self, problem: Problem) -> Stopped {
+        self.problem(problem);
         Stopped
     }
 
     /// A problem on one ticket line: the first [`MAX_LISTED`] are listed, the rest counted.
-    fn line_problem(&mut self, text: String) {
+    fn line_problem(&mut self, problem: Problem) {
         if self.listed_lines < MAX_LISTED {
             self.listed_lines += 1;
-            self.problems.push(text);
+            self.problems.push(problem);
         } else {
             self.unlisted += 1;
         }
@@ -141,36 +142,88 @@ pub fn folder_of(path: &Path) -> &Path {
     }
 }
 
+/// Why the emission folder's copy of its game definition cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    /// Whether the copy is there cannot be told.
+    #[error("{0}")]
+    Entry(String),
+    /// The copy cannot be read.
+    #[error("cannot read {path}: {error}")]
+    Unreadable {
+        /// The copy, shown.
+        path: String,
+        /// Why.
+        error: ReadError,
+    },
+    /// The copy is not the definition the manifest names.
+    #[error("{path} has SHA-256 {found}, and the manifest names the definition {named}: the emission's copy of its definition was changed")]
+    Changed {
+        /// The copy, shown.
+        path: String,
+        /// Its SHA-256.
+        found: String,
+        /// The manifest's `game_definition_sha256`, shown.
+        named: String,
+    },
+    /// The copy is not UTF-8.
+    #[error("{path}: not UTF-8 text")]
+    NotUtf8 {
+        /// The copy, shown.
+        path: String,
+    },
+    /// The copy is not a valid definition.
+    #[error(transparent)]
+    Invalid(#[from] crate::game::GameError),
+}
+
+impl DefinitionError {
+    /// The problem's code in verify's reports.
+    pub fn code(&self) -> Code {
+        match self {
+            DefinitionError::Entry(_) | DefinitionError::Unreadable { .. } => {
+                Code::DefinitionUnreadable
+            }
+            DefinitionError::Changed { .. } => Code::DefinitionChanged,
+            DefinitionError::NotUtf8 { .. } | DefinitionError::Invalid(_) => {
+                Code::DefinitionInvalid
+            }
+        }
+    }
+}
+
 /// The game definition kept in the emission folder of a block ([`block::DEFINITION_FILE`]), if
 /// there is one; refused unless its SHA-256 is `sha256` (the manifest's
 /// `game_definition_sha256`), so a changed copy is never used. `None` without a copy.
-pub fn folder_definition(folder: &Path, sha256: &str) -> Result<Option<Game>, String> {
+pub fn folder_definition(folder: &Path, sha256: &str) -> Result<Option<Game>, DefinitionError> {
     use sha2::{Digest, Sha256};
     let path = folder.join(block::DEFINITION_FILE);
     match crate::fs::files::entry_exists(&path) {
         Ok(false) => return Ok(None),
         Ok(true) => {}
-        Err(e) => return Err(format!("{e:#}")),
+        Err(e) => return Err(DefinitionError::Entry(format!("{e:#}"))),
     }
     let bytes = read_at_most(
         &path,
         crate::game::MAX_DEFINITION_BYTES,
         "a game definition",
     )
-    .map_err(|e| format!("cannot read {}: {e}", shown_path(&path)))?;
+    .map_err(|error| DefinitionError::Unreadable {
+        path: shown_path(&path),
+        error,
+    })?;
     let found = hex::encode(Sha256::digest(&bytes));
     if found != sha256 {
-        return Err(format!(
-            "{} has SHA-256 {found}, and the manifest names the definition {}: the emission's copy of its definition was changed",
-            shown_path(&path),
-            shown(sha256)
-        ));
+        return Err(DefinitionError::Changed {
+            path: shown_path(&path),
+            found,
+            named: shown(sha256),
+        });
     }
-    let text =
-        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", shown_path(&path)))?;
-    Game::parse(&text, &path.display().to_string())
-        .map(Some)
-        .map_err(|e| e.to_string())
+    let text = String::from_utf8(bytes).map_err(|_| DefinitionError::NotUtf8 {
+        path: shown_path(&path),
+    })?;
+    Ok(Some(Game::parse(&text, &path.display().to_string())?))
 }
 
 /// The block number in a `block-NNNNN.csv` file name.
@@ -277,20 +330,26 @@ fn check_head(
 ) -> Result<Head, Stopped> {
     let name = shown_path(csv);
     let number = block_number(csv).ok_or_else(|| {
-        report.stop(format!(
-            "{name}: not a block file (block files are named block-NNNNN.csv)"
+        report.stop(Problem::in_file(
+            Code::BlockName,
+            &name,
+            format!("{name}: not a block file (block files are named block-NNNNN.csv)"),
         ))
     })?;
     let dir = folder_of(csv);
     let manifest_path = dir.join(block::manifest_name(number));
+    let shown_manifest = shown_path(&manifest_path);
     let manifest_bytes =
         read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest").map_err(|e| match e {
-            e @ ReadError::TooLarge { .. } => {
-                report.stop(format!("{}: {e}", shown_path(&manifest_path)))
-            }
-            e => report.stop(format!(
-                "{}: cannot read the manifest: {e}",
-                shown_path(&manifest_path)
+            e @ ReadError::TooLarge { .. } => report.stop(Problem::in_file(
+                Code::ManifestTooLarge,
+                &shown_manifest,
+                format!("{shown_manifest}: {e}"),
+            )),
+            e => report.stop(Problem::in_file(
+                Code::ManifestUnreadable,
+                &shown_manifest,
+                format!("{shown_manifest}: cannot read the manifest: {e}"),
             )),
         })?;
     let parsed = Manifest::from_bytes(&manifest_bytes);
@@ -303,9 +362,10 @@ fn check_head(
         options,
     );
     let manifest = parsed.map_err(|e| {
-        report.stop(format!(
-            "{}: not a valid manifest: {e}",
-            shown_path(&manifest_path)
+        report.stop(Problem::in_file(
+            Code::ManifestInvalid,
+            &shown_manifest,
+            format!("{shown_manifest}: not a valid manifest: {e}"),
         ))
     })?;
     let (game, stake) =
@@ -334,8 +394,14 @@ fn check_block(
         game,
         stake,
     } = check_head(report, csv, options)?;
-    let tickets = TicketCheck::new(&game, &stake, manifest.emission, manifest.block)
-        .map_err(|m| report.stop(format!("{name}: {m}")))?;
+    let tickets =
+        TicketCheck::new(&game, &stake, manifest.emission, manifest.block).map_err(|m| {
+            report.stop(Problem::in_file(
+                Code::DefinitionMechanic,
+                &name,
+                format!("{name}: {m}"),
+            ))
+        })?;
     let replay = match &options.seed {
         None => None,
         Some(seed) => Some(
@@ -355,21 +421,35 @@ fn check_block(
     // a block of this game can hold, is refused before a byte of the file is read.
     let most = tickets.max_block_bytes(game.block_size);
     if manifest.csv.bytes > most {
-        return Err(report.stop(format!(
-            "{}: the manifest says the CSV holds {} bytes, more than a block of {} can ({most}): the file is not read",
-            shown_path(&manifest_path),
-            manifest.csv.bytes,
-            game.id
+        let shown_manifest = shown_path(&manifest_path);
+        return Err(report.stop(Problem::in_file(
+            Code::ManifestSize,
+            &shown_manifest,
+            format!(
+                "{shown_manifest}: the manifest says the CSV holds {} bytes, more than a block of {} can ({most}): the file is not read",
+                manifest.csv.bytes,
+                game.id
+            ),
         )));
     }
     if source.is_none() {
         let size = std::fs::metadata(csv)
-            .map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?
+            .map_err(|e| {
+                report.stop(Problem::in_file(
+                    Code::FileUnreadable,
+                    &name,
+                    format!("{name}: cannot read: {e}"),
+                ))
+            })?
             .len();
         if size > manifest.csv.bytes {
-            return Err(report.stop(format!(
-                "{name}: {size} bytes, more than the {} the manifest says: not read",
-                manifest.csv.bytes
+            return Err(report.stop(Problem::in_file(
+                Code::FileTooLarge,
+                &name,
+                format!(
+                    "{name}: {size} bytes, more than the {} the manifest says: not read",
+                    manifest.csv.bytes
+                ),
             )));
         }
     }
@@ -387,23 +467,31 @@ fn check_block(
         None => checker.scan(csv, manifest.csv.bytes, report, progress),
         Some(source) => checker.scan_from(source, manifest.csv.bytes, report, progress),
     };
-    let scan = scanned.map_err(|e| report.stop(format!("{name}: cannot read: {e}")))?;
+    let scan = scanned.map_err(|e| {
+        report.stop(Problem::in_file(
+            Code::FileUnreadable,
+            &name,
+            format!("{name}: cannot read: {e}"),
+        ))
+    })?;
     if !scan.complete {
         // A line far longer than any ticket line: the rest of the file was not read.
         return Err(Stopped);
     }
     // The block as a whole.
     if report.tickets != game.block_size {
-        report.problem(format!(
+        let text = format!(
             "{name}: {} tickets, a block of {} holds {}",
             report.tickets, game.id, game.block_size
-        ));
+        );
+        report.problem(Problem::in_file(Code::BlockTickets, &name, text));
     }
     if report.tickets != manifest.tickets {
-        report.problem(format!(
+        let text = format!(
             "{name}: {} tickets, the manifest says {}",
             report.tickets, manifest.tickets
-        ));
+        );
+        report.problem(Problem::in_file(Code::BlockTicketsManifest, &name, text));
     }
     let expected = expected_prizes(&game, &stake);
     // Checked: the counts come from the file (bounded by the tickets a block holds, so exact).
@@ -414,41 +502,46 @@ fn check_block(
             .zip(amount.checked_mul(Decimal::from(count)))
             .and_then(|(sum, tier_total)| sum.checked_add(tier_total));
         if count != expected[tier].count {
-            report.problem(format!(
+            let text = format!(
                 "{name}: {count} tickets win {} €, Article 3 for a {} € block says {}",
                 tickets.tier_text[tier],
                 canonical(stake.price),
                 expected[tier].count
-            ));
+            );
+            report.problem(Problem::in_file(Code::BlockPrizeCount, &name, text));
         }
     }
     let total_text = total.map_or_else(|| "more than an amount can hold".into(), canonical);
     if total_text != manifest.total_prizes || total != Some(stake.total) {
-        report.problem(format!(
+        let text = format!(
             "{name}: the prizes add up to {total_text} €; the manifest says {} € and Article 3 {} €",
             shown(&manifest.total_prizes),
             canonical(stake.total)
-        ));
+        );
+        report.problem(Problem::in_file(Code::BlockTotal, &name, text));
     }
     if scan.bytes != manifest.csv.bytes {
-        report.problem(format!(
+        let text = format!(
             "{name}: {} bytes, the manifest says {}",
             scan.bytes, manifest.csv.bytes
-        ));
+        );
+        report.problem(Problem::in_file(Code::BlockBytes, &name, text));
     }
     if hex::encode(scan.sha256) != manifest.csv.sha256 {
-        report.problem(format!(
+        let text = format!(
             "{name}: the file's SHA-256 is {}, the manifest says {}",
             hex::encode(scan.sha256),
             shown(&manifest.csv.sha256)
-        ));
+        );
+        report.problem(Problem::in_file(Code::BlockSha256, &name, text));
     }
     if hex::encode(scan.root) != manifest.tickets_root {
-        report.problem(format!(
+        let text = format!(
             "{name}: the Merkle root of the tickets is {}, the manifest says {}",
             hex::encode(scan.root),
             shown(&manifest.tickets_root)
-        ));
+        );
+        report.problem(Problem::in_file(Code::BlockMerkleRoot, &name, text));
     }
     Ok(())
 }

@@ -949,7 +949,7 @@ fn seal_and_verify_json_are_one_object_each() {
             .unwrap_or_else(|e| panic!("{e}: not one JSON object:\n{}", text(&out)))
     };
     let ok = verify(&["--seal-sha256", &seal_sha256], 0);
-    assert_eq!(ok["verify_format"], 1);
+    assert_eq!(ok["verify_format"], 2);
     assert_eq!(ok["ok"], true);
     assert_eq!(
         (ok["blocks_checked"].as_u64(), ok["blocks_failed"].as_u64()),

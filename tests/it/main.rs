@@ -26,3 +26,4 @@ mod secrets;
 mod show;
 mod slurm;
 mod timestamp;
+mod verify;

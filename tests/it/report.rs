@@ -151,7 +151,7 @@ fn the_factorys_own_blocks_pass_every_test() {
     let folder = emit_mini(&w, "3");
     let (json, said) = report(&w, &[&folder], 0);
     println!("{said}");
-    assert_eq!(json["report_format"], 2);
+    assert_eq!(json["report_format"], 3);
     assert_eq!(json["failed"], false, "{said}");
     assert!(said.contains("every test passed"), "{said}");
     let blocks = json["blocks"].as_array().unwrap();
@@ -1231,10 +1231,11 @@ fn the_public_report_of_a_failed_block_names_no_ticket() {
         assert!(!doc.contains("line 1501"));
     }
     assert!(html.contains(&serial));
-    assert!(json["blocks"][0]["problems"][0]
+    assert!(json["blocks"][0]["problems"][0]["message"]
         .as_str()
         .unwrap()
         .contains("listed in the confidential report only"));
+    assert_eq!(json["blocks"][0]["problems"][0]["code"], "report.redacted");
 }
 
 /// The near-miss rates the definition asks for (the mini ruche keeps La ruche d'or's

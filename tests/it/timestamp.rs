@@ -669,6 +669,8 @@ fn a_beacon_round_published_before_the_record_s_trusted_time_is_refused() {
             && said.contains("the round was out before the record is proven to exist"),
         "{said}"
     );
+    let json = text(&w.run_expect(&["verify", "--json", "--tsa-cert", cert, PRODUCTION], 1));
+    assert!(json.contains("\"emission.beacon_too_early\""), "{json}");
     // The same ceremony, honest: dated now, naming a round a day ahead.
     let mut args = seed_args(&game, &recipients, "2");
     let tomorrow = humantime::format_rfc3339_seconds(

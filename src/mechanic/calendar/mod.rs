@@ -38,7 +38,7 @@ impl Params for CalendarParams {
         game.overlay(stake)
     }
 
-    fn check(settings: CalendarSettings) -> Result<Self, String> {
+    fn check(settings: CalendarSettings) -> Result<Self, crate::mechanic::SettingError> {
         CalendarParams::check(settings)
     }
 

@@ -5,6 +5,7 @@
 //! stays an independent referee of what the synthesizer writes.
 
 use crate::mechanic::util::{amount_list, at_most, near_miss_rate};
+use crate::mechanic::SettingError;
 use crate::money::AmountTable;
 use crate::untrusted::shown;
 use serde::Deserialize;
@@ -85,7 +86,7 @@ impl Default for NearMiss {
 
 impl NearMiss {
     /// Checks the settings; unset keys keep the defaults.
-    pub fn check(settings: Option<NearMissSettings>) -> Result<Self, String> {
+    pub fn check(settings: Option<NearMissSettings>) -> Result<Self, SettingError> {
         let s = settings.unwrap_or_default();
         let d = NearMiss::default();
         Ok(NearMiss {
@@ -154,7 +155,7 @@ pub struct CalendarParams {
 
 impl CalendarParams {
     /// Checks the settings; the message names the key at fault.
-    pub fn check(settings: CalendarSettings) -> Result<Self, String> {
+    pub fn check(settings: CalendarSettings) -> Result<Self, SettingError> {
         let letters = symbols(settings.symbols.as_deref())?;
         // `symbols` checked that every entry has a picture.
         let pictures = settings
@@ -179,8 +180,11 @@ impl CalendarParams {
                 .ok()
                 .filter(|n| (1..=MAX_WINNING_MONTHS).contains(n))
                 .ok_or_else(|| {
-                    format!(
-                        "max_winning_months = {n} must be a whole number from 1 to {MAX_WINNING_MONTHS}"
+                    SettingError::rule(
+                        "max_winning_months",
+                        format!(
+                            "max_winning_months = {n} must be a whole number from 1 to {MAX_WINNING_MONTHS}"
+                        ),
                     )
                 })?,
         };
@@ -206,39 +210,54 @@ impl CalendarParams {
 }
 
 /// Checks `symbols = [{ letter = "A", picture = "..." }, ...]`.
-fn symbols(items: Option<&[SymbolEntry]>) -> Result<Vec<u8>, String> {
+fn symbols(items: Option<&[SymbolEntry]>) -> Result<Vec<u8>, SettingError> {
     const SHAPE: &str = "list the symbols as { letter = \"A\", picture = \"...\" }";
-    let items = items.ok_or_else(|| format!("'symbols' is missing: {SHAPE}"))?;
+    let items = items.ok_or_else(|| SettingError::Missing {
+        key: "symbols".into(),
+        how: SHAPE.into(),
+    })?;
     at_most("symbols", items.len(), MAX_SYMBOLS)?;
     let mut letters: Vec<u8> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let letter = item
-            .letter
-            .as_deref()
-            .ok_or_else(|| format!("symbols[{i}].letter is missing ({SHAPE})"))?;
+        let letter = item.letter.as_deref().ok_or_else(|| {
+            SettingError::rule(
+                format!("symbols[{i}].letter"),
+                format!("symbols[{i}].letter is missing ({SHAPE})"),
+            )
+        })?;
         let byte = match letter.as_bytes() {
             [b] if b.is_ascii_uppercase() => *b,
             _ => {
-                return Err(format!(
-                    "symbols[{i}].letter = {} must be a single uppercase letter A..Z",
-                    shown(letter)
+                return Err(SettingError::rule(
+                    format!("symbols[{i}].letter"),
+                    format!(
+                        "symbols[{i}].letter = {} must be a single uppercase letter A..Z",
+                        shown(letter)
+                    ),
                 ))
             }
         };
         if letters.contains(&byte) {
-            return Err(format!("symbols[{i}]: letter {letter} is listed twice"));
+            return Err(SettingError::invalid(
+                format!("symbols[{i}]"),
+                format!("letter {letter} is listed twice"),
+            ));
         }
         let picture = item.picture.as_deref().unwrap_or("");
         if picture.trim().is_empty() {
-            return Err(format!(
-                "symbols[{i}].picture is missing: say what letter {letter} depicts"
+            return Err(SettingError::rule(
+                format!("symbols[{i}].picture"),
+                format!("symbols[{i}].picture is missing: say what letter {letter} depicts"),
             ));
         }
         letters.push(byte);
     }
     // A losing month needs two different symbols.
     if letters.len() < 2 {
-        return Err("'symbols' must list at least 2 symbols".into());
+        return Err(SettingError::rule(
+            "symbols",
+            "'symbols' must list at least 2 symbols",
+        ));
     }
     Ok(letters)
 }

@@ -49,7 +49,7 @@ fn builtin_params() -> CalendarParams {
 fn stake_with(layout: &str, prizes: &[&str]) -> TestStake {
     let params = toml::from_str::<CalendarSettings>(layout)
         .map_err(|e| e.to_string())
-        .and_then(CalendarParams::check);
+        .and_then(|s| CalendarParams::check(s).map_err(|e| e.to_string()));
     TestStake {
         params,
         prizes: prizes.iter().map(|a| d(a)).collect(),

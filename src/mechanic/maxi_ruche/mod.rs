@@ -31,7 +31,7 @@ impl Params for MaxiParams {
         game.overlay(stake)
     }
 
-    fn check(settings: MaxiSettings) -> Result<Self, String> {
+    fn check(settings: MaxiSettings) -> Result<Self, crate::mechanic::SettingError> {
         MaxiParams::check(settings)
     }
 

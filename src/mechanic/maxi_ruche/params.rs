@@ -4,6 +4,7 @@
 
 use crate::mechanic::hive::MAX_HIVE_AMOUNTS;
 use crate::mechanic::util::{amount_list, count_table, near_miss_rate, near_miss_weights};
+use crate::mechanic::SettingError;
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -106,7 +107,7 @@ impl Default for NearMiss {
 
 impl NearMiss {
     /// Checks the settings; unset keys keep the defaults.
-    pub fn check(settings: Option<NearMissSettings>) -> Result<Self, String> {
+    pub fn check(settings: Option<NearMissSettings>) -> Result<Self, SettingError> {
         let s = settings.unwrap_or_default();
         let d = NearMiss::default();
         let bonus_weight = match s.bonus_weight {
@@ -115,9 +116,12 @@ impl NearMiss {
                 .ok()
                 .filter(|&w| i64::from(w) <= crate::mechanic::util::MAX_WEIGHT)
                 .ok_or_else(|| {
-                    format!(
-                        "near_miss.bonus_weight = {w} is out of range: a weight is a whole number from 0 to {}",
-                        crate::mechanic::util::MAX_WEIGHT
+                    SettingError::rule(
+                        "near_miss.bonus_weight",
+                        format!(
+                            "near_miss.bonus_weight = {w} is out of range: a weight is a whole number from 0 to {}",
+                            crate::mechanic::util::MAX_WEIGHT
+                        ),
                     )
                 })?,
         };
@@ -193,7 +197,7 @@ pub struct MaxiParams {
 
 impl MaxiParams {
     /// Checks `row_amounts`, `bee_amounts`, `bonus` and `near_miss`; the message names the key at fault.
-    pub fn check(settings: MaxiSettings) -> Result<Self, String> {
+    pub fn check(settings: MaxiSettings) -> Result<Self, SettingError> {
         let rows = amount_list(
             "row_amounts",
             settings.row_amounts.as_deref(),
@@ -214,8 +218,11 @@ impl MaxiParams {
         for (i, (n, amount)) in table.into_iter().enumerate() {
             let n = n as usize;
             if n == 0 || n > MAX_BONUS_BEES {
-                return Err(format!(
-                    "bonus[{i}].bees = {n} is out of range: the bonus stage shows 1 to {MAX_BONUS_BEES} bees"
+                return Err(SettingError::rule(
+                    format!("bonus[{i}].bees"),
+                    format!(
+                        "bonus[{i}].bees = {n} is out of range: the bonus stage shows 1 to {MAX_BONUS_BEES} bees"
+                    ),
                 ));
             }
             bonus[n] = amount.normalize();
@@ -224,9 +231,12 @@ impl MaxiParams {
         }
         if let Some(n) = (bonus_min..=bonus_max).find(|&n| bonus[n].is_zero()) {
             // A gap would make "more bees" win less than "fewer bees": surely a typo.
-            return Err(format!(
-                "bonus: {n} bees is not listed although {bonus_min} bees win {} €; list every count from {bonus_min} up",
-                canonical(bonus[bonus_min])
+            return Err(SettingError::invalid(
+                "bonus",
+                format!(
+                    "{n} bees is not listed although {bonus_min} bees win {} €; list every count from {bonus_min} up",
+                    canonical(bonus[bonus_min])
+                ),
             ));
         }
         let near_miss = NearMiss::check(settings.near_miss)?;

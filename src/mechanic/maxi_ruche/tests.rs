@@ -441,7 +441,8 @@ fn new_names_the_parameter_that_makes_a_prize_impossible() {
     let mut s = settings();
     s.row_amounts = Some(vec!["1.50".into()]);
     let err = MaxiParams::check(s).unwrap_err();
-    assert!(err.contains("row_amounts[0]"), "{err}");
+    assert_eq!(err.key(), "row_amounts[0]");
+    assert!(err.to_string().contains("row_amounts[0]"), "{err}");
 
     let mut s = settings();
     s.bonus = Some(vec![BonusEntry {
@@ -449,7 +450,8 @@ fn new_names_the_parameter_that_makes_a_prize_impossible() {
         amount: "50".into(),
     }]);
     let err = MaxiParams::check(s).unwrap_err();
-    assert!(err.contains("bonus[0].bees = 9"), "{err}");
+    assert_eq!(err.key(), "bonus[0].bees");
+    assert!(err.to_string().contains("bonus[0].bees = 9"), "{err}");
 }
 
 // ---- synthesizer ----

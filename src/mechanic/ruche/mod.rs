@@ -28,7 +28,7 @@ impl Params for RucheParams {
         game.overlay(stake)
     }
 
-    fn check(settings: RucheSettings) -> Result<Self, String> {
+    fn check(settings: RucheSettings) -> Result<Self, crate::mechanic::SettingError> {
         RucheParams::check(settings)
     }
 

@@ -3,6 +3,7 @@
 
 use crate::mechanic::hive::MAX_HIVE_AMOUNTS;
 use crate::mechanic::util::{amount_list, count_table, near_miss_weights};
+use crate::mechanic::SettingError;
 use crate::money::{canonical, AmountTable};
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -83,7 +84,7 @@ impl Default for NearMiss {
 
 impl NearMiss {
     /// Checks the settings; unset keys keep the defaults.
-    pub fn check(settings: Option<NearMissSettings>) -> Result<Self, String> {
+    pub fn check(settings: Option<NearMissSettings>) -> Result<Self, SettingError> {
         let s = settings.unwrap_or_default();
         let d = NearMiss::default();
         Ok(NearMiss {
@@ -171,7 +172,7 @@ impl RucheSettings {
 
 impl RucheParams {
     /// Checks `row_amounts`, `honey` and `near_miss`; the message names the key at fault.
-    pub fn check(settings: RucheSettings) -> Result<Self, String> {
+    pub fn check(settings: RucheSettings) -> Result<Self, SettingError> {
         let rows = amount_list(
             "row_amounts",
             settings.row_amounts.as_deref(),
@@ -184,17 +185,23 @@ impl RucheParams {
         let mut max_honey = 0;
         for &(pots, amount) in &table {
             if pots == 0 || pots as usize > MAX_HONEY_POTS {
-                return Err(format!(
-                    "honey: pots = {pots} is impossible: a hive holds at most {MAX_HONEY_POTS} honey pots (SPEC §3); list counts from 1 to {MAX_HONEY_POTS}"
+                return Err(SettingError::invalid(
+                    "honey",
+                    format!(
+                        "pots = {pots} is impossible: a hive holds at most {MAX_HONEY_POTS} honey pots (SPEC §3); list counts from 1 to {MAX_HONEY_POTS}"
+                    ),
                 ));
             }
             if amount.is_zero() {
-                return Err(format!("honey: {pots} pots win {}", canonical(amount)));
+                return Err(SettingError::invalid(
+                    "honey",
+                    format!("{pots} pots win {}", canonical(amount)),
+                ));
             }
             max_honey = max_honey.max(pots as usize);
         }
         if table.is_empty() {
-            return Err("honey: the table is empty".into());
+            return Err(SettingError::invalid("honey", "the table is empty"));
         }
         let mut honey = vec![None; max_honey + 1];
         for (pots, amount) in table {

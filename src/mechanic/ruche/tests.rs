@@ -325,6 +325,9 @@ fn impossible_settings_are_refused_naming_the_key() {
         let mut s = settings("2");
         edit(&mut s);
         let e = RucheParams::check(s).unwrap_err();
+        // The message begins with, or names, the key at fault.
+        assert!(e.to_string().contains(e.key()), "{e}: no key {}", e.key());
+        let e = e.to_string();
         assert!(e.contains(needle), "{e} should mention {needle}");
     };
     refused(&|s| s.row_amounts = None, "'row_amounts' is missing");
