@@ -168,9 +168,9 @@ impl Features {
         &self.seen[..self.seen_len]
     }
 
-    /// The record as `explain` gives it: observations, then near misses (for tests).
-    #[cfg(test)]
-    pub(crate) fn as_explained(&self, exp: &dyn Explain) -> Vec<Feature> {
+    /// The record as `explain` gives it: observations, then near misses (what
+    /// [`super::agree::features_agree`] compares).
+    pub fn as_explained(&self, exp: &dyn Explain) -> Vec<Feature> {
         let names = exp.feature_names();
         let mut out: Vec<Feature> = self
             .seen()
@@ -692,32 +692,11 @@ mod tests {
             let shown = String::from_utf8_lossy(&bytes).into_owned();
             let context = format!("{} {}: {shown:?}", layouts.game.id, stake.price);
             let dec = stake.decoder();
-            let decoded = dec.decode(&bytes);
-            let in_cents = dec.decode_cents(&bytes);
-            match (&decoded, &in_cents) {
-                (Ok(prize), Ok(c)) => proptest::prop_assert_eq!(crate::money::cents(*prize), Some(*c), "{}", context),
-                (Err(a), Err(b)) => proptest::prop_assert_eq!(a, b, "{}", context),
-                _ => proptest::prop_assert!(false, "{}: decode {:?}, decode_cents {:?}", context, decoded, in_cents),
-            }
             let exp = stake.mechanic.explainer();
             let mut fast = Features::default();
-            let features = exp.features(&bytes, &mut fast);
-            // explain reads text: bytes that are not UTF-8 are the decoder's to refuse.
-            let Ok(text) = std::str::from_utf8(&bytes) else {
-                proptest::prop_assert!(decoded.is_err(), "{}", context);
-                return Ok(());
-            };
-            match (exp.explain(text), &decoded) {
-                (Ok(e), Ok(prize)) => {
-                    proptest::prop_assert_eq!(e.prize, *prize, "{}", context);
-                    proptest::prop_assert_eq!(&e.form, &dec.form(&bytes).unwrap(), "{}", context);
-                    proptest::prop_assert!(features.is_ok(), "{}: features {:?}", context, features);
-                    proptest::prop_assert_eq!(fast.as_explained(exp.as_ref()), e.features, "{}", context);
-                    proptest::prop_assert_eq!(Some(fast.won), crate::money::cents(*prize), "{}", context);
-                }
-                (Err(e), Err(d)) => proptest::prop_assert_eq!(&e, d, "{}", context),
-                (e, d) => proptest::prop_assert!(false, "{}: explain {:?}, decode {:?}", context, e, d),
-            }
+            let agree = crate::mechanic::agree::decode_cents_agrees(dec.as_ref(), &bytes)
+                .and_then(|()| crate::mechanic::agree::features_agree(dec.as_ref(), exp.as_ref(), &bytes, &mut fast));
+            proptest::prop_assert!(agree.is_ok(), "{}: {:?}", context, agree);
         }
     }
 }
