@@ -2,8 +2,9 @@
 //! game and every stake of the built-in games.
 //!
 //! Input: one byte choosing the game and stake, four bytes of ticket index (little-endian),
-//! then the line itself. The checks must not panic, must give the same verdict twice, and a
-//! line they accept must be short enough and end with the SHA-256 of what comes before it.
+//! then the line itself. The checks must not panic, must give the same verdict twice, the
+//! quick reading of a line must agree with the full one (`TicketCheck::readings_agree`), and
+//! a line they accept must be short enough and end with the SHA-256 of what comes before it.
 #![no_main]
 
 use emission_factory::game::Game;
@@ -44,6 +45,9 @@ fuzz_target!(|data: &[u8]| {
     let checkers = checkers();
     let checker = &checkers[usize::from(*which) % checkers.len()];
     let index = u64::from(u32::from_le_bytes([*i0, *i1, *i2, *i3]));
+    if let Err(e) = checker.readings_agree(line, index) {
+        panic!("{e}");
+    }
     let verdict = checker.check(line, index);
     assert_eq!(
         verdict,

@@ -1,14 +1,14 @@
-//! Any bytes as a layout to the decoders of every stake of `maxi-ruche-or`: no panic, the same answer
-//! twice, a form exactly when the layout decodes.
+//! Any bytes as a layout to the decoders and explainers of every stake of `maxi-ruche-or`: no panic,
+//! the same answer twice, a form exactly when the layout decodes, `decode_cents` agreeing with
+//! `decode` and `features` with `explain` (`emission_factory_fuzz::exercise`).
 #![no_main]
 
-use emission_factory::mechanic::Decoder;
-use emission_factory_fuzz::{decoders, exercise};
+use emission_factory_fuzz::{decoders, exercise, Readers};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
-static DECODERS: OnceLock<Vec<Box<dyn Decoder>>> = OnceLock::new();
+static READERS: OnceLock<Vec<Readers>> = OnceLock::new();
 
 fuzz_target!(|data: &[u8]| {
-    exercise(DECODERS.get_or_init(|| decoders("maxi-ruche-or")), data);
+    exercise(READERS.get_or_init(|| decoders("maxi-ruche-or")), data);
 });

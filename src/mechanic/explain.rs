@@ -16,6 +16,7 @@
 //!   near misses of that kind the ticket shows (0: none); the report gives the rate of tickets
 //!   with a value above 0 among losers.
 
+use super::hive::{read_row, ROW_LENGTHS};
 use super::LayoutError;
 use crate::money::AmountTable;
 use rust_decimal::Decimal;
@@ -167,9 +168,9 @@ impl Features {
         &self.seen[..self.seen_len]
     }
 
-    /// The record as `explain` gives it: observations, then near misses (for tests).
-    #[cfg(test)]
-    pub(crate) fn as_explained(&self, exp: &dyn Explain) -> Vec<Feature> {
+    /// The record as `explain` gives it: observations, then near misses (what
+    /// [`super::agree::features_agree`] compares).
+    pub fn as_explained(&self, exp: &dyn Explain) -> Vec<Feature> {
         let names = exp.feature_names();
         let mut out: Vec<Feature> = self
             .seen()
@@ -220,6 +221,11 @@ impl CentsTable {
         }
     }
 
+    /// The table itself, for readers that look amounts up with it ([`read_row`]).
+    pub(crate) fn table(&self) -> &AmountTable {
+        &self.table
+    }
+
     /// The feature value of a code: its cents, saturated as [`cents_code`] does.
     pub(crate) fn value(&self, code: u16) -> u32 {
         let i = usize::from(code);
@@ -229,6 +235,12 @@ impl CentsTable {
             u32::MAX
         }
     }
+}
+
+/// The feature code of the amount at `index` of its table (its index, if it fits).
+#[inline]
+pub(crate) fn amount_code(index: usize) -> Result<u16, LayoutError> {
+    u16::try_from(index).map_err(|_| LayoutError::new("more amounts than the report can count"))
 }
 
 #[cold]
@@ -282,74 +294,6 @@ fn amount_before_by_bytes(
     let read = table.read(&text[start..end])?;
     *pos = end + 1;
     Ok(read)
-}
-
-/// In a table for [`packed_cells`]: the byte ends the row's cells.
-pub(crate) const CELL_END: u64 = u64::MAX;
-
-/// [`packed_cells`] reads at most this many cells, so that no 16-bit count overflows.
-pub(crate) const PACKED_ROW: usize = 64;
-
-/// A hive row's cells read from `start` as the sum of what `table` gives each byte, up to the
-/// first byte whose entry is [`CELL_END`] (or the end of `text`): the packed counts and where
-/// they end. `None` if the row runs past [`PACKED_ROW`] cells (then read it byte by byte).
-/// One look-up and one add per cell: the features paths' `match` per byte mispredicted its
-/// jump table on most cells (about half of a Maxi report's features path, `perf annotate`).
-#[inline(always)]
-pub(crate) fn packed_cells(text: &[u8], start: usize, table: &[u64; 256]) -> Option<(u64, usize)> {
-    let start = start.min(text.len());
-    let limit = text.len().min(start + PACKED_ROW);
-    let mut at = start;
-    let mut packed = 0u64;
-    while at < limit {
-        let t = table[usize::from(text[at])];
-        if t == CELL_END {
-            return Some((packed, at));
-        }
-        packed = packed.wrapping_add(t);
-        at += 1;
-    }
-    (at == text.len()).then_some((packed, at))
-}
-
-/// Checks that a features path's packed reading of rows (`packed`) says what its byte-by-byte
-/// reading says and stops at the same byte, on 20 000 random rows of bytes from `alphabet`
-/// (a third of them without the bytes in `ends`), of every length around [`PACKED_ROW`].
-#[cfg(test)]
-pub(crate) fn assert_packed_rows_agree<R: PartialEq + std::fmt::Debug>(
-    alphabet: &[u8],
-    ends: &[u8],
-    packed: impl Fn(&[u8], &mut usize) -> R,
-    by_bytes: impl Fn(&[u8], &mut usize) -> R,
-) {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
-    for case in 0..20_000 {
-        let len = match case % 4 {
-            0 => next(8),
-            1 => next(20),
-            2 => PACKED_ROW - 2 + next(4),
-            _ => next(300),
-        };
-        let mut layout: Vec<u8> = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
-        if case % 3 == 0 {
-            layout.retain(|b| !ends.contains(b));
-        }
-        let start = next(layout.len() + 1);
-        let (mut a, mut b) = (start, start);
-        let shown = String::from_utf8_lossy(&layout);
-        assert_eq!(
-            packed(&layout, &mut a),
-            by_bytes(&layout, &mut b),
-            "{shown:?} from {start}"
-        );
-        assert_eq!(a, b, "{shown:?} from {start}");
-    }
 }
 
 /// `a + b` in cents, for the fast path's wins.
@@ -550,22 +494,37 @@ pub(crate) fn check_total(parts: &[Decimal], prize: Decimal) -> Result<(), Layou
     }
 }
 
-/// The rows of a hive `row ( "/" row )*`, `row := amount ":" cell+`, of a layout the decoder
-/// has accepted (so every row is well formed; anything else is still an error, never a panic).
-pub(crate) fn hive_rows(text: &str, amounts: &AmountTable) -> Result<Vec<HiveRow>, LayoutError> {
-    text.split('/')
-        .map(|row| {
-            let (amount, cells) = row
-                .split_once(':')
-                .ok_or_else(|| LayoutError::new("a row without ':' (amount:cells)"))?;
-            Ok(HiveRow {
-                amount: parsed_amount(amount, amounts)?,
-                cells: cells.chars().collect(),
-                win: Decimal::ZERO,
-                multiplier: None,
-            })
-        })
-        .collect()
+/// The seven rows of a hive, joined by `/`, of a layout the decoder has accepted, each read
+/// by [`read_row`] with the game's cell classes (anything else is still an error, never a
+/// panic).
+pub(crate) fn hive_rows(
+    text: &[u8],
+    amounts: &AmountTable,
+    class: &[u8; 256],
+) -> Result<Vec<HiveRow>, LayoutError> {
+    let malformed = || LayoutError::new("a hive that is not seven rows amount:cells joined by '/'");
+    let mut rows = Vec::with_capacity(ROW_LENGTHS.len());
+    let mut pos = 0;
+    for (r, &len) in ROW_LENGTHS.iter().enumerate() {
+        if r > 0 {
+            if text.get(pos) != Some(&b'/') {
+                return Err(malformed());
+            }
+            pos += 1;
+        }
+        let row = read_row(text, pos, amounts, len, class).ok_or_else(malformed)?;
+        pos = row.end;
+        rows.push(HiveRow {
+            amount: amounts.get(row.amount).0,
+            cells: row.cells.iter().map(|&c| char::from(c)).collect(),
+            win: Decimal::ZERO,
+            multiplier: None,
+        });
+    }
+    if pos != text.len() {
+        return Err(malformed());
+    }
+    Ok(rows)
 }
 
 /// An amount of a layout the decoder has accepted, read from the table it allows (a packed
@@ -733,32 +692,11 @@ mod tests {
             let shown = String::from_utf8_lossy(&bytes).into_owned();
             let context = format!("{} {}: {shown:?}", layouts.game.id, stake.price);
             let dec = stake.decoder();
-            let decoded = dec.decode(&bytes);
-            let in_cents = dec.decode_cents(&bytes);
-            match (&decoded, &in_cents) {
-                (Ok(prize), Ok(c)) => proptest::prop_assert_eq!(crate::money::cents(*prize), Some(*c), "{}", context),
-                (Err(a), Err(b)) => proptest::prop_assert_eq!(a, b, "{}", context),
-                _ => proptest::prop_assert!(false, "{}: decode {:?}, decode_cents {:?}", context, decoded, in_cents),
-            }
             let exp = stake.mechanic.explainer();
             let mut fast = Features::default();
-            let features = exp.features(&bytes, &mut fast);
-            // explain reads text: bytes that are not UTF-8 are the decoder's to refuse.
-            let Ok(text) = std::str::from_utf8(&bytes) else {
-                proptest::prop_assert!(decoded.is_err(), "{}", context);
-                return Ok(());
-            };
-            match (exp.explain(text), &decoded) {
-                (Ok(e), Ok(prize)) => {
-                    proptest::prop_assert_eq!(e.prize, *prize, "{}", context);
-                    proptest::prop_assert_eq!(&e.form, &dec.form(&bytes).unwrap(), "{}", context);
-                    proptest::prop_assert!(features.is_ok(), "{}: features {:?}", context, features);
-                    proptest::prop_assert_eq!(fast.as_explained(exp.as_ref()), e.features, "{}", context);
-                    proptest::prop_assert_eq!(Some(fast.won), crate::money::cents(*prize), "{}", context);
-                }
-                (Err(e), Err(d)) => proptest::prop_assert_eq!(&e, d, "{}", context),
-                (e, d) => proptest::prop_assert!(false, "{}: explain {:?}, decode {:?}", context, e, d),
-            }
+            let agree = crate::mechanic::agree::decode_cents_agrees(dec.as_ref(), &bytes)
+                .and_then(|()| crate::mechanic::agree::features_agree(dec.as_ref(), exp.as_ref(), &bytes, &mut fast));
+            proptest::prop_assert!(agree.is_ok(), "{}: {:?}", context, agree);
         }
     }
 }

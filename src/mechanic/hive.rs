@@ -4,7 +4,17 @@
 //! A row is `amount ":" cells`; it wins when it holds exactly [`ROW_WIN`] `P`, may not hold
 //! more, and holds at most [`MAX_OTHER`] `A` and `B` each (three would show the player that
 //! the choice mattered). What else a cell may be differs per game: each decoder gives its own
-//! class table to [`count_cells`].
+//! class table to [`count_cells`] and [`read_row`].
+//!
+//! [`read_row`] is the one reading of a row outside the referees: both decoders' one-pass
+//! `prize_cents`, both explainers' `features` (the report's fast path) and their `explain`
+//! ([`crate::mechanic::explain`]'s `hive_rows`) read every row with it. The referees (`decode`
+//! of each hive mechanic) read their rows on their own, from the rules, with the messages that
+//! name the rule a row breaks: they are what the fast readings are compared with (unit and
+//! property tests, and the fuzz targets of `fuzz/`), so they must not share the reading under
+//! test.
+
+use crate::money::AmountTable;
 
 /// Rows of a hive.
 pub const ROWS: usize = 7;
@@ -91,6 +101,76 @@ pub fn packed_count(packed: u64, k: usize) -> u8 {
     packed.to_le_bytes()[k & 7]
 }
 
+/// One row of a hive as [`read_row`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row<'a> {
+    /// The index of the row's amount in its table ([`AmountTable::get`]).
+    pub amount: usize,
+    /// The row's amount in whole cents.
+    pub cents: u64,
+    /// The row's cells, exactly as many as the row has.
+    pub cells: &'a [u8],
+    /// The cells counted by class, packed ([`packed_counts`]): byte `k` is the count of class
+    /// `k`, byte [`NOT_A_CELL`] the bytes that are not cells of the game.
+    pub counts: u64,
+    /// Where the row ends: the index of the byte after its last cell.
+    pub end: usize,
+}
+
+/// Reads the row `amount ":" cells` of `len` cells that starts at `text[at]`, without
+/// allocating: the amount, the cells and their counts by `class`, and where the row ends.
+/// `None` when the bytes before the first `:` are not the canonical text of an amount of
+/// `amounts` that is a whole number of cents, when fewer than `len` bytes follow the `:`, or
+/// when the byte after them is a cell of the game (the row would be longer than `len`).
+///
+/// It does not judge the cells: a byte that is not a cell is counted in [`NOT_A_CELL`], and
+/// the rules of a row ([`over_limits`], [`row_wins`]) and what separates rows (`/`) are the
+/// caller's. Always inlined: it is most of the hive decoders' one-pass reading.
+#[inline(always)]
+pub fn read_row<'a>(
+    text: &'a [u8],
+    at: usize,
+    amounts: &AmountTable,
+    len: usize,
+    class: &[u8; 256],
+) -> Option<Row<'a>> {
+    let rest = text.get(at..)?;
+    let (amount, cents, amount_len) = match amounts.lookup_before(rest, b':') {
+        Some(found) => found,
+        None => amount_by_bytes(rest, amounts)?,
+    };
+    let start = at + amount_len + 1;
+    let end = start + len;
+    let cells = text.get(start..end)?;
+    // `len` is a row's length (at most MAX_ROW_LEN), far below the 256 the packing holds.
+    let counts = packed_counts(cells, class)?;
+    if text
+        .get(end)
+        .is_some_and(|&b| class[usize::from(b)] != NOT_A_CELL)
+    {
+        return None;
+    }
+    Some(Row {
+        amount,
+        cents,
+        cells,
+        counts,
+        end,
+    })
+}
+
+/// The amount before the first `:` of `text` by a search and a comparison of texts: for what
+/// [`AmountTable::lookup_before`] does not find in its packed table (a text it cannot pack, a
+/// table without a hash, and every text that is not an amount). (index, cents, length).
+#[cold]
+#[inline(never)]
+fn amount_by_bytes(text: &[u8], amounts: &AmountTable) -> Option<(usize, u64, usize)> {
+    let colon = memchr::memchr(b':', text)?;
+    let index = amounts.index_bytes(&text[..colon])?;
+    let cents = crate::money::cents(amounts.get(index).0)?;
+    Some((index, cents, colon))
+}
+
 /// A row that breaks the `P`/`A`/`B` rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowFault {
@@ -172,6 +252,69 @@ mod tests {
         assert_eq!(packed.map(|p| packed_count(p, 1)), Some(3));
         assert_eq!(packed.map(|p| packed_count(p, 0)), Some(1));
         assert_eq!(packed_counts(&[b'P'; 256], &class), None);
+    }
+
+    /// A class table of the test rows: `P`, `A`, `B` and `H` are cells.
+    fn test_classes() -> [u8; 256] {
+        let mut class = [NOT_A_CELL; 256];
+        for (k, &c) in b"PABH".iter().enumerate() {
+            class[usize::from(c)] = k as u8 + 1;
+        }
+        class
+    }
+
+    #[test]
+    fn a_row_is_read_with_its_amount_cells_and_counts() {
+        let amounts = AmountTable::new(["2.5", "10"].map(|a| a.parse().unwrap()));
+        let class = test_classes();
+        let text = b"x10:PAPB/2.5:HHPxB|";
+        let row = read_row(text, 1, &amounts, 4, &class).unwrap();
+        assert_eq!((row.amount, row.cents, row.cells), (1, 1000, &b"PAPB"[..]));
+        assert_eq!(row.counts, u64::from_le_bytes([0, 2, 1, 1, 0, 0, 0, 0]));
+        assert_eq!(row.end, 8);
+        // A byte that is not a cell is counted, not refused: the rules are the caller's.
+        let row = read_row(text, 9, &amounts, 5, &class).unwrap();
+        assert_eq!((row.cents, row.end), (250, 18));
+        assert_eq!(packed_count(row.counts, usize::from(NOT_A_CELL)), 1);
+    }
+
+    #[test]
+    fn a_row_that_is_not_amount_colon_cells_is_refused() {
+        let amounts = AmountTable::new(["2.5", "10"].map(|a| a.parse().unwrap()));
+        let class = test_classes();
+        let read = |text: &'static [u8], len| read_row(text, 0, &amounts, len, &class);
+        assert!(read(b"10:PAPB", 4).is_some());
+        // Too few cells, one cell too many, a cell after the row.
+        assert_eq!(read(b"10:PAP", 4), None);
+        assert_eq!(read(b"10:PAPBA", 4), None);
+        assert!(read(b"10:PAPB/", 4).is_some());
+        // No colon, an amount not in the table, one not written canonically, none at all.
+        assert_eq!(read(b"10PAPB", 4), None);
+        assert_eq!(read(b"5:PAPB", 4), None);
+        assert_eq!(read(b"10.0:PAPB", 4), None);
+        assert_eq!(read(b"2.50:PAPB", 4), None);
+        assert_eq!(read(b":PAPB", 4), None);
+        assert_eq!(read(b"", 0), None);
+        // Out of the text: no panic.
+        assert_eq!(read_row(b"10:PAPB", 99, &amounts, 4, &class), None);
+    }
+
+    #[test]
+    fn amounts_the_packed_table_cannot_hold_are_read_by_their_text() {
+        // 20 digits: too long to pack, found by comparing texts.
+        let long: rust_decimal::Decimal = "12345678901234567.89".parse().unwrap();
+        let amounts = AmountTable::new([long, "1".parse().unwrap()]);
+        let class = test_classes();
+        let row = read_row(b"12345678901234567.89:PPPA", 0, &amounts, 4, &class).unwrap();
+        assert_eq!((row.amount, row.cents), (1, 1_234_567_890_123_456_789));
+        assert_eq!(row.end, 25);
+        assert_eq!(
+            read_row(b"12345678901234567.80:PPPA", 0, &amounts, 4, &class),
+            None
+        );
+        // An amount that is not a whole number of cents has no fast reading.
+        let amounts = AmountTable::new(["0.001".parse().unwrap()]);
+        assert_eq!(read_row(b"0.001:PPPA", 0, &amounts, 4, &class), None);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! [`Mechanic`] enum and the functions that build the two halves from it. `mechanic` knows
 //! nothing of `game`: it is given the `layout` tables and the prize amounts as plain data.
 
+pub mod agree;
 pub mod calendar;
 #[cfg(test)]
 pub(crate) mod changed;

@@ -7,8 +7,8 @@
 
 use super::params::{multiplier_index, MaxiParams, BONUS_CELLS, MAX_BONUS_BEES, MULTIPLIERS};
 use crate::mechanic::hive::{
-    count_cells, limit_bias, over_limits, packed_count, packed_counts, row_wins, RowFault,
-    MAX_OTHER, NOT_A_CELL, ROWS, ROW_LENGTHS, ROW_WIN,
+    count_cells, limit_bias, over_limits, packed_count, read_row, row_wins, RowFault, MAX_OTHER,
+    NOT_A_CELL, ROWS, ROW_LENGTHS, ROW_WIN,
 };
 use crate::mechanic::{add_wins, multiply_win, Cursor, LayoutError};
 use crate::money::AmountTable;
@@ -100,23 +100,20 @@ impl MaxiDecoder {
                 }
                 pos += 1;
             }
-            let (amount, after) = amount_cents(text, pos, &self.params.rows, b':')?;
-            let end = after + len;
-            let cells = text.get(after..end)?;
-            let packed = packed_counts(cells, &CELL_CLASS)?;
-            bad |= over_limits(packed, ROW_BIAS) | is_cell(text, end);
-            hive += packed;
+            let row = read_row(text, pos, &self.params.rows, len, &CELL_CLASS)?;
+            bad |= over_limits(row.counts, ROW_BIAS);
+            hive += row.counts;
             // Exactly ROW_WIN P win the row's amount, times its multiplier if it shows one.
-            if usize::from(packed_count(packed, usize::from(P))) == ROW_WIN {
-                let won = if packed_count(packed, usize::from(MULT)) != 0 {
-                    let i = cells.iter().find_map(|&cell| multiplier_index(cell))?;
-                    amount.checked_mul(u64::from(MULTIPLIERS[i].1))?
+            if usize::from(packed_count(row.counts, usize::from(P))) == ROW_WIN {
+                let won = if packed_count(row.counts, usize::from(MULT)) != 0 {
+                    let i = row.cells.iter().find_map(|&cell| multiplier_index(cell))?;
+                    row.cents.checked_mul(u64::from(MULTIPLIERS[i].1))?
                 } else {
-                    amount
+                    row.cents
                 };
                 win = win.checked_add(won)?;
             }
-            pos = end;
+            pos = row.end;
         }
         // 37 cells: the hive's counts stay far below the limits' 128.
         let may_hold_e = usize::from(which == Which::Main);
@@ -156,13 +153,13 @@ impl MaxiDecoder {
 }
 
 /// Cell classes, indices into a row's counts (0 is [`NOT_A_CELL`]).
-const P: u8 = 1;
+pub(super) const P: u8 = 1;
 const A: u8 = 2;
 const B: u8 = 3;
 const F: u8 = 4;
-const E: u8 = 5;
-const Q: u8 = 6;
-const MULT: u8 = 7;
+pub(super) const E: u8 = 5;
+pub(super) const Q: u8 = 6;
+pub(super) const MULT: u8 = 7;
 const CLASSES: usize = 8;
 
 /// The limits of a row's counts, for [`over_limits`]: no byte that is not a cell, at most
@@ -190,7 +187,7 @@ const HIVE_BIAS: [u64; 2] = {
 };
 
 /// The class of every byte: a row is classified with one table look-up per cell.
-const CELL_CLASS: [u8; 256] = {
+pub(super) const CELL_CLASS: [u8; 256] = {
     let mut t = [NOT_A_CELL; 256];
     t[b'P' as usize] = P;
     t[b'A' as usize] = A;

@@ -2,15 +2,16 @@
 //! bonus stage, and what a player sees besides (docs/SPEC.md §3.2). The decoder reads the
 //! prize; this reads the rest.
 
+use super::decode::{CELL_CLASS, E, MULT, P, Q};
 use super::params::{multiplier_index, MaxiParams, MAX_BONUS_BEES, MULTIPLIERS};
 use super::MaxiDecoder;
 use crate::mechanic::explain::{
-    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, packed_cells,
+    add_cents, amount_before, amount_code, cents_code, check_total, euros, hive_rows, p_count,
     parsed_amount, Board, BonusStage, CentsTable, Explain, Explanation, Feature, FeatureNames,
-    Features, FormKey, Hive, CELL_END,
+    Features, FormKey, Hive,
 };
-use crate::mechanic::hive::ROWS;
 use crate::mechanic::hive::ROW_WIN as WINNING_P;
+use crate::mechanic::hive::{packed_count, read_row, ROW_LENGTHS};
 use crate::mechanic::Params;
 use crate::mechanic::{add_wins, multiply_win, Decoder, LayoutError};
 use rust_decimal::Decimal;
@@ -66,87 +67,6 @@ impl HiveForm {
     }
 }
 
-/// What a row's cells hold, as [`MaxiExplainer::features`] counts them.
-#[derive(Debug, PartialEq, Eq)]
-struct RowCells {
-    p: u16,
-    extras: u16,
-    bee: bool,
-    /// The last multiplier's index in [`MULTIPLIERS`].
-    factor: Option<usize>,
-}
-
-/// [`CELL`]'s fields, 16 bits each: `P` count, `E` count, `Q` count, and multipliers: their
-/// count (bits 48..56) and the sum of their index + 1 (bits 56..64, exact when there is one).
-const CELL_P: u64 = 1;
-const CELL_E: u64 = 1 << 16;
-const CELL_Q: u64 = 1 << 32;
-const CELL_MULT: u64 = 1 << 48;
-
-/// Per byte, what it adds to a row's packed counts ([`CELL_END`] for `/`, `|`, `+`).
-const CELL: [u64; 256] = {
-    let mut t = [0u64; 256];
-    t[b'P' as usize] = CELL_P;
-    t[b'E' as usize] = CELL_E;
-    t[b'Q' as usize] = CELL_Q;
-    let mut i = 0;
-    while i < MULTIPLIERS.len() {
-        t[MULTIPLIERS[i].0 as usize] = CELL_MULT | ((i as u64 + 1) << 56);
-        i += 1;
-    }
-    t[b'/' as usize] = CELL_END;
-    t[b'|' as usize] = CELL_END;
-    t[b'+' as usize] = CELL_END;
-    t
-};
-
-/// Reads a row's cells from `*pos` to the byte that ends them (or the end of `layout`),
-/// leaving `*pos` on it: packed ([`packed_cells`]), or byte by byte ([`read_row_by_bytes`],
-/// the same answers) for what the packed counts cannot say exactly: a row with several
-/// multipliers, or longer than they hold.
-#[inline(always)]
-fn read_row(layout: &[u8], pos: &mut usize) -> RowCells {
-    match packed_cells(layout, *pos, &CELL) {
-        Some((packed, end)) if (packed >> 48) & 0xff <= 1 => {
-            *pos = end;
-            RowCells {
-                p: (packed & 0xffff) as u16,
-                extras: ((packed >> 16) & 0xffff) as u16,
-                bee: (packed >> 32) & 0xffff != 0,
-                factor: ((packed >> 48) & 0xff == 1).then(|| (packed >> 56) as usize - 1),
-            }
-        }
-        _ => read_row_by_bytes(layout, pos),
-    }
-}
-
-/// [`read_row`] one byte at a time: for any length and any number of multipliers.
-#[cold]
-#[inline(never)]
-fn read_row_by_bytes(layout: &[u8], pos: &mut usize) -> RowCells {
-    let mut row = RowCells {
-        p: 0,
-        extras: 0,
-        bee: false,
-        factor: None,
-    };
-    while let Some(&c) = layout.get(*pos) {
-        match c {
-            b'/' | b'|' | b'+' => break,
-            b'P' => row.p = row.p.saturating_add(1),
-            b'Q' => row.bee = true,
-            b'E' => row.extras = row.extras.saturating_add(1),
-            _ => {
-                if let Some(i) = multiplier_index(c) {
-                    row.factor = Some(i);
-                }
-            }
-        }
-        *pos += 1;
-    }
-    row
-}
-
 impl MaxiExplainer {
     /// The explainer for a stake, from its layout parameters.
     pub fn new(params: &MaxiParams) -> Self {
@@ -187,7 +107,7 @@ impl Explain for MaxiExplainer {
                 .split_once('#')
                 .ok_or_else(|| LayoutError::new(format!("{name}: no bee amount")))?;
             let bee_amount = parsed_amount(bee_text, &self.params.bees)?;
-            let mut rows = hive_rows(rows_text, &self.params.rows)?;
+            let mut rows = hive_rows(rows_text.as_bytes(), &self.params.rows, &CELL_CLASS)?;
             let mut hive_win = Decimal::ZERO;
             let mut bee = false;
             let mut extras = 0;
@@ -307,8 +227,8 @@ impl Explain for MaxiExplainer {
     fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError> {
         out.clear();
         let malformed = || LayoutError::new("not hive|hive+bonus");
-        // One cursor over the bytes: `hive ("|" hive)? ("+" bonus)?`, a hive `bee "#" row
-        // ("/" row)*`, a row `amount ":" cell*`.
+        // One cursor over the bytes: `hive ("|" hive)? ("+" bonus)?`, a hive `bee "#"` and its
+        // seven rows joined by `/`, each read by `hive::read_row`.
         let mut pos = 0;
         let mut won = 0u64;
         let mut forms = [HiveForm::default(), HiveForm::default()];
@@ -321,24 +241,32 @@ impl Explain for MaxiExplainer {
             let (bee_code, bee_cents) = amount_before(layout, &mut pos, b'#', &self.bees)?;
             let mut hive_won = 0u64;
             let mut extras = 0u16;
-            let mut rows = 0;
-            loop {
-                rows += 1;
-                if rows > ROWS {
-                    return Err(malformed());
+            for (r, &len) in ROW_LENGTHS.iter().enumerate() {
+                if r > 0 {
+                    if layout.get(pos) != Some(&b'/') {
+                        return Err(malformed());
+                    }
+                    pos += 1;
                 }
-                let (amount_code, amount_cents) =
-                    amount_before(layout, &mut pos, b':', &self.rows)?;
-                let row = read_row(layout, &mut pos);
-                let (p, factor) = (row.p, row.factor);
-                form.bee |= row.bee;
-                extras = extras.saturating_add(row.extras);
+                let row = read_row(layout, pos, self.rows.table(), len, &CELL_CLASS)
+                    .ok_or_else(malformed)?;
+                pos = row.end;
+                let p = u16::from(packed_count(row.counts, usize::from(P)));
+                // A row the decoder accepts holds at most one multiplier.
+                let factor = match packed_count(row.counts, usize::from(MULT)) {
+                    0 => None,
+                    1 => row.cells.iter().find_map(|&cell| multiplier_index(cell)),
+                    _ => return Err(malformed()),
+                };
+                form.bee |= packed_count(row.counts, usize::from(Q)) != 0;
+                extras = extras.saturating_add(packed_count(row.counts, usize::from(E)).into());
                 if usize::from(p) == WINNING_P {
                     let win = match factor {
-                        Some(i) => amount_cents
+                        Some(i) => row
+                            .cents
                             .checked_mul(u64::from(MULTIPLIERS[i].1))
                             .ok_or_else(malformed)?,
-                        None => amount_cents,
+                        None => row.cents,
                     };
                     hive_won = add_cents(hive_won, win)?;
                     match factor {
@@ -348,16 +276,11 @@ impl Explain for MaxiExplainer {
                 } else {
                     let factor_value = factor.map_or(0, |i| MULTIPLIERS[i].1 as u16);
                     out.see(LOSING_ROW_P, p)?;
-                    out.see(LOSING_ROW_AMOUNT, amount_code)?;
+                    out.see(LOSING_ROW_AMOUNT, amount_code(row.amount)?)?;
                     out.see(LOSING_ROW_MULTIPLIER, factor_value)?;
                     let near = usize::from(p) + 1 == WINNING_P;
                     near_rows += u32::from(near);
                     near_mult += u32::from(near && factor.is_some());
-                }
-                if layout.get(pos) == Some(&b'/') {
-                    pos += 1;
-                } else {
-                    break;
                 }
             }
             if form.bee {
@@ -462,35 +385,5 @@ mod tests {
             .unwrap();
         assert_eq!(won.wins, ["bonus stage: 6 bees → 10 €"]);
         assert_eq!(won.prize, Decimal::from_str("10").unwrap());
-    }
-}
-
-#[cfg(test)]
-mod row_tests {
-    use super::*;
-    use crate::mechanic::explain::assert_packed_rows_agree;
-
-    /// The packed reading of a row's cells says what the byte-by-byte one says, and stops at
-    /// the same byte, on rows of every cell, separator and length.
-    #[test]
-    fn packed_rows_read_as_byte_by_byte_rows() {
-        assert_packed_rows_agree(
-            b"PPPEQAB23456X/|+-9:\x00\xff",
-            b"/|+",
-            read_row,
-            read_row_by_bytes,
-        );
-        let mut pos = 0;
-        let row = read_row(b"PP3PE/Q", &mut pos);
-        assert_eq!(
-            row,
-            RowCells {
-                p: 3,
-                extras: 1,
-                bee: false,
-                factor: Some(1)
-            }
-        );
-        assert_eq!(pos, 5);
     }
 }

@@ -4,8 +4,8 @@
 use super::params::{RucheParams, MAX_EXTRA};
 use crate::mechanic::cursor::split;
 use crate::mechanic::hive::{
-    count_cells, limit_bias, over_limits, packed_count, packed_counts, row_wins, RowFault,
-    MAX_OTHER, NOT_A_CELL, ROW_LENGTHS, ROW_WIN,
+    count_cells, limit_bias, over_limits, packed_count, read_row, row_wins, RowFault, MAX_OTHER,
+    NOT_A_CELL, ROW_LENGTHS, ROW_WIN,
 };
 use crate::mechanic::{add_wins, LayoutError};
 use crate::untrusted::shown;
@@ -140,16 +140,13 @@ fn hive_cents(
             }
             pos += 1;
         }
-        let rest = text.get(pos..)?;
-        let (amount, colon) = params.rows.lookup_cents_before(rest, b':')?;
-        let cells = rest.get(colon + 1..colon + 1 + len)?;
-        let packed = packed_counts(cells, &CELL_KIND)?;
-        bad |= over_limits(packed, ROW_BIAS);
-        hive += packed;
+        let row = read_row(text, pos, &params.rows, len, &CELL_KIND)?;
+        bad |= over_limits(row.counts, ROW_BIAS);
+        hive += row.counts;
         // Exactly ROW_WIN P win the row's amount (more is refused above).
-        let wins = usize::from(packed_count(packed, P)) == ROW_WIN;
-        win = win.checked_add(if wins { amount } else { 0 })?;
-        pos += colon + 1 + len;
+        let wins = usize::from(packed_count(row.counts, P)) == ROW_WIN;
+        win = win.checked_add(if wins { row.cents } else { 0 })?;
+        pos = row.end;
     }
     if bad {
         return None;
@@ -186,16 +183,16 @@ pub fn max_layout_len(params: &RucheParams) -> usize {
 }
 
 /// Kinds of cell, indexes into a row's counts (0 is [`NOT_A_CELL`]).
-const P: usize = 1;
+pub(super) const P: usize = 1;
 const A: usize = 2;
 const B: usize = 3;
-const H: usize = 4;
-const E: usize = 5;
+pub(super) const H: usize = 4;
+pub(super) const E: usize = 5;
 const F: usize = 6;
 const KINDS: usize = 7;
 
 /// The kind of every byte.
-const CELL_KIND: [u8; 256] = {
+pub(super) const CELL_KIND: [u8; 256] = {
     let mut t = [NOT_A_CELL; 256];
     t[b'P' as usize] = P as u8;
     t[b'A' as usize] = A as u8;

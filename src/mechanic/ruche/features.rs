@@ -1,78 +1,17 @@
 //! La ruche d'or tickets explained: the winning rows and honey of every hive, and what a
 //! player sees besides (docs/SPEC.md §3.2). The decoder reads the prize; this reads the rest.
 
-use super::decode::{self, HiveOutcome};
+use super::decode::{self, HiveOutcome, CELL_KIND, E, H, P};
 use super::params::{RucheParams, MAX_EXTRA};
 use super::RucheDecoder;
 use crate::mechanic::explain::{
-    add_cents, amount_before, cents_code, check_total, euros, hive_rows, p_count, packed_cells,
-    Board, CentsTable, Explain, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
-    CELL_END,
+    add_cents, amount_code, cents_code, check_total, euros, hive_rows, p_count, Board, CentsTable,
+    Explain, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
 };
-use crate::mechanic::hive::{ROWS, ROW_WIN};
+use crate::mechanic::hive::{packed_count, read_row, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::LayoutError;
 use crate::mechanic::Params;
 use rust_decimal::Decimal;
-
-/// What a row's cells hold, as [`RucheExplainer::features`] counts them.
-#[derive(Debug, PartialEq, Eq)]
-struct RowCells {
-    p: u16,
-    pots: u16,
-    extras: u16,
-}
-
-/// Per byte, what it adds to a row's packed counts, 16 bits each: `P`, `H`, `E`
-/// ([`CELL_END`] for `/` and `|`).
-const CELL: [u64; 256] = {
-    let mut t = [0u64; 256];
-    t[b'P' as usize] = 1;
-    t[b'H' as usize] = 1 << 16;
-    t[b'E' as usize] = 1 << 32;
-    t[b'/' as usize] = CELL_END;
-    t[b'|' as usize] = CELL_END;
-    t
-};
-
-/// Reads a row's cells from `*pos` to the byte that ends them (or the end of `layout`),
-/// leaving `*pos` on it: packed ([`packed_cells`]), or byte by byte ([`read_row_by_bytes`],
-/// the same answers) for a row longer than the packed counts hold.
-#[inline(always)]
-fn read_row(layout: &[u8], pos: &mut usize) -> RowCells {
-    match packed_cells(layout, *pos, &CELL) {
-        Some((packed, end)) => {
-            *pos = end;
-            RowCells {
-                p: (packed & 0xffff) as u16,
-                pots: ((packed >> 16) & 0xffff) as u16,
-                extras: ((packed >> 32) & 0xffff) as u16,
-            }
-        }
-        None => read_row_by_bytes(layout, pos),
-    }
-}
-
-/// [`read_row`] one byte at a time: for a row of any length.
-#[cold]
-#[inline(never)]
-fn read_row_by_bytes(layout: &[u8], pos: &mut usize) -> RowCells {
-    let mut row = RowCells {
-        p: 0,
-        pots: 0,
-        extras: 0,
-    };
-    while let Some(&c) = layout.get(*pos) {
-        match c {
-            b'/' | b'|' => break,
-            b'P' => row.p = row.p.saturating_add(1),
-            b'H' => row.pots = row.pots.saturating_add(1),
-            b'E' => row.extras = row.extras.saturating_add(1),
-            _ => {}
-        }
-        *pos += 1;
-    }
-    row
-}
 
 /// Explains La ruche d'or layouts of one stake.
 #[derive(Debug, Clone)]
@@ -138,7 +77,7 @@ impl Explain for RucheExplainer {
                     format!("{name}, {what}")
                 }
             };
-            let mut rows = hive_rows(text, &self.params.rows)?;
+            let mut rows = hive_rows(text.as_bytes(), &self.params.rows, &CELL_KIND)?;
             let mut pots = 0;
             let mut hive_win = Decimal::ZERO;
             for (r, row) in rows.iter_mut().enumerate() {
@@ -227,8 +166,8 @@ impl Explain for RucheExplainer {
         // The form: the main hive's rows and honey, the EXTRA hives' summed, their number.
         let (mut main_rows, mut main_honey, mut extra_rows, mut extra_honey) = (0, 0, 0, 0);
         let mut hive_count = 0;
-        // One cursor over the bytes: `hive ("|" hive)*`, a hive `row ("/" row)*`, a row
-        // `amount ":" cell*`.
+        // One cursor over the bytes: `hive ("|" hive)*`, a hive its seven rows joined by `/`,
+        // each read by `hive::read_row`.
         let mut pos = 0;
         loop {
             let h = hive_count;
@@ -238,30 +177,26 @@ impl Explain for RucheExplainer {
             hive_count += 1;
             let mut hive_won = 0u64;
             let (mut pots, mut extras, mut winning_rows) = (0u16, 0u16, 0u32);
-            let mut rows = 0;
-            loop {
-                rows += 1;
-                if rows > ROWS {
-                    return Err(malformed());
+            for (r, &len) in ROW_LENGTHS.iter().enumerate() {
+                if r > 0 {
+                    if layout.get(pos) != Some(&b'/') {
+                        return Err(malformed());
+                    }
+                    pos += 1;
                 }
-                let (amount_code, amount_cents) =
-                    amount_before(layout, &mut pos, b':', &self.rows)?;
-                let row = read_row(layout, &mut pos);
-                let p = row.p;
-                pots = pots.saturating_add(row.pots);
-                extras = extras.saturating_add(row.extras);
+                let row = read_row(layout, pos, self.rows.table(), len, &CELL_KIND)
+                    .ok_or_else(malformed)?;
+                pos = row.end;
+                let p = u16::from(packed_count(row.counts, P));
+                pots = pots.saturating_add(packed_count(row.counts, H).into());
+                extras = extras.saturating_add(packed_count(row.counts, E).into());
                 if usize::from(p) == ROW_WIN {
-                    hive_won = add_cents(hive_won, amount_cents)?;
+                    hive_won = add_cents(hive_won, row.cents)?;
                     winning_rows += 1;
                 } else {
                     out.see(LOSING_ROW_P, p)?;
-                    out.see(LOSING_ROW_AMOUNT, amount_code)?;
+                    out.see(LOSING_ROW_AMOUNT, amount_code(row.amount)?)?;
                     near_rows += u32::from(usize::from(p) + 1 == ROW_WIN);
-                }
-                if layout.get(pos) == Some(&b'/') {
-                    pos += 1;
-                } else {
-                    break;
                 }
             }
             let honey_win = match self.honey.get(usize::from(pots)) {
@@ -366,34 +301,5 @@ mod tests {
         assert_eq!(value(&e, "near_miss_honey"), [1]);
         assert_eq!(value(&e, "near_miss_extra"), [0]);
         assert_eq!(value(&e, "losing_row_amount")[0], 500);
-    }
-}
-
-#[cfg(test)]
-mod row_tests {
-    use super::*;
-    use crate::mechanic::explain::assert_packed_rows_agree;
-
-    /// The packed reading of a row's cells says what the byte-by-byte one says, and stops at
-    /// the same byte, on rows of every cell, separator and length.
-    #[test]
-    fn packed_rows_read_as_byte_by_byte_rows() {
-        assert_packed_rows_agree(
-            b"PPPHHEAB/|+-9:\x00\xff",
-            b"/|",
-            read_row,
-            read_row_by_bytes,
-        );
-        let mut pos = 0;
-        let row = read_row(b"PHPEPH|P", &mut pos);
-        assert_eq!(
-            row,
-            RowCells {
-                p: 3,
-                pots: 2,
-                extras: 1
-            }
-        );
-        assert_eq!(pos, 6);
     }
 }
