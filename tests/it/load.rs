@@ -14,6 +14,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The lanes of a block of 2 000 tickets (SALE_LANES, src/load/mod.rs).
+const LANES: i32 = 256;
 const ANOTHER_SEED: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
 
 /// A database of its own for one test, dropped at the end.
@@ -242,7 +244,7 @@ fn loads_verified_blocks_once_and_skips_them_after() {
 
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 4"),
+        out.contains("schema  created or migrated to version 5"),
         "{out}"
     );
     assert_eq!(out.matches("LOADED").count(), 2, "{out}");
@@ -512,7 +514,7 @@ fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
         .query_one("SELECT emission_id FROM emissions", &[])
         .expect("emission")
         .get(0);
-    // Each block of 2 000 tickets is split into 64 lanes of interleaved indices.
+    // Each block of 2 000 tickets is split into 256 lanes (SALE_LANES) of interleaved indices.
     let lanes: Vec<(i64, i32, i32)> = c
         .query(
             "SELECT count(*), min(lanes), max(next_idx) FROM sale_cursors GROUP BY block_id",
@@ -522,25 +524,26 @@ fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
-    assert_eq!(lanes, vec![(64, 64, 63), (64, 64, 63)]);
+    assert_eq!(lanes, vec![(256, 256, 255), (256, 256, 255)]);
 
-    // One connection selling alone sells its own lane, pg_backend_pid() mod 64, in index
-    // order: p, p + 64, p + 128, ...
+    // One connection selling alone sells its own lane, pg_backend_pid() mod 256, in index
+    // order: p, p + 256, p + 512, ...
     let pid: i32 = c
         .query_one("SELECT pg_backend_pid()", &[])
         .expect("pid")
         .get(0);
-    let lane = pid % 64;
-    for k in 0..10 {
+    let lane = pid % LANES;
+    // (A lane of a 2 000-ticket block holds 7 or 8 tickets.)
+    for k in 0..7 {
         let row = c
             .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
             .expect("a sale");
         assert_eq!(
             (row.get::<_, i32>(0), row.get::<_, i32>(1)),
-            (1, lane + 64 * k)
+            (1, lane + LANES * k)
         );
     }
-    check_reconciliation(&db, &folder, 10);
+    check_reconciliation(&db, &folder, 7);
 
     // A sale in flight holds its connection's lane; another seller does not wait for it but
     // sells from another lane. When the first rolls back, its ticket is its lane's next
@@ -561,11 +564,11 @@ fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("the ticket put back");
     assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), held);
-    let mut before: BTreeSet<(i32, i32)> = (0..10).map(|k| (1, lane + 64 * k)).collect();
+    let mut before: BTreeSet<(i32, i32)> = (0..7).map(|k| (1, lane + LANES * k)).collect();
     before.insert(held);
     before.insert(beside);
-    assert_eq!(before.len(), 12);
-    check_reconciliation(&db, &folder, 12);
+    assert_eq!(before.len(), 9);
+    check_reconciliation(&db, &folder, 9);
 
     // 64 sellers, each on its own connection, until the emission is sold out; one sale in 16
     // is rolled back (a failed payment) and must be sold again by someone.
@@ -1018,7 +1021,7 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
     emit_mini(&w, SEED, "em", "1");
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 4") && out.contains("LOADED"),
+        out.contains("schema  created or migrated to version 5") && out.contains("LOADED"),
         "{out}"
     );
     let indexes: i64 = c
@@ -1052,7 +1055,7 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
     assert_eq!(unsold, 0);
     // The block loaded now starts at the first ticket of the connection's lane.
     let lane: i32 = c
-        .query_one("SELECT pg_backend_pid() % 64", &[])
+        .query_one("SELECT pg_backend_pid() % 256", &[])
         .expect("pid")
         .get(0);
     let row = c
@@ -1063,6 +1066,134 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
         )
         .expect("a sale of the new block");
     assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, lane));
+}
+
+#[test]
+fn a_version_4_database_with_sales_in_progress_migrates_to_version_5_and_sells_on() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    // A database of schema version 4 as its loader left it: one hand-made block of 10 tickets
+    // in 10 lanes, of which the version 4 function has sold one.
+    let mut c = db.client();
+    let mut tx = c.transaction().expect("begin");
+    for (version, sql) in [
+        (1, include_str!("../../src/load/schema.sql")),
+        (2, include_str!("../../src/load/schema_2.sql")),
+        (3, include_str!("../../src/load/schema_3.sql")),
+        (4, include_str!("../../src/load/schema_4.sql")),
+    ] {
+        tx.batch_execute(sql).expect("a schema version");
+        tx.execute(
+            "INSERT INTO schema_version (version) VALUES ($1)",
+            &[&version],
+        )
+        .expect("its version");
+    }
+    tx.commit().expect("commit");
+    // Made as a loader makes them, as ef_loader.
+    c.batch_execute(&format!(
+        "SET ROLE ef_loader;
+         INSERT INTO database_kind (kind) VALUES ('test');
+         INSERT INTO emissions (game, game_name, stake_cents, emission, kind, public_key_sha256, seed_sha256)
+           VALUES ('hand', 'Hand-made', 200, 1, 'test', 'k', 's');
+         INSERT INTO blocks (emission_id, block, tickets, winners, total_prizes_cents, manifest,
+                             manifest_sha256, signature, csv_sha256, tickets_root)
+           VALUES (1, 1, 10, 0, 0, '{{}}', 'm', '\\x{}', 'c', 'r');
+         CREATE TABLE tickets_1 PARTITION OF tickets FOR VALUES IN (1);
+         INSERT INTO tickets (block_id, idx, serial, prize_cents, layout, sha256)
+           SELECT 1, i, 'hand-' || i, 0, 'l', '\\x{}' FROM generate_series(0, 9) i;
+         INSERT INTO sale_cursors (block_id, lane, lanes, tickets, next_idx)
+           SELECT 1, l, 10, 10, l FROM generate_series(0, 9) l;
+         RESET ROLE;",
+        "00".repeat(64),
+        "00".repeat(32)
+    ))
+    .expect("a version 4 block");
+    let lane: i32 = c
+        .query_one("SELECT pg_backend_pid() % 10", &[])
+        .expect("pid")
+        .get(0);
+    let first: i32 = c
+        .query_one("SELECT idx FROM sell_next_ticket(1)", &[])
+        .expect("a version 4 sale")
+        .get(0);
+    assert_eq!(first, lane);
+    // Version 4's triggers are BEFORE triggers (tgtype bit 1).
+    let before_triggers = |c: &mut Client| -> Vec<(String, bool)> {
+        c.query(
+            "SELECT DISTINCT tgname, (tgtype & 2) <> 0 FROM pg_trigger
+             WHERE tgname IN ('tickets_immutable', 'sale_cursors_forward_only') ORDER BY 1",
+            &[],
+        )
+        .expect("triggers")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+    };
+    assert_eq!(
+        before_triggers(&mut c),
+        vec![
+            ("sale_cursors_forward_only".to_string(), true),
+            ("tickets_immutable".to_string(), true)
+        ]
+    );
+
+    emit_mini(&w, SEED, "em", "1");
+    let out = load(&w, &db, &["--allow-test", "em"], 0);
+    assert!(
+        out.contains("schema  created or migrated to version 5") && out.contains("LOADED"),
+        "{out}"
+    );
+    // Version 5's are AFTER triggers, on the table and on the partition made under version 4.
+    assert_eq!(
+        before_triggers(&mut c),
+        vec![
+            ("sale_cursors_forward_only".to_string(), false),
+            ("tickets_immutable".to_string(), false)
+        ]
+    );
+    let partitions: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_trigger WHERE tgname = 'tickets_immutable'
+                AND tgrelid = 'tickets_1'::regclass",
+            &[],
+        )
+        .expect("the partition's trigger")
+        .get(0);
+    assert_eq!(partitions, 1);
+    // They still refuse what they refused: a changed prize, a reset sale, a cursor moved back.
+    for sql in [
+        "UPDATE tickets SET prize_cents = 1 WHERE block_id = 1 AND idx = 5",
+        "UPDATE tickets SET sold_at = NULL WHERE block_id = 1 AND idx = $1",
+        "UPDATE sale_cursors SET next_idx = $1 WHERE block_id = 1 AND lane = $1",
+    ] {
+        let params: Vec<&(dyn postgres::types::ToSql + Sync)> = if sql.contains("$1") {
+            vec![&first]
+        } else {
+            vec![]
+        };
+        let e = c.execute(sql, &params).expect_err(sql);
+        let message = e.as_db_error().map(|d| d.message().to_string());
+        assert!(
+            message
+                .as_deref()
+                .is_some_and(|m| m.contains("immutable") || m.contains("only moves")),
+            "{sql}: {e:?}"
+        );
+    }
+    // The block sells on where version 4 left it: the connection's lane is sold out (one
+    // ticket), so the next lanes after it, then from lane 0; every ticket once.
+    let mut sold = vec![first];
+    while let Some(row) = c
+        .query_opt("SELECT idx FROM sell_next_ticket(1)", &[])
+        .expect("a sale")
+    {
+        sold.push(row.get(0));
+    }
+    let expected: Vec<i32> = std::iter::once(lane)
+        .chain((lane + 1..10).chain(0..lane))
+        .collect();
+    assert_eq!(sold, expected);
 }
 
 #[test]
@@ -1104,7 +1235,7 @@ fn four_loaders_started_at_once_on_a_fresh_database_all_succeed() {
             .collect();
         assert_eq!(
             versions,
-            vec![1, 2, 3, 4],
+            vec![1, 2, 3, 4, 5],
             "round {round}: each migration once"
         );
     }
@@ -1187,19 +1318,19 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         .expect("a top prize")
         .get::<_, Option<i32>>(0)
         .expect("block 1 has a top prize");
-    // The seller's connection sells its own lane p: p, p + 64, p + 128, ... (p is its backend
-    // pid mod 64). The attacks need the top prize in another lane than the seller's: a
+    // The seller's connection sells its own lane p: p, p + 256, p + 512, ... (p is its backend
+    // pid mod 256). The attacks need the top prize in another lane than the seller's: a
     // connection whose lane is the top prize's is kept open (so that the next one has another
     // pid) and another is opened, until the lanes differ.
     let (role, mut seller) = login_role(&db, "seller", Some("ef_seller"));
     let lane_of = |c: &mut Client| -> i32 {
-        c.query_one("SELECT pg_backend_pid() % 64", &[])
+        c.query_one("SELECT pg_backend_pid() % 256", &[])
             .expect("pid")
             .get(0)
     };
     let mut p = lane_of(&mut seller);
     let mut in_the_top_lane = Vec::new();
-    while p == top % 64 {
+    while p == top % LANES {
         assert!(
             in_the_top_lane.len() < 64,
             "64 connections in a row had the top prize's lane {p}"
@@ -1238,12 +1369,15 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, p));
 
     // Attack 1: swap prize, layout and hash between two unsold tickets, so that the top prize
-    // is the next one sold (p + 64 now).
+    // is the next one sold (p + 256 now).
     let swap =
         "UPDATE tickets t SET prize_cents = o.prize_cents, layout = o.layout, sha256 = o.sha256
                 FROM tickets o WHERE t.block_id = $1 AND o.block_id = $1
                   AND ((t.idx = $3 AND o.idx = $2) OR (t.idx = $2 AND o.idx = $3))";
-    assert_denied(seller.execute(swap, &[&block_id, &top, &(p + 64)]), "swap");
+    assert_denied(
+        seller.execute(swap, &[&block_id, &top, &(p + LANES)]),
+        "swap",
+    );
     // Attack 2: move the cursor of the top prize's lane onto it.
     let jump = "UPDATE sale_cursors SET next_idx = $2 WHERE block_id = $1 AND lane = $2 % lanes";
     assert_denied(seller.execute(jump, &[&block_id, &top]), "move a cursor");
@@ -1284,13 +1418,16 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     seller
         .batch_execute(&format!(
             "CREATE TEMP TABLE sale_cursors AS SELECT {block_id}::bigint AS block_id, 0 AS lane,
-                 64 AS lanes, 2000 AS tickets, {top} AS next_idx"
+                 256 AS lanes, 2000 AS tickets, {top} AS next_idx"
         ))
         .expect("a temporary table");
     let sold = seller
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a sale");
-    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, p + 64));
+    assert_eq!(
+        (sold.get::<_, i32>(0), sold.get::<_, i32>(1)),
+        (1, p + LANES)
+    );
     assert_eq!(
         ticket(&mut owner, top),
         before_top,
@@ -1313,7 +1450,7 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         .get(0);
     assert_eq!(n, 4000);
     assert_denied(
-        auditor.execute(swap, &[&block_id, &top, &(p + 64)]),
+        auditor.execute(swap, &[&block_id, &top, &(p + LANES)]),
         "auditor swap",
     );
     assert_denied(
@@ -1347,9 +1484,9 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         "{out}"
     );
 
-    // Control: the attacks are real. Tickets p and p + 64 are sold: the seller's next is
-    // p + 128. The owner's statements are refused by the triggers...
-    let next = p + 128;
+    // Control: the attacks are real. Tickets p and p + 256 are sold: the seller's next is
+    // p + 512. The owner's statements are refused by the triggers...
+    let next = p + 2 * LANES;
     let before_next = ticket(&mut owner, next);
     for (what, sql, params) in [
         (
@@ -1422,8 +1559,8 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
             "the cursor jump: the tickets it passed",
             format!(
                 "{}: unsold, but the cursor of its lane {} has passed it",
-                row(top % 64),
-                top % 64
+                row(top % LANES),
+                top % LANES
             ),
         ),
         (
@@ -2243,7 +2380,7 @@ fn load_json_is_one_result_object_and_the_progress_bar_is_on_a_terminal_only() {
     assert_eq!(json["load_format"], 1);
     assert_eq!(json["blocks_loaded"], 2);
     assert_eq!(json["blocks_skipped"], 0);
-    assert_eq!(json["schema_migrated_to"], 4);
+    assert_eq!(json["schema_migrated_to"], 5);
     let blocks = json["blocks"].as_array().unwrap();
     assert_eq!(blocks.len(), 2);
     assert_eq!(blocks[0]["outcome"], "loaded");
