@@ -15,6 +15,7 @@ pub fn channel(chunks: usize) -> (SyncSender<Vec<u8>>, ChunkReader) {
             rx,
             chunk: Vec::new(),
             at: 0,
+            back: None,
         },
     )
 }
@@ -24,6 +25,17 @@ pub struct ChunkReader {
     rx: Receiver<Vec<u8>>,
     chunk: Vec<u8>,
     at: usize,
+    /// Where a chunk read is handed back to be filled again, if the sender recycles them.
+    back: Option<SyncSender<Vec<u8>>>,
+}
+
+impl ChunkReader {
+    /// Hands every chunk read back to `back` (a bounded channel: a chunk that does not fit
+    /// is dropped), so that the sender refills its buffers instead of making new ones.
+    pub fn recycling(mut self, back: SyncSender<Vec<u8>>) -> Self {
+        self.back = Some(back);
+        self
+    }
 }
 
 impl Read for ChunkReader {
@@ -31,7 +43,12 @@ impl Read for ChunkReader {
         while self.at == self.chunk.len() {
             match self.rx.recv() {
                 Ok(chunk) => {
-                    self.chunk = chunk;
+                    let used = std::mem::replace(&mut self.chunk, chunk);
+                    if let Some(back) = &self.back {
+                        if used.capacity() > 0 {
+                            let _ = back.try_send(used);
+                        }
+                    }
                     self.at = 0;
                 }
                 Err(_) => return Ok(0),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// Bytes handed from the pack's reader to a block's check at a time.
 pub const CHUNK: usize = 1 << 20;
-/// Chunks in flight between them.
+/// Chunks in flight between them (24 were no faster than 4: docs/PERFORMANCE.md).
 pub const CHUNKS: usize = 4;
 
 /// The private temporary folder of a pack's small files.
@@ -106,12 +106,17 @@ pub fn stream_to<T: Send>(
     reader: &mut dyn Read,
     check: impl FnOnce(&mut crate::fs::pipe::ChunkReader) -> T + Send,
 ) -> Result<T> {
-    let (tx, mut source) = crate::fs::pipe::channel(CHUNKS);
+    let (tx, source) = crate::fs::pipe::channel(CHUNKS);
+    // The chunks read come back to be filled again: no new buffer (zeroed, its pages faulted
+    // in) per MiB.
+    let (back, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(CHUNKS + 2);
+    let mut source = source.recycling(back);
     std::thread::scope(|scope| -> Result<T> {
         let checking = scope.spawn(move || check(&mut source));
         let mut failed = None;
         loop {
-            let mut chunk = vec![0u8; CHUNK];
+            let mut chunk = spare.try_recv().unwrap_or_default();
+            chunk.resize(CHUNK, 0);
             let n = match reader.read(&mut chunk) {
                 Ok(n) => n,
                 Err(e) => {
