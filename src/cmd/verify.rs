@@ -206,7 +206,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     .push(csv.clone());
             }
             if json {
-                result.blocks.push(BlockJson::of(csv, &report, options.seed.is_some()));
+                let mut block = BlockJson::of(csv, &report, options.seed.is_some());
+                if verified.is_some() {
+                    // A pack's member, not the staged place (removed at exit).
+                    block.path = shown_at(csv);
+                }
+                result.blocks.push(block);
                 return Ok(());
             }
             if report.ok() {
@@ -302,7 +307,10 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         if json {
             emissions_failed += usize::from(!report.problems.is_empty());
             result.emissions.push(EmissionJson {
-                folder: folder.to_string_lossy().into_owned(),
+                folder: match verified {
+                    Some(_) => shown_at(folder),
+                    None => folder.to_string_lossy().into_owned(),
+                },
                 ok: report.problems.is_empty(),
                 kind: report.kind.map(|k| k.as_str()),
                 problems: report.problems,

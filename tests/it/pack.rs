@@ -759,6 +759,26 @@ fn verify_of_a_pack_says_ok_with_the_folders_block_count() {
         of_pack.contains("e.pack:mini-ruche/2/e0001/block-00002.csv"),
         "{of_pack}"
     );
+    // --json names the pack's members, not the staged files (removed at exit).
+    let json: serde_json::Value = serde_json::from_slice(
+        &w.run_expect(
+            &[
+                "verify",
+                "--json",
+                "--identity",
+                id.to_str().unwrap(),
+                "e.pack",
+            ],
+            0,
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        json["blocks"][1]["path"],
+        "e.pack:mini-ruche/2/e0001/block-00002.csv"
+    );
+    assert_eq!(json["emissions"][0]["folder"], "e.pack:mini-ruche/2/e0001");
     // Without an identity: the error names the fix.
     let none = text(&w.run_expect(&["verify", "e.pack"], 2));
     assert!(none.contains("--identity"), "{none}");
