@@ -52,7 +52,8 @@ mod layers {
         &["custody"],
         &["emission"],
         &["verify"],
-        &["emit", "load", "proof", "report", "lab", "picture", "pack"],
+        &["emit", "load", "proof", "report", "lab", "picture"],
+        &["pack"],
     ];
 
     fn layer(module: &str) -> Option<usize> {

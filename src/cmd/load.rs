@@ -28,37 +28,83 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
         },
         allow_test: args.allow_test,
     };
-    let blocks = find_blocks(&args.paths)?;
-    if blocks.is_empty() {
+    // One emission pack, read as it streams and loaded whole in one transaction before a line
+    // is said; or blocks and folders, each block committed in its own transaction.
+    let pack = super::verify::pack_of(&args.paths)?;
+    if pack.is_none() && !args.identity.is_empty() {
+        bail!("--identity opens an emission pack: give the pack (or leave --identity out for blocks and folders)");
+    }
+    let mut jobs: Vec<Job> = match &pack {
+        Some(_) => Vec::new(),
+        None => find_blocks(&args.paths)?
+            .into_iter()
+            .map(Job::File)
+            .collect(),
+    };
+    if pack.is_none() && jobs.is_empty() {
         bail!("no block file (block-NNNNN.csv) found in the paths given");
     }
+    let identities = match &pack {
+        Some(pack) => {
+            if args.identity.is_empty() {
+                bail!("{} is an emission pack: give --identity KEY (an age identity of one of its recipients) to load it", shown_path(pack));
+            }
+            let read = emission_factory::custody::read_identity_files(
+                &args.identity,
+                super::emit::exposure(args.allow_insecure_key),
+            )?;
+            super::emit::warn_exposed(&read.exposed);
+            read.identities
+        }
+        None => Vec::new(),
+    };
     let mut client = connect(&url, args.allow_plaintext)?;
     let start = std::time::Instant::now();
     // Tickets sent and the rate, on a terminal, never with -q or --json.
     let bar = super::progress_bar(args.quiet || args.json, "load", Some(0));
+    if let Some(pack) = &pack {
+        if !args.quiet && !args.json {
+            bar.suspend(|| errln!("loading {} ...", shown_path(pack)));
+        }
+        let loaded =
+            emission_factory::pack::load::load_pack(&mut client, pack, &identities, &options, &bar)
+                .inspect_err(|_| bar.finish_and_clear())?;
+        jobs = loaded
+            .blocks
+            .into_iter()
+            .map(|(name, outcome)| Job::Done(name, outcome))
+            .collect();
+    }
+    let blocks = &jobs;
     // Each line is said after its block is committed: a closed or full standard output does
     // not stop the loading, and is said once every block is in.
     let mut out = Lines::default();
     let (mut loaded, mut skipped, mut withdrawn) = (0usize, 0usize, 0usize);
     let mut migrated: Option<i32> = None;
     let mut json_blocks = Vec::new();
-    for (done, csv) in blocks.iter().enumerate() {
-        let name = shown_path(csv);
-        bar.suspend(|| super::verify::warn_if_readable_by_others(csv));
-        if !args.quiet && !args.json {
-            bar.suspend(|| errln!("loading {name} ..."));
-        }
-        bar.stage(&format!("load {name}"));
-        let outcome = load_block(&mut client, csv, &options, &bar).map_err(|e| {
-            bar.finish_and_clear();
-            match done {
-                0 => anyhow::Error::new(e),
-                _ => anyhow::anyhow!(
-                    "{e}\n({done} of {} block(s) done before this one: {loaded} loaded, {skipped} already there; they stay loaded, and running the same command again skips them)",
-                    blocks.len()
-                ),
+    for (done, job) in blocks.iter().enumerate() {
+        let (name, path, outcome) = match job {
+            Job::Done(name, outcome) => (name.clone(), name.clone(), outcome.clone()),
+            Job::File(csv) => {
+                let name = shown_path(csv);
+                bar.suspend(|| super::verify::warn_if_readable_by_others(csv));
+                if !args.quiet && !args.json {
+                    bar.suspend(|| errln!("loading {name} ..."));
+                }
+                bar.stage(&format!("load {name}"));
+                let outcome = load_block(&mut client, csv, &options, &bar).map_err(|e| {
+                    bar.finish_and_clear();
+                    match done {
+                        0 => anyhow::Error::new(e),
+                        _ => anyhow::anyhow!(
+                            "{e}\n({done} of {} block(s) done before this one: {loaded} loaded, {skipped} already there; they stay loaded, and running the same command again skips them)",
+                            blocks.len()
+                        ),
+                    }
+                })?;
+                (name, csv.to_string_lossy().into_owned(), outcome)
             }
-        })?;
+        };
         let applied = match &outcome {
             Outcome::Loaded(l) => &l.withdrawals,
             Outcome::Skipped { withdrawals, .. } => withdrawals,
@@ -94,7 +140,7 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
                     migrated = Some(v);
                 }
                 json_blocks.push(serde_json::json!({
-                    "path": csv.to_string_lossy(),
+                    "path": path,
                     "outcome": "loaded",
                     "tickets": l.tickets,
                     "seconds": (l.total.as_secs_f64() * 1000.0).round() / 1000.0,
@@ -130,7 +176,7 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
             } => {
                 skipped += 1;
                 json_blocks.push(serde_json::json!({
-                    "path": csv.to_string_lossy(),
+                    "path": path,
                     "outcome": "skipped",
                     "tickets": null,
                     "seconds": null,
@@ -179,4 +225,10 @@ pub(super) fn run(args: LoadArgs) -> Result<Exit> {
         )
     })?;
     Ok(Exit::Ok)
+}
+
+/// A block to load (a file), or one a pack's transaction loaded (its place in the pack).
+enum Job {
+    File(std::path::PathBuf),
+    Done(String, Outcome),
 }

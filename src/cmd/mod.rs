@@ -339,9 +339,19 @@ fn sha256_hex(text: &str) -> Result<String, String> {
 #[derive(Debug, clap::Args)]
 #[command(after_help = REPORT_HELP)]
 pub struct ReportArgs {
-    /// Block CSV files, or folders to search for block-NNNNN.csv files (a whole emission).
+    /// Block CSV files, or folders to search for block-NNNNN.csv files (a whole emission), or
+    /// one emission pack (with --identity).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// An age identity file (AGE-SECRET-KEY-1..., from age-keygen) of one of the recipients of
+    /// the emission pack given (repeat as needed): the pack is read as a stream, never
+    /// unpacked to disk.
+    #[arg(long, value_name = "FILE")]
+    pub identity: Vec<PathBuf>,
+    /// Use an --identity file that group or others may read, with a warning, instead of
+    /// refusing it (better: `chmod 600 FILE`).
+    #[arg(long)]
+    pub allow_insecure_key: bool,
     /// Also write the report as JSON (docs/FORMAT.md, "Report"; stable, versioned by
     /// report_format). `-` writes it to standard output instead of the text report.
     #[arg(long, value_name = "FILE", value_parser = output::target_parser())]
@@ -463,9 +473,19 @@ pub struct SealArgs {
 )]
 #[cfg(feature = "load")]
 pub struct LoadArgs {
-    /// Block CSV files, or folders to search for block-NNNNN.csv files (loaded in name order).
+    /// Block CSV files, or folders to search for block-NNNNN.csv files (loaded in name order),
+    /// or one emission pack (with --identity: loaded whole, in one transaction, or not at all).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// An age identity file (AGE-SECRET-KEY-1..., from age-keygen) of one of the recipients of
+    /// the emission pack given (repeat as needed): the pack is read as a stream, never
+    /// unpacked to disk.
+    #[arg(long, value_name = "FILE")]
+    pub identity: Vec<PathBuf>,
+    /// Use an --identity file that group or others may read, with a warning, instead of
+    /// refusing it (better: `chmod 600 FILE`).
+    #[arg(long)]
+    pub allow_insecure_key: bool,
     /// The database, as libpq reads it: postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE
     /// (?host=/run/postgresql for a Unix socket), or "host=... dbname=... user=...". Default:
     /// the DATABASE_URL environment variable (better for a password: it stays out of the

@@ -5,6 +5,7 @@ use super::{pool, progress_bar, Exit, ReportArgs};
 use anyhow::{bail, Context, Result};
 use emission_factory::game::Game;
 use emission_factory::report::{html, report, text, ReportOptions};
+use emission_factory::untrusted::shown_path;
 use emission_factory::verify::find_blocks;
 
 pub(super) fn run(args: ReportArgs) -> Result<Exit> {
@@ -31,18 +32,49 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
         }
     }
     let options = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
-    let blocks = find_blocks(&args.paths)?;
-    if blocks.is_empty() {
-        bail!("no block file (block-NNNNN.csv) found in the paths given");
-    }
-    let bar = progress_bar(args.quiet, "report", None);
-    let pool = pool(args.threads)?;
     let settings = ReportOptions {
         public: args.public,
         samples: args.samples,
     };
-    let made = pool.install(|| report(&blocks, &options, &settings, &bar))?;
-    bar.finish_and_clear();
+    let made = match super::verify::pack_of(&args.paths)? {
+        Some(pack) => {
+            // A pack, read as it streams (its CSVs never on disk).
+            if args.identity.is_empty() {
+                bail!("{} is an emission pack: give --identity KEY (an age identity of one of its recipients) to report on it", shown_path(&pack));
+            }
+            let read = emission_factory::custody::read_identity_files(
+                &args.identity,
+                super::emit::exposure(args.allow_insecure_key),
+            )?;
+            super::emit::warn_exposed(&read.exposed);
+            let bar = progress_bar(args.quiet, "report", None);
+            let pool = pool(args.threads)?;
+            let made = emission_factory::pack::report::report_pack(
+                &pack,
+                &read.identities,
+                &options,
+                &settings,
+                &bar,
+                &pool,
+            )?;
+            bar.finish_and_clear();
+            made
+        }
+        None => {
+            if !args.identity.is_empty() {
+                bail!("--identity opens an emission pack: give the pack (or leave --identity out for blocks and folders)");
+            }
+            let blocks = find_blocks(&args.paths)?;
+            if blocks.is_empty() {
+                bail!("no block file (block-NNNNN.csv) found in the paths given");
+            }
+            let bar = progress_bar(args.quiet, "report", None);
+            let pool = pool(args.threads)?;
+            let made = pool.install(|| report(&blocks, &options, &settings, &bar))?;
+            bar.finish_and_clear();
+            made
+        }
+    };
     if let Some(path) = &args.json {
         let mut json = serde_json::to_vec_pretty(&made).context("the JSON report")?;
         json.push(b'\n');

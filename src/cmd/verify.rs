@@ -35,23 +35,32 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             find_blocks(&args.paths)?
         }
         Some(pack) => {
-            if !args.shares.share.is_empty() {
-                bail!("--share with a pack: the audit with custody shares reads an emission folder; unpack it first (emission-factory unpack --identity KEY --out DIR {})", emission_factory::fs::files::shell_quoted(pack));
-            }
             if args.shares.identity.is_empty() {
                 bail!("{} is an emission pack: give --identity KEY (an age identity of one of its recipients) to verify it", shown_path(pack));
             }
-            let read = emission_factory::custody::read_identity_files(
-                &args.shares.identity,
-                super::emit::exposure(args.allow_insecure_key),
-            )?;
+            let exposure = super::emit::exposure(args.allow_insecure_key);
+            let read =
+                emission_factory::custody::read_identity_files(&args.shares.identity, exposure)?;
             super::emit::warn_exposed(&read.exposed);
             if let Some(path) = &args.beacon {
-                if options.seed.is_none() {
-                    bail!("--beacon is for an audit with the emission's seed: give the seed (--seed-file...) with it");
+                if options.seed.is_none() && args.shares.share.is_empty() {
+                    bail!("--beacon is for an audit with the emission's seed: give the custody shares (--share, --identity) or the seed (--seed-file...) with it");
                 }
                 options.beacon = Some(emission_factory::emission::beacon::read_round(path)?);
             }
+            // With --share: the seed of the emission the pack names, rebuilt from the shares
+            // (which must be of that emission) before its first block is read. The same
+            // --identity files open the pack and the shares.
+            let seed_of = |id: &EmissionId| -> Result<emission_factory::plan::Seed> {
+                let (secret, info) = emission_factory::custody::rebuild_seed_with(
+                    &args.shares.share,
+                    &args.shares.identity,
+                    &id.to_string(),
+                    exposure,
+                )?;
+                super::emit::warn_exposed(&info.exposed);
+                Ok(*secret.expose())
+            };
             let bar = progress_bar(args.quiet || args.json, "verify", None);
             bar.set_message(format!("verify {}", shown_path(pack)));
             let pool = pool(args.threads)?;
@@ -59,10 +68,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 pack,
                 &read.identities,
                 &options,
+                (!args.shares.share.is_empty()).then_some(&seed_of as _),
                 &bar,
                 &pool,
             )?;
             bar.finish_and_clear();
+            options.seed = done.seed;
             let blocks = done.reports.iter().map(|r| r.csv.clone()).collect();
             verified = Some(done);
             blocks
@@ -78,15 +89,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         .collect();
     // What a pack's staged files are shown as: `PACK:<game>/<stake>/e<emission>/<file>`.
     let shown_at = |path: &std::path::Path| -> String {
-        match (&pack, &verified) {
-            (Some(pack), Some(v)) => match path.strip_prefix(&v.root) {
-                Ok(rel) => format!("{}:{}", shown_path(pack), shown_path(rel)),
-                Err(_) => shown_path(path),
-            },
-            _ => shown_path(path),
+        match &verified {
+            Some(v) => v.staged.shown(path),
+            None => shown_path(path),
         }
     };
-    if !args.shares.share.is_empty() {
+    if !args.shares.share.is_empty() && pack.is_none() {
         // An auditor's rebuild: the shares name their emission, which must be the blocks'.
         let emission_id = blocks
             .first()
@@ -199,7 +207,12 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                     .push(csv.clone());
             }
             if json {
-                result.blocks.push(BlockJson::of(csv, &report, options.seed.is_some()));
+                let mut block = BlockJson::of(csv, &report, options.seed.is_some());
+                if verified.is_some() {
+                    // A pack's member, not the staged place (removed at exit).
+                    block.path = shown_at(csv);
+                }
+                result.blocks.push(block);
                 return Ok(());
             }
             if report.ok() {
@@ -296,7 +309,10 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         if json {
             emissions_failed += usize::from(!report.problems.is_empty());
             result.emissions.push(EmissionJson {
-                folder: folder.to_string_lossy().into_owned(),
+                folder: match verified {
+                    Some(_) => shown_at(folder),
+                    None => folder.to_string_lossy().into_owned(),
+                },
                 ok: report.problems.is_empty(),
                 kind: report.kind.map(|k| k.as_str()),
                 problems: report.problems,
@@ -463,7 +479,7 @@ impl BlockJson {
 
 /// The emission pack `paths` names, if it is one: a single path that is a file (not a block
 /// CSV) named `.pack` or starting with the age header (docs/FORMAT.md, "Emission pack").
-fn pack_of(paths: &[PathBuf]) -> Result<Option<PathBuf>> {
+pub(super) fn pack_of(paths: &[PathBuf]) -> Result<Option<PathBuf>> {
     let is_pack = |p: &PathBuf| -> bool {
         if !p.is_file() || emission_factory::verify::block_number(p).is_some() {
             return false;
@@ -480,6 +496,6 @@ fn pack_of(paths: &[PathBuf]) -> Result<Option<PathBuf>> {
     match packs[..] {
         [] => Ok(None),
         [pack] if paths.len() == 1 => Ok(Some(pack.clone())),
-        _ => bail!("an emission pack is verified alone: give one pack, or blocks and folders"),
+        _ => bail!("an emission pack is read alone: give one pack, or blocks and folders"),
     }
 }

@@ -9,8 +9,11 @@
 //! - [`output`]: a file a command writes on request (`--json`, `--svg`, `--out`) replaces
 //!   nothing unless `--force` is given, and then only a regular file; never a device, a FIFO,
 //!   a socket, a folder or a link.
+//! - [`pipe`]: a stream read by two checks in one pass (a bounded channel as a reader, and a
+//!   reader that copies what it reads into one).
 
 pub mod dir;
 pub mod files;
 pub mod open;
 pub mod output;
+pub mod pipe;

@@ -17,7 +17,6 @@ use crate::block::CSV_HEADER;
 use postgres::{CopyInWriter, Transaction};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
-use std::path::Path;
 
 /// Bytes read at a time.
 const READ_SIZE: usize = 4 << 20;
@@ -64,18 +63,17 @@ impl From<std::io::Error> for CopyError {
     }
 }
 
-/// Streams the tickets of `csv` into `table` as block `block_id`; `prizes` maps each prize's
-/// canonical text to cents.
+/// Streams the tickets of the CSV `file` gives into `table` as block `block_id`; `prizes` maps
+/// each prize's canonical text to cents.
 pub fn stream(
     tx: &mut Transaction<'_>,
     table: &str,
-    csv: &Path,
+    file: &mut dyn Read,
     block_id: i64,
     prizes: &[(String, i64)],
     progress: &dyn crate::progress::Progress,
 ) -> Result<Sent, CopyError> {
     let mut unsaid: u64 = 0;
-    let mut file = crate::fs::open::open_regular(csv)?;
     let mut sink = tx.copy_in(&format!(
         "COPY {table} ({COLUMNS}) FROM STDIN (FORMAT binary, FREEZE)"
     ))?;

@@ -32,7 +32,7 @@ use crate::game::Game;
 use crate::money::{cents, parse_canonical};
 use crate::verify::{verify_block, VerifyOptions};
 use ed25519_dalek::VerifyingKey;
-use postgres::{Client, Config};
+use postgres::{Client, Config, GenericClient};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -166,6 +166,23 @@ struct Block {
 pub fn load_block(
     client: &mut Client,
     csv: &Path,
+    options: &LoadOptions,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Outcome, LoadError> {
+    load_block_from(client, csv, None, options, progress)
+}
+
+/// [`load_block`], of a block whose CSV is, with `source`, not a file but the bytes `source`
+/// gives (a pack's member as it streams: `crate::pack::load`): `csv` is where it would be,
+/// beside its manifest and signature, which are read from there. The stream is read once:
+/// what the COPY reads of it is handed, through a bounded channel, to the verification on its
+/// own thread, so every check is the same as of a file. `client` may be a transaction (a
+/// pack's): the block's transaction is then a savepoint in it, and nothing is committed
+/// before it is.
+pub fn load_block_from(
+    client: &mut impl GenericClient,
+    csv: &Path,
+    source: Option<&mut dyn std::io::Read>,
     options: &LoadOptions,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Outcome, LoadError> {
@@ -345,14 +362,31 @@ pub fn load_block(
         game: Some(block.game.clone()),
         ..VerifyOptions::default()
     };
+    // A stream is read by the COPY, which copies what it reads to the verification.
+    let (tee, from) = match source {
+        Some(source) => {
+            let (to, from) = crate::fs::pipe::channel(4);
+            (Some(crate::fs::pipe::Tee::new(source, to)), Some(from))
+        }
+        None => (None, None),
+    };
     let (report, verify, loaded) = std::thread::scope(|scope| {
-        let verifier = scope.spawn(|| {
+        let verify_options = &verify_options;
+        let verifier = scope.spawn(move || {
             let t = Instant::now();
-            let report = verify_block(csv, &verify_options, &crate::progress::NoProgress);
+            let report = match from {
+                Some(mut from) => crate::verify::verify_block_from(
+                    csv,
+                    &mut from,
+                    verify_options,
+                    &crate::progress::NoProgress,
+                ),
+                None => verify_block(csv, verify_options, &crate::progress::NoProgress),
+            };
             (report, t.elapsed())
         });
         progress.set_total(block.manifest.tickets);
-        let loaded = store_tickets(&mut tx, &block, block_id, &table, progress);
+        let loaded = store_tickets(&mut tx, &block, block_id, &table, progress, tee);
         let t = Instant::now();
         let (report, verify) = verifier.join().unwrap_or_else(|_| {
             let mut report = crate::verify::BlockReport::default();
@@ -394,6 +428,7 @@ fn store_tickets(
     block_id: i64,
     table: &str,
     progress: &dyn crate::progress::Progress,
+    mut tee: Option<crate::fs::pipe::Tee<'_>>,
 ) -> Result<Loaded, LoadError> {
     let csv = block.csv.as_path();
     let m = &block.manifest;
@@ -405,7 +440,21 @@ fn store_tickets(
         }
     };
     let t = Instant::now();
-    let sent = match copy::stream(tx, table, csv, block_id, &block.prizes, progress) {
+    let mut file;
+    let reader: &mut dyn std::io::Read = match tee.as_mut() {
+        Some(tee) => tee,
+        None => {
+            file = crate::fs::open::open_regular(csv).map_err(|source| LoadError::Io {
+                path: csv.to_path_buf(),
+                source,
+            })?;
+            &mut file
+        }
+    };
+    let sent = copy::stream(tx, table, reader, block_id, &block.prizes, progress);
+    // The end of the stream for the verification, whatever the COPY did.
+    drop(tee);
+    let sent = match sent {
         Ok(sent) => sent,
         Err(copy::CopyError::Db(error)) => {
             return Err(LoadError::Database {

@@ -15,11 +15,20 @@
 //! - [`read`]: the streaming reader every use of a pack goes through (refuses links, devices,
 //!   absolute or climbing names, duplicates, members out of order, oversized members, and any
 //!   byte changed, cut or added, by reading the age stream to its authenticated end);
-//! - [`verify`]: `verify PACK`, every block checked from its member as it streams;
+//! - [`stage`]: what the streaming readers share: the private folder of the small signed
+//!   files, and a CSV member handed to a check on a thread of its own;
+//! - [`verify`]: `verify PACK`, every block checked from its member as it streams (with
+//!   custody shares, replayed from the seed they rebuild);
+//! - [`load`]: `load PACK`, every block loaded from its member as it streams, with `load`'s
+//!   checks; the whole pack in one transaction, committed once it has read to its end;
+//! - [`report`]: `report PACK`, the auditor's report made as the pack streams;
 //! - [`unpack`]: the folder restored byte for byte, staged, published whole or not at all.
 
+pub mod load;
 pub mod member;
 pub mod read;
+pub mod report;
+pub mod stage;
 pub mod unpack;
 pub mod verify;
 pub mod write;

@@ -376,30 +376,70 @@ pub fn report(
     settings: &ReportOptions,
     progress: &dyn crate::progress::Progress,
 ) -> anyhow::Result<Report> {
-    let mut out = Report {
-        report_format: REPORT_FORMAT,
-        confidentiality: CONFIDENTIAL.into(),
-        public: false,
-        generator: crate::block::manifest::generator(),
-        tool: Tool::running(),
-        order_alpha: ORDER_ALPHA,
-        leak_alpha: LEAK_ALPHA,
-        failed: false,
-        failures: Vec::new(),
-        blocks: Vec::new(),
-        emissions: Vec::new(),
-    };
-    // Per emission (game, stake, emission): each block's number, tickets and winner bit set,
-    // for the cross-block tests; and the stake and tickets, for the summed table.
-    type Emission = (String, String, u32);
-    let mut bits: BTreeMap<Emission, Vec<(u32, u64, Vec<u64>)>> = BTreeMap::new();
-    let mut tables: BTreeMap<Emission, (Stake, u64)> = BTreeMap::new();
+    let mut reporter = Reporter::new();
     for csv in blocks {
         progress.stage(&format!("verify and report {}", shown_path(csv)));
         // The report's tallies are made in verify's own pass, from the lines it accepts.
         let observer = scan::Observer::new();
         let verdict = verify_block_observed(csv, options, progress, Some(&observer));
         crate::interrupt::check()?;
+        reporter.add(csv, verdict, observer, settings)?;
+    }
+    Ok(reporter.finish(options, settings))
+}
+
+/// Per emission (game, stake, emission).
+type EmissionKey = (String, String, u32);
+
+/// A report made block by block, for readers that get the blocks one at a time (a folder's
+/// files, a pack's members as it streams): each block verified with a [`scan::Observer`] in
+/// its pass is [`Reporter::add`]ed, then [`Reporter::finish`] makes the emissions' sections
+/// (reading each emission's seal from the folder beside its blocks).
+pub struct Reporter {
+    out: Report,
+    /// Each block's number, tickets and winner bit set, for the cross-block tests.
+    bits: BTreeMap<EmissionKey, Vec<(u32, u64, Vec<u64>)>>,
+    /// The stake and tickets, for the summed table.
+    tables: BTreeMap<EmissionKey, (Stake, u64)>,
+}
+
+impl Default for Reporter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Reporter {
+    /// An empty report.
+    pub fn new() -> Reporter {
+        Reporter {
+            out: Report {
+                report_format: REPORT_FORMAT,
+                confidentiality: CONFIDENTIAL.into(),
+                public: false,
+                generator: crate::block::manifest::generator(),
+                tool: Tool::running(),
+                order_alpha: ORDER_ALPHA,
+                leak_alpha: LEAK_ALPHA,
+                failed: false,
+                failures: Vec::new(),
+                blocks: Vec::new(),
+                emissions: Vec::new(),
+            },
+            bits: BTreeMap::new(),
+            tables: BTreeMap::new(),
+        }
+    }
+
+    /// The block whose CSV is (or would be, beside its manifest) `csv`, verified with
+    /// `observer` in its pass: analysed if its verdict is ok, listed with its problems if not.
+    pub fn add(
+        &mut self,
+        csv: &Path,
+        verdict: crate::verify::BlockReport,
+        observer: scan::Observer,
+        settings: &ReportOptions,
+    ) -> anyhow::Result<()> {
         if !verdict.ok() {
             let mut problems = verdict.problems.clone();
             if verdict.unlisted > 0 {
@@ -408,8 +448,8 @@ pub fn report(
                     format!("... and {} more problems", verdict.unlisted),
                 ));
             }
-            out.blocks.push(unverified(csv, problems));
-            continue;
+            self.out.blocks.push(unverified(csv, problems));
+            return Ok(());
         }
         let (section, order, game, stake) =
             analyse_block(csv, observer.finish(csv)?, settings.samples)?;
@@ -419,80 +459,90 @@ pub fn report(
             section.emission,
         );
         let loser = (stake.prizes.len()) as u8;
-        bits.entry(key.clone()).or_default().push((
+        self.bits.entry(key.clone()).or_default().push((
             section.block,
             section.tickets,
             order::winner_bits(&order, loser),
         ));
-        let entry = tables.entry(key).or_insert((stake, 0));
+        let entry = self.tables.entry(key).or_insert((stake, 0));
         entry.1 += game.block_size;
-        out.blocks.push(section);
+        self.out.blocks.push(section);
+        Ok(())
     }
-    for ((game, stake_text, emission), blocks) in bits {
-        let mut section = EmissionSection {
-            game: game.clone(),
-            stake: stake_text.clone(),
-            emission,
-            identity: EmissionIdentity {
-                record_sha256: None,
-                kind: String::new(),
-                seed_sha256: String::new(),
-                public_key_sha256: String::new(),
-                game_definition_sha256: String::new(),
-                generator: String::new(),
-            },
-            seal_sha256: None,
-            seal_status: String::new(),
-            problems: Vec::new(),
-            blocks: blocks.iter().map(|b| b.0).collect(),
-            tickets: blocks.iter().map(|b| b.1).sum(),
-            prizes: Vec::new(),
-            payout_ratio: 0.0,
-            cross_block: Vec::new(),
-            correlations: Vec::new(),
-        };
-        // The summed table.
-        let ours: Vec<&BlockSection> = out
-            .blocks
-            .iter()
-            .filter(|b| {
-                b.verified && b.game == game && b.stake == stake_text && b.emission == emission
-            })
-            .collect();
-        identify(&mut section, &ours, options);
-        if let Some((stake, _)) = tables.get(&(game.clone(), stake_text.clone(), emission)) {
-            let mut counts = vec![0u64; stake.prizes.len() + 1];
-            let mut expected = vec![0u64; stake.prizes.len() + 1];
-            for b in &ours {
-                for (i, row) in b.prizes.iter().enumerate() {
-                    counts[i] += row.count;
-                    expected[i] += row.expected_count;
+
+    /// The report: the blocks added, and a section per emission.
+    pub fn finish(self, options: &VerifyOptions, settings: &ReportOptions) -> Report {
+        let Reporter {
+            mut out,
+            bits,
+            tables,
+        } = self;
+        for ((game, stake_text, emission), blocks) in bits {
+            let mut section = EmissionSection {
+                game: game.clone(),
+                stake: stake_text.clone(),
+                emission,
+                identity: EmissionIdentity {
+                    record_sha256: None,
+                    kind: String::new(),
+                    seed_sha256: String::new(),
+                    public_key_sha256: String::new(),
+                    game_definition_sha256: String::new(),
+                    generator: String::new(),
+                },
+                seal_sha256: None,
+                seal_status: String::new(),
+                problems: Vec::new(),
+                blocks: blocks.iter().map(|b| b.0).collect(),
+                tickets: blocks.iter().map(|b| b.1).sum(),
+                prizes: Vec::new(),
+                payout_ratio: 0.0,
+                cross_block: Vec::new(),
+                correlations: Vec::new(),
+            };
+            // The summed table.
+            let ours: Vec<&BlockSection> = out
+                .blocks
+                .iter()
+                .filter(|b| {
+                    b.verified && b.game == game && b.stake == stake_text && b.emission == emission
+                })
+                .collect();
+            identify(&mut section, &ours, options);
+            if let Some((stake, _)) = tables.get(&(game.clone(), stake_text.clone(), emission)) {
+                let mut counts = vec![0u64; stake.prizes.len() + 1];
+                let mut expected = vec![0u64; stake.prizes.len() + 1];
+                for b in &ours {
+                    for (i, row) in b.prizes.iter().enumerate() {
+                        counts[i] += row.count;
+                        expected[i] += row.expected_count;
+                    }
+                }
+                section.prizes = prize_rows(stake, &counts, &expected);
+                section.payout_ratio = payout(stake, &counts, section.tickets);
+            }
+            for i in 0..blocks.len() {
+                for j in i + 1..blocks.len() {
+                    if blocks[i].1 != blocks[j].1 {
+                        continue;
+                    }
+                    let (test, r) = order::cross_block(
+                        (blocks[i].0, &blocks[i].2),
+                        (blocks[j].0, &blocks[j].2),
+                        blocks[i].1,
+                    );
+                    section.cross_block.push(test);
+                    section.correlations.push(r);
                 }
             }
-            section.prizes = prize_rows(stake, &counts, &expected);
-            section.payout_ratio = payout(stake, &counts, section.tickets);
+            out.emissions.push(section);
         }
-        for i in 0..blocks.len() {
-            for j in i + 1..blocks.len() {
-                if blocks[i].1 != blocks[j].1 {
-                    continue;
-                }
-                let (test, r) = order::cross_block(
-                    (blocks[i].0, &blocks[i].2),
-                    (blocks[j].0, &blocks[j].2),
-                    blocks[i].1,
-                );
-                section.cross_block.push(test);
-                section.correlations.push(r);
-            }
+        conclude(&mut out);
+        if settings.public {
+            out.redact();
         }
-        out.emissions.push(section);
+        out
     }
-    conclude(&mut out);
-    if settings.public {
-        out.redact();
-    }
-    Ok(out)
 }
 
 impl Report {

@@ -279,6 +279,30 @@ pub fn verify_block_from(
     report
 }
 
+/// [`verify_block_from`] with an observer, as [`verify_block_observed`] (`report PACK`).
+pub fn verify_block_from_observed(
+    csv: &Path,
+    source: &mut (dyn std::io::Read + Send),
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+    observer: &dyn PieceObserver,
+) -> BlockReport {
+    let mut report = BlockReport {
+        csv: csv.to_path_buf(),
+        ..BlockReport::default()
+    };
+    // Stopped early: what stopped it is in the report already.
+    let _ = check_block(
+        &mut report,
+        csv,
+        options,
+        progress,
+        Some(observer),
+        Some(source),
+    );
+    report
+}
+
 /// A block's manifest, checked as [`verify_block`] checks it, without reading its tickets.
 pub struct CheckedManifest {
     /// The manifest.

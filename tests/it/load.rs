@@ -18,16 +18,16 @@ use std::time::{Duration, Instant};
 const LANES: i32 = 256;
 const ANOTHER_SEED: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
 
-/// A database of its own for one test, dropped at the end.
-struct TestDb {
+/// A database of its own for one test, dropped at the end (also used by `pack`'s tests).
+pub(crate) struct TestDb {
     admin_url: String,
     name: String,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl TestDb {
     /// `None` (and a line saying so) when no server is configured; in CI that is a failure.
-    fn new() -> Option<TestDb> {
+    pub(crate) fn new() -> Option<TestDb> {
         let Ok(admin_url) = std::env::var("DATABASE_URL") else {
             cannot_run(
                 "DATABASE_URL is not set (.ci/run starts a cluster; or eval \"$(tests/pg/start.sh --fast)\")",
@@ -49,12 +49,12 @@ impl TestDb {
         })
     }
 
-    fn client(&self) -> Client {
+    pub(crate) fn client(&self) -> Client {
         Client::connect(&self.url, NoTls).expect("connect to the test database")
     }
 
     /// The tables of the schema that exist.
-    fn tables(&self) -> Vec<String> {
+    pub(crate) fn tables(&self) -> Vec<String> {
         self.client()
             .query(
                 "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",

@@ -759,6 +759,26 @@ fn verify_of_a_pack_says_ok_with_the_folders_block_count() {
         of_pack.contains("e.pack:mini-ruche/2/e0001/block-00002.csv"),
         "{of_pack}"
     );
+    // --json names the pack's members, not the staged files (removed at exit).
+    let json: serde_json::Value = serde_json::from_slice(
+        &w.run_expect(
+            &[
+                "verify",
+                "--json",
+                "--identity",
+                id.to_str().unwrap(),
+                "e.pack",
+            ],
+            0,
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        json["blocks"][1]["path"],
+        "e.pack:mini-ruche/2/e0001/block-00002.csv"
+    );
+    assert_eq!(json["emissions"][0]["folder"], "e.pack:mini-ruche/2/e0001");
     // Without an identity: the error names the fix.
     let none = text(&w.run_expect(&["verify", "e.pack"], 2));
     assert!(none.contains("--identity"), "{none}");
@@ -818,4 +838,400 @@ fn verify_of_a_pack_with_a_block_changed_fails_that_block_and_the_emission() {
         out.contains("1 emission(s) checked: 0 OK, 1 failed"),
         "{out}"
     );
+}
+
+/// A pack of `members` with `extra` bytes after the tar's end, sealed as `pack` seals one: a
+/// pack anyone with a recipient's key can make, refused only at its end.
+fn with_trailer(members: &[Raw], extra: &[u8], recipient: &str) -> Vec<u8> {
+    let mut tar = raw_tar(members);
+    tar.extend_from_slice(extra);
+    seal_tar(&tar, recipient)
+}
+
+/// The pack of `folder` for `key` with one digit of block `block`'s CSV changed (the pack well
+/// formed and authenticated: only the checks of the lines can tell).
+fn with_block_changed(w: &Workdir, id: &Path, key: &str, block: &str, out: &str) {
+    let mut members = members_of(&inner_tar(&read(&w.path("e.pack")), id));
+    let csv = members
+        .iter_mut()
+        .find(|m| m.name.ends_with(&format!("{block}.csv")))
+        .unwrap();
+    let half = csv.data.len() / 2;
+    let at = half
+        + csv.data[half..]
+            .iter()
+            .position(u8::is_ascii_digit)
+            .unwrap();
+    csv.data[at] = if csv.data[at] == b'0' { b'1' } else { b'0' };
+    std::fs::write(w.path(out), seal_tar(&raw_tar(&members), key)).unwrap();
+}
+
+/// `report --json`, of a folder or (with `id`) a pack, as a JSON value; the exit status `code`.
+fn report_json(w: &Workdir, path: &str, id: Option<&Path>, out: &str, code: i32) -> String {
+    let mut args = vec!["report", "-q", "--json", out];
+    if let Some(id) = id {
+        args.extend(["--identity", id.to_str().unwrap()]);
+    }
+    args.push(path);
+    text(&w.run_expect(&args, code))
+}
+
+/// `report PACK --identity KEY`: the report of the folder, made as the pack streams; its files
+/// named as the pack's members.
+#[test]
+fn report_of_a_pack_is_the_report_of_its_folder() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    let (id, key) = identity(&w, "id.txt");
+    pack(&w, &folder, "e.pack", &[&key], 0);
+    report_json(&w, folder.to_str().unwrap(), None, "folder.json", 0);
+    report_json(&w, "e.pack", Some(&id), "pack.json", 0);
+    let mut of_folder: serde_json::Value =
+        serde_json::from_slice(&read(&w.path("folder.json"))).unwrap();
+    let mut of_pack: serde_json::Value =
+        serde_json::from_slice(&read(&w.path("pack.json"))).unwrap();
+    // The time of the run, the one field that differs between two runs of the same report.
+    for r in [&mut of_folder, &mut of_pack] {
+        assert!(r["tool"]["date"].is_string());
+        r["tool"]["date"] = serde_json::Value::Null;
+    }
+    let blocks = of_pack["blocks"].as_array_mut().unwrap();
+    assert_eq!(blocks.len(), 3);
+    for (n, b) in blocks.iter_mut().enumerate() {
+        assert_eq!(
+            b["file"],
+            format!("e.pack:mini-ruche/2/e0001/block-0000{}.csv", n + 1)
+        );
+        b["file"] = format!("{}/block-0000{}.csv", folder.display(), n + 1).into();
+    }
+    assert_eq!(of_pack, of_folder);
+    assert!(of_folder["emissions"][0]["seal_status"]
+        .as_str()
+        .unwrap()
+        .contains("signature valid"));
+    // The text report says the same.
+    let text_of_pack = report_json(&w, "e.pack", Some(&id), "pack2.json", 0);
+    assert!(
+        text_of_pack.contains("e.pack:mini-ruche/2/e0001/block-00003.csv"),
+        "{text_of_pack}"
+    );
+}
+
+/// A pack changed anywhere is refused by report (nothing written); one whose block changed
+/// (well formed, made by anyone with a recipient's key) fails that block, as of a folder.
+#[test]
+fn report_of_a_tampered_pack_is_refused_or_fails_the_block() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    let (id, key) = identity(&w, "id.txt");
+    pack(&w, &folder, "e.pack", &[&key], 0);
+    let mut bytes = read(&w.path("e.pack"));
+    let n = bytes.len();
+    bytes[n / 2] ^= 0x01;
+    std::fs::write(w.path("bad.pack"), &bytes).unwrap();
+    let out = report_json(&w, "bad.pack", Some(&id), "bad.json", 2);
+    assert!(out.contains("bad.pack"), "{out}");
+    assert!(!w.path("bad.json").exists());
+    // Bytes after the tar's end: read to the end before any report is made.
+    let members = members_of(&inner_tar(&read(&w.path("e.pack")), &id));
+    std::fs::write(w.path("tail.pack"), with_trailer(&members, b"more", &key)).unwrap();
+    let out = report_json(&w, "tail.pack", Some(&id), "tail.json", 2);
+    assert!(out.contains("bytes follow the tar's end"), "{out}");
+    assert!(!w.path("tail.json").exists());
+    // A block changed: that block fails, the others are reported.
+    with_block_changed(&w, &id, &key, "block-00002", "changed.pack");
+    report_json(&w, "changed.pack", Some(&id), "changed.json", 1);
+    let r: serde_json::Value = serde_json::from_slice(&read(&w.path("changed.json"))).unwrap();
+    let verified: Vec<bool> = r["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["verified"].as_bool().unwrap())
+        .collect();
+    assert_eq!(verified, [true, false, true]);
+    assert_eq!(r["failed"], true);
+    // Without an identity: the error names the fix.
+    let none = text(&w.run_expect(&["report", "e.pack"], 2));
+    assert!(none.contains("--identity"), "{none}");
+}
+
+/// A production emission of 2 blocks made from a 2-of-3 custody set (custodians' identity
+/// files `c1.key`..`c3.key`), sealed; its share files.
+fn production(w: &Workdir, emission: &str) -> Vec<String> {
+    fixed_test_key(w);
+    let mut args: Vec<String> = [
+        "seed",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "--emission",
+        emission,
+        "--emission-blocks",
+        "2",
+        "--shares-needed",
+        "2",
+        "--out",
+        &format!("shares{emission}"),
+        "--signing-key",
+        "keys/signing-key.pem",
+    ]
+    .map(String::from)
+    .to_vec();
+    for i in 1..=3 {
+        let name = format!("c{i}.key");
+        let public = if w.path(&name).exists() {
+            let text = std::fs::read_to_string(w.path(&name)).unwrap();
+            let secret: age::x25519::Identity = text.lines().nth(1).unwrap().parse().unwrap();
+            secret.to_public().to_string()
+        } else {
+            identity(w, &name).1
+        };
+        args.extend(["--recipient".into(), public]);
+    }
+    w.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let shares: Vec<String> = (1..=3)
+        .map(|i| format!("shares{emission}/mini-ruche-2-e000{emission}.share-{i}-of-3.age"))
+        .collect();
+    w.ok(&[
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "--emission",
+        emission,
+        "--share",
+        &shares[0],
+        "--share",
+        &shares[1],
+        "--identity",
+        "c1.key",
+        "--identity",
+        "c2.key",
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--blocks",
+        "2",
+        "-q",
+    ]);
+    shares
+}
+
+/// `verify PACK --share ... --identity ...`: the auditor's replay from the custody shares, on a
+/// pack (it used to say "unpack it first"); shares of another emission are refused.
+#[test]
+fn verify_of_a_pack_with_custody_shares_replays_every_block() {
+    let w = Workdir::new();
+    let shares = production(&w, "1");
+    let (auditor, key) = identity(&w, "auditor.key");
+    pack(&w, &w.path(FOLDER), "e.pack", &[&key], 0);
+    let verify = |shares: [&str; 2], code: i32| {
+        text(&w.run_expect(
+            &[
+                "verify",
+                "--game",
+                &data("mini-ruche.toml"),
+                "--public-key",
+                "keys/public-key.pem",
+                "--share",
+                shares[0],
+                "--share",
+                shares[1],
+                "--identity",
+                "c1.key",
+                "--identity",
+                "c3.key",
+                "--identity",
+                auditor.to_str().unwrap(),
+                "e.pack",
+            ],
+            code,
+        ))
+    };
+    let out = verify([&shares[0], &shares[2]], 0);
+    assert!(
+        out.contains("seed replay: 2 of 2 block(s) replayed from the seed and matched"),
+        "{out}"
+    );
+    assert!(out.contains("seed replay OK"), "{out}");
+    assert!(out.contains("(production emission)"), "{out}");
+    assert!(
+        out.contains("e.pack:mini-ruche/2/e0001/block-00002.csv"),
+        "{out}"
+    );
+    // The same run on the folder says the same.
+    let of_folder = text(&w.ok(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--public-key",
+        "keys/public-key.pem",
+        "--share",
+        &shares[0],
+        "--share",
+        &shares[2],
+        "--identity",
+        "c1.key",
+        "--identity",
+        "c3.key",
+        FOLDER,
+    ]));
+    assert!(
+        of_folder.contains("seed replay: 2 of 2 block(s) replayed from the seed and matched"),
+        "{of_folder}"
+    );
+    // The shares of another emission (same custodians) do not open this one.
+    let other = production(&w, "2");
+    let out = verify([&other[0], &other[2]], 2);
+    assert!(out.contains("mini-ruche/2/e0001"), "{out}");
+    assert!(!out.contains("OK      emission"), "{out}");
+}
+
+/// `load PACK --identity KEY` into PostgreSQL: the rows of `load FOLDER`, loaded as the pack
+/// streams; a pack changed anywhere, even after its last block, loads nothing.
+#[cfg(feature = "load")]
+mod load {
+    use super::*;
+    use crate::load::TestDb;
+
+    fn load(w: &Workdir, db: &TestDb, path: &str, id: Option<&Path>, code: i32) -> String {
+        let mut args = vec![
+            "load",
+            "--database-url",
+            &db.url,
+            "--public-key",
+            "keys/public-key.pem",
+            "--game",
+            "",
+            "--allow-test",
+            "-q",
+        ];
+        let game = data("mini-ruche.toml");
+        args[6] = &game;
+        if let Some(id) = id {
+            args.extend(["--identity", id.to_str().unwrap()]);
+        }
+        args.push(path);
+        text(&w.run_expect(&args, code))
+    }
+
+    /// Every ticket row, block row and emission row, as text, in order.
+    fn rows(db: &TestDb) -> Vec<String> {
+        let mut client = db.client();
+        let mut out = Vec::new();
+        for query in [
+            "SELECT (to_jsonb(e) - 'emission_id')::text FROM emissions e ORDER BY game, emission",
+            "SELECT format('%s %s %s %s %s %s %s %s %s', block, tickets, winners, total_prizes_cents,
+                    manifest_sha256, signature, csv_sha256, tickets_root, md5(manifest))
+             FROM blocks ORDER BY block",
+            "SELECT b.block || ' ' || (to_jsonb(t) - 'block_id')::text
+             FROM tickets t JOIN blocks b USING (block_id) ORDER BY b.block, t.idx",
+            "SELECT format('%s %s %s', b.block, p.prize_cents, p.count)
+             FROM block_prizes p JOIN blocks b USING (block_id) ORDER BY 1",
+        ] {
+            out.extend(
+                client
+                    .query(query, &[])
+                    .unwrap_or_else(|e| panic!("{query}: {e}"))
+                    .iter()
+                    .map(|r| r.get::<_, String>(0)),
+            );
+        }
+        out
+    }
+
+    /// Nothing of an emission in the database: no schema, or no block, emission or ticket.
+    fn empty(db: &TestDb) -> bool {
+        if !db.tables().iter().any(|t| t == "blocks") {
+            return true;
+        }
+        rows(db).is_empty()
+    }
+
+    #[test]
+    fn load_of_a_pack_gives_the_rows_of_load_of_its_folder() {
+        let (Some(of_folder), Some(of_pack)) = (TestDb::new(), TestDb::new()) else {
+            return;
+        };
+        let w = Workdir::new();
+        let folder = sealed(&w);
+        let (id, key) = identity(&w, "id.txt");
+        pack(&w, &folder, "e.pack", &[&key], 0);
+        load(&w, &of_folder, folder.to_str().unwrap(), None, 0);
+        let said = load(&w, &of_pack, "e.pack", Some(&id), 0);
+        let expected = rows(&of_folder);
+        assert_eq!(
+            expected.iter().filter(|r| r.contains("\"idx\"")).count(),
+            6000
+        );
+        assert_eq!(rows(&of_pack), expected);
+        assert!(
+            said.contains("3 block(s): 3 loaded, 0 already loaded"),
+            "{said}"
+        );
+        // Again: every block already there, skipped.
+        let said = load(&w, &of_pack, "e.pack", Some(&id), 0);
+        assert!(
+            said.contains("3 block(s): 0 loaded, 3 already loaded"),
+            "{said}"
+        );
+        assert!(
+            said.contains("SKIPPED e.pack:mini-ruche/2/e0001/block-00001.csv"),
+            "{said}"
+        );
+        assert_eq!(rows(&of_pack), expected);
+        // Without an identity: the error names the fix, before any connection.
+        let none = text(&w.run_expect(
+            &[
+                "load",
+                "--database-url",
+                "postgresql://nobody@/none?host=/nonexistent",
+                "--public-key",
+                "keys/public-key.pem",
+                "e.pack",
+            ],
+            2,
+        ));
+        assert!(none.contains("--identity"), "{none}");
+    }
+
+    #[test]
+    fn a_tampered_pack_loads_nothing_not_even_the_blocks_before_the_change() {
+        let Some(db) = TestDb::new() else {
+            return;
+        };
+        let w = Workdir::new();
+        let folder = sealed(&w);
+        let (id, key) = identity(&w, "id.txt");
+        pack(&w, &folder, "e.pack", &[&key], 0);
+        // One byte changed.
+        let mut bytes = read(&w.path("e.pack"));
+        let n = bytes.len();
+        bytes[n * 3 / 4] ^= 0x01;
+        std::fs::write(w.path("bad.pack"), &bytes).unwrap();
+        let out = load(&w, &db, "bad.pack", Some(&id), 2);
+        assert!(out.contains("nothing of the pack is loaded"), "{out}");
+        assert!(empty(&db), "{:?}", rows(&db));
+        // Block 3 changed, in a well-formed pack: blocks 1 and 2 verify and load in the
+        // pack's transaction, block 3 fails, and the transaction is rolled back.
+        with_block_changed(&w, &id, &key, "block-00003", "changed.pack");
+        let out = load(&w, &db, "changed.pack", Some(&id), 2);
+        assert!(out.contains("did not verify"), "{out}");
+        assert!(
+            out.contains("changed.pack:mini-ruche/2/e0001/block-00003.csv"),
+            "{out}"
+        );
+        assert!(empty(&db), "{:?}", rows(&db));
+        // Every block good, bytes after the tar's end: found after the last block, before the
+        // commit.
+        let members = members_of(&inner_tar(&read(&w.path("e.pack")), &id));
+        std::fs::write(w.path("tail.pack"), with_trailer(&members, b"more", &key)).unwrap();
+        let out = load(&w, &db, "tail.pack", Some(&id), 2);
+        assert!(out.contains("bytes follow the tar's end"), "{out}");
+        assert!(empty(&db), "{:?}", rows(&db));
+        // The pack itself loads.
+        load(&w, &db, "e.pack", Some(&id), 0);
+        assert!(!empty(&db));
+    }
 }

@@ -1,0 +1,98 @@
+//! `report PACK`: the auditor's report of a pack, made as it streams with the checks and
+//! tallies `report` makes of a folder.
+//!
+//! Each block's CSV is verified from its tar member on a thread of its own (as `verify PACK`
+//! does: [`super::stage::stream_to`]), its tallies made in that pass
+//! ([`crate::report::scan::Observer`]), and added to the report ([`crate::report::Reporter`]);
+//! the emission's seal is read from the staged small files. A pack that does not read to its
+//! authenticated end gives no report (an error): a report is made only of a whole pack. The
+//! files the report names are the pack's members, `PACK:<game>/<stake>/e<emission:04>/<file>`.
+
+use super::member::Member;
+use super::read::{read_pack, Sink};
+use super::stage::{stream_to, Staged};
+use crate::block::manifest::Manifest;
+use crate::progress::Progress;
+use crate::report::{scan, Report, ReportOptions, Reporter};
+use crate::verify::{verify_block_from_observed, VerifyOptions};
+use anyhow::Result;
+use std::io::Read;
+use std::path::Path;
+
+/// Reads `pack` with one of `identities` and reports on its blocks, verified with `options`;
+/// the line checks run on `pool`.
+pub fn report_pack(
+    pack: &Path,
+    identities: &[age::x25519::Identity],
+    options: &VerifyOptions,
+    settings: &ReportOptions,
+    progress: &dyn Progress,
+    pool: &rayon::ThreadPool,
+) -> Result<Report> {
+    let mut sink = Reporting {
+        pack: crate::untrusted::shown_path(pack),
+        staged: Staged::new(pack)?,
+        options,
+        settings,
+        progress,
+        pool,
+        reporter: Reporter::new(),
+    };
+    read_pack(pack, identities, &mut sink)?;
+    let Reporting {
+        staged, reporter, ..
+    } = sink;
+    let mut report = reporter.finish(options, settings);
+    // What the report says of the staged files, said of the pack's members.
+    let un = |t: &mut String| *t = staged.unstaged(t);
+    let un_problem = |p: &mut crate::problem::Problem| {
+        p.message = staged.unstaged(&p.message);
+        if let Some(file) = &mut p.file {
+            *file = staged.unstaged(file);
+        }
+    };
+    report.failures.iter_mut().for_each(un);
+    for b in &mut report.blocks {
+        b.file = staged.shown(&b.path);
+        b.problems.iter_mut().for_each(un_problem);
+    }
+    for e in &mut report.emissions {
+        e.problems.iter_mut().for_each(un_problem);
+        un(&mut e.seal_status);
+    }
+    Ok(report)
+}
+
+struct Reporting<'a> {
+    pack: String,
+    staged: Staged,
+    options: &'a VerifyOptions,
+    settings: &'a ReportOptions,
+    progress: &'a dyn Progress,
+    pool: &'a rayon::ThreadPool,
+    reporter: Reporter,
+}
+
+impl Sink for Reporting<'_> {
+    fn start(&mut self, emission: &str) -> Result<()> {
+        self.staged.start(emission)
+    }
+
+    fn small(&mut self, member: &Member, bytes: &[u8]) -> Result<()> {
+        self.staged.small(member, bytes)
+    }
+
+    fn csv(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
+        let _ = manifest;
+        let csv = self.staged.csv(block);
+        self.progress
+            .stage(&format!("verify and report {}", self.staged.shown(&csv)));
+        let observer = scan::Observer::new();
+        let (options, progress, pool) = (self.options, self.progress, self.pool);
+        let verdict = stream_to(&self.pack, block, reader, |source| {
+            pool.install(|| verify_block_from_observed(&csv, source, options, progress, &observer))
+        })?;
+        crate::interrupt::check()?;
+        self.reporter.add(&csv, verdict, observer, self.settings)
+    }
+}

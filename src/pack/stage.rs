@@ -1,0 +1,145 @@
+//! What every command that reads a pack as a stream shares: the private temporary folder the
+//! small signed files are staged in, and the hand-over of a CSV member to a check on a thread
+//! of its own through a bounded channel (a CSV is never written to disk).
+//!
+//! The small files (record, seal, log, definition, key, custody files, manifests and their
+//! signatures: kilobytes) are staged as `<tmp>/<game>/<stake>/e<emission:04>/<file>` in a
+//! folder of mode 0700 (files 0600, created new), removed when the [`Staged`] is dropped, so
+//! that the checks of a manifest and of the emission read them by path as they do in a folder.
+
+use super::member::Member;
+use crate::untrusted::shown_path;
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Bytes handed from the pack's reader to a block's check at a time.
+pub const CHUNK: usize = 1 << 20;
+/// Chunks in flight between them (24 were no faster than 4: docs/PERFORMANCE.md).
+pub const CHUNKS: usize = 4;
+
+/// The private temporary folder of a pack's small files.
+pub struct Staged {
+    /// The temporary folder.
+    pub root: PathBuf,
+    /// The staged emission folder, once the pack's first member named it.
+    pub folder: PathBuf,
+    /// The pack, as messages show it.
+    pack: String,
+    dir: tempfile::TempDir,
+}
+
+impl Staged {
+    /// A new private folder for the pack `pack`.
+    pub fn new(pack: &Path) -> Result<Staged> {
+        let dir = tempfile::Builder::new()
+            .prefix("emission-factory-pack-")
+            .tempdir()
+            .context("cannot create a private temporary folder for the pack's signed files")?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("cannot set the mode of {}", shown_path(dir.path())))?;
+        }
+        Ok(Staged {
+            root: dir.path().to_path_buf(),
+            folder: PathBuf::new(),
+            pack: shown_path(pack),
+            dir,
+        })
+    }
+
+    /// [`super::Sink::start`]: makes the emission's folder (`emission` is three plain names,
+    /// checked by the reader).
+    pub fn start(&mut self, emission: &str) -> Result<()> {
+        self.folder = self.dir.path().join(emission);
+        std::fs::create_dir_all(&self.folder)
+            .with_context(|| format!("cannot create {}", shown_path(&self.folder)))
+    }
+
+    /// [`super::Sink::small`]: writes the member, as a new file of mode 0600.
+    pub fn small(&self, member: &Member, bytes: &[u8]) -> Result<()> {
+        let path = self.folder.join(member.name());
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut file = options
+            .open(&path)
+            .with_context(|| format!("cannot create {}", shown_path(&path)))?;
+        file.write_all(bytes)
+            .with_context(|| format!("cannot write {} (disk full?)", shown_path(&path)))
+    }
+
+    /// Where block `block`'s CSV would be in the staged folder (it is never written).
+    pub fn csv(&self, block: u32) -> PathBuf {
+        self.folder.join(crate::block::csv_name(block))
+    }
+
+    /// A staged path as messages show it: `PACK:<game>/<stake>/e<emission:04>/<file>`.
+    pub fn shown(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) => format!("{}:{}", self.pack, shown_path(rel)),
+            Err(_) => shown_path(path),
+        }
+    }
+
+    /// `text` with the staged folder's name replaced by the pack's (`PACK:`), for the
+    /// messages of checks that read the staged files by path.
+    pub fn unstaged(&self, text: &str) -> String {
+        let root = format!("{}/", shown_path(&self.root));
+        text.replace(&root, &format!("{}:", self.pack))
+    }
+}
+
+/// Hands block `block`'s CSV, as `reader` gives it, to `check` on a thread of its own, through
+/// a bounded channel of [`CHUNKS`] chunks of [`CHUNK`] bytes; returns what `check` returns. If
+/// `check` stops reading early, the rest is left to the caller (the pack's reader reads every
+/// member to its end). An error reading `reader` is the pack's (damaged, changed or cut).
+pub fn stream_to<T: Send>(
+    pack: &str,
+    block: u32,
+    reader: &mut dyn Read,
+    check: impl FnOnce(&mut crate::fs::pipe::ChunkReader) -> T + Send,
+) -> Result<T> {
+    let (tx, source) = crate::fs::pipe::channel(CHUNKS);
+    // The chunks read come back to be filled again: no new buffer (zeroed, its pages faulted
+    // in) per MiB.
+    let (back, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(CHUNKS + 2);
+    let mut source = source.recycling(back);
+    std::thread::scope(|scope| -> Result<T> {
+        let checking = scope.spawn(move || check(&mut source));
+        let mut failed = None;
+        loop {
+            let mut chunk = spare.try_recv().unwrap_or_default();
+            chunk.resize(CHUNK, 0);
+            let n = match reader.read(&mut chunk) {
+                Ok(n) => n,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            chunk.truncate(n);
+            if tx.send(chunk).is_err() {
+                // The check stopped early (its reason is in what it returns).
+                break;
+            }
+        }
+        drop(tx);
+        let done = checking
+            .join()
+            .map_err(|_| anyhow!("internal error: the check of block {block} stopped"))?;
+        if let Some(e) = failed {
+            bail!("{pack}: block {block}'s CSV: cannot read it (damaged or changed): {e}");
+        }
+        Ok(done)
+    })
+}
