@@ -36,6 +36,11 @@ pub struct PackArgs {
     /// emission.pub.pem is used.
     #[arg(long, value_name = "PEM")]
     pub public_key: Option<PathBuf>,
+    /// The certificate of the TSA that signed the emission's trusted timestamps, if it has
+    /// any (emission.json.tsr, emission.seal.json.tsr): the pack carries them, and a folder is
+    /// packed only once they verify, as `verify --tsa-cert` checks them. Repeatable.
+    #[arg(long, value_name = "PEM")]
+    pub tsa_cert: Vec<PathBuf>,
     /// zstd compression level, 1 (fastest) to 19 (smallest).
     #[arg(long, default_value_t = emission_factory::pack::write::DEFAULT_LEVEL, value_name = "L", value_parser = clap::value_parser!(i32).range(1..=19))]
     pub level: i32,
@@ -99,6 +104,11 @@ pub(super) fn run_pack(args: PackArgs) -> Result<Exit> {
         &emission_factory::pack::PackOptions {
             recipients,
             public_key,
+            tsa_certs: args
+                .tsa_cert
+                .iter()
+                .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
+                .collect::<Result<_>>()?,
             level: args.level,
             threads,
         },

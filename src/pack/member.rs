@@ -10,6 +10,11 @@ use crate::emission::log::LOG_FILE;
 use crate::emission::record::{RECORD_FILE, RECORD_SIG_FILE};
 use crate::emission::seal::{SEAL_FILE, SEAL_SIG_FILE};
 
+/// `emission.json.tsr`, the record's token ([`crate::emission::timestamp::token_path`]).
+pub const RECORD_TOKEN_FILE: &str = "emission.json.tsr";
+/// `emission.seal.json.tsr`, the seal's token.
+pub const SEAL_TOKEN_FILE: &str = "emission.seal.json.tsr";
+
 /// Most bytes of a CSV member, whatever its manifest says (a Maxi block is 1.5 GB).
 pub const MAX_CSV_BYTES: u64 = 64 << 30;
 
@@ -23,10 +28,15 @@ pub enum Member {
     Record,
     /// `emission.json.sig`.
     RecordSig,
+    /// `emission.json.tsr`: the record's trusted timestamp, if it has one (RFC 3161: signed by
+    /// the TSA over the record's SHA-256, so it authenticates itself).
+    RecordToken,
     /// `emission.seal.json`.
     Seal,
     /// `emission.seal.json.sig`.
     SealSig,
+    /// `emission.seal.json.tsr`: the seal's trusted timestamp, if it has one.
+    SealToken,
     /// `emission.log.jsonl`.
     Log,
     /// `emission.game.toml`.
@@ -35,6 +45,9 @@ pub enum Member {
     PublicKey,
     /// `emission.shares-<set>.json` or its `.sig` (the name).
     Reshare(String),
+    /// `withdrawal-NNNN.json`, then its `.sig` (`true`): a signed withdrawal from sale, made
+    /// after the seal (`withdraw`), which `load` applies.
+    Withdrawal(u32, bool),
     /// `block-NNNNN.manifest.json`, then its `.sig` (`true`).
     Manifest(u32, bool),
     /// `block-NNNNN.csv`.
@@ -49,8 +62,10 @@ impl Member {
         Some(match name {
             RECORD_FILE => Member::Record,
             RECORD_SIG_FILE => Member::RecordSig,
+            RECORD_TOKEN_FILE => Member::RecordToken,
             SEAL_FILE => Member::Seal,
             SEAL_SIG_FILE => Member::SealSig,
+            SEAL_TOKEN_FILE => Member::SealToken,
             LOG_FILE => Member::Log,
             DEFINITION_FILE => Member::Definition,
             PUBLIC_KEY_FILE => Member::PublicKey,
@@ -65,6 +80,17 @@ impl Member {
                             .bytes()
                             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
                     return ok.then(|| Member::Reshare(name.to_string()));
+                }
+                if let Some(rest) = name.strip_prefix("withdrawal-") {
+                    let (digits, signed) = match rest.strip_suffix(".json.sig") {
+                        Some(d) => (d, true),
+                        None => (rest.strip_suffix(".json")?, false),
+                    };
+                    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                        return None;
+                    }
+                    let n: u32 = digits.parse().ok().filter(|&n| n >= 1)?;
+                    return Some(Member::Withdrawal(n, signed));
                 }
                 let rest = name.strip_prefix("block-")?;
                 let (digits, suffix) = rest.split_at_checked(5)?;
@@ -90,12 +116,18 @@ impl Member {
         match self {
             Member::Record => RECORD_FILE.into(),
             Member::RecordSig => RECORD_SIG_FILE.into(),
+            Member::RecordToken => RECORD_TOKEN_FILE.into(),
             Member::Seal => SEAL_FILE.into(),
             Member::SealSig => SEAL_SIG_FILE.into(),
+            Member::SealToken => SEAL_TOKEN_FILE.into(),
             Member::Log => LOG_FILE.into(),
             Member::Definition => DEFINITION_FILE.into(),
             Member::PublicKey => PUBLIC_KEY_FILE.into(),
             Member::Reshare(name) => name.clone(),
+            Member::Withdrawal(n, false) => crate::emission::withdrawal::file_name(*n),
+            Member::Withdrawal(n, true) => {
+                format!("{}.sig", crate::emission::withdrawal::file_name(*n))
+            }
             Member::Manifest(block, false) => crate::block::manifest_name(*block),
             Member::Manifest(block, true) => crate::block::signature_name(*block),
             Member::Csv(block) => crate::block::csv_name(*block),
@@ -106,7 +138,12 @@ impl Member {
     /// limits of the readers of each file.
     pub fn limit(&self) -> u64 {
         match self {
-            Member::RecordSig | Member::SealSig | Member::Manifest(_, true) => 64,
+            Member::RecordSig
+            | Member::SealSig
+            | Member::Manifest(_, true)
+            | Member::Withdrawal(_, true) => 64,
+            Member::RecordToken | Member::SealToken => crate::emission::timestamp::MAX_TOKEN_BYTES,
+            Member::Withdrawal(_, false) => crate::emission::withdrawal::MAX_WITHDRAWAL_BYTES,
             Member::Record | Member::Reshare(_) => 1 << 20,
             Member::Seal => 64 << 20,
             Member::Log => 256 << 20,
@@ -149,6 +186,10 @@ mod tests {
             "block-00001.manifest.json",
             "emission.pub.pem",
             "emission.shares-0a1b.json",
+            "withdrawal-0002.json.sig",
+            "withdrawal-0002.json",
+            "emission.seal.json.tsr",
+            "emission.json.tsr",
             "emission.game.toml",
             "emission.log.jsonl",
             "emission.seal.json.sig",
@@ -167,12 +208,16 @@ mod tests {
             [
                 "emission.json",
                 "emission.json.sig",
+                "emission.json.tsr",
                 "emission.seal.json",
                 "emission.seal.json.sig",
+                "emission.seal.json.tsr",
                 "emission.log.jsonl",
                 "emission.game.toml",
                 "emission.pub.pem",
                 "emission.shares-0a1b.json",
+                "withdrawal-0002.json",
+                "withdrawal-0002.json.sig",
                 "block-00001.manifest.json",
                 "block-00002.manifest.json.sig",
                 "block-00001.csv",
@@ -192,6 +237,9 @@ mod tests {
             "block-00001.csv.bak",
             "emission.shares-.json",
             "emission.shares-XYZ.json",
+            "withdrawal-0000.json",
+            "withdrawal-12.json",
+            "emission.json.tsq",
             "README",
             "",
         ] {

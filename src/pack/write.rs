@@ -35,6 +35,8 @@ pub struct PackOptions {
     pub recipients: Vec<Recipient>,
     /// The key the emission must be signed with; without it, the folder's `emission.pub.pem`.
     pub public_key: Option<VerifyingKey>,
+    /// The TSA certificates the emission's trusted timestamps are checked with.
+    pub tsa_certs: Vec<crate::emission::timestamp::TsaCert>,
     /// zstd level, 1 to 19.
     pub level: i32,
     /// zstd worker threads (0 or 1: compress on the calling thread).
@@ -100,7 +102,14 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
             crate::fs::files::shell_quoted(folder)
         );
     }
-    let report = check_folder(folder, &key, &FolderCheck::default());
+    let report = check_folder(
+        folder,
+        &key,
+        &FolderCheck {
+            tsa_certs: options.tsa_certs.clone(),
+            ..FolderCheck::default()
+        },
+    );
     if !report.problems.is_empty() {
         bail!(
             "{} does not verify as a sealed emission, so it is not packed (run `emission-factory verify {}`):\n  - {}",

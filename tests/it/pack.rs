@@ -1235,3 +1235,31 @@ mod load {
         assert!(!empty(&db));
     }
 }
+
+/// A withdrawal made after the seal is part of the emission: the pack carries it (the folder
+/// was refused before: "not a file of an emission") and unpack restores it byte for byte.
+#[test]
+fn a_withdrawal_made_after_the_seal_travels_in_the_pack() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    w.ok(&[
+        "withdraw",
+        "--key",
+        "keys/signing-key.pem",
+        "--block",
+        "2",
+        "--reason",
+        "misprint",
+        folder.to_str().unwrap(),
+    ]);
+    assert!(folder.join("withdrawal-0001.json").exists());
+    let (id, key) = identity(&w, "id.txt");
+    pack(&w, &folder, "e.pack", &[&key], 0);
+    let said = text(&w.run_expect(&["verify", "--identity", id.to_str().unwrap(), "e.pack"], 0));
+    assert!(said.contains("OK"), "{said}");
+    std::fs::create_dir(w.path("restored")).unwrap();
+    unpack(&w, &id, "e.pack", "restored", 0);
+    let restored = w.path("restored/mini-ruche/2/e0001");
+    assert_eq!(hashes(&restored), hashes(&folder));
+    assert!(hashes(&restored).contains_key("withdrawal-0001.json.sig"));
+}

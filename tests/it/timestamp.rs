@@ -349,6 +349,66 @@ fn seed_and_seal_get_tokens_that_openssl_accepts_and_verify_refuses_every_bad_on
     assert!(said.contains("emission.seal.json existed by 20"), "{said}");
     assert!(said.contains("TSA 'CN=Test TSA A'"), "{said}");
 
+    // A pack carries both tokens (it refused the folder before: "not a file of an emission"),
+    // verify PACK checks them as on the folder, and unpack gives them back byte for byte.
+    let id = age::x25519::Identity::generate();
+    std::fs::write(
+        w.path("archive.key"),
+        format!("{}\n", id.to_string().expose_secret()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        w.path("archive.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let recipient = id.to_public().to_string();
+    let pack_args = |certs: &[&str]| {
+        let mut args = vec!["pack", "--recipient", &recipient, "--out", "e0001.pack"];
+        for c in certs {
+            args.extend(["--tsa-cert", c]);
+        }
+        args.push(folder_text);
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let refused = pack_args(&[]);
+    let refused: Vec<&str> = refused.iter().map(String::as_str).collect();
+    let said = text(&w.run_expect(&refused, 2));
+    assert!(said.contains("no --tsa-cert was given"), "{said}");
+    let args = pack_args(&[cert_a]);
+    w.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let said = text(&w.run_expect(
+        &[
+            "verify",
+            "--identity",
+            "archive.key",
+            "--tsa-cert",
+            cert_a,
+            "e0001.pack",
+        ],
+        0,
+    ));
+    assert_eq!(said.matches("timestamp OK:").count(), 2, "{said}");
+    let said = text(&w.run_expect(&["verify", "--identity", "archive.key", "e0001.pack"], 1));
+    assert!(said.contains("no --tsa-cert was given"), "{said}");
+    std::fs::create_dir(w.path("restored")).unwrap();
+    w.ok(&[
+        "unpack",
+        "--identity",
+        "archive.key",
+        "--out",
+        "restored",
+        "e0001.pack",
+    ]);
+    let restored = w.path("restored/mini-ruche/2/e0001");
+    for token in ["emission.json.tsr", "emission.seal.json.tsr"] {
+        assert_eq!(
+            read(&restored.join(token)),
+            read(&folder.join(token)),
+            "{token}"
+        );
+    }
+
     // A token present and no certificate to check it: said, and a failure.
     let said = verify(&w, PRODUCTION, &[], 1);
     assert!(
