@@ -3,7 +3,8 @@
 # each for SECONDS (default 20) with libFuzzer, from its committed seeds (fuzz/seeds/<target>)
 # and what earlier runs kept (fuzz/corpus/<target>, not committed). Exits 1 if any target
 # found an input that breaks its properties; the input is in fuzz/artifacts/<target>/ and the
-# target's log in fuzz/target/fuzz-logs/<target>.log. .ci/run calls it (docs/ARCHITECTURE.md,
+# target's log in fuzz/target/fuzz-logs/<target>.log (the target folder is $CARGO_TARGET_DIR
+# when set, relative to fuzz/). .ci/run calls it (docs/ARCHITECTURE.md,
 # "Fuzzing").
 #
 # cargo-fuzz would need nightly for its -Z flags; libfuzzer-sys itself builds on stable, and
@@ -28,13 +29,14 @@ start=$(date +%s)
 cargo build --release --locked --target "$host" --bins
 built=$(date +%s)
 echo "fuzz: targets built in $((built - start)) s"
-bin=target/$host/release
-mkdir -p target/fuzz-logs
+out=${CARGO_TARGET_DIR:-target}
+bin=$out/$host/release
+mkdir -p "$out/fuzz-logs"
 failed=()
 for t in "${targets[@]}"; do
   [ -x "$bin/$t" ] || { echo "fuzz/run.sh: no target $t (see fuzz/Cargo.toml)" >&2; exit 2; }
   mkdir -p "corpus/$t" "artifacts/$t"
-  log=target/fuzz-logs/$t.log
+  log=$out/fuzz-logs/$t.log
   # One process (no -jobs), inputs up to 4 KiB (a layout or line is well below), 10 s per
   # input at most, 2 GiB of memory at most.
   if "$bin/$t" "corpus/$t" "seeds/$t" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
@@ -43,12 +45,12 @@ for t in "${targets[@]}"; do
     echo "fuzz: $t: ${runs:-?} inputs in ${seconds} s, no failure ($(find "corpus/$t" -type f | wc -l) inputs kept)"
   else
     failed+=("$t")
-    echo "fuzz: $t FAILED: the input is in fuzz/artifacts/$t/, the log in fuzz/$log; its end:" >&2
+    echo "fuzz: $t FAILED: the input is in fuzz/artifacts/$t/, the log in $log; its end:" >&2
     grep -v '^#[0-9]' "$log" | tail -n 30 >&2
   fi
 done
 echo "fuzz: ${#targets[@]} targets run in $(($(date +%s) - built)) s"
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "fuzz: failed: ${failed[*]}. Replay: fuzz/target/$host/release/<target> fuzz/artifacts/<target>/<file>" >&2
+  echo "fuzz: failed: ${failed[*]}. Replay one input (from fuzz/): $bin/<target> artifacts/<target>/<file>" >&2
   exit 1
 fi

@@ -43,8 +43,12 @@ pub fn exercise(readers: &[Readers], data: &[u8]) {
         if let Err(e) = decode_cents_agrees(r.decoder.as_ref(), data) {
             panic!("{e}");
         }
-        if let Err(e) = features_agree(r.decoder.as_ref(), r.explainer.as_ref(), data, &mut features)
-        {
+        if let Err(e) = features_agree(
+            r.decoder.as_ref(),
+            r.explainer.as_ref(),
+            data,
+            &mut features,
+        ) {
             panic!("{e}");
         }
     }

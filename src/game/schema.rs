@@ -18,17 +18,14 @@ pub fn definition_keys() -> Vec<String> {
 /// The keys a `layout` table (`[layout]` or `[stakes.layout]`) of the mechanic `name` accepts,
 /// as dotted paths from the table (`near_miss.row_p_weights`); `None` for no such mechanic.
 pub fn layout_keys(name: &str) -> Option<Vec<String>> {
-    use crate::mechanic::{calendar, maxi_ruche, ruche, Params};
-    if name == <ruche::RucheParams as Params>::NAME {
-        return Some(keys_of::<ruche::RucheSettings>());
+    struct Keys;
+    impl crate::mechanic::SettingsVisitor for Keys {
+        type Output = Vec<String>;
+        fn visit<S: DeserializeOwned + Default + Clone>(self) -> Vec<String> {
+            keys_of::<S>()
+        }
     }
-    if name == <maxi_ruche::MaxiParams as Params>::NAME {
-        return Some(keys_of::<maxi_ruche::MaxiSettings>());
-    }
-    if name == <calendar::CalendarParams as Params>::NAME {
-        return Some(keys_of::<calendar::CalendarSettings>());
-    }
-    None
+    crate::mechanic::Mechanic::visit_settings(name, Keys)
 }
 
 /// Every key of `T` and of the structs it holds, as dotted paths, in the order of the fields.
@@ -281,7 +278,7 @@ mod tests {
         use crate::game::{MAX_ID_BYTES, MAX_NAME_CHARS, MAX_PRIZES, MAX_STAKES};
         use crate::mechanic::calendar::{MAX_CALENDAR_AMOUNTS, MAX_SYMBOLS, MAX_WINNING_MONTHS};
         use crate::mechanic::hive::MAX_HIVE_AMOUNTS;
-        use crate::mechanic::maxi_ruche::params::MAX_BONUS_BEES;
+        use crate::mechanic::maxi_ruche::MAX_BONUS_BEES;
         use crate::mechanic::ruche::MAX_HONEY_POTS;
         use crate::mechanic::util::MAX_WEIGHT;
         let doc = documented();

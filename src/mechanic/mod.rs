@@ -1,17 +1,24 @@
 //! Game mechanics: how a layout shows a prize, and how a prize is read back from a layout.
 //!
-//! Every mechanic is a folder made to one template:
+//! Every mechanic is a folder made to one template, the same files and names in each
+//! (`<Name>` is `Ruche`, `Maxi`, `Calendar`):
 //! - `mod.rs`: what the mechanic is, and its trait impls ([`Params`], [`Decoder`],
 //!   [`Synthesizer`]), which only delegate;
-//! - `params.rs`: its settings as a game definition writes them (a serde struct that refuses
-//!   unknown keys) and their checked form, the only thing the two halves share;
-//! - `decode.rs`: the referee, written from the published rules: `verify` and the tests trust
-//!   it, and every synthesized ticket is decoded before it is written;
-//! - `synth.rs`: draws a natural-looking layout for a given prize;
+//! - `params.rs`: `<Name>Settings`, its settings as a game definition writes them (a serde
+//!   struct that refuses unknown keys), and `<Name>Params`, their checked form, the only thing
+//!   the two halves share (private: `mod.rs` re-exports what others use);
+//! - `decode.rs`: `<Name>Decoder` (`from_params`, `prize`, `prize_cents`, `form`,
+//!   `max_layout_len`), the referee, written from the published rules: `verify` and the tests
+//!   trust it, and every synthesized ticket is decoded before it is written;
+//! - `synth.rs`: `<Name>Synthesizer` (`new`, `synthesize`), draws a natural-looking layout for
+//!   a given prize;
+//! - `features.rs`: `<Name>Explainer` (`new`), a ticket explained for `show` and `report`, and
+//!   the report's one-pass `features`;
 //! - `tests.rs`: the decoder on hand-written layouts, the synthesizer checked by the decoder.
 //!
-//! The two hive games share their geometry and row reading ([`hive`]); every decoder reads
-//! with one [`Cursor`]. The registry below is the one place that lists the mechanics: the
+//! The two hive games share their geometry and row reading ([`hive`], [`hive::read_row`]);
+//! every decoder reads with one [`Cursor`]. [`agree`] states what ties each fast reading to
+//! its referee, for the tests and the fuzz targets. The registry below is the one place that lists the mechanics: the
 //! [`Mechanic`] enum and the functions that build the two halves from it. `mechanic` knows
 //! nothing of `game`: it is given the `layout` tables and the prize amounts as plain data.
 
@@ -73,6 +80,18 @@ macro_rules! registry {
                 Err(SettingsError::Unknown(name.to_string()))
             }
 
+            /// Calls `visitor` with the settings type of the mechanic called `name` (`None`
+            /// for no such mechanic): how `game::schema` lists the keys a `layout` table of it
+            /// accepts, without a list of mechanics of its own.
+            pub fn visit_settings<V: SettingsVisitor>(name: &str, visitor: V) -> Option<V::Output> {
+                $(
+                    if name == <$params as Params>::NAME {
+                        return Some(visitor.visit::<<$params as Params>::Settings>());
+                    }
+                )+
+                None
+            }
+
             /// The mechanic's name in a game definition.
             pub fn name(&self) -> &'static str {
                 match self {
@@ -121,6 +140,15 @@ registry! {
     Ruche(ruche::RucheParams),
     MaxiRuche(maxi_ruche::MaxiParams),
     Calendar(calendar::CalendarParams),
+}
+
+/// Something done with a mechanic's settings type, whichever it is
+/// ([`Mechanic::visit_settings`]).
+pub trait SettingsVisitor {
+    /// What the visit gives.
+    type Output;
+    /// The visit of the settings type `S`.
+    fn visit<S: DeserializeOwned + Default + Clone>(self) -> Self::Output;
 }
 
 /// What a mechanic's folder provides to the registry.

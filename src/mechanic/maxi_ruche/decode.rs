@@ -27,7 +27,7 @@ pub struct MaxiDecoder {
 
 impl MaxiDecoder {
     /// The decoder for checked parameters.
-    pub(super) fn from_params(params: MaxiParams) -> Self {
+    pub(super) fn from_params(params: &MaxiParams) -> Self {
         let mut bonus_cents = Some([0u64; MAX_BONUS_BEES + 1]);
         for (bees, &amount) in params.bonus.iter().enumerate() {
             match (crate::money::cents(amount), bonus_cents.as_mut()) {
@@ -36,7 +36,7 @@ impl MaxiDecoder {
             }
         }
         MaxiDecoder {
-            params,
+            params: params.clone(),
             bonus_cents,
         }
     }

@@ -5,16 +5,17 @@
 //! [`MaxiDecoder`] is the referee, written from the rules; [`MaxiSynthesizer`] draws layouts.
 //! They are independent and share only the stake's data checked by [`params`].
 
-pub mod params;
-
 mod decode;
 pub mod features;
+mod params;
 mod synth;
 #[cfg(test)]
 mod tests;
 
 pub use decode::MaxiDecoder;
-pub use params::{BonusEntry, MaxiParams, MaxiSettings, NearMiss, NearMissSettings};
+pub use params::{
+    BonusEntry, MaxiParams, MaxiSettings, NearMiss, NearMissSettings, MAX_BONUS_BEES,
+};
 pub use synth::MaxiSynthesizer;
 
 use super::{BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
@@ -44,11 +45,11 @@ impl Params for MaxiParams {
     }
 
     fn decoder(&self) -> MaxiDecoder {
-        MaxiDecoder::from_params(self.clone())
+        MaxiDecoder::from_params(self)
     }
 
     fn synthesizer(&self, prizes: &[Decimal]) -> Result<MaxiSynthesizer, BuildError> {
-        MaxiSynthesizer::new(self.clone(), prizes)
+        MaxiSynthesizer::new(self, prizes)
     }
 }
 

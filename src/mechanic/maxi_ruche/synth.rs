@@ -119,8 +119,8 @@ struct HiveSpec {
 impl MaxiSynthesizer {
     /// Builds the synthesizer and plans every prize of the stake's table; the message names the
     /// parameter that makes a prize impossible to show.
-    pub(super) fn new(params: MaxiParams, prizes: &[Decimal]) -> Result<Self, BuildError> {
-        let comps = components(&params);
+    pub(super) fn new(params: &MaxiParams, prizes: &[Decimal]) -> Result<Self, BuildError> {
+        let comps = components(params);
         let mut all = decompositions(&comps, prizes, &mut Ticker::default())?.into_iter();
         let mut plans = Vec::with_capacity(prizes.len());
         for &prize in prizes {

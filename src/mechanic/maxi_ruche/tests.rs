@@ -673,7 +673,7 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
     let mut params = params_of(&stake());
     params.rows = crate::money::AmountTable::new([Decimal::MAX]);
     params.bees = crate::money::AmountTable::new([Decimal::MAX]);
-    let dec = MaxiDecoder::from_params(params);
+    let dec = MaxiDecoder::from_params(&params);
     let max = crate::money::canonical(Decimal::MAX);
     let hive = |first: &str, second: &str| {
         let rows = [

@@ -11,6 +11,52 @@ use crate::mechanic::{add_wins, LayoutError};
 use crate::untrusted::shown;
 use rust_decimal::Decimal;
 
+/// Reads La ruche d'or layouts of one stake.
+#[derive(Debug, Clone)]
+pub struct RucheDecoder {
+    params: RucheParams,
+    /// The honey table in cents (`None`: not whole cents, every layout takes [`decode`]).
+    honey_cents: Option<Vec<u64>>,
+}
+
+impl RucheDecoder {
+    /// The decoder for checked parameters.
+    pub(super) fn from_params(params: &RucheParams) -> Self {
+        RucheDecoder {
+            params: params.clone(),
+            honey_cents: honey_cents(params),
+        }
+    }
+
+    /// The full outcome of a layout: what every hive wins.
+    pub fn outcome(&self, layout: &[u8]) -> Result<Outcome, LayoutError> {
+        decode(&self.params, layout)
+    }
+
+    /// The prize a layout wins.
+    pub(super) fn prize(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
+        Ok(self.outcome(layout)?.prize)
+    }
+
+    /// The prize of a valid layout in cents, in one pass ([`prize_cents`]).
+    #[inline]
+    pub(super) fn prize_cents(&self, layout: &[u8]) -> Option<u64> {
+        self.honey_cents
+            .as_deref()
+            .and_then(|honey| prize_cents(&self.params, honey, layout))
+    }
+
+    /// How a layout shows its prize.
+    pub(super) fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
+        Ok(form(&self.outcome(layout)?))
+    }
+
+    /// The longest layout the decoder can accept ([`max_layout_len`]).
+    pub(super) fn max_layout_len(&self) -> usize {
+        max_layout_len(&self.params)
+    }
+}
+
 /// What one hive wins, and why.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HiveOutcome {
@@ -86,7 +132,7 @@ pub fn decode(params: &RucheParams, layout: &[u8]) -> Result<Outcome, LayoutErro
 
 /// The honey table in cents, by pots (0 to `max_honey`), for [`prize_cents`]; `None` if a win
 /// is not a whole number of cents (then every layout takes [`decode`]).
-pub(super) fn honey_cents(params: &RucheParams) -> Option<Vec<u64>> {
+fn honey_cents(params: &RucheParams) -> Option<Vec<u64>> {
     (0..=params.max_honey)
         .map(|pots| crate::money::cents(params.honey_win(pots)))
         .collect()
@@ -97,7 +143,7 @@ pub(super) fn honey_cents(params: &RucheParams) -> Option<Vec<u64>> {
 /// not accept (or whose amounts are not whole cents): [`decode`] then gives the verdict and
 /// names the rule.
 #[inline]
-pub(super) fn prize_cents(params: &RucheParams, honey: &[u64], layout: &[u8]) -> Option<u64> {
+fn prize_cents(params: &RucheParams, honey: &[u64], layout: &[u8]) -> Option<u64> {
     let mut at = 0;
     let (mut prize, extras) = hive_cents(params, honey, layout, &mut at)?;
     if usize::from(extras) > MAX_EXTRA {

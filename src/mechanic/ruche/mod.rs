@@ -1,6 +1,9 @@
-//! La ruche d'or: a hive of 7 rows, honey pots, and up to three EXTRA hives (SPEC 2.1).
+//! La ruche d'or (mechanic `ruche`): a hive of 7 rows with an amount each, honey pots, and up
+//! to three EXTRA hives opened by `E` symbols (SPEC §2.1, §3; layout grammar `ruche-or` in
+//! FORMAT.md).
 //!
-//! `decode` is written from the rules and never calls `synth`; both read only `params`.
+//! [`RucheDecoder`] is the referee, written from the rules; [`RucheSynthesizer`] draws layouts.
+//! They are independent and share only the stake's data checked by [`params`].
 
 mod decode;
 pub mod features;
@@ -9,10 +12,11 @@ mod synth;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{HiveOutcome, Outcome};
+pub use decode::{HiveOutcome, Outcome, RucheDecoder};
 pub use params::{
     HoneyEntry, NearMiss, NearMissSettings, RucheParams, RucheSettings, MAX_EXTRA, MAX_HONEY_POTS,
 };
+pub use synth::RucheSynthesizer;
 
 use super::{BuildError, Decoder, LayoutError, LayoutRng, Params, SynthesisError, Synthesizer};
 use rust_decimal::Decimal;
@@ -41,58 +45,30 @@ impl Params for RucheParams {
     }
 
     fn decoder(&self) -> RucheDecoder {
-        RucheDecoder {
-            params: self.clone(),
-            honey_cents: decode::honey_cents(self),
-        }
+        RucheDecoder::from_params(self)
     }
 
     fn synthesizer(&self, prizes: &[Decimal]) -> Result<RucheSynthesizer, BuildError> {
-        Ok(RucheSynthesizer {
-            synth: synth::Synth::new(self.clone(), prizes)?,
-        })
-    }
-}
-
-/// Reads La ruche d'or layouts of one stake.
-#[derive(Debug, Clone)]
-pub struct RucheDecoder {
-    params: RucheParams,
-    /// The honey table in cents (`None`: not whole cents, every layout takes `decode`).
-    honey_cents: Option<Vec<u64>>,
-}
-
-impl RucheDecoder {
-    /// The full outcome of a layout: what every hive wins.
-    pub fn outcome(&self, layout: &[u8]) -> Result<Outcome, LayoutError> {
-        decode::decode(&self.params, layout)
+        RucheSynthesizer::new(self, prizes)
     }
 }
 
 impl Decoder for RucheDecoder {
     fn decode(&self, layout: &[u8]) -> Result<Decimal, LayoutError> {
-        Ok(self.outcome(layout)?.prize)
+        RucheDecoder::prize(self, layout)
     }
 
     fn prize_cents(&self, layout: &[u8]) -> Option<u64> {
-        self.honey_cents
-            .as_deref()
-            .and_then(|honey| decode::prize_cents(&self.params, honey, layout))
+        RucheDecoder::prize_cents(self, layout)
     }
 
     fn form(&self, layout: &[u8]) -> Result<String, LayoutError> {
-        Ok(decode::form(&self.outcome(layout)?))
+        RucheDecoder::form(self, layout)
     }
 
     fn max_layout_len(&self) -> usize {
-        decode::max_layout_len(&self.params)
+        RucheDecoder::max_layout_len(self)
     }
-}
-
-/// Draws La ruche d'or layouts for the prizes of one stake.
-#[derive(Debug, Clone)]
-pub struct RucheSynthesizer {
-    synth: synth::Synth,
 }
 
 impl Synthesizer for RucheSynthesizer {
@@ -102,6 +78,6 @@ impl Synthesizer for RucheSynthesizer {
         rng: &mut LayoutRng,
         out: &mut Vec<u8>,
     ) -> Result<(), SynthesisError> {
-        self.synth.synthesize(prize, rng, out)
+        RucheSynthesizer::synthesize(self, prize, rng, out)
     }
 }

@@ -79,9 +79,9 @@ struct Choice {
     usable: [usize; MAX_PARTS],
 }
 
-/// Draws La ruche d'or layouts.
+/// Draws La ruche d'or layouts for the prizes of one stake.
 #[derive(Debug, Clone)]
-pub struct Synth {
+pub struct RucheSynthesizer {
     /// The plan of each prize, found by its cents.
     prizes: PrizeIndex,
     plans: Vec<Plan>,
@@ -97,10 +97,10 @@ pub struct Synth {
     amounts: Vec<Text>,
 }
 
-impl Synth {
+impl RucheSynthesizer {
     /// Lists every decomposition of every prize of the table; an error names a prize that
     /// cannot be shown with the row amounts, honey table and `near_miss.part_weights` given.
-    pub fn new(params: RucheParams, prizes: &[Decimal]) -> Result<Self, BuildError> {
+    pub(super) fn new(params: &RucheParams, prizes: &[Decimal]) -> Result<Self, BuildError> {
         // Indexes fit a byte: `RucheParams` allows 64 row amounts and 10 honey pots.
         let mut components: Vec<(Component, Decimal)> = (0..params.rows.len())
             .map(|i| (Component::Row(i as u8), params.rows.get(i).0))
@@ -184,7 +184,7 @@ impl Synth {
         let amounts = (0..params.rows.len())
             .map(|i| Text::new(params.rows.get(i).1, b':'))
             .collect::<Result<_, _>>()?;
-        Ok(Synth {
+        Ok(RucheSynthesizer {
             prizes: PrizeIndex::new(prizes),
             plans,
             extras,
@@ -196,7 +196,7 @@ impl Synth {
     }
 
     /// Appends a layout for `prize` to `out`.
-    pub fn synthesize(
+    pub(super) fn synthesize(
         &self,
         prize: Decimal,
         rng: &mut LayoutRng,

@@ -1,3 +1,6 @@
+//! Decoder unit tests on hand-written layouts (every rule of SPEC §3), round-trip properties of
+//! the synthesizer, the settings' checks, and the variety a player expects.
+
 use super::*;
 use crate::game::{Game, Stake};
 use crate::mechanic::text::{DecodeText, SynthesizeText};
