@@ -14,12 +14,13 @@ use std::path::PathBuf;
 /// `close` arguments.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Locks every sale cursor of the emission (the sales in flight end first), reads the final reconciliation from the database (sold and unsold per block and tier, the top prizes unsold, the payout), signs it with the emission's key, stores it and commits: from then on nothing of the emission is sold. The reconciliation is written to OUT/GAME-STAKE-eNNNN.closing.json and its .sig, never over another file; run again on a closed emission, it writes the same file again.\n\nExamples:\n  DATABASE_URL=postgresql://loader@/game?host=/run/postgresql \\\n    emission-factory close --key keys/signing-key.pem --out closings ruche-or/2/e0003"
+    after_help = "Locks every sale cursor of the emission (the sales in flight end first), reads the final reconciliation from the database (sold and unsold per block and tier, the top prizes unsold, the payout), signs it with the emission's key, stores it and commits: from then on nothing of the emission is sold. The reconciliation is written into the emission folder (emission.closing.json and its .sig, never over another file) and recorded by a signed line of the emission's audit log; `verify` of the folder checks both. Run again on a closed emission, it writes the same file again from the database, and the log line if it is missing.\n\nExamples:\n  DATABASE_URL=postgresql://loader@/game?host=/run/postgresql \\\n    emission-factory close --key keys/signing-key.pem emissions/ruche-or/2/e0003"
 )]
 pub struct CloseArgs {
-    /// The emission, GAME/STAKE/eNNNN as `load` names it (e.g. ruche-or/2/e0001).
-    #[arg(value_name = "EMISSION")]
-    pub emission: EmissionId,
+    /// The emission folder (<out>/<game>/<stake>/e<emission>) its blocks were loaded from: its
+    /// record names the emission; the reconciliation and the log line are written there.
+    #[arg(value_name = "FOLDER")]
+    pub folder: PathBuf,
     /// The database, as for `load` (a member of ef_loader). Default: DATABASE_URL.
     #[arg(long, value_name = "URL")]
     pub database_url: Option<String>,
@@ -30,9 +31,6 @@ pub struct CloseArgs {
     /// sslmode=verify-full&sslrootcert=CA.pem in the URL).
     #[arg(long)]
     pub allow_plaintext: bool,
-    /// The folder the reconciliation is written into.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub out: PathBuf,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -78,11 +76,11 @@ fn url(given: &Option<String>) -> Result<String> {
 pub(super) fn run_close(args: CloseArgs) -> Result<Exit> {
     let key = keys::read_signing_key(&args.key)?;
     let mut client = connect(&url(&args.database_url)?, args.allow_plaintext)?;
-    let closed = close(&mut client, &args.emission, &key, &args.out)?;
+    let closed = close(&mut client, &args.folder, &key)?;
     if !args.quiet {
         let r = &closed.reconciliation;
         outln!(
-            "{} {}/{}/e{:04} at {}: {} of {} tickets sold, {} unsold; paid {} €, {} € unsold; top prize {} €: {} unsold; payout {}\nFinal reconciliation: {} (SHA-256 {}) and its .sig",
+            "{} {}/{}/e{:04} at {}: {} of {} tickets sold, {} unsold; paid {} €, {} € unsold; top prize {} €: {} unsold; payout {}\nFinal reconciliation: {} (SHA-256 {}) and its .sig; {}",
             if closed.already { "ALREADY CLOSED" } else { "CLOSED" },
             r.game,
             r.stake,
@@ -97,7 +95,11 @@ pub(super) fn run_close(args: CloseArgs) -> Result<Exit> {
             r.top_prizes_unsold,
             r.payout.as_deref().unwrap_or("none (nothing sold)"),
             shown_path(&closed.path),
-            closed.sha256
+            closed.sha256,
+            match &closed.log_line_sha256 {
+                Some(line) => format!("recorded in the audit log (line SHA-256 {line})"),
+                None => "the audit log recorded it already".into(),
+            }
         )?;
     }
     Ok(Exit::Ok)

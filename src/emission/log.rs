@@ -154,6 +154,9 @@ pub struct Chain {
     pub seal_recorded: Option<u64>,
     /// Lines without a signature: lines of `seed` runs, all before the first signed line.
     pub unsigned: u64,
+    /// The last line (from 1) of a `close` run that says the emission was closed, with the
+    /// SHA-256 of the final reconciliation it names ([`closing_result`]).
+    pub closing_recorded: Option<(u64, String)>,
 }
 
 /// Checks the signature of a line, if it has one: the key's signature of
@@ -195,6 +198,24 @@ pub const SEALING: &str = "sealing";
 pub const CHECKING_SEAL: &str = "checking the seal";
 /// The start of the result of the line appended when a sealing run failed.
 pub const SEALING_FAILED: &str = "error: sealing failed";
+/// The start of the result of the line of a `close` run that closed the emission.
+pub const CLOSED: &str = "closed the emission";
+
+/// The result of the line of a `close` run: the emission closed, its final reconciliation
+/// `file` with SHA-256 `sha256` (hex).
+pub fn closing_result(file: &str, sha256: &str) -> String {
+    format!("{CLOSED}: {file} (SHA-256 {sha256})")
+}
+
+/// The SHA-256 a `close` run's line names, if `entry` is one ([`closing_result`]).
+fn closing_sha256(entry: &Entry) -> Option<String> {
+    if entry.command != "close" {
+        return None;
+    }
+    let rest = entry.result.strip_prefix(CLOSED)?.strip_prefix(": ")?;
+    let (_, sha) = rest.strip_suffix(')')?.rsplit_once(" (SHA-256 ")?;
+    (sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit())).then(|| sha.to_string())
+}
 
 impl Chain {
     /// The hash of the last line, or [`GENESIS`] for an empty log.
@@ -245,6 +266,7 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
         hashes: Vec::new(),
         seal_recorded: None,
         unsigned: 0,
+        closing_recorded: None,
     };
     let mut sealing: Option<u64> = None;
     let mut prev = GENESIS.to_string();
@@ -296,6 +318,9 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
         chain.lines += 1;
         prev = line_hash(line);
         chain.hashes.push(prev.clone());
+        if let Some(sha) = closing_sha256(&entry) {
+            chain.closing_recorded = Some((chain.lines, sha));
+        }
         if entry.result.starts_with(SEALING_FAILED) {
             sealing = None;
         } else {

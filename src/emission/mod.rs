@@ -5,6 +5,7 @@
 
 pub mod beacon;
 pub mod ceremony;
+pub mod closing;
 pub mod lock;
 pub mod log;
 pub mod record;
@@ -46,6 +47,8 @@ pub const STAGED_FILES: &[&str] = &[
     seal::SEAL_SIG_FILE,
     crate::block::PUBLIC_KEY_FILE,
     crate::block::DEFINITION_FILE,
+    closing::CLOSING_FILE,
+    closing::CLOSING_SIG_FILE,
     "emission.json.tsr",
     "emission.json.tsq",
     "emission.seal.json.tsr",

@@ -482,6 +482,14 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             None
         }
     };
+    crate::emission::closing::check_in_folder(
+        folder,
+        key,
+        &record,
+        &manifests,
+        chain.as_ref(),
+        &mut report.problems,
+    );
     let seal_path = folder.join(SEAL_FILE);
     if !seal_path.exists() {
         let token = crate::emission::timestamp::token_path(&seal_path);

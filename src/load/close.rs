@@ -4,124 +4,33 @@
 //! Closing locks every sale cursor of the emission (the sales in flight end first), reads the
 //! final reconciliation from the rows in the same transaction, signs it with the emission's
 //! key, stores it in `closings` and commits: from then on `sell_next_ticket` sells nothing of
-//! the emission. The signed reconciliation is then written to a file, never over another one;
-//! run again on a closed emission, `close` writes that same file again from the database.
+//! the emission. The signed reconciliation is then written into the emission's folder
+//! (`emission.closing.json` and its `.sig`, never over another file) and recorded by a signed
+//! line of its audit log, under the emission lock; run again on a closed emission, `close`
+//! writes that same file again from the database and appends the line if the log lacks it.
+//! `verify` of the folder checks both (`emission::closing`).
 
 use super::error::explain;
 use crate::block::id::EmissionId;
 use crate::block::keys;
+use crate::emission::lock::LockFile;
+use crate::emission::log;
+use crate::emission::record::{self, Record};
 use crate::money::{canonical, from_cents};
 use crate::untrusted::{shown_text, SHOWN_CHARS};
 use ed25519_dalek::SigningKey;
 use postgres::error::SqlState;
 use postgres::Client;
 use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// The reconciliation's format number.
-pub const RECONCILIATION_FORMAT: u32 = 1;
-
-/// One block in the final reconciliation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClosedBlock {
-    /// Block number.
-    pub block: u32,
-    /// SHA-256 of its manifest.
-    pub manifest_sha256: String,
-    /// Tickets.
-    pub tickets: u64,
-    /// Sold.
-    pub sold: u64,
-    /// Unsold.
-    pub unsold: u64,
-    /// Withdrawn from sale (by a record naming it or the whole emission).
-    pub withdrawn: bool,
-}
-
-/// One prize tier, over the emission's loaded blocks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClosedTier {
-    /// The prize, canonical euros (`0` for the losing tickets).
-    pub prize: String,
-    /// Tickets of this prize in the manifests.
-    pub count: u64,
-    /// Sold.
-    pub sold: u64,
-    /// Unsold.
-    pub unsold: u64,
-}
-
-/// A withdrawal applied before the closing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClosedWithdrawal {
-    /// Its number.
-    pub number: u32,
-    /// The block, or `None`: the whole emission.
-    pub block: Option<u32>,
-    /// SHA-256 of the record.
-    pub record_sha256: String,
-}
-
-/// The signed final reconciliation of a closed emission (FORMAT.md, "Closing reconciliation").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Reconciliation {
-    /// Always [`RECONCILIATION_FORMAT`].
-    pub format: u32,
-    /// Game id.
-    pub game: String,
-    /// Game name.
-    pub game_name: String,
-    /// Canonical stake.
-    pub stake: String,
-    /// Emission number.
-    pub emission: u32,
-    /// `test` or `production`.
-    pub kind: String,
-    /// SHA-256 of the seed.
-    pub seed_sha256: String,
-    /// SHA-256 of the emission's public key.
-    pub public_key_sha256: String,
-    /// When it was closed (the database's clock, UTC): every sale is before.
-    pub closed: String,
-    /// Every loaded block.
-    pub blocks: Vec<ClosedBlock>,
-    /// The withdrawals applied.
-    pub withdrawals: Vec<ClosedWithdrawal>,
-    /// Per tier, highest prize first.
-    pub tiers: Vec<ClosedTier>,
-    /// Tickets loaded.
-    pub tickets: u64,
-    /// Sold.
-    pub sold: u64,
-    /// Unsold.
-    pub unsold: u64,
-    /// Prizes of the tickets sold, canonical euros.
-    pub paid: String,
-    /// Prizes of the tickets unsold.
-    pub remaining: String,
-    /// The highest prize.
-    pub top_prize: String,
-    /// Tickets of the highest prize unsold.
-    pub top_prizes_unsold: u64,
-    /// Prizes paid over the price of the tickets sold (6 decimals); `None` when none was sold.
-    pub payout: Option<String>,
-    /// Program that wrote it.
-    pub generator: String,
-}
-
-impl Reconciliation {
-    /// The exact bytes written (and signed).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        crate::json::json_bytes(self)
-    }
-}
+pub use crate::emission::closing::{
+    ClosedBlock, ClosedTier, ClosedWithdrawal, Reconciliation, CLOSING_FILE, CLOSING_SIG_FILE,
+    RECONCILIATION_FORMAT,
+};
 
 /// A closing or count that did not happen.
 #[derive(Debug, Error)]
@@ -232,23 +141,102 @@ pub struct Closed {
     pub sha256: String,
     /// The file written (and its signature beside it, `.sig`).
     pub path: PathBuf,
+    /// SHA-256 of the audit-log line this run appended to record the closing; `None` when
+    /// the log recorded it already (an earlier run).
+    pub log_line_sha256: Option<String>,
 }
 
-/// The file name of an emission's reconciliation: `GAME-STAKE-eNNNN.closing.json`.
-pub fn file_name(name: &EmissionId) -> String {
-    format!("{}.closing.json", name.file_stem())
+/// Closes the emission whose folder is `folder` (its record names it; the folder must be the
+/// one its blocks were loaded from), signing its final reconciliation with `key` (the
+/// emission's: the record must verify with it, and its public key's SHA-256 must be the one
+/// the database holds), writes the reconciliation into the folder ([`CLOSING_FILE`] and its
+/// signature) and records it in the emission's audit log, all under the emission lock.
+///
+/// The log is checked before the database is touched. The closing commits in the database
+/// before the file and the line are written: if either fails, the emission is closed all the
+/// same (nothing more is sold), and the same command run again writes the file from the
+/// database and appends the line the log lacks.
+pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Closed, CloseError> {
+    let unchanged = |e: anyhow::Error| CloseError::Refused(format!("{e:#}; nothing was changed"));
+    let public = key.verifying_key();
+    let held = LockFile::emission(folder)
+        .and_then(|l| l.acquire(&mut |_| {}))
+        .map_err(unchanged)?;
+    let (record, _) = record::read(folder, &public)
+        .map_err(unchanged)?
+        .ok_or_else(|| {
+            CloseError::Refused(format!(
+                "{} has no emission record ({}): give the emission's own folder (<out>/<game>/<stake>/e<emission>, the one its blocks were loaded from); nothing was changed",
+                folder.display(),
+                record::RECORD_FILE
+            ))
+        })?;
+    let name =
+        EmissionId::from_fields(&record.game, &record.stake, record.emission).ok_or_else(|| {
+            CloseError::Refused(format!(
+                "{}: the record names {}, which no game definition could give; nothing was changed",
+                folder.display(),
+                shown_text(
+                    &format!("{}/{}/e{:04}", record.game, record.stake, record.emission),
+                    SHOWN_CHARS
+                )
+            ))
+        })?;
+    let chain = log::read_chain(folder, &public).map_err(|e| {
+        CloseError::Refused(format!(
+            "{e:#}: the closing could not be recorded in the emission's audit log, so the emission was not closed; nothing was changed (restore the log from the archive)"
+        ))
+    })?;
+    let (already, reconciliation, bytes, signature) =
+        close_in_database(client, &name, &record, key)?;
+    let path = folder.join(CLOSING_FILE);
+    let sig_path = folder.join(CLOSING_SIG_FILE);
+    let closed_anyway = |e: CloseError| {
+        CloseError::Refused(format!(
+            "{e}. The emission IS closed in the database (nothing more is sold); fix this and run the same command again: it writes the reconciliation from the database and records it in the audit log"
+        ))
+    };
+    write_new_or_same(&path, &sig_path, &bytes, &signature).map_err(closed_anyway)?;
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    let log_line_sha256 = match &chain.closing_recorded {
+        None => {
+            let mut entry = log::Entry::for_this_run("close");
+            entry.result = log::closing_result(CLOSING_FILE, &sha256);
+            Some(
+                log::append_locked(folder, &mut entry, Some(key))
+                    .map_err(|e| closed_anyway(CloseError::Refused(format!("{e:#}"))))?,
+            )
+        }
+        Some((_, logged)) if *logged == sha256 => None,
+        Some((line, logged)) => {
+            return Err(CloseError::Refused(format!(
+                "{}: line {line} records a closing whose reconciliation has SHA-256 {logged}, and the database's has {sha256}: this folder was closed with another database, or the log or the database was changed; nothing was written to the log",
+                folder.join(log::LOG_FILE).display()
+            )))
+        }
+    };
+    held.release().map_err(|e| {
+        CloseError::Refused(format!(
+            "{e:#}: the emission is closed and recorded, but the emission lock could not be released"
+        ))
+    })?;
+    Ok(Closed {
+        already,
+        reconciliation,
+        sha256,
+        path,
+        log_line_sha256,
+    })
 }
 
-/// Closes the emission `name`, signing its final reconciliation with `key` (the emission's:
-/// its public key's SHA-256 must be the one the database holds), and writes it into the
-/// folder `out`.
-pub fn close(
+/// The closing in the database: the reconciliation stored by an earlier run (`true`), or one
+/// made, signed and stored now (`false`), with its bytes and signature.
+fn close_in_database(
     client: &mut Client,
     name: &EmissionId,
+    record: &Record,
     key: &SigningKey,
-    out: &Path,
-) -> Result<Closed, CloseError> {
-    let path = out.join(file_name(name));
+) -> Result<(bool, Reconciliation, Vec<u8>, Vec<u8>), CloseError> {
     let mut tx = client
         .transaction()
         .map_err(db("starting a transaction", LOADER))?;
@@ -262,6 +250,14 @@ pub fn close(
             "--key is not the key of {} (its public key's SHA-256 is {given}, the emission's {}): the final reconciliation is signed with the emission's own key; nothing was changed",
             show_name(name),
             shown_text(&public_key_sha256, SHOWN_CHARS)
+        )));
+    }
+    if seed_sha256 != record.seed_sha256 {
+        return Err(CloseError::Refused(format!(
+            "the database's {} has the seed commitment {}, the emission folder's record {}: the folder is not the one its blocks were loaded from; nothing was changed",
+            show_name(name),
+            shown_text(&seed_sha256, SHOWN_CHARS),
+            record.seed_sha256
         )));
     }
     // One closing at a time.
@@ -295,13 +291,7 @@ pub fn close(
                     ))
                 },
             )?;
-        write_new_or_same(&path, text.as_bytes(), &signature)?;
-        return Ok(Closed {
-            already: true,
-            reconciliation,
-            sha256: hex::encode(Sha256::digest(text.as_bytes())),
-            path,
-        });
+        return Ok((true, reconciliation, text.into_bytes(), signature));
     }
     // Every sale cursor of the emission: the sales in flight end first, and every later sale
     // sees the closing (schema_4.sql).
@@ -369,7 +359,6 @@ pub fn close(
         .map_err(db("reading the tiers' sales", LOADER))?;
     let (mut paid, mut remaining) = (Decimal::ZERO, Decimal::ZERO);
     let mut tiers = Vec::with_capacity(tier_rows.len());
-    let mut top: Option<(String, u64)> = None;
     for r in &tier_rows {
         let cents = count(r.get(0), "a prize")?;
         let tier = ClosedTier {
@@ -381,21 +370,14 @@ pub fn close(
         let prize = from_cents(cents);
         paid += prize * Decimal::from(tier.sold);
         remaining += prize * Decimal::from(tier.unsold);
-        if top.is_none() && tier.count > 0 && cents > 0 {
-            top = Some((tier.prize.clone(), tier.unsold));
-        }
         tiers.push(tier);
     }
     let tickets: u64 = blocks.iter().map(|b| b.tickets).sum();
     let sold: u64 = blocks.iter().map(|b| b.sold).sum();
     let stake = from_cents(name.stake_cents());
-    let payout = (sold > 0).then(|| {
-        (paid / (stake * Decimal::from(sold)))
-            .round_dp(6)
-            .normalize()
-            .to_string()
-    });
-    let (top_prize, top_prizes_unsold) = top.unwrap_or_else(|| ("0".into(), 0));
+    // The same computations as `verify`'s check of the file (emission::closing).
+    let payout = crate::emission::closing::payout(paid, stake, sold);
+    let (top_prize, top_prizes_unsold) = crate::emission::closing::top_prize(&tiers);
     let reconciliation = Reconciliation {
         format: RECONCILIATION_FORMAT,
         game: name.game().to_string(),
@@ -430,39 +412,34 @@ pub fn close(
     )
     .map_err(db("recording the closing", LOADER))?;
     tx.commit().map_err(db("committing the closing", LOADER))?;
-    write_new_or_same(&path, &bytes, &signature).map_err(|e| {
-        CloseError::Refused(format!(
-            "{e}. The emission IS closed in the database (nothing more is sold); run the same command again to write the file"
-        ))
-    })?;
-    Ok(Closed {
-        already: false,
-        reconciliation,
-        sha256,
-        path,
-    })
+    Ok((false, reconciliation, bytes, signature.to_vec()))
 }
 
 /// Writes `bytes` to `path` and the signature beside it, never replacing another file: a
 /// file already there with the same bytes is kept, one with other bytes is an error.
-fn write_new_or_same(path: &Path, bytes: &[u8], signature: &[u8]) -> Result<(), CloseError> {
-    let sig_path = PathBuf::from(format!("{}.sig", path.display()));
+fn write_new_or_same(
+    path: &Path,
+    sig_path: &Path,
+    bytes: &[u8],
+    signature: &[u8],
+) -> Result<(), CloseError> {
     let folder = crate::fs::files::parent(path);
     let refused = |e: anyhow::Error| CloseError::Refused(format!("{e:#}"));
     let access = crate::fs::files::Access::of_folder(folder).map_err(refused)?;
-    for (p, b) in [(&sig_path, signature), (&path.to_path_buf(), bytes)] {
+    for (p, b) in [(sig_path, signature), (path, bytes)] {
         if crate::fs::files::entry_exists(p).map_err(refused)? {
             let there = crate::fs::open::read_at_most(p, 16 << 20, "a closing reconciliation")
                 .map_err(|e| CloseError::Refused(format!("{}: {e}", p.display())))?;
             if there != b {
                 return Err(CloseError::Refused(format!(
-                    "{} exists and is not this emission's final reconciliation: it is not overwritten; move it away, or give --out another folder",
+                    "{} exists and is not this emission's final reconciliation: it is not overwritten: find out where it came from (it may be another closing's), move it away and run the same command again",
                     p.display()
                 )));
             }
             continue;
         }
         let _publishing = crate::interrupt::critical();
+        crate::fs::files::remove_stale_temps(p).map_err(refused)?;
         crate::fs::files::stage(p, b, access)
             .and_then(|s| s.publish_new())
             .map_err(refused)?;

@@ -1947,22 +1947,15 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
     assert_eq!(out.trim_end().lines().count(), 1, "{out}");
 
     // close, as the seller: refused, naming the privileges; nothing changed.
+    let folder_arg = folder.display().to_string();
     let close = |url: &str, key: &str, code: i32| {
         text(&w.run_expect(
-            &[
-                "close",
-                "--database-url",
-                url,
-                "--key",
-                key,
-                "--out",
-                "closings",
-                "mini-ruche/2/e0001",
-            ],
+            &["close", "--database-url", url, "--key", key, &folder_arg],
             code,
         ))
     };
-    std::fs::create_dir(w.path("closings")).unwrap();
+    let log_path = folder.join("emission.log.jsonl");
+    let log_before = std::fs::read_to_string(&log_path).unwrap();
     let out = close(&seller_url, "keys/signing-key.pem", 2);
     assert!(
         out.contains("permission denied")
@@ -1974,8 +1967,13 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
     w.ok(&["keygen", "--out", "other", "-q"]);
     let out = close(&db.url, "other/signing-key.pem", 2);
     assert!(
-        out.contains("--key is not the key of mini-ruche/2/e0001"),
+        out.contains("emission.json") && out.contains("nothing was changed"),
         "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log_path).unwrap(),
+        log_before,
+        "a refused close writes no log line"
     );
     let closings: i64 = db
         .client()
@@ -1991,15 +1989,47 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
         out.contains("CLOSED mini-ruche/2/e0001") && out.contains("11 of 4000 tickets sold"),
         "{out}"
     );
-    let path = w.path("closings/mini-ruche-2-e0001.closing.json");
+    let path = folder.join("emission.closing.json");
     let bytes = common::read(&path);
     let public = keys::read_public_key(&w.path("keys/public-key.pem")).unwrap();
     keys::check(
         &public,
         &bytes,
-        &common::read(&w.path("closings/mini-ruche-2-e0001.closing.json.sig")),
+        &common::read(&folder.join("emission.closing.json.sig")),
     )
     .expect("signed with the emission's key");
+    // The audit log: one more line, of close, signed, naming the file's SHA-256, the
+    // database URL redacted.
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(log.lines().count(), log_before.lines().count() + 1, "{log}");
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(last["command"], "close", "{last}");
+    assert_eq!(
+        last["result"],
+        format!(
+            "closed the emission: emission.closing.json (SHA-256 {})",
+            common::sha256_file(&path)
+        )
+    );
+    assert!(
+        !last.to_string().contains(&db.url)
+            && last.to_string().contains("<redacted: database URL>"),
+        "{last}"
+    );
+    let chain = emission_factory::emission::log::read_chain(&folder, &public)
+        .expect("every line signed by the emission's key");
+    assert_eq!(
+        chain.closing_recorded,
+        Some((chain.lines, common::sha256_file(&path)))
+    );
+    assert!(last["signature"].as_str().is_some_and(|s| s.len() == 128));
+    w.ok(&[
+        "verify",
+        "--public-key",
+        "keys/public-key.pem",
+        &folder_arg,
+        "-q",
+    ]);
     let r: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(r["sold"], 11);
     assert_eq!(r["unsold"], 4000 - 11);
@@ -2052,9 +2082,12 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
         "{json}"
     );
 
-    // Again: already closed, the same file.
+    // Again: already closed, the same file, no second line.
     let out = close(&db.url, "keys/signing-key.pem", 0);
-    assert!(out.contains("ALREADY CLOSED"), "{out}");
+    assert!(
+        out.contains("ALREADY CLOSED") && out.contains("the audit log recorded it already"),
+        "{out}"
+    );
     assert_eq!(common::read(&path), bytes);
     std::fs::remove_file(&path).unwrap();
     close(&db.url, "keys/signing-key.pem", 0);
@@ -2063,6 +2096,22 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
         bytes,
         "written again from the database"
     );
+    assert_eq!(std::fs::read_to_string(&log_path).unwrap(), log);
+    // The log line lost (the last line cut off): the next close appends it again.
+    std::fs::write(&log_path, &log_before).unwrap();
+    let out = close(&db.url, "keys/signing-key.pem", 0);
+    assert!(out.contains("recorded in the audit log"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&log_path).unwrap().lines().count(),
+        log.lines().count()
+    );
+    w.ok(&[
+        "verify",
+        "--public-key",
+        "keys/public-key.pem",
+        &folder_arg,
+        "-q",
+    ]);
 
     // db-verify: as signed; then a sale undone behind the function's back is named.
     let db_verify = |code: i32| {
@@ -2093,6 +2142,140 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
         out.contains("sales were added or undone after the closing"),
         "{out}"
     );
+}
+
+/// `verify` of an emission folder checks its closing: the reconciliation's signature, its
+/// numbers against the manifests, and the audit line that records it (issue 22 item 4).
+#[test]
+fn verify_checks_the_closing_reconciliation_and_the_log_line_that_records_it() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "2");
+    load(&w, &db, &["--allow-test", "em"], 0);
+    let emission = emission_id(&db, 1);
+    let (_, mut seller) = login_role(&db, "seller", Some("ef_seller"));
+    for _ in 0..25 {
+        sell(&mut seller, emission).expect("a sale");
+    }
+    let folder_arg = folder.display().to_string();
+    w.ok(&[
+        "close",
+        "--database-url",
+        &db.url,
+        "--key",
+        "keys/signing-key.pem",
+        &folder_arg,
+        "-q",
+    ]);
+    let verify = |code: i32| {
+        text(&w.run_expect(
+            &["verify", "--public-key", "keys/public-key.pem", &folder_arg],
+            code,
+        ))
+    };
+    verify(0);
+    let path = folder.join("emission.closing.json");
+    let sig_path = folder.join("emission.closing.json.sig");
+    let log_path = folder.join("emission.log.jsonl");
+    let (bytes, sig, log) = (
+        common::read(&path),
+        common::read(&sig_path),
+        common::read(&log_path),
+    );
+    let restore = || {
+        std::fs::write(&path, &bytes).unwrap();
+        std::fs::write(&sig_path, &sig).unwrap();
+        std::fs::write(&log_path, &log).unwrap();
+    };
+    let text_of = String::from_utf8(bytes.clone()).unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let sold = r["sold"].as_u64().unwrap();
+    assert_eq!(sold, 25);
+    let changed = text_of.replace(
+        &format!("\"sold\": {sold},\n  \"unsold\""),
+        &format!("\"sold\": {},\n  \"unsold\"", sold - 1),
+    );
+    assert_ne!(changed, text_of, "the total sold is changed");
+
+    // A number changed: the signature no longer holds.
+    std::fs::write(&path, &changed).unwrap();
+    let out = verify(1);
+    assert!(
+        out.contains("emission.closing.json") && out.contains("not signed with the emission's key"),
+        "{out}"
+    );
+    // Changed and signed again with the emission's key (an insider holding it): the numbers no
+    // longer add up.
+    let key = keys::read_signing_key(&w.path("keys/signing-key.pem")).unwrap();
+    std::fs::write(&sig_path, keys::sign(&key, changed.as_bytes())).unwrap();
+    let out = verify(1);
+    assert!(
+        out.contains(&format!(
+            "sold is {}, its blocks add up to {sold}",
+            sold - 1
+        )) && out.contains("is not its 4000 tickets"),
+        "{out}"
+    );
+    // ... and the log records another file.
+    assert!(out.contains("the file was replaced"), "{out}");
+    restore();
+    // A tier's count that is not the manifests' (sold and unsold moved with it, re-signed).
+    let tier = &r["tiers"][0];
+    let (count, unsold) = (
+        tier["count"].as_u64().unwrap(),
+        tier["unsold"].as_u64().unwrap(),
+    );
+    let from = format!(
+        "\"count\": {count},\n      \"sold\": {},\n      \"unsold\": {unsold}",
+        tier["sold"]
+    );
+    assert!(text_of.contains(&from), "{text_of}");
+    let changed = text_of.replacen(
+        &from,
+        &format!(
+            "\"count\": {},\n      \"sold\": {},\n      \"unsold\": {}",
+            count + 1,
+            tier["sold"],
+            unsold + 1
+        ),
+        1,
+    );
+    std::fs::write(&path, &changed).unwrap();
+    std::fs::write(&sig_path, keys::sign(&key, changed.as_bytes())).unwrap();
+    let out = verify(1);
+    assert!(
+        out.contains("where the manifests of its blocks say"),
+        "{out}"
+    );
+    restore();
+    verify(0);
+
+    // The reconciliation deleted (with its signature): the log records a closing.
+    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(&sig_path).unwrap();
+    let out = verify(1);
+    assert!(
+        out.contains("the audit log records a closing")
+            && out.contains("emission.closing.json is missing"),
+        "{out}"
+    );
+    // The file alone deleted: its signature is left.
+    std::fs::write(&sig_path, &sig).unwrap();
+    let out = verify(1);
+    assert!(out.contains("and no emission.closing.json"), "{out}");
+    restore();
+    // The log's closing line cut off: the file is recorded nowhere.
+    let log_text = String::from_utf8(log.clone()).unwrap();
+    let kept: Vec<&str> = log_text.lines().collect();
+    std::fs::write(
+        &log_path,
+        format!("{}\n", kept[..kept.len() - 1].join("\n")),
+    )
+    .unwrap();
+    let out = verify(1);
+    assert!(out.contains("the audit log records no closing"), "{out}");
+    restore();
+    verify(0);
 }
 
 /// A throw-away cluster of its own with TLS (tests/pg/start.sh --tls), stopped at the end.
