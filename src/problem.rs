@@ -172,6 +172,9 @@ codes! {
     EmissionTimestamp = "emission.timestamp",
     /// The beacon round the record names was published before the record's trusted time.
     EmissionBeaconTooEarly = "emission.beacon_too_early",
+    /// The closing reconciliation (emission.closing.json) or the log line that records it
+    /// fails its checks, or one is missing where the other says it exists.
+    EmissionClosing = "emission.closing",
     /// The emission folder cannot be listed.
     EmissionFolder = "emission.folder",
     /// A block's manifest cannot be read.

@@ -482,14 +482,18 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             None
         }
     };
+    let mut closing = Vec::new();
     crate::emission::closing::check_in_folder(
         folder,
         key,
         &record,
         &manifests,
         chain.as_ref(),
-        &mut report.problems,
+        &mut closing,
     );
+    for problem in closing {
+        report.problem(Code::EmissionClosing, problem);
+    }
     let seal_path = folder.join(SEAL_FILE);
     if !seal_path.exists() {
         let token = crate::emission::timestamp::token_path(&seal_path);
