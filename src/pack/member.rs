@@ -6,6 +6,7 @@
 //! the same order.
 
 use crate::block::{DEFINITION_FILE, PUBLIC_KEY_FILE};
+use crate::emission::closing::{CLOSING_FILE, CLOSING_SIG_FILE};
 use crate::emission::log::LOG_FILE;
 use crate::emission::record::{RECORD_FILE, RECORD_SIG_FILE};
 use crate::emission::seal::{SEAL_FILE, SEAL_SIG_FILE};
@@ -48,6 +49,9 @@ pub enum Member {
     /// `withdrawal-NNNN.json`, then its `.sig` (`true`): a signed withdrawal from sale, made
     /// after the seal (`withdraw`), which `load` applies.
     Withdrawal(u32, bool),
+    /// `emission.closing.json`, then its `.sig` (`true`): the signed final reconciliation
+    /// `close` writes once sales end.
+    Closing(bool),
     /// `block-NNNNN.manifest.json`, then its `.sig` (`true`).
     Manifest(u32, bool),
     /// `block-NNNNN.csv`.
@@ -66,6 +70,8 @@ impl Member {
             SEAL_FILE => Member::Seal,
             SEAL_SIG_FILE => Member::SealSig,
             SEAL_TOKEN_FILE => Member::SealToken,
+            CLOSING_FILE => Member::Closing(false),
+            CLOSING_SIG_FILE => Member::Closing(true),
             LOG_FILE => Member::Log,
             DEFINITION_FILE => Member::Definition,
             PUBLIC_KEY_FILE => Member::PublicKey,
@@ -120,6 +126,8 @@ impl Member {
             Member::Seal => SEAL_FILE.into(),
             Member::SealSig => SEAL_SIG_FILE.into(),
             Member::SealToken => SEAL_TOKEN_FILE.into(),
+            Member::Closing(false) => CLOSING_FILE.into(),
+            Member::Closing(true) => CLOSING_SIG_FILE.into(),
             Member::Log => LOG_FILE.into(),
             Member::Definition => DEFINITION_FILE.into(),
             Member::PublicKey => PUBLIC_KEY_FILE.into(),
@@ -141,7 +149,9 @@ impl Member {
             Member::RecordSig
             | Member::SealSig
             | Member::Manifest(_, true)
-            | Member::Withdrawal(_, true) => 64,
+            | Member::Withdrawal(_, true)
+            | Member::Closing(true) => 64,
+            Member::Closing(false) => crate::emission::closing::MAX_CLOSING_BYTES,
             Member::RecordToken | Member::SealToken => crate::emission::timestamp::MAX_TOKEN_BYTES,
             Member::Withdrawal(_, false) => crate::emission::withdrawal::MAX_WITHDRAWAL_BYTES,
             Member::Record | Member::Reshare(_) => 1 << 20,
@@ -188,6 +198,8 @@ mod tests {
             "emission.shares-0a1b.json",
             "withdrawal-0002.json.sig",
             "withdrawal-0002.json",
+            "emission.closing.json.sig",
+            "emission.closing.json",
             "emission.seal.json.tsr",
             "emission.json.tsr",
             "emission.game.toml",
@@ -218,6 +230,8 @@ mod tests {
                 "emission.shares-0a1b.json",
                 "withdrawal-0002.json",
                 "withdrawal-0002.json.sig",
+                "emission.closing.json",
+                "emission.closing.json.sig",
                 "block-00001.manifest.json",
                 "block-00002.manifest.json.sig",
                 "block-00001.csv",
