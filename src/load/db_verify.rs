@@ -32,14 +32,20 @@ use ed25519_dalek::VerifyingKey;
 use postgres::Client;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, Read};
+use std::ops::Range;
+use std::sync::mpsc::{Receiver, Sender, SyncSender};
 use thiserror::Error;
 
 /// Problems listed per block; more are counted.
 pub const LISTED: usize = 50;
 
-/// Hashes pushed to the Merkle tree at a time.
+/// Hashes pushed to the Merkle tree at a time, and ticket lines hashed together.
 const BATCH: usize = 4096;
+/// Bytes of the COPY stream the reading thread hands over at a time.
+const CHUNK: usize = 1 << 20;
+/// Chunks it reads ahead.
+const AHEAD: usize = 4;
 
 /// What to check, against which key.
 #[derive(Clone)]
@@ -348,94 +354,110 @@ fn check_block(
     let reader = tx
         .copy_out(&query)
         .map_err(db("streaming the tickets out (COPY)"))?;
-    let mut stream = Stream::new(BufReader::with_capacity(1 << 20, reader), block)?;
     let slots = usize::try_from(m.tickets).unwrap_or(0);
     let mut hashes: Vec<[u8; 32]> = vec![[0u8; 32]; slots];
     let mut seen: Vec<bool> = vec![false; slots];
     let mut rows = RowProblems::default();
     let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut line: Vec<u8> = Vec::with_capacity(256);
-    while let Some(t) = stream.next()? {
-        // Formatted only for a row with a problem.
-        let name = Name {
-            block,
-            idx: t.idx,
-            serial: t.serial,
+    let mut pending = Pending::default();
+    // The stream is read on a thread of its own (the client library's work for each row's
+    // message), handed over in chunks, while this one parses, hashes and checks them: the
+    // two overlap, and the server's COPY is what bounds the time.
+    std::thread::scope(|scope| -> Result<(), DbVerifyError> {
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel(AHEAD);
+        let (back_tx, back_rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("db-verify COPY".into())
+            .spawn_scoped(scope, move || read_ahead(reader, &full_tx, &back_rx))
+            .map_err(|e| DbVerifyError::Stream {
+                block,
+                what: format!("no thread to read it: {e}"),
+            })?;
+        let chunks = Chunks {
+            full: full_rx,
+            back: back_tx,
+            cur: Vec::new(),
+            at: 0,
+            done: false,
         };
-        v.tickets += 1;
-        match usize::try_from(t.idx).ok().filter(|&i| i < slots) {
-            None => rows.add(
-                t.idx,
-                format!(
+        let mut stream = Stream::new(chunks, block)?;
+        while let Some(t) = stream.next()? {
+            // Formatted only for a row with a problem.
+            let name = Name {
+                block,
+                idx: t.idx,
+                serial: t.serial,
+            };
+            v.tickets += 1;
+            match usize::try_from(t.idx).ok().filter(|&i| i < slots) {
+                None => rows.add(
+                    t.idx,
+                    format!(
                     "{name}: an index beyond the block's {} tickets (a row added in the database)",
                     m.tickets
                 ),
-            ),
-            Some(slot) => {
-                if seen[slot] {
-                    rows.add(t.idx, format!("{name}: index {} appears twice", t.idx));
+                ),
+                Some(slot) => {
+                    if seen[slot] {
+                        rows.add(t.idx, format!("{name}: index {} appears twice", t.idx));
+                    }
+                    seen[slot] = true;
+                    hashes[slot] = t.sha256;
                 }
-                seen[slot] = true;
-                hashes[slot] = t.sha256;
             }
-        }
-        let digits = u64::try_from(t.idx).map(crate::block::index_digits);
-        let serial_ok = digits.is_ok_and(|d| {
-            t.serial.len() == prefix.len() + 7
-                && t.serial.starts_with(prefix.as_bytes())
-                && t.serial[prefix.len()..] == d
-        });
-        if !serial_ok {
-            rows.add(
-                t.idx,
-                format!(
-                    "{name}: the serial is not that of index {} of this block ({prefix}{:07})",
-                    t.idx, t.idx
+            let digits = u64::try_from(t.idx).map(crate::block::index_digits);
+            let serial_ok = digits.is_ok_and(|d| {
+                t.serial.len() == prefix.len() + 7
+                    && t.serial.starts_with(prefix.as_bytes())
+                    && t.serial[prefix.len()..] == d
+            });
+            if !serial_ok {
+                rows.add(
+                    t.idx,
+                    format!(
+                        "{name}: the serial is not that of index {} of this block ({prefix}{:07})",
+                        t.idx, t.idx
+                    ),
+                );
+            }
+            *counts.entry(t.prize_cents).or_default() += 1;
+            match tiers.get(&t.prize_cents) {
+                None => rows.add(
+                    t.idx,
+                    format!(
+                        "{name}: prize {} cents is not a prize of the signed manifest",
+                        t.prize_cents
+                    ),
                 ),
-            );
-        }
-        *counts.entry(t.prize_cents).or_default() += 1;
-        match tiers.get(&t.prize_cents) {
-            None => rows.add(
-                t.idx,
-                format!(
-                    "{name}: prize {} cents is not a prize of the signed manifest",
-                    t.prize_cents
-                ),
-            ),
-            Some((text, _)) => {
-                line.clear();
-                line.extend_from_slice(t.serial);
-                line.push(b',');
-                line.extend_from_slice(text.as_bytes());
-                line.push(b',');
-                line.extend_from_slice(t.layout);
-                if sha256::digest(&line) != t.sha256 {
+                Some((text, _)) => {
+                    pending.push(&t, text.as_bytes());
+                    if pending.rows.len() == BATCH {
+                        pending.check(block, &mut rows);
+                    }
+                }
+            }
+            if t.sold {
+                v.sold += 1;
+            }
+            if lanes > 0 {
+                let lane = usize::try_from(t.idx.rem_euclid(i64::from(lanes))).unwrap_or_default();
+                let passed = next.get(lane).is_some_and(|&n| t.idx < n);
+                if t.sold && !passed {
                     rows.add(t.idx, format!(
-                        "{name}: its SHA-256 is not that of its serial, prize and layout (prize {} cents, layout {}): the row was changed in the database",
-                        t.prize_cents,
-                        shown_text(&String::from_utf8_lossy(t.layout), SHOWN_CHARS)
-                    ));
-                }
-            }
-        }
-        if t.sold {
-            v.sold += 1;
-        }
-        if lanes > 0 {
-            let lane = usize::try_from(t.idx.rem_euclid(i64::from(lanes))).unwrap_or_default();
-            let passed = next.get(lane).is_some_and(|&n| t.idx < n);
-            if t.sold && !passed {
-                rows.add(t.idx, format!(
                     "{name}: sold, but the cursor of its lane {lane} has not reached it: sold_at was set outside sell_next_ticket, or the cursor moved back"
                 ));
-            } else if !t.sold && passed {
-                rows.add(t.idx, format!(
+                } else if !t.sold && passed {
+                    rows.add(t.idx, format!(
                     "{name}: unsold, but the cursor of its lane {lane} has passed it (it would never be sold): sold_at was reset, or the cursor moved forward by hand"
                 ));
+                }
             }
         }
-    }
+        pending.check(block, &mut rows);
+        // Whatever follows the trailer is not read: the reading thread stops at its next chunk.
+        drop(stream);
+        Ok(())
+    })?;
     // Missing indexes, as ranges.
     let mut at = 0;
     while at < slots {
@@ -692,6 +714,152 @@ impl RowProblems {
             self.listed.pop_last();
             self.unlisted += 1;
         }
+    }
+}
+
+/// The ticket lines waiting to be hashed, [`BATCH`] at a time side by side
+/// ([`sha256::digest_many`]: sixteen lanes with AVX-512), each with what its row says.
+#[derive(Default)]
+struct Pending {
+    /// The lines (`serial,prize,layout`), one after the other.
+    lines: Vec<u8>,
+    rows: Vec<PendingRow>,
+}
+
+struct PendingRow {
+    idx: i64,
+    /// The line's bytes in `lines`; its serial and layout in them.
+    line: Range<usize>,
+    serial: Range<usize>,
+    layout: Range<usize>,
+    prize_cents: i64,
+    sha256: [u8; 32],
+}
+
+impl Pending {
+    fn push(&mut self, t: &Ticket<'_>, prize: &[u8]) {
+        let start = self.lines.len();
+        self.lines.extend_from_slice(t.serial);
+        let serial = start..self.lines.len();
+        self.lines.push(b',');
+        self.lines.extend_from_slice(prize);
+        self.lines.push(b',');
+        let at = self.lines.len();
+        self.lines.extend_from_slice(t.layout);
+        self.rows.push(PendingRow {
+            idx: t.idx,
+            line: start..self.lines.len(),
+            serial,
+            layout: at..self.lines.len(),
+            prize_cents: t.prize_cents,
+            sha256: t.sha256,
+        });
+    }
+
+    /// Hashes the lines waiting, names each row whose stored hash is not its line's, and
+    /// empties the batch.
+    fn check(&mut self, block: i32, rows: &mut RowProblems) {
+        let messages: Vec<&[u8]> = self
+            .rows
+            .iter()
+            .map(|r| &self.lines[r.line.clone()])
+            .collect();
+        let found = sha256::digest_many(&messages);
+        for (r, hash) in self.rows.iter().zip(found) {
+            if hash != r.sha256 {
+                let name = Name {
+                    block,
+                    idx: r.idx,
+                    serial: &self.lines[r.serial.clone()],
+                };
+                rows.add(r.idx, format!(
+                    "{name}: its SHA-256 is not that of its serial, prize and layout (prize {} cents, layout {}): the row was changed in the database",
+                    r.prize_cents,
+                    shown_text(&String::from_utf8_lossy(&self.lines[r.layout.clone()]), SHOWN_CHARS)
+                ));
+            }
+        }
+        self.lines.clear();
+        self.rows.clear();
+    }
+}
+
+/// Reads the COPY stream into chunks of about [`CHUNK`] bytes and hands them over, until its
+/// end (an empty chunk), an error (handed over too), or the receiver is gone. Chunks handed
+/// back are used again.
+fn read_ahead<R: BufRead>(
+    mut reader: R,
+    full: &SyncSender<std::io::Result<Vec<u8>>>,
+    back: &Receiver<Vec<u8>>,
+) {
+    loop {
+        let mut chunk = back
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+        chunk.clear();
+        let mut end = false;
+        while chunk.len() < CHUNK {
+            match reader.fill_buf() {
+                Ok([]) => {
+                    end = true;
+                    break;
+                }
+                Ok(bytes) => {
+                    let n = bytes.len();
+                    chunk.extend_from_slice(bytes);
+                    reader.consume(n);
+                }
+                Err(e) => {
+                    let _ = full.send(Err(e));
+                    return;
+                }
+            }
+        }
+        if !chunk.is_empty() && full.send(Ok(chunk)).is_err() {
+            return;
+        }
+        if end {
+            let _ = full.send(Ok(Vec::new()));
+            return;
+        }
+    }
+}
+
+/// The chunks of [`read_ahead`], read as one stream.
+struct Chunks {
+    full: Receiver<std::io::Result<Vec<u8>>>,
+    back: Sender<Vec<u8>>,
+    cur: Vec<u8>,
+    at: usize,
+    done: bool,
+}
+
+impl Read for Chunks {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.cur.len() {
+            if self.done {
+                return Ok(0);
+            }
+            match self.full.recv() {
+                Ok(Ok(next)) => {
+                    self.done = next.is_empty();
+                    let used = std::mem::replace(&mut self.cur, next);
+                    let _ = self.back.send(used);
+                    self.at = 0;
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the thread reading the stream ended",
+                    ))
+                }
+            }
+        }
+        let n = out.len().min(self.cur.len() - self.at);
+        out[..n].copy_from_slice(&self.cur[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }
 
