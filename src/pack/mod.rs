@@ -24,6 +24,7 @@
 //! - [`report`]: `report PACK`, the auditor's report made as the pack streams;
 //! - [`unpack`]: the folder restored byte for byte, staged, published whole or not at all.
 
+#[cfg(feature = "load")]
 pub mod load;
 pub mod member;
 pub mod read;
