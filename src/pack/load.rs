@@ -11,10 +11,8 @@
 //! stream. A pack changed anywhere, cut or extended, fails before the commit: nothing of it is
 //! loaded, not even the blocks before the change.
 
-use super::member::Member;
-use super::read::{read_pack, Sink};
-use super::stage::Staged;
-use crate::block::manifest::Manifest;
+use super::read::read_pack;
+use super::stage::{Staged, StagedCheck};
 use crate::load::{load_block_from, LoadOptions, Outcome};
 use crate::progress::Progress;
 use anyhow::{anyhow, Context, Result};
@@ -75,18 +73,12 @@ struct Loading<'a, 't> {
     blocks: Vec<(PathBuf, Outcome)>,
 }
 
-impl Sink for Loading<'_, '_> {
-    fn start(&mut self, emission: &str) -> Result<()> {
-        self.staged.start(emission)
+impl StagedCheck for Loading<'_, '_> {
+    fn staged(&mut self) -> &mut Staged {
+        &mut self.staged
     }
 
-    fn small(&mut self, member: &Member, bytes: &[u8]) -> Result<()> {
-        self.staged.small(member, bytes)
-    }
-
-    fn csv(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
-        let _ = manifest;
-        let csv = self.staged.csv(block);
+    fn check(&mut self, _block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()> {
         self.progress
             .stage(&format!("load {}", self.staged.shown(&csv)));
         let outcome = load_block_from(

@@ -8,16 +8,14 @@
 //! authenticated end gives no report (an error): a report is made only of a whole pack. The
 //! files the report names are the pack's members, `PACK:<game>/<stake>/e<emission:04>/<file>`.
 
-use super::member::Member;
-use super::read::{read_pack, Sink};
-use super::stage::{stream_to, Staged};
-use crate::block::manifest::Manifest;
+use super::read::read_pack;
+use super::stage::{stream_to, Staged, StagedCheck};
 use crate::progress::Progress;
 use crate::report::{scan, Report, ReportOptions, Reporter};
 use crate::verify::{verify_block_from_observed, VerifyOptions};
 use anyhow::Result;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Reads `pack` with one of `identities` and reports on its blocks, verified with `options`;
 /// the line checks run on `pool`.
@@ -73,18 +71,12 @@ struct Reporting<'a> {
     reporter: Reporter,
 }
 
-impl Sink for Reporting<'_> {
-    fn start(&mut self, emission: &str) -> Result<()> {
-        self.staged.start(emission)
+impl StagedCheck for Reporting<'_> {
+    fn staged(&mut self) -> &mut Staged {
+        &mut self.staged
     }
 
-    fn small(&mut self, member: &Member, bytes: &[u8]) -> Result<()> {
-        self.staged.small(member, bytes)
-    }
-
-    fn csv(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
-        let _ = manifest;
-        let csv = self.staged.csv(block);
+    fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()> {
         self.progress
             .stage(&format!("verify and report {}", self.staged.shown(&csv)));
         let observer = scan::Observer::new();

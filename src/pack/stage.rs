@@ -8,6 +8,8 @@
 //! that the checks of a manifest and of the emission read them by path as they do in a folder.
 
 use super::member::Member;
+use super::read::Sink;
+use crate::block::manifest::Manifest;
 use crate::untrusted::shown_path;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{Read, Write};
@@ -93,6 +95,41 @@ impl Staged {
     pub fn unstaged(&self, text: &str) -> String {
         let root = format!("{}/", shown_path(&self.root));
         text.replace(&root, &format!("{}:", self.pack))
+    }
+}
+
+/// A check of a pack's blocks (`verify`, `load`, `report` of a pack) whose small members are
+/// staged in a [`Staged`] folder, so that it reads them by path as it would in a folder: it is a
+/// [`Sink`] that stages every small member and hands each CSV to [`StagedCheck::check`].
+pub trait StagedCheck {
+    /// Where the small members go.
+    fn staged(&mut self) -> &mut Staged;
+
+    /// Called once the folder of `emission` (`<game>/<stake>/e<emission:04>`, as the pack's
+    /// members name it) is staged, before its first member.
+    fn started(&mut self, emission: &str) -> Result<()> {
+        let _ = emission;
+        Ok(())
+    }
+
+    /// Block `block`'s CSV, which would be at `csv` in the staged folder (it is never
+    /// written): `reader` gives exactly its manifest's bytes.
+    fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()>;
+}
+
+impl<T: StagedCheck> Sink for T {
+    fn start(&mut self, emission: &str) -> Result<()> {
+        self.staged().start(emission)?;
+        self.started(emission)
+    }
+
+    fn small(&mut self, member: &Member, bytes: &[u8]) -> Result<()> {
+        self.staged().small(member, bytes)
+    }
+
+    fn csv(&mut self, block: u32, _manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
+        let csv = self.staged().csv(block);
+        self.check(block, csv, reader)
     }
 }
 

@@ -14,16 +14,14 @@
 //! emission's seed then (the shares are opened and must be of that emission; the replay of
 //! every block then checks the manifests' commitment to it).
 
-use super::member::Member;
-use super::read::{read_pack, PackContents, Sink};
-use super::stage::{stream_to, Staged};
+use super::read::{read_pack, PackContents};
+use super::stage::{stream_to, Staged, StagedCheck};
 use crate::block::id::EmissionId;
-use crate::block::manifest::Manifest;
 use crate::progress::Progress;
 use crate::verify::{verify_block_from, BlockReport, VerifyOptions};
 use anyhow::{anyhow, Result};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Gives the seed of the emission a pack names (the custody shares' rebuild), before its
 /// first block is read.
@@ -83,9 +81,12 @@ struct Checking<'a> {
     reports: Vec<BlockReport>,
 }
 
-impl Sink for Checking<'_> {
-    fn start(&mut self, emission: &str) -> Result<()> {
-        self.staged.start(emission)?;
+impl StagedCheck for Checking<'_> {
+    fn staged(&mut self) -> &mut Staged {
+        &mut self.staged
+    }
+
+    fn started(&mut self, emission: &str) -> Result<()> {
         if let Some(seed_of) = self.seed_of {
             let id = EmissionId::of_folder(&self.staged.folder).ok_or_else(|| {
                 anyhow!(
@@ -99,13 +100,7 @@ impl Sink for Checking<'_> {
         Ok(())
     }
 
-    fn small(&mut self, member: &Member, bytes: &[u8]) -> Result<()> {
-        self.staged.small(member, bytes)
-    }
-
-    fn csv(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
-        let _ = manifest;
-        let csv = self.staged.csv(block);
+    fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()> {
         let (options, progress, pool) = (&self.options, self.progress, self.pool);
         let report = stream_to(&self.pack, block, reader, |source| {
             pool.install(|| verify_block_from(&csv, source, options, progress))
