@@ -132,24 +132,7 @@ fn with_user(url: &str, role: &str) -> String {
 
 /// Emits `blocks` blocks of the mini game with `seed` into `out`, signed with the fixed test key.
 fn emit_mini(w: &Workdir, seed: &str, out: &str, blocks: &str) -> std::path::PathBuf {
-    fixed_test_key(w);
-    w.ok(&[
-        "emit",
-        "--game",
-        &data("mini-ruche.toml"),
-        "--price",
-        "2",
-        "--blocks",
-        blocks,
-        "--seed",
-        seed,
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--out",
-        out,
-        "-q",
-    ]);
-    w.path(&format!("{out}/mini-ruche/2/e0001"))
+    common::emit_mini_signed(w, seed, out, blocks, &[])
 }
 
 fn load_args<'a>(db: &'a TestDb, extra: &[&'a str]) -> Vec<String> {

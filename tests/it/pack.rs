@@ -32,24 +32,7 @@ const ORDER: [&str; 16] = [
 
 /// A sealed mini emission of 3 blocks, made with the fixed key.
 fn sealed(w: &Workdir) -> PathBuf {
-    fixed_test_key(w);
-    w.ok(&[
-        "emit",
-        "--game",
-        &data("mini-ruche.toml"),
-        "--price",
-        "2",
-        "--seed",
-        SEED,
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--blocks",
-        "3",
-        "--emission-blocks",
-        "3",
-        "-q",
-    ]);
-    w.path(FOLDER)
+    emit_mini_signed(w, SEED, "emissions", "3", &["--emission-blocks", "3"])
 }
 
 /// A new age identity in the workdir (mode 0600): its file and its public key.

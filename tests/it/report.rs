@@ -20,22 +20,7 @@ use std::process::Command;
 /// Emits `blocks` blocks of the mini game, signed with the fixed test key; returns the
 /// emission folder.
 fn emit_mini(w: &Workdir, blocks: &str) -> PathBuf {
-    fixed_test_key(w);
-    w.ok(&[
-        "emit",
-        "--game",
-        &data("mini-ruche.toml"),
-        "--seed",
-        SEED,
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--blocks",
-        blocks,
-        "--out",
-        "out",
-        "--quiet",
-    ]);
-    w.path("out/mini-ruche/2/e0001")
+    common::emit_mini_signed(w, SEED, "out", blocks, &[])
 }
 
 /// Runs `report` on `paths` with the mini game and the test key, writing report.json;
@@ -673,22 +658,7 @@ fn scientific(text: &str) -> Option<String> {
 
 /// Emits one block of the mini game under `seed` into `out`, with the test key.
 fn emit_one(w: &Workdir, seed: &str, out: &str) -> PathBuf {
-    fixed_test_key(w);
-    w.ok(&[
-        "emit",
-        "--game",
-        &data("mini-ruche.toml"),
-        "--seed",
-        seed,
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--blocks",
-        "1",
-        "--out",
-        out,
-        "--quiet",
-    ]);
-    w.path(&format!("{out}/mini-ruche/2/e0001"))
+    common::emit_mini_signed(w, seed, out, "1", &[])
 }
 
 /// Runs `report` (text, JSON, HTML) on `folder`, with `extra` arguments; returns the three.

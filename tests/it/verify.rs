@@ -4,29 +4,14 @@
 
 use crate::common;
 
-use common::{data, fixed_test_key, text, Workdir, SEED};
+use common::{data, text, Workdir, SEED};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// One block of the mini game, signed with the fixed test key (the emission is sealed: its
 /// one planned block is made).
 fn emit_one(w: &Workdir) -> PathBuf {
-    fixed_test_key(w);
-    w.ok(&[
-        "emit",
-        "--game",
-        &data("mini-ruche.toml"),
-        "--seed",
-        SEED,
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--blocks",
-        "1",
-        "--out",
-        "out",
-        "--quiet",
-    ]);
-    w.path("out/mini-ruche/2/e0001")
+    common::emit_mini_signed(w, SEED, "out", "1", &[])
 }
 
 /// `verify --json` of `folder`, which must exit 1; its JSON and the text output of the same.

@@ -173,6 +173,39 @@ pub fn fixed_test_key(w: &Workdir) {
     }
 }
 
+/// Emits `blocks` blocks of the mini game (2 €, emission 1) under `seed` into `out`, signed
+/// with the fixed test key, quietly, with `extra` arguments (`--emission-blocks 3`, ...);
+/// returns the emission folder `<out>/mini-ruche/2/e0001`.
+pub fn emit_mini_signed(
+    w: &Workdir,
+    seed: &str,
+    out: &str,
+    blocks: &str,
+    extra: &[&str],
+) -> PathBuf {
+    fixed_test_key(w);
+    let game = data("mini-ruche.toml");
+    let mut args = vec![
+        "emit",
+        "--game",
+        &game,
+        "--price",
+        "2",
+        "--seed",
+        seed,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--blocks",
+        blocks,
+        "--out",
+        out,
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    w.ok(&args);
+    w.path(&format!("{out}/mini-ruche/2/e0001"))
+}
+
 /// SHA-256 of a file, hex.
 pub fn sha256_file(path: &Path) -> String {
     use sha2::{Digest, Sha256};
