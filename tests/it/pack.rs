@@ -35,6 +35,15 @@ fn sealed(w: &Workdir) -> PathBuf {
     emit_mini_signed(w, SEED, "emissions", "3", &["--emission-blocks", "3"])
 }
 
+/// The sealed mini emission packed to `e.pack` for a new identity `id.txt`: the folder, the
+/// identity's file and its public key.
+fn packed(w: &Workdir) -> (PathBuf, PathBuf, String) {
+    let folder = sealed(w);
+    let (id, key) = identity(w, "id.txt");
+    pack(w, &folder, "e.pack", &[&key], 0);
+    (folder, id, key)
+}
+
 /// A new age identity in the workdir (mode 0600): its file and its public key.
 fn identity(w: &Workdir, name: &str) -> (PathBuf, String) {
     use age::secrecy::ExposeSecret;
@@ -309,9 +318,7 @@ fn pack_never_replaces_a_file_and_a_changed_block_or_a_stray_file_leaves_no_pack
 #[test]
 fn unpack_restores_the_folder_byte_for_byte_privately_and_never_over_an_existing_one() {
     let w = Workdir::new();
-    let folder = sealed(&w);
-    let (id, key) = identity(&w, "id.txt");
-    pack(&w, &folder, "e.pack", &[&key], 0);
+    let (folder, id, _key) = packed(&w);
     std::fs::create_dir(w.path("restored")).unwrap();
     let out = unpack(&w, &id, "e.pack", "restored", 0);
     assert!(out.contains("restored/mini-ruche/2/e0001"), "{out}");
@@ -470,9 +477,7 @@ fn refused(w: &Workdir, id: &Path, bytes: &[u8], wanted: &str, case: &str) {
 #[test]
 fn unpack_refuses_hostile_members_and_writes_nothing() {
     let w = Workdir::new();
-    let folder = sealed(&w);
-    let (id, key) = identity(&w, "id.txt");
-    pack(&w, &folder, "e.pack", &[&key], 0);
+    let (folder, id, key) = packed(&w);
     let genuine = members_of(&inner_tar(&read(&w.path("e.pack")), &id));
     assert_eq!(genuine.len(), ORDER.len());
     // The hand-made tar of the genuine members unpacks: the cases below differ by one thing.
@@ -629,9 +634,7 @@ fn unpack_refuses_hostile_members_and_writes_nothing() {
 #[test]
 fn a_byte_changed_anywhere_in_a_pack_or_a_pack_cut_or_extended_fails_unpack() {
     let w = Workdir::new();
-    let folder = sealed(&w);
-    let (id, key) = identity(&w, "id.txt");
-    pack(&w, &folder, "e.pack", &[&key], 0);
+    let (_folder, id, _key) = packed(&w);
     let genuine = read(&w.path("e.pack"));
     let n = genuine.len();
     // The age header (its recipient stanza and its MAC), the payload's nonce, the middle, the
@@ -726,9 +729,7 @@ fn a_ruche_block_packs_to_under_045_of_its_folder_and_restores_exactly() {
 #[test]
 fn verify_of_a_pack_says_ok_with_the_folders_block_count() {
     let w = Workdir::new();
-    let folder = sealed(&w);
-    let (id, key) = identity(&w, "id.txt");
-    pack(&w, &folder, "e.pack", &[&key], 0);
+    let (folder, id, _key) = packed(&w);
     let of_folder = text(&w.run_expect(&["verify", folder.to_str().unwrap()], 0));
     let of_pack = text(&w.run_expect(&["verify", "--identity", id.to_str().unwrap(), "e.pack"], 0));
     for summary in [
@@ -770,9 +771,7 @@ fn verify_of_a_pack_says_ok_with_the_folders_block_count() {
 #[test]
 fn verify_of_a_pack_with_one_byte_changed_fails() {
     let w = Workdir::new();
-    let folder = sealed(&w);
-    let (id, key) = identity(&w, "id.txt");
-    pack(&w, &folder, "e.pack", &[&key], 0);
+    let (_folder, id, _key) = packed(&w);
     let mut bytes = read(&w.path("e.pack"));
     let n = bytes.len();
     bytes[n / 2] ^= 0x01;
@@ -791,9 +790,7 @@ fn verify_of_a_pack_with_one_byte_changed_fails() {
 #[test]
 fn verify_of_a_pack_with_a_block_changed_fails_that_block_and_the_emission() {
     let w = Workdir::new();
-    let folder = sealed(&w);
-    let (id, key) = identity(&w, "id.txt");
-    pack(&w, &folder, "e.pack", &[&key], 0);
+    let (_folder, id, key) = packed(&w);
     let mut members = members_of(&inner_tar(&read(&w.path("e.pack")), &id));
     let second = members
         .iter_mut()
@@ -864,9 +861,7 @@ fn report_json(w: &Workdir, path: &str, id: Option<&Path>, out: &str, code: i32)
 #[test]
 fn report_of_a_pack_is_the_report_of_its_folder() {
     let w = Workdir::new();
-    let folder = sealed(&w);
-    let (id, key) = identity(&w, "id.txt");
-    pack(&w, &folder, "e.pack", &[&key], 0);
+    let (folder, id, _key) = packed(&w);
     report_json(&w, folder.to_str().unwrap(), None, "folder.json", 0);
     report_json(&w, "e.pack", Some(&id), "pack.json", 0);
     let mut of_folder: serde_json::Value =
@@ -905,9 +900,7 @@ fn report_of_a_pack_is_the_report_of_its_folder() {
 #[test]
 fn report_of_a_tampered_pack_is_refused_or_fails_the_block() {
     let w = Workdir::new();
-    let folder = sealed(&w);
-    let (id, key) = identity(&w, "id.txt");
-    pack(&w, &folder, "e.pack", &[&key], 0);
+    let (_folder, id, key) = packed(&w);
     let mut bytes = read(&w.path("e.pack"));
     let n = bytes.len();
     bytes[n / 2] ^= 0x01;
