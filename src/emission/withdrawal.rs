@@ -319,9 +319,10 @@ pub fn parse(path: &Path, bytes: Vec<u8>, signature: Vec<u8>, key: &VerifyingKey
     })
 }
 
-/// The emission a record must belong to, as a block's manifest names it.
+/// What binds a record to its emission, as a block's manifest names it: the emission, its
+/// seed, its key and its record.
 #[derive(Debug, Clone, Copy)]
-pub struct EmissionId<'a> {
+pub struct RecordBinding<'a> {
     /// Game id.
     pub game: &'a str,
     /// Canonical stake.
@@ -338,7 +339,7 @@ pub struct EmissionId<'a> {
 
 /// Checks that `found` belongs to the emission `id`: a record of another emission found in
 /// a folder is refused (an error naming both), so that it changes nothing.
-pub fn check_for(found: &Found, id: &EmissionId<'_>) -> Result<()> {
+pub fn check_for(found: &Found, id: &RecordBinding<'_>) -> Result<()> {
     let w = &found.withdrawal;
     let mut differences = Vec::new();
     let mut differ = |what: &str, here: &str, there: &str| {

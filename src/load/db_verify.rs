@@ -534,7 +534,7 @@ fn check_off_sale(
     let Ok(m) = Manifest::from_bytes(manifest_text.as_bytes()) else {
         return Ok(()); // Said by check_block.
     };
-    let id = crate::emission::withdrawal::EmissionId {
+    let id = crate::emission::withdrawal::RecordBinding {
         game: &m.game,
         stake: &m.stake,
         emission: m.emission,

@@ -712,7 +712,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
     // emission; one that is not stops the load before the database is touched.
     let withdrawals = withdrawal::read_all(dir, &options.public_key)
         .and_then(|found| {
-            let id = withdrawal::EmissionId {
+            let id = withdrawal::RecordBinding {
                 game: &manifest.game,
                 stake: &manifest.stake,
                 emission: manifest.emission,
