@@ -165,11 +165,11 @@ fn against_record(manifest: &Manifest, record: &Record, record_sha256: &str) -> 
             ));
         }
     };
-    differ("game", &manifest.game, &record.game);
-    differ("stake", &manifest.stake, &record.stake);
+    differ("game", manifest.emission().game(), &record.game);
+    differ("stake", manifest.emission().stake(), &record.stake);
     differ(
         "emission",
-        &manifest.emission.to_string(),
+        &manifest.emission().number().to_string(),
         &record.emission.to_string(),
     );
     differ(
