@@ -330,11 +330,9 @@ pub(crate) fn emit(
 fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> {
     Ok(Record {
         format: record::RECORD_FORMAT,
-        game: game.id.clone(),
+        id: crate::block::id::EmissionId::new(&game.id, stake, config.emission),
         game_name: game.name.clone(),
         game_definition_sha256: hex::encode(game.sha256),
-        stake: canonical(stake.price),
-        emission: config.emission,
         block_size: game.block_size,
         blocks: config.planned_blocks,
         kind: config.kind,

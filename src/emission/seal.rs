@@ -165,12 +165,12 @@ fn against_record(manifest: &Manifest, record: &Record, record_sha256: &str) -> 
             ));
         }
     };
-    differ("game", manifest.emission().game(), &record.game);
-    differ("stake", manifest.emission().stake(), &record.stake);
+    differ("game", manifest.emission().game(), record.id.game());
+    differ("stake", manifest.emission().stake(), record.id.stake());
     differ(
         "emission",
         &manifest.emission().number().to_string(),
-        &record.emission.to_string(),
+        &record.id.number().to_string(),
     );
     differ(
         "game definition",
@@ -278,9 +278,9 @@ pub fn seal(
     let chain = log::read_chain(folder, &key.verifying_key())?;
     let seal = Seal {
         format: SEAL_FORMAT,
-        game: record.game.clone(),
-        stake: record.stake.clone(),
-        emission: record.emission,
+        game: record.id.game().to_string(),
+        stake: record.id.stake().to_string(),
+        emission: record.id.number(),
         kind: record.kind,
         record_sha256: record_sha256.clone(),
         game_definition_sha256: record.game_definition_sha256.clone(),
@@ -760,12 +760,12 @@ fn check_seal_numbers(
             );
         }
     };
-    differ("game", seal.game.clone(), record.game.clone());
-    differ("stake", seal.stake.clone(), record.stake.clone());
+    differ("game", seal.game.clone(), record.id.game().to_string());
+    differ("stake", seal.stake.clone(), record.id.stake().to_string());
     differ(
         "emission",
         seal.emission.to_string(),
-        record.emission.to_string(),
+        record.id.number().to_string(),
     );
     differ(
         "kind",

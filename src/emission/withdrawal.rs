@@ -162,11 +162,9 @@ pub fn withdraw(
         let made = crate::emission::seal::complete_blocks(folder)?;
         if !made.contains(&b) {
             bail!(
-                "--block {b}: the emission folder {} ({}/{}/e{:04}) holds no block {b} (its blocks: {}); give one of them, or leave out --block to withdraw the whole emission",
+                "--block {b}: the emission folder {} ({}) holds no block {b} (its blocks: {}); give one of them, or leave out --block to withdraw the whole emission",
                 folder.display(),
-                rec.game,
-                rec.stake,
-                rec.emission,
+                rec.id,
                 match made.is_empty() {
                     true => "none".to_string(),
                     false => crate::emission::seal::ranges(&made),
@@ -186,9 +184,9 @@ pub fn withdraw(
     let withdrawal = Withdrawal {
         format: WITHDRAWAL_FORMAT,
         number,
-        game: rec.game.clone(),
-        stake: rec.stake.clone(),
-        emission: rec.emission,
+        game: rec.id.game().to_string(),
+        stake: rec.id.stake().to_string(),
+        emission: rec.id.number(),
         record_sha256: hex::encode(Sha256::digest(&rec_bytes)),
         seed_sha256: rec.seed_sha256.clone(),
         public_key_sha256: rec.public_key_sha256.clone(),
