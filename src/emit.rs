@@ -330,11 +330,9 @@ pub(crate) fn emit(
 fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> {
     Ok(Record {
         format: record::RECORD_FORMAT,
-        game: game.id.clone(),
+        id: crate::block::id::EmissionId::new(&game.id, stake, config.emission),
         game_name: game.name.clone(),
         game_definition_sha256: hex::encode(game.sha256),
-        stake: canonical(stake.price),
-        emission: config.emission,
         block_size: game.block_size,
         blocks: config.planned_blocks,
         kind: config.kind,
@@ -673,9 +671,9 @@ impl BlockMaker<'_> {
             number,
         );
         let order = key.prize_order(self.stake, self.game.block_size);
-        let prefix = crate::block::id::EmissionId::new(&self.game.id, self.stake, config.emission)
-            .block(number)
-            .serial_prefix();
+        let id = crate::block::id::EmissionId::new(&self.game.id, self.stake, config.emission)
+            .block(number);
+        let prefix = id.serial_prefix();
         // Every early return below drops the staged files, which removes them.
         let mut csv = Staged::create(&paths.csv, self.access)?;
         let written =
@@ -694,12 +692,9 @@ impl BlockMaker<'_> {
         }
         let manifest = Manifest {
             format: FORMAT,
-            game: self.game.id.clone(),
+            id,
             game_name: self.game.name.clone(),
             game_definition_sha256: hex::encode(self.game.sha256),
-            stake: canonical(self.stake.price),
-            emission: config.emission,
-            block: number,
             tickets,
             winners: tickets - written.counts.last().copied().unwrap_or(0),
             prizes,

@@ -181,7 +181,12 @@ pub fn check(bytes: &[u8], key: &VerifyingKey, game: Option<&Game>) -> Result<Pr
             proof.index, manifest.tickets
         ));
     }
-    match TicketCheck::new(&game, &stake, manifest.emission, manifest.block) {
+    match TicketCheck::new(
+        &game,
+        &stake,
+        manifest.emission().number(),
+        manifest.id.number(),
+    ) {
         Ok(tickets) => {
             if let Err(m) = tickets.check(proof.line.as_bytes(), proof.index) {
                 problems.push(format!("line: {m}"));
@@ -223,11 +228,11 @@ pub fn check(bytes: &[u8], key: &VerifyingKey, game: Option<&Game>) -> Result<Pr
         serial: serial.to_string(),
         prize: prize.to_string(),
         index: proof.index,
-        game: manifest.game.clone(),
+        game: manifest.emission().game().to_string(),
         game_name: manifest.game_name.clone(),
-        stake: manifest.stake.clone(),
-        emission: manifest.emission,
-        block: manifest.block,
+        stake: manifest.emission().stake().to_string(),
+        emission: manifest.emission().number(),
+        block: manifest.id.number(),
         tickets: manifest.tickets,
         kind: manifest.kind(),
     })
@@ -270,14 +275,12 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
         Ticket::Index(i) if *i < manifest.tickets => *i,
         Ticket::Index(i) => bail!(
             "--ticket {i}: block {} holds {} tickets, numbered from 0 to {}",
-            manifest.block,
+            manifest.id.number(),
             manifest.tickets,
             manifest.tickets.saturating_sub(1)
         ),
         Ticket::Serial(serial) => {
-            let prefix = crate::block::id::EmissionId::new(&game.id, &stake, manifest.emission)
-                .block(manifest.block)
-                .serial_prefix();
+            let prefix = manifest.id.serial_prefix();
             serial
                 .strip_prefix(&prefix)
                 .filter(|d| d.len() == 7 && d.bytes().all(|b| b.is_ascii_digit()))
@@ -292,8 +295,13 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
                 })?
         }
     };
-    let tickets = TicketCheck::new(&game, &stake, manifest.emission, manifest.block)
-        .map_err(|m| anyhow!("{name}: {m}"))?;
+    let tickets = TicketCheck::new(
+        &game,
+        &stake,
+        manifest.emission().number(),
+        manifest.id.number(),
+    )
+    .map_err(|m| anyhow!("{name}: {m}"))?;
     let (line, leaf_path) = read_path(csv, &manifest, index, tickets.max_line())?;
     let proof = TicketProof {
         format: FORMAT.to_string(),
@@ -384,13 +392,13 @@ fn manifest_game(manifest: &Manifest, given: Option<&Game>) -> Result<(Game, Sta
     }
     let game = match given {
         Some(g) => g.clone(),
-        None => Game::builtin(&manifest.game)
+        None => Game::builtin(manifest.emission().game())
             .map_err(|e| format!("{e}; give --game with its definition"))?,
     };
-    if game.id != manifest.game {
+    if game.id != manifest.emission().game() {
         return Err(format!(
             "the manifest is for game {}, the definition given is '{}'",
-            shown(&manifest.game),
+            shown(manifest.emission().game()),
             game.id
         ));
     }
@@ -402,8 +410,13 @@ fn manifest_game(manifest: &Manifest, given: Option<&Game>) -> Result<(Game, Sta
             hex::encode(game.sha256)
         ));
     }
-    let stake = parse_canonical(&manifest.stake)
-        .ok_or_else(|| format!("stake {} is not a canonical amount", shown(&manifest.stake)))
+    let stake = parse_canonical(manifest.emission().stake())
+        .ok_or_else(|| {
+            format!(
+                "stake {} is not a canonical amount",
+                shown(manifest.emission().stake())
+            )
+        })
         .and_then(|p| game.stake(p).map_err(|e| e.to_string()))?
         .clone();
     if manifest.tickets != game.block_size {

@@ -4,7 +4,9 @@
 //! Fields are written in a fixed order with two-space indentation and a final line end, so the
 //! same block always gives the same bytes (and so the same signature).
 
-use crate::block::id::EmissionKind;
+use crate::block::id::{BlockId, EmissionId, EmissionKind};
+use crate::game::MAX_ID_BYTES;
+use crate::untrusted::shown;
 use serde::{Deserialize, Serialize};
 
 /// The format number written in every manifest.
@@ -34,6 +36,15 @@ pub enum ManifestError {
     /// may quote the file).
     #[error("{0}")]
     Json(String),
+    /// The `game` or `stake` field cannot name an emission (a game id a definition could not
+    /// have, a stake that is not a canonical price in whole cents).
+    #[error("{text}")]
+    Field {
+        /// `game` or `stake`.
+        field: &'static str,
+        /// What is wrong, the value escaped and cut.
+        text: String,
+    },
 }
 
 /// One line of the prize list: `count` tickets win `amount`.
@@ -58,10 +69,53 @@ pub struct CsvFile {
     pub sha256: String,
 }
 
-/// A block manifest.
+/// A block manifest. Its emission and block are one [`BlockId`], checked at reading: a
+/// manifest whose `game` is not an id a definition may have, or whose `stake` is not a
+/// canonical price, is refused by [`Manifest::from_bytes`] (an error naming the field). On
+/// disk the fields are those of [`ManifestWire`], in its order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "ManifestWire", into = "ManifestWire")]
 pub struct Manifest {
+    /// Always [`FORMAT`].
+    pub format: u32,
+    /// The block (fields `game`, `stake`, `emission` and `block`).
+    pub id: BlockId,
+    /// Game display name.
+    pub game_name: String,
+    /// SHA-256 of the game definition file's bytes.
+    pub game_definition_sha256: String,
+    /// Tickets in the CSV.
+    pub tickets: u64,
+    /// Winning tickets in the CSV.
+    pub winners: u64,
+    /// Prizes, highest first, the losers last as `"0"`.
+    pub prizes: Vec<PrizeCount>,
+    /// Sum of all prizes, canonical.
+    pub total_prizes: String,
+    /// The CSV file.
+    pub csv: CsvFile,
+    /// RFC 6962 Merkle root over the ticket hashes, hex.
+    pub tickets_root: String,
+    /// SHA-256 of the emission seed (a commitment).
+    pub seed_sha256: String,
+    /// SHA-256 of the signing public key's DER (SPKI) bytes.
+    pub public_key_sha256: String,
+    /// Program name and version, and the generator version: `emission-factory 0.1.0
+    /// (generator 1)`.
+    pub generator: String,
+    /// `test` (seed given in clear) or `production` (seed from custody shares); absent in
+    /// format 1.
+    pub emission_kind: Option<EmissionKind>,
+    /// SHA-256 of the emission record's bytes (`emission.json`) the block was made under:
+    /// deleting or replacing the record is seen from any block. Absent in formats 1 and 2.
+    pub record_sha256: Option<String>,
+}
+
+/// A manifest as it is written: its fields in their order, the emission's and block's
+/// loose. Only [`Manifest`] is used outside this module.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestWire {
     /// Always [`FORMAT`].
     pub format: u32,
     /// Game id.
@@ -105,10 +159,86 @@ pub struct Manifest {
     pub record_sha256: Option<String>,
 }
 
+impl TryFrom<ManifestWire> for Manifest {
+    type Error = ManifestError;
+
+    /// The fields of the manifest's format ([`ManifestWire::check_fields`]), then its
+    /// emission and block.
+    fn try_from(w: ManifestWire) -> Result<Manifest, ManifestError> {
+        w.check_fields()?;
+        let Some(emission) = EmissionId::from_fields(&w.game, &w.stake, w.emission) else {
+            return Err(
+                if EmissionId::from_fields(&w.game, "1", w.emission).is_none() {
+                    ManifestError::Field {
+                    field: "game",
+                    text: format!(
+                        "game {} is not a game id (lowercase letters, digits and '-', at most {MAX_ID_BYTES} bytes)",
+                        shown(&w.game)
+                    ),
+                }
+                } else {
+                    ManifestError::Field {
+                        field: "stake",
+                        text: format!("stake {} is not a canonical amount", shown(&w.stake)),
+                    }
+                },
+            );
+        };
+        Ok(Manifest {
+            format: w.format,
+            id: emission.block(w.block),
+            game_name: w.game_name,
+            game_definition_sha256: w.game_definition_sha256,
+            tickets: w.tickets,
+            winners: w.winners,
+            prizes: w.prizes,
+            total_prizes: w.total_prizes,
+            csv: w.csv,
+            tickets_root: w.tickets_root,
+            seed_sha256: w.seed_sha256,
+            public_key_sha256: w.public_key_sha256,
+            generator: w.generator,
+            emission_kind: w.emission_kind,
+            record_sha256: w.record_sha256,
+        })
+    }
+}
+
+impl From<Manifest> for ManifestWire {
+    fn from(m: Manifest) -> ManifestWire {
+        let emission = m.id.emission();
+        ManifestWire {
+            format: m.format,
+            game: emission.game().to_string(),
+            game_name: m.game_name,
+            game_definition_sha256: m.game_definition_sha256,
+            stake: emission.stake().to_string(),
+            emission: emission.number(),
+            block: m.id.number(),
+            tickets: m.tickets,
+            winners: m.winners,
+            prizes: m.prizes,
+            total_prizes: m.total_prizes,
+            csv: m.csv,
+            tickets_root: m.tickets_root,
+            seed_sha256: m.seed_sha256,
+            public_key_sha256: m.public_key_sha256,
+            generator: m.generator,
+            emission_kind: m.emission_kind,
+            record_sha256: m.record_sha256,
+        }
+    }
+}
+
 impl Manifest {
-    /// The emission the manifest names, as messages write it ([`super::id::emission_name`]).
+    /// The emission the manifest names, as messages write it.
     pub fn emission_name(&self) -> String {
-        super::id::emission_name(&self.game, &self.stake, self.emission)
+        self.id.emission().to_string()
+    }
+
+    /// The emission the manifest names.
+    pub fn emission(&self) -> &EmissionId {
+        self.id.emission()
     }
 
     /// The exact bytes written to disk (and signed).
@@ -139,12 +269,13 @@ impl Manifest {
         if bytes.len() as u64 > MAX_MANIFEST_BYTES {
             return Err(ManifestError::TooLarge(bytes.len()));
         }
-        let manifest: Manifest = crate::json::parse_strict(bytes, crate::json::Layout::Pretty)
+        let wire: ManifestWire = crate::json::parse_strict(bytes, crate::json::Layout::Pretty)
             .map_err(ManifestError::Json)?;
-        manifest.check_fields()?;
-        Ok(manifest)
+        Manifest::try_from(wire)
     }
+}
 
+impl ManifestWire {
     /// Requires exactly the fields of the manifest's format: `emission_kind` from format 2
     /// on, `record_sha256` (64 lowercase hex digits) in format 3 only.
     fn check_fields(&self) -> Result<(), ManifestError> {
@@ -211,5 +342,85 @@ mod tests {
             .to_string();
         assert!(!e.contains('\u{1b}') && e.len() < 400, "{e}");
         assert!(Manifest::from_bytes(b"\xff\xfe").is_err());
+    }
+
+    /// A format 3 manifest as `emit` writes it.
+    const MANIFEST: &str = r#"{
+  "format": 3,
+  "game": "ruche-or",
+  "game_name": "La ruche d'or",
+  "game_definition_sha256": "1111111111111111111111111111111111111111111111111111111111111111",
+  "stake": "0.5",
+  "emission": 3,
+  "block": 12,
+  "tickets": 2,
+  "winners": 1,
+  "prizes": [
+    {
+      "amount": "1",
+      "count": 1
+    },
+    {
+      "amount": "0",
+      "count": 1
+    }
+  ],
+  "total_prizes": "1",
+  "csv": {
+    "file": "block-00012.csv",
+    "bytes": 200,
+    "sha256": "2222222222222222222222222222222222222222222222222222222222222222"
+  },
+  "tickets_root": "3333333333333333333333333333333333333333333333333333333333333333",
+  "seed_sha256": "4444444444444444444444444444444444444444444444444444444444444444",
+  "public_key_sha256": "5555555555555555555555555555555555555555555555555555555555555555",
+  "generator": "emission-factory 0.1.0 (generator 3)",
+  "emission_kind": "test",
+  "record_sha256": "6666666666666666666666666666666666666666666666666666666666666666"
+}
+"#;
+
+    #[test]
+    fn a_manifest_holds_its_block_and_is_written_back_byte_for_byte() {
+        let manifest = Manifest::from_bytes(MANIFEST.as_bytes()).unwrap();
+        assert_eq!(manifest.id.to_string(), "ruche-or/0.5/e0003 block 00012");
+        assert_eq!(manifest.id.serial_prefix(), "ruche-or-50-0003-00012-");
+        assert_eq!(manifest.emission_name(), "ruche-or/0.5/e0003");
+        assert_eq!(manifest.to_bytes(), MANIFEST.as_bytes());
+        // Through serde as well (the public struct reads and writes the wire fields).
+        let again: Manifest = serde_json::from_str(MANIFEST).unwrap();
+        assert_eq!(again, manifest);
+        assert_eq!(crate::json::json_bytes(&again), MANIFEST.as_bytes());
+    }
+
+    #[test]
+    fn a_manifest_whose_game_or_stake_names_no_emission_is_refused_at_reading() {
+        for (from, to, field) in [
+            (r#""game": "ruche-or""#, r#""game": "../x""#, "game"),
+            (r#""game": "ruche-or""#, r#""game": "Ruche""#, "game"),
+            (r#""game": "ruche-or""#, r#""game": """#, "game"),
+            (r#""stake": "0.5""#, r#""stake": "0.50""#, "stake"),
+            (r#""stake": "0.5""#, r#""stake": "0""#, "stake"),
+            (r#""stake": "0.5""#, r#""stake": "0.005""#, "stake"),
+            (r#""stake": "0.5""#, r#""stake": "2/../..""#, "stake"),
+        ] {
+            let text = MANIFEST.replace(from, to);
+            assert_ne!(text, MANIFEST);
+            match Manifest::from_bytes(text.as_bytes()) {
+                Err(e @ ManifestError::Field { field: f, .. }) => {
+                    assert_eq!(f, field, "{to}");
+                    assert!(e.to_string().starts_with(&format!("{field} '")), "{e}");
+                }
+                other => panic!("{to}: {other:?}"),
+            }
+            assert!(serde_json::from_str::<Manifest>(&text).is_err(), "{to}");
+        }
+        // An unknown field is still refused, with serde's deny_unknown_fields.
+        let extra = MANIFEST.replace("\n  \"format\": 3,", "\n  \"format\": 3,\n  \"x\": 1,");
+        assert_ne!(extra, MANIFEST);
+        assert!(matches!(
+            Manifest::from_bytes(extra.as_bytes()),
+            Err(ManifestError::Json(_))
+        ));
     }
 }

@@ -47,11 +47,15 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
         return Ok(Exit::Failed);
     };
     let (game, stake, manifest) = (&checked.game, &checked.stake, &checked.manifest);
-    let tickets = TicketCheck::new(game, stake, manifest.emission, manifest.block)
-        .map_err(|m| anyhow::anyhow!("{name}: {m}"))?;
-    let prefix = emission_factory::block::id::EmissionId::new(&game.id, stake, manifest.emission)
-        .block(manifest.block)
-        .serial_prefix();
+    let tickets = TicketCheck::new(
+        game,
+        stake,
+        manifest.emission().number(),
+        manifest.id.number(),
+    )
+    .map_err(|m| anyhow::anyhow!("{name}: {m}"))?;
+    // The game and stake were checked against the definition: the prefix is the block's.
+    let prefix = manifest.id.serial_prefix();
     let count = manifest.tickets.min(game.block_size);
     let (index, line) = match &args.ticket {
         Some(ticket) => {
@@ -99,7 +103,7 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
     let subtitle = format!(
         "{} (block {}, line {})",
         shown_text(serial, SHOWN_CHARS),
-        manifest.block,
+        manifest.id.number(),
         index + 2
     );
     // With `--svg -` the picture is standard output's, the drawing is left out.

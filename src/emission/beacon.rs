@@ -241,9 +241,9 @@ pub fn derive_seed(secret: &Seed, round: &Round, emission: &str) -> Seed {
     seed
 }
 
-/// The emission id of a record, `<game>/<stake>/e<NNNN>` (its stake is canonical already).
+/// The emission id of a record, `<game>/<stake>/e<NNNN>`.
 pub fn emission_of(record: &Record) -> String {
-    format!("{}/{}/e{:04}", record.game, record.stake, record.emission)
+    record.id.to_string()
 }
 
 /// The seed the blocks of the emission of `record` are made from, given its `secret` (the seed

@@ -19,7 +19,6 @@ use crate::emission::record::{self, Custody, Record, RECORD_FILE};
 use crate::emission::{read_signed, write_signed};
 use crate::fs::files;
 use crate::game::{Game, Stake};
-use crate::money::canonical;
 use anyhow::{bail, Context, Result};
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
@@ -141,11 +140,9 @@ impl Ceremony<'_> {
                 Some(_) => record::RECORD_FORMAT_BEACON,
                 None => record::RECORD_FORMAT,
             },
-            game: self.game.id.clone(),
+            id: crate::block::id::EmissionId::new(&self.game.id, self.stake, self.emission),
             game_name: self.game.name.clone(),
             game_definition_sha256: hex::encode(self.game.sha256),
-            stake: canonical(self.stake.price),
-            emission: self.emission,
             block_size: self.game.block_size,
             blocks: self.planned_blocks,
             kind: EmissionKind::Production,

@@ -259,13 +259,13 @@ pub fn check_numbers(
             ));
         }
     };
-    differ("game", &r.game, &record.game);
+    differ("game", &r.game, record.id.game());
     differ("game_name", &r.game_name, &record.game_name);
-    differ("stake", &r.stake, &record.stake);
+    differ("stake", &r.stake, record.id.stake());
     differ(
         "emission",
         &r.emission.to_string(),
-        &record.emission.to_string(),
+        &record.id.number().to_string(),
     );
     differ("kind", &r.kind, record.kind.as_str());
     differ("seed_sha256", &r.seed_sha256, &record.seed_sha256);
@@ -479,7 +479,7 @@ pub fn check_numbers(
             r.top_prizes_unsold
         ));
     }
-    let expected = match (paid, parse_canonical(&record.stake)) {
+    let expected = match (paid, parse_canonical(record.id.stake())) {
         (Some(p), Some(stake)) => payout(p, stake, r.sold),
         _ => None,
     };

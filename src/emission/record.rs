@@ -3,9 +3,11 @@
 //! later run (a resume, another block range, another machine) checks it and refuses to go on
 //! when its seed, key, game definition or generator differs.
 
-use crate::block::id::EmissionKind;
+use crate::block::id::{EmissionId, EmissionKind};
 use crate::emission::{read_signed, write_signed};
+use crate::game::MAX_ID_BYTES;
 use crate::json::{parse_strict, Layout};
+use crate::untrusted::shown;
 use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
@@ -165,10 +167,52 @@ impl Custody {
     }
 }
 
-/// The emission record.
+/// The emission record. Its emission is one [`EmissionId`], checked at reading: a record whose
+/// `game` is not an id a definition may have, or whose `stake` is not a canonical price, is
+/// refused. On disk the fields are those of [`RecordWire`], in its order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RecordWire", into = "RecordWire")]
 pub struct Record {
+    /// Always [`RECORD_FORMAT`].
+    pub format: u32,
+    /// The emission (fields `game`, `stake` and `emission`).
+    pub id: EmissionId,
+    /// Game display name.
+    pub game_name: String,
+    /// SHA-256 of the game definition's bytes.
+    pub game_definition_sha256: String,
+    /// Tickets per block.
+    pub block_size: u64,
+    /// Blocks the emission is planned to hold, when the first run said (`--emission-blocks`);
+    /// the emission is sealed once all of them are made.
+    pub blocks: Option<u32>,
+    /// `test` or `production`.
+    pub kind: EmissionKind,
+    /// SHA-256 of the seed.
+    pub seed_sha256: String,
+    /// The custody shares of a production emission.
+    pub custody: Option<Custody>,
+    /// The future beacon round whose signature salts the seed (format 2 only; see
+    /// [`crate::emission::beacon`]): `seed_sha256` then commits to the custodians' secret.
+    pub beacon: Option<crate::emission::beacon::Commitment>,
+    /// SHA-256 of the signing public key's DER (SPKI) bytes.
+    pub public_key_sha256: String,
+    /// Program name, version and generator version.
+    pub generator: String,
+    /// The generator version: the bytes of a block for a given seed.
+    pub generator_version: u32,
+    /// When the record was written (UTC, RFC 3339).
+    pub created: String,
+    /// SHA-256 of the certificate of the time-stamping authority asked for a token over the
+    /// record (`emission.json.tsr`, src/timestamp/), when the run that made it asked one:
+    /// without that token, the emission fails verify.
+    pub timestamp_authority_sha256: Option<String>,
+}
+
+/// A record as it is written: its fields in their order, the emission's loose.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecordWire {
     /// Always [`RECORD_FORMAT`].
     pub format: u32,
     /// Game id.
@@ -211,6 +255,66 @@ pub struct Record {
     pub timestamp_authority_sha256: Option<String>,
 }
 
+impl TryFrom<RecordWire> for Record {
+    type Error = String;
+
+    fn try_from(w: RecordWire) -> Result<Record, String> {
+        let Some(id) = EmissionId::from_fields(&w.game, &w.stake, w.emission) else {
+            return Err(
+                if EmissionId::from_fields(&w.game, "1", w.emission).is_none() {
+                    format!(
+                    "game {} is not a game id (lowercase letters, digits and '-', at most {MAX_ID_BYTES} bytes)",
+                    shown(&w.game)
+                )
+                } else {
+                    format!("stake {} is not a canonical amount", shown(&w.stake))
+                },
+            );
+        };
+        Ok(Record {
+            format: w.format,
+            id,
+            game_name: w.game_name,
+            game_definition_sha256: w.game_definition_sha256,
+            block_size: w.block_size,
+            blocks: w.blocks,
+            kind: w.kind,
+            seed_sha256: w.seed_sha256,
+            custody: w.custody,
+            beacon: w.beacon,
+            public_key_sha256: w.public_key_sha256,
+            generator: w.generator,
+            generator_version: w.generator_version,
+            created: w.created,
+            timestamp_authority_sha256: w.timestamp_authority_sha256,
+        })
+    }
+}
+
+impl From<Record> for RecordWire {
+    fn from(r: Record) -> RecordWire {
+        RecordWire {
+            format: r.format,
+            game: r.id.game().to_string(),
+            game_name: r.game_name,
+            game_definition_sha256: r.game_definition_sha256,
+            stake: r.id.stake().to_string(),
+            emission: r.id.number(),
+            block_size: r.block_size,
+            blocks: r.blocks,
+            kind: r.kind,
+            seed_sha256: r.seed_sha256,
+            custody: r.custody,
+            beacon: r.beacon,
+            public_key_sha256: r.public_key_sha256,
+            generator: r.generator,
+            generator_version: r.generator_version,
+            created: r.created,
+            timestamp_authority_sha256: r.timestamp_authority_sha256,
+        }
+    }
+}
+
 impl Record {
     /// The exact bytes written (and signed): pretty JSON and a final line end.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -228,18 +332,23 @@ impl Record {
                 ));
             }
         };
-        differ("game", self.game.clone(), wanted.game.clone(), "");
+        differ("game", self.id.game().into(), wanted.id.game().into(), "");
         differ(
             "game definition SHA-256",
             self.game_definition_sha256.clone(),
             wanted.game_definition_sha256.clone(),
             " (give --game with the definition the emission was made with)",
         );
-        differ("stake", self.stake.clone(), wanted.stake.clone(), "");
+        differ(
+            "stake",
+            self.id.stake().into(),
+            wanted.id.stake().into(),
+            "",
+        );
         differ(
             "emission",
-            self.emission.to_string(),
-            wanted.emission.to_string(),
+            self.id.number().to_string(),
+            wanted.id.number().to_string(),
             "",
         );
         differ(
@@ -328,7 +437,9 @@ pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>
 /// Parses a record's bytes (`path` names it in errors): format 1 names no beacon round, format
 /// 2 names one.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<Record> {
-    let record: Record = parse_strict(bytes, Layout::Pretty)
+    let wire: RecordWire = parse_strict(bytes, Layout::Pretty)
+        .map_err(|e| anyhow!("{} is not a valid emission record: {e}", path.display()))?;
+    let record = Record::try_from(wire)
         .map_err(|e| anyhow!("{} is not a valid emission record: {e}", path.display()))?;
     match (record.format, record.beacon.is_some()) {
         (RECORD_FORMAT, false) | (RECORD_FORMAT_BEACON, true) => Ok(record),
@@ -392,4 +503,58 @@ pub fn created_now() -> Result<String> {
 /// The current time, UTC, RFC 3339 to the second.
 pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> Record {
+        Record {
+            format: RECORD_FORMAT,
+            id: "ruche-or/0.5/e0003".parse().unwrap(),
+            game_name: "La ruche d'or".into(),
+            game_definition_sha256: "11".repeat(32),
+            block_size: 100,
+            blocks: Some(2),
+            kind: EmissionKind::Test,
+            seed_sha256: "22".repeat(32),
+            custody: None,
+            beacon: None,
+            public_key_sha256: "33".repeat(32),
+            generator: "emission-factory 0.1.0 (generator 3)".into(),
+            generator_version: 3,
+            created: "2026-01-01T00:00:00Z".into(),
+            timestamp_authority_sha256: None,
+        }
+    }
+
+    #[test]
+    fn a_record_keeps_its_fields_and_bytes_and_refuses_an_id_no_definition_could_give() {
+        let bytes = record().to_bytes();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        // The emission's fields stay where they were, loose.
+        assert!(
+            text.contains("\"game\": \"ruche-or\",\n  \"game_name\": \"La ruche d'or\",\n  \"game_definition_sha256\": \"")
+                && text.contains("\"stake\": \"0.5\",\n  \"emission\": 3,\n  \"block_size\": 100,"),
+            "{text}"
+        );
+        let again = parse(&bytes, Path::new("emission.json")).unwrap();
+        assert_eq!(again, record());
+        assert_eq!(again.to_bytes(), bytes);
+        for (from, to, field) in [
+            ("\"game\": \"ruche-or\"", "\"game\": \"../x\"", "game '"),
+            ("\"stake\": \"0.5\"", "\"stake\": \"0.50\"", "stake '"),
+        ] {
+            let bad = text.replace(from, to);
+            assert_ne!(bad, text);
+            let e = parse(bad.as_bytes(), Path::new("emission.json"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("is not a valid emission record") && e.contains(field),
+                "{e}"
+            );
+        }
+    }
 }

@@ -7,6 +7,7 @@
 //! [`check_folder`] is what `verify` runs on an emission folder: the record, every manifest
 //! against it, the log's chain, and the seal against the blocks on disk.
 
+use crate::block::id::EmissionId;
 use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
 use crate::emission::log::{self, Chain};
 use crate::emission::record::{self, Record, RECORD_FILE};
@@ -47,10 +48,51 @@ pub struct SealedBlock {
     pub total_prizes: String,
 }
 
-/// The seal.
+/// The seal. Its emission is one [`EmissionId`], checked at reading (a `game` that is no
+/// game id, a `stake` that is not a canonical price, are refused); on disk the fields are
+/// those of [`SealWire`], in its order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "SealWire", into = "SealWire")]
 pub struct Seal {
+    /// Always [`SEAL_FORMAT`].
+    pub format: u32,
+    /// The emission (fields `game`, `stake` and `emission`).
+    pub id: EmissionId,
+    /// `test` or `production`, from the record.
+    pub kind: crate::block::id::EmissionKind,
+    /// SHA-256 of the emission record's bytes.
+    pub record_sha256: String,
+    /// SHA-256 of the game definition.
+    pub game_definition_sha256: String,
+    /// SHA-256 of the seed (the commitment).
+    pub seed_sha256: String,
+    /// SHA-256 of the signing public key.
+    pub public_key_sha256: String,
+    /// Every block, in order.
+    pub blocks: Vec<SealedBlock>,
+    /// Tickets in the emission.
+    pub tickets: u64,
+    /// Winning tickets in the emission.
+    pub winners: u64,
+    /// Sum of all prizes, canonical.
+    pub total_prizes: String,
+    /// Lines of the audit log when it was sealed.
+    pub log_lines: u64,
+    /// SHA-256 of the log's last line then (or the log's genesis value).
+    pub log_sha256: String,
+    /// Program that sealed it.
+    pub generator: String,
+    /// When (UTC, RFC 3339).
+    pub sealed: String,
+    /// SHA-256 of the certificate of the time-stamping authority asked for a token over the
+    /// seal (`emission.seal.json.tsr`), when the sealing run asked one.
+    pub timestamp_authority_sha256: Option<String>,
+}
+
+/// A seal as it is written: its fields in their order, the emission's loose.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SealWire {
     /// Always [`SEAL_FORMAT`].
     pub format: u32,
     /// Game id.
@@ -89,6 +131,63 @@ pub struct Seal {
     /// seal (`emission.seal.json.tsr`), when the sealing run asked one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp_authority_sha256: Option<String>,
+}
+
+impl TryFrom<SealWire> for Seal {
+    type Error = String;
+
+    fn try_from(w: SealWire) -> Result<Seal, String> {
+        let Some(id) = EmissionId::from_fields(&w.game, &w.stake, w.emission) else {
+            return Err(format!(
+                "game {} and stake {} name no emission (a game id, a canonical amount)",
+                shown(w.game.as_bytes()),
+                shown(w.stake.as_bytes())
+            ));
+        };
+        Ok(Seal {
+            format: w.format,
+            id,
+            kind: w.kind,
+            record_sha256: w.record_sha256,
+            game_definition_sha256: w.game_definition_sha256,
+            seed_sha256: w.seed_sha256,
+            public_key_sha256: w.public_key_sha256,
+            blocks: w.blocks,
+            tickets: w.tickets,
+            winners: w.winners,
+            total_prizes: w.total_prizes,
+            log_lines: w.log_lines,
+            log_sha256: w.log_sha256,
+            generator: w.generator,
+            sealed: w.sealed,
+            timestamp_authority_sha256: w.timestamp_authority_sha256,
+        })
+    }
+}
+
+impl From<Seal> for SealWire {
+    fn from(s: Seal) -> SealWire {
+        SealWire {
+            format: s.format,
+            game: s.id.game().to_string(),
+            stake: s.id.stake().to_string(),
+            emission: s.id.number(),
+            kind: s.kind,
+            record_sha256: s.record_sha256,
+            game_definition_sha256: s.game_definition_sha256,
+            seed_sha256: s.seed_sha256,
+            public_key_sha256: s.public_key_sha256,
+            blocks: s.blocks,
+            tickets: s.tickets,
+            winners: s.winners,
+            total_prizes: s.total_prizes,
+            log_lines: s.log_lines,
+            log_sha256: s.log_sha256,
+            generator: s.generator,
+            sealed: s.sealed,
+            timestamp_authority_sha256: s.timestamp_authority_sha256,
+        }
+    }
 }
 
 impl Seal {
@@ -165,12 +264,12 @@ fn against_record(manifest: &Manifest, record: &Record, record_sha256: &str) -> 
             ));
         }
     };
-    differ("game", &manifest.game, &record.game);
-    differ("stake", &manifest.stake, &record.stake);
+    differ("game", manifest.emission().game(), record.id.game());
+    differ("stake", manifest.emission().stake(), record.id.stake());
     differ(
         "emission",
-        &manifest.emission.to_string(),
-        &record.emission.to_string(),
+        &manifest.emission().number().to_string(),
+        &record.id.number().to_string(),
     );
     differ(
         "game definition",
@@ -278,9 +377,7 @@ pub fn seal(
     let chain = log::read_chain(folder, &key.verifying_key())?;
     let seal = Seal {
         format: SEAL_FORMAT,
-        game: record.game.clone(),
-        stake: record.stake.clone(),
-        emission: record.emission,
+        id: record.id.clone(),
         kind: record.kind,
         record_sha256: record_sha256.clone(),
         game_definition_sha256: record.game_definition_sha256.clone(),
@@ -760,12 +857,12 @@ fn check_seal_numbers(
             );
         }
     };
-    differ("game", seal.game.clone(), record.game.clone());
-    differ("stake", seal.stake.clone(), record.stake.clone());
+    differ("game", seal.id.game().into(), record.id.game().into());
+    differ("stake", seal.id.stake().into(), record.id.stake().into());
     differ(
         "emission",
-        seal.emission.to_string(),
-        record.emission.to_string(),
+        seal.id.number().to_string(),
+        record.id.number().to_string(),
     );
     differ(
         "kind",
@@ -949,4 +1046,52 @@ pub fn record_for_sealing(folder: &Path, key: &VerifyingKey) -> Result<(Record, 
             folder.display()
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seal_keeps_its_fields_and_bytes_and_refuses_an_id_no_definition_could_give() {
+        let seal = Seal {
+            format: SEAL_FORMAT,
+            id: "ruche-or/2/e0001".parse().unwrap(),
+            kind: crate::block::id::EmissionKind::Test,
+            record_sha256: "11".repeat(32),
+            game_definition_sha256: "22".repeat(32),
+            seed_sha256: "33".repeat(32),
+            public_key_sha256: "44".repeat(32),
+            blocks: vec![SealedBlock {
+                block: 1,
+                manifest_sha256: "55".repeat(32),
+                tickets: 2,
+                winners: 1,
+                total_prizes: "1".into(),
+            }],
+            tickets: 2,
+            winners: 1,
+            total_prizes: "1".into(),
+            log_lines: 3,
+            log_sha256: "66".repeat(32),
+            generator: "emission-factory 0.1.0 (generator 3)".into(),
+            sealed: "2026-01-01T00:00:00Z".into(),
+            timestamp_authority_sha256: None,
+        };
+        let bytes = seal.to_bytes();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(text.contains("\"game\": \"ruche-or\",\n  \"stake\": \"2\",\n  \"emission\": 1,\n  \"kind\": \"test\","), "{text}");
+        let again: Seal = parse_strict(&bytes, Layout::Pretty).unwrap();
+        assert_eq!(again, seal);
+        assert_eq!(again.to_bytes(), bytes);
+        for (from, to) in [
+            ("\"game\": \"ruche-or\"", "\"game\": \"../x\""),
+            ("\"stake\": \"2\"", "\"stake\": \"2.00\""),
+        ] {
+            let bad = text.replace(from, to);
+            assert_ne!(bad, text);
+            let e = parse_strict::<Seal>(bad.as_bytes(), Layout::Pretty).unwrap_err();
+            assert!(e.contains("name no emission"), "{e}");
+        }
+    }
 }

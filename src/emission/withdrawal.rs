@@ -9,6 +9,7 @@
 //! fingerprint: a record of another emission, or one that does not verify with the key the
 //! loader trusts, is refused and changes nothing ([`check_for`]).
 
+use crate::block::id::{emission_name, EmissionId};
 use crate::emission::lock::LockFile;
 use crate::emission::log::{self, Entry};
 use crate::emission::read_bounded;
@@ -161,11 +162,9 @@ pub fn withdraw(
         let made = crate::emission::seal::complete_blocks(folder)?;
         if !made.contains(&b) {
             bail!(
-                "--block {b}: the emission folder {} ({}/{}/e{:04}) holds no block {b} (its blocks: {}); give one of them, or leave out --block to withdraw the whole emission",
+                "--block {b}: the emission folder {} ({}) holds no block {b} (its blocks: {}); give one of them, or leave out --block to withdraw the whole emission",
                 folder.display(),
-                rec.game,
-                rec.stake,
-                rec.emission,
+                rec.id,
                 match made.is_empty() {
                     true => "none".to_string(),
                     false => crate::emission::seal::ranges(&made),
@@ -185,9 +184,9 @@ pub fn withdraw(
     let withdrawal = Withdrawal {
         format: WITHDRAWAL_FORMAT,
         number,
-        game: rec.game.clone(),
-        stake: rec.stake.clone(),
-        emission: rec.emission,
+        game: rec.id.game().to_string(),
+        stake: rec.id.stake().to_string(),
+        emission: rec.id.number(),
         record_sha256: hex::encode(Sha256::digest(&rec_bytes)),
         seed_sha256: rec.seed_sha256.clone(),
         public_key_sha256: rec.public_key_sha256.clone(),
@@ -319,15 +318,12 @@ pub fn parse(path: &Path, bytes: Vec<u8>, signature: Vec<u8>, key: &VerifyingKey
     })
 }
 
-/// The emission a record must belong to, as a block's manifest names it.
+/// What binds a record to its emission, as a block's manifest names it: the emission, its
+/// seed, its key and its record.
 #[derive(Debug, Clone, Copy)]
-pub struct EmissionId<'a> {
-    /// Game id.
-    pub game: &'a str,
-    /// Canonical stake.
-    pub stake: &'a str,
-    /// Emission number.
-    pub emission: u32,
+pub struct RecordBinding<'a> {
+    /// The emission.
+    pub emission: &'a EmissionId,
     /// SHA-256 of the seed.
     pub seed_sha256: &'a str,
     /// SHA-256 of the public key.
@@ -338,7 +334,8 @@ pub struct EmissionId<'a> {
 
 /// Checks that `found` belongs to the emission `id`: a record of another emission found in
 /// a folder is refused (an error naming both), so that it changes nothing.
-pub fn check_for(found: &Found, id: &EmissionId<'_>) -> Result<()> {
+pub fn check_for(found: &Found, binding: &RecordBinding<'_>) -> Result<()> {
+    let id = binding.emission;
     let w = &found.withdrawal;
     let mut differences = Vec::new();
     let mut differ = |what: &str, here: &str, there: &str| {
@@ -350,32 +347,29 @@ pub fn check_for(found: &Found, id: &EmissionId<'_>) -> Result<()> {
             ));
         }
     };
-    differ("game", &w.game, id.game);
-    differ("stake", &w.stake, id.stake);
+    differ("game", &w.game, id.game());
+    differ("stake", &w.stake, id.stake());
     differ(
         "emission",
         &w.emission.to_string(),
-        &id.emission.to_string(),
+        &id.number().to_string(),
     );
-    differ("seed_sha256", &w.seed_sha256, id.seed_sha256);
+    differ("seed_sha256", &w.seed_sha256, binding.seed_sha256);
     differ(
         "public_key_sha256",
         &w.public_key_sha256,
-        id.public_key_sha256,
+        binding.public_key_sha256,
     );
-    if let Some(r) = id.record_sha256 {
+    if let Some(r) = binding.record_sha256 {
         differ("record_sha256", &w.record_sha256, r);
     }
     if differences.is_empty() {
         return Ok(());
     }
     bail!(
-        "{}: this withdrawal record (of {}) is not of the emission {}/{}/e{:04} whose folder holds it ({}); it is refused and nothing was applied: move it to its own emission's folder",
+        "{}: this withdrawal record (of {}) is not of the emission {id} whose folder holds it ({}); it is refused and nothing was applied: move it to its own emission's folder",
         found.path.display(),
-        shown_text(&format!("{}/{}/e{:04}", w.game, w.stake, w.emission), SHOWN_CHARS),
-        id.game,
-        id.stake,
-        id.emission,
+        emission_name(&w.game, &w.stake, w.emission),
         differences.join("; ")
     )
 }

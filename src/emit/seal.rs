@@ -175,7 +175,7 @@ fn check_and_verify(
     };
     let game = match &request.game {
         Some(g) => g.clone(),
-        None => Game::builtin(&record.game)?,
+        None => Game::builtin(record.id.game())?,
     };
     if hex::encode(game.sha256) != record.game_definition_sha256 {
         bail!(
@@ -185,10 +185,10 @@ fn check_and_verify(
             shown(&record.game_definition_sha256)
         );
     }
-    let price = parse_canonical(&record.stake).ok_or_else(|| {
+    let price = parse_canonical(record.id.stake()).ok_or_else(|| {
         anyhow!(
             "the record's stake {} is not a canonical amount",
-            shown(&record.stake)
+            shown(record.id.stake())
         )
     })?;
     game.stake(price)?;
@@ -209,8 +209,7 @@ fn check_and_verify(
         seed: None,
         beacon: None,
     };
-    let emission = EmissionId::from_fields(&record.game, &record.stake, record.emission)
-        .ok_or_else(|| anyhow!("the record names no valid emission"))?;
+    let emission = &record.id;
     let mut failed = Vec::new();
     for &number in present.iter().filter(|&&b| b <= planned) {
         let csv = folder.join(emission.block(number).csv_name());

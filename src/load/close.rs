@@ -171,17 +171,8 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
                 record::RECORD_FILE
             ))
         })?;
-    let name =
-        EmissionId::from_fields(&record.game, &record.stake, record.emission).ok_or_else(|| {
-            CloseError::Refused(format!(
-                "{}: the record names {}, which no game definition could give; nothing was changed",
-                folder.display(),
-                shown_text(
-                    &format!("{}/{}/e{:04}", record.game, record.stake, record.emission),
-                    SHOWN_CHARS
-                )
-            ))
-        })?;
+    // A record whose game or stake names no emission is refused as it is read.
+    let name = record.id.clone();
     let chain = log::read_chain(folder, &public).map_err(|e| {
         CloseError::Refused(format!(
             "{e:#}: the closing could not be recorded in the emission's audit log, so the emission was not closed; nothing was changed (restore the log from the archive)"

@@ -224,7 +224,7 @@ fn check_block(
     let manifest_sha256 = hex::encode(Sha256::digest(manifest_text.as_bytes()));
     let columns: [(&str, String, String); 13] = [
         ("blocks.manifest_sha256", row.get(6), manifest_sha256),
-        ("blocks.block", block.to_string(), m.block.to_string()),
+        ("blocks.block", block.to_string(), m.id.number().to_string()),
         (
             "blocks.tickets",
             row.get::<_, i64>(2).to_string(),
@@ -242,16 +242,20 @@ fn check_block(
         ),
         ("blocks.csv_sha256", row.get(8), m.csv.sha256.clone()),
         ("blocks.tickets_root", row.get(9), m.tickets_root.clone()),
-        ("emissions.game", game.clone(), m.game.clone()),
+        (
+            "emissions.game",
+            game.clone(),
+            m.emission().game().to_string(),
+        ),
         (
             "emissions.stake_cents",
             stake_cents.to_string(),
-            to_cents(&m.stake).map_or("?".into(), |c| c.to_string()),
+            to_cents(m.emission().stake()).map_or("?".into(), |c| c.to_string()),
         ),
         (
             "emissions.emission",
             emission.to_string(),
-            m.emission.to_string(),
+            m.emission().number().to_string(),
         ),
         ("emissions.kind", row.get(13), m.kind().as_str().to_string()),
         (
@@ -335,15 +339,9 @@ fn check_block(
     }
 
     // The tickets, in index order.
-    // The manifest's emission (checked above against the emission row).
-    let Some(id) = EmissionId::from_fields(&m.game, &m.stake, m.emission) else {
-        v.problem(format!(
-            "block {block}: the manifest names {}, which no definition could give: its tickets are not read",
-            emission_name(&m.game, &m.stake, m.emission)
-        ));
-        return Ok(v);
-    };
-    let prefix = id.block(m.block).serial_prefix();
+    // The manifest's block (checked above against the emission row; its game and stake were
+    // checked at reading).
+    let prefix = m.id.serial_prefix();
     // In the table's order, not the index's: sorting 900 000 rows by index took the server
     // 2.4 s against 1.1 s for the scan. Each hash goes to its index's slot, and the tree is
     // built from the slots once the stream is read (32 bytes a ticket).
@@ -534,10 +532,8 @@ fn check_off_sale(
     let Ok(m) = Manifest::from_bytes(manifest_text.as_bytes()) else {
         return Ok(()); // Said by check_block.
     };
-    let id = crate::emission::withdrawal::EmissionId {
-        game: &m.game,
-        stake: &m.stake,
-        emission: m.emission,
+    let id = crate::emission::withdrawal::RecordBinding {
+        emission: m.emission(),
         seed_sha256: &m.seed_sha256,
         public_key_sha256: &m.public_key_sha256,
         record_sha256: m.record_sha256.as_deref(),

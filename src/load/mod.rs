@@ -226,7 +226,7 @@ pub fn load_block_from(
         "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
         &[&format!(
             "emission-factory block {emission_name}/{}",
-            m.block
+            m.id.number()
         )],
     )
     .map_err(db("waiting for the block's lock"))?;
@@ -249,18 +249,18 @@ pub fn load_block_from(
         });
     }
 
-    let emission = i32::try_from(m.emission).unwrap_or(i32::MAX);
+    let emission = i32::try_from(m.emission().number()).unwrap_or(i32::MAX);
     tx.execute(
         "INSERT INTO emissions (game, game_name, stake_cents, emission, kind, public_key_sha256, seed_sha256)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (game, stake_cents, emission) DO NOTHING",
-        &[&m.game, &m.game_name, &block.stake_cents, &emission, &kind, &m.public_key_sha256, &m.seed_sha256],
+        &[&m.emission().game(), &m.game_name, &block.stake_cents, &emission, &kind, &m.public_key_sha256, &m.seed_sha256],
     )
     .map_err(db("recording the emission"))?;
     let row = tx
         .query_one(
             "SELECT emission_id, public_key_sha256, seed_sha256 FROM emissions
              WHERE game = $1 AND stake_cents = $2 AND emission = $3",
-            &[&m.game, &block.stake_cents, &emission],
+            &[&m.emission().game(), &block.stake_cents, &emission],
         )
         .map_err(db("reading the emission"))?;
     let emission_id: i64 = row.get(0);
@@ -287,7 +287,7 @@ pub fn load_block_from(
     // withdraws is never on sale, not even for a moment.
     let withdrawals = apply_withdrawals(&mut tx, &block, emission_id, &emission_name)?;
 
-    let number = i32::try_from(m.block).unwrap_or(i32::MAX);
+    let number = i32::try_from(m.id.number()).unwrap_or(i32::MAX);
     if let Some(row) = tx
         .query_opt(
             "SELECT manifest_sha256 FROM blocks WHERE emission_id = $1 AND block = $2",
@@ -308,7 +308,7 @@ pub fn load_block_from(
             Err(LoadError::ManifestConflict {
                 csv: csv.to_path_buf(),
                 emission: emission_name,
-                block: m.block,
+                block: m.id.number(),
                 loaded,
                 given: block.manifest_sha256.clone(),
             })
@@ -682,7 +682,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
     let game = match (&options.game, folder_copy) {
         (Some(g), _) => g.clone(),
         (None, Some(g)) => g,
-        (None, None) => Game::builtin(&manifest.game).map_err(|e| {
+        (None, None) => Game::builtin(manifest.emission().game()).map_err(|e| {
             bad(format!(
                 "{}: {e}; give --game with its definition",
                 manifest_path.display()
@@ -700,7 +700,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
                 ))
             })
     };
-    let stake_cents = to_cents(&manifest.stake)?;
+    let stake_cents = to_cents(manifest.emission().stake())?;
     let prizes = manifest
         .prizes
         .iter()
@@ -712,10 +712,8 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
     // emission; one that is not stops the load before the database is touched.
     let withdrawals = withdrawal::read_all(dir, &options.public_key)
         .and_then(|found| {
-            let id = withdrawal::EmissionId {
-                game: &manifest.game,
-                stake: &manifest.stake,
-                emission: manifest.emission,
+            let id = withdrawal::RecordBinding {
+                emission: manifest.emission(),
                 seed_sha256: &manifest.seed_sha256,
                 public_key_sha256: &manifest.public_key_sha256,
                 record_sha256: manifest.record_sha256.as_deref(),

@@ -165,12 +165,6 @@ impl Member {
     }
 }
 
-/// The part of a member's name that names its emission, `<game>/<stake>/e<emission:04>`, from
-/// the record's fields: the folders [`crate::verify`] requires above a block.
-pub fn emission_prefix(game: &str, stake: &str, emission: u32) -> String {
-    format!("{game}/{stake}/e{emission:04}")
-}
-
 /// True if `part` may be one folder of a member's name: not empty, not `.` or `..`, not
 /// starting with `.`, at most 64 bytes of letters, digits, `-`, `_` and `.` (a game id, a
 /// canonical stake, `eNNNN`).

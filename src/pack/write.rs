@@ -8,7 +8,7 @@
 //! the pack, which is then not written. The ticket lines themselves are not re-checked here:
 //! `verify` of the folder or of the pack does that.
 
-use super::member::{emission_prefix, Member};
+use super::member::Member;
 use crate::block::keys;
 use crate::block::manifest::Manifest;
 use crate::custody::Recipient;
@@ -130,7 +130,9 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
             shown_path(&folder.join(SEAL_FILE))
         )
     })?;
-    let prefix = emission_prefix(&seal.game, &seal.stake, seal.emission);
+    // The part of a member's name that names its emission, `<game>/<stake>/e<NNNN>`: the
+    // folders verify requires above a block.
+    let prefix = seal.id.to_string();
     check_folder_names(folder, &prefix)?;
     let sealed: BTreeMap<u32, &str> = seal
         .blocks

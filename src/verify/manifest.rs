@@ -160,7 +160,7 @@ pub(super) fn check_manifest(
             match super::folder_definition(super::folder_of(csv), &manifest.game_definition_sha256)
             {
                 Ok(Some(g)) => g,
-                Ok(None) => Game::builtin(&manifest.game).map_err(|e| {
+                Ok(None) => Game::builtin(manifest.emission().game()).map_err(|e| {
                     report.stop(Problem::in_file(
                         Code::DefinitionUnknown,
                         &name,
@@ -171,13 +171,13 @@ pub(super) fn check_manifest(
             }
         }
     };
-    if game.id != manifest.game {
+    if game.id != manifest.emission().game() {
         return Err(report.stop(Problem::in_file(
             Code::ManifestGame,
             &name,
             format!(
                 "{name}: the manifest is for game {}, the definition given is '{}'",
-                shown(&manifest.game),
+                shown(manifest.emission().game()),
                 game.id
             ),
         )));
@@ -191,13 +191,13 @@ pub(super) fn check_manifest(
         );
         report.problem(Problem::in_file(Code::ManifestDefinition, &name, text));
     }
-    let price = parse_canonical(&manifest.stake).ok_or_else(|| {
+    let price = parse_canonical(manifest.emission().stake()).ok_or_else(|| {
         report.stop(Problem::in_file(
             Code::ManifestStake,
             &name,
             format!(
                 "{name}: stake {} is not a canonical amount",
-                shown(&manifest.stake)
+                shown(manifest.emission().stake())
             ),
         ))
     })?;
@@ -211,10 +211,10 @@ pub(super) fn check_manifest(
             ))
         })?
         .clone();
-    if manifest.block != number {
+    if manifest.id.number() != number {
         let text = format!(
             "{name}: the manifest is for block {}, the file name says {number}",
-            manifest.block
+            manifest.id.number()
         );
         report.problem(Problem::in_file(Code::ManifestBlock, &name, text));
     }
@@ -274,11 +274,19 @@ fn check_place(report: &mut BlockReport, path: &Path, manifest: &Manifest, csv: 
     let expected = [
         (
             "emission",
-            manifest.emission.to_string(),
-            format!("e{:04}", manifest.emission),
+            manifest.emission().number().to_string(),
+            manifest.emission().folder_name(),
         ),
-        ("stake", manifest.stake.clone(), manifest.stake.clone()),
-        ("game", manifest.game.clone(), manifest.game.clone()),
+        (
+            "stake",
+            manifest.emission().stake().to_string(),
+            manifest.emission().stake().to_string(),
+        ),
+        (
+            "game",
+            manifest.emission().game().to_string(),
+            manifest.emission().game().to_string(),
+        ),
     ];
     for ((what, value, folder), found) in expected.iter().zip(folders) {
         if found.as_deref() != Some(std::ffi::OsStr::new(folder)) {

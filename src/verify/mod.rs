@@ -20,7 +20,7 @@ pub use manifest::{check_signed, FingerprintError, SignatureCheck};
 pub use observe::{CheckedLine, PieceObserver, PiecePart};
 
 use crate::block;
-use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
+use crate::block::manifest::{Manifest, ManifestError, MAX_MANIFEST_BYTES};
 use crate::fs::open::{read_at_most, ReadError};
 use crate::game::{Game, Stake};
 use crate::money::canonical;
@@ -386,10 +386,16 @@ fn check_head(
         options,
     );
     let manifest = parsed.map_err(|e| {
+        // A game or stake that cannot name an emission keeps the code of the field.
+        let (code, text) = match &e {
+            ManifestError::Field { field: "game", .. } => (Code::ManifestGame, e.to_string()),
+            ManifestError::Field { .. } => (Code::ManifestStake, e.to_string()),
+            _ => (Code::ManifestInvalid, format!("not a valid manifest: {e}")),
+        };
         report.stop(Problem::in_file(
-            Code::ManifestInvalid,
+            code,
             &shown_manifest,
-            format!("{shown_manifest}: not a valid manifest: {e}"),
+            format!("{shown_manifest}: {text}"),
         ))
     })?;
     let (game, stake) =
@@ -418,14 +424,19 @@ fn check_block(
         game,
         stake,
     } = check_head(report, csv, options)?;
-    let tickets =
-        TicketCheck::new(&game, &stake, manifest.emission, manifest.block).map_err(|m| {
-            report.stop(Problem::in_file(
-                Code::DefinitionMechanic,
-                &name,
-                format!("{name}: {m}"),
-            ))
-        })?;
+    let tickets = TicketCheck::new(
+        &game,
+        &stake,
+        manifest.emission().number(),
+        manifest.id.number(),
+    )
+    .map_err(|m| {
+        report.stop(Problem::in_file(
+            Code::DefinitionMechanic,
+            &name,
+            format!("{name}: {m}"),
+        ))
+    })?;
     let replay = match &options.seed {
         None => None,
         Some(seed) => Some(

@@ -369,7 +369,7 @@ struct Recorder {
 
 impl PieceObserver for Recorder {
     fn start(&self, manifest: &Manifest, _: &Game, _: &Stake) {
-        *self.started.lock().unwrap() = Some(manifest.game.clone());
+        *self.started.lock().unwrap() = Some(manifest.emission().game().to_string());
     }
 
     fn piece(&self, lines: &[CheckedLine<'_>]) -> PiecePart {

@@ -159,11 +159,9 @@ fn hkdf_is_rfc_5869_with_the_secret_as_key_and_the_signature_as_salt() {
 fn record(round: u64, created: &str) -> Record {
     Record {
         format: RECORD_FORMAT_BEACON,
-        game: "ruche-or".into(),
+        id: "ruche-or/2/e0003".parse().unwrap(),
         game_name: "La ruche d'or".into(),
         game_definition_sha256: "00".repeat(32),
-        stake: "2".into(),
-        emission: 3,
         block_size: 100,
         blocks: None,
         kind: EmissionKind::Production,
