@@ -140,7 +140,7 @@ impl Manifest {
             return Err(ManifestError::TooLarge(bytes.len()));
         }
         let manifest: Manifest = crate::json::parse_strict(bytes, crate::json::Layout::Pretty)
-            .map_err(ManifestError::Json)?;
+            .map_err(|e| ManifestError::Json(e.to_string()))?;
         manifest.check_fields()?;
         Ok(manifest)
     }
