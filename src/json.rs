@@ -22,24 +22,55 @@ pub enum Layout {
     Line,
 }
 
+/// Which rule of the strict reading a document breaks ([`parse_strict`]). What it quotes of
+/// the document is escaped and cut.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StrictJsonError {
+    /// An array.
+    #[error(
+        "a JSON array, not an object: a signed document is an object with exactly its documented fields"
+    )]
+    Array,
+    /// Neither an object nor an array.
+    #[error("not a JSON object")]
+    NotObject,
+    /// serde_json's refusal (unknown or duplicate key, a wrong type...), escaped and cut.
+    #[error("{0}")]
+    Serde(String),
+    /// A key missing (`at` is its dotted place).
+    #[error("key `{at}` is missing")]
+    Missing {
+        /// Where: `a.b`, `list[2].c`.
+        at: String,
+    },
+    /// An array where an object belongs (`at` is its dotted place).
+    #[error("`{at}` is a JSON array where an object belongs")]
+    ArrayForObject {
+        /// Where.
+        at: String,
+    },
+    /// The right value, not in this program's bytes.
+    #[error(
+        "not written as this program writes it (spacing, key order, escapes or number forms differ): the bytes were made by hand"
+    )]
+    NotCanonical,
+}
+
 /// Parses a signed JSON document strictly: it must be an object (never an array, which serde
 /// would take field by field), with exactly its documented fields (no unknown, missing or
 /// duplicate key, every nested object an object), written exactly as this program writes
 /// it (so its bytes are the canonical bytes of its value). The error says which rule failed,
 /// escaped and cut (it may quote the file).
-pub fn parse_strict<T>(bytes: &[u8], layout: Layout) -> std::result::Result<T, String>
+pub fn parse_strict<T>(bytes: &[u8], layout: Layout) -> std::result::Result<T, StrictJsonError>
 where
     T: serde::de::DeserializeOwned + serde::Serialize,
 {
-    let tamed = |e: &dyn std::fmt::Display| crate::untrusted::tamed(&e.to_string());
+    let tamed =
+        |e: &dyn std::fmt::Display| StrictJsonError::Serde(crate::untrusted::tamed(&e.to_string()));
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {}
-        Some(b'[') => {
-            return Err(
-                "a JSON array, not an object: a signed document is an object with exactly its documented fields".into(),
-            )
-        }
-        _ => return Err("not a JSON object".into()),
+        Some(b'[') => return Err(StrictJsonError::Array),
+        _ => return Err(StrictJsonError::NotObject),
     }
     let value: T = serde_json::from_slice(bytes).map_err(|e| tamed(&e))?;
     let found: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| tamed(&e))?;
@@ -52,9 +83,7 @@ where
         Layout::Line => serde_json::to_vec(&value).map_err(|e| tamed(&e))?,
     };
     if canonical != bytes {
-        return Err(
-            "not written as this program writes it (spacing, key order, escapes or number forms differ): the bytes were made by hand".into(),
-        );
+        return Err(StrictJsonError::NotCanonical);
     }
     Ok(value)
 }
@@ -65,7 +94,7 @@ fn shape_difference(
     found: &serde_json::Value,
     wanted: &serde_json::Value,
     at: &str,
-) -> Option<String> {
+) -> Option<StrictJsonError> {
     use serde_json::Value;
     let here = |key: &str| {
         if at.is_empty() {
@@ -78,7 +107,7 @@ fn shape_difference(
         (Value::Object(found), Value::Object(wanted)) => {
             for (key, inner) in wanted {
                 match found.get(key) {
-                    None => return Some(format!("key `{}` is missing", here(key))),
+                    None => return Some(StrictJsonError::Missing { at: here(key) }),
                     Some(f) => {
                         if let Some(d) = shape_difference(f, inner, &here(key)) {
                             return Some(d);
@@ -89,7 +118,7 @@ fn shape_difference(
             None
         }
         (Value::Array(_), Value::Object(_)) => {
-            Some(format!("`{at}` is a JSON array where an object belongs"))
+            Some(StrictJsonError::ArrayForObject { at: at.to_string() })
         }
         (Value::Array(found), Value::Array(wanted)) => found
             .iter()
@@ -97,5 +126,52 @@ fn shape_difference(
             .enumerate()
             .find_map(|(i, (f, w))| shape_difference(f, w, &format!("{at}[{i}]"))),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Doc {
+        inner: Inner,
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Inner {
+        n: u32,
+    }
+
+    #[test]
+    fn the_strict_reading_names_the_rule_and_its_place() {
+        let good = json_bytes(&Doc {
+            inner: Inner { n: 1 },
+        });
+        assert!(parse_strict::<Doc>(&good, Layout::Pretty).is_ok());
+        let e = parse_strict::<Doc>(br#"{"inner":{"n":1}}"#, Layout::Pretty).err();
+        assert_eq!(e, Some(StrictJsonError::NotCanonical));
+        assert!(e.is_some_and(|e| e
+            .to_string()
+            .starts_with("not written as this program writes it")));
+        let e = parse_strict::<Doc>(b"[1]", Layout::Line).err();
+        assert_eq!(e, Some(StrictJsonError::Array));
+        let e = shape_difference(
+            &serde_json::json!({"inner": {}}),
+            &serde_json::json!({"inner": {"n": 1}}),
+            "",
+        );
+        assert_eq!(
+            e,
+            Some(StrictJsonError::Missing {
+                at: "inner.n".into()
+            })
+        );
+        assert_eq!(
+            e.map(|e| e.to_string()).as_deref(),
+            Some("key `inner.n` is missing")
+        );
     }
 }

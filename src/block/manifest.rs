@@ -270,7 +270,7 @@ impl Manifest {
             return Err(ManifestError::TooLarge(bytes.len()));
         }
         let wire: ManifestWire = crate::json::parse_strict(bytes, crate::json::Layout::Pretty)
-            .map_err(ManifestError::Json)?;
+            .map_err(|e| ManifestError::Json(e.to_string()))?;
         Manifest::try_from(wire)
     }
 }

@@ -159,6 +159,91 @@ pub fn commit(round: u64, created: &str) -> Result<Commitment> {
     })
 }
 
+/// What is wrong with a round file (without the file's name: [`read_round`] adds it), or why a
+/// block's seed cannot be replayed against the round given ([`replay_seed`]).
+#[derive(Debug, thiserror::Error)]
+pub enum BeaconError {
+    /// Not the drand API's JSON of a round.
+    #[error("not a drand round ({{\"round\":…,\"randomness\":…,\"signature\":…}} as the drand API serves it): {0}")]
+    NotRound(serde_json::Error),
+    /// A hex field of the wrong length.
+    #[error("{field}: {len} characters, where {expected} hex digits are expected")]
+    HexLength {
+        /// The field.
+        field: &'static str,
+        /// Its length.
+        len: usize,
+        /// The length expected.
+        expected: usize,
+    },
+    /// A hex field that is not hex.
+    #[error("{field}: not hex digits: {}", shown(.text))]
+    NotHex {
+        /// The field.
+        field: &'static str,
+        /// What it holds.
+        text: String,
+    },
+    /// A field that decodes to another number of bytes.
+    #[error("{field}: not {bytes} bytes")]
+    NotBytes {
+        /// The field.
+        field: &'static str,
+        /// The bytes expected.
+        bytes: usize,
+    },
+    /// Round 0.
+    #[error("round 0 does not exist: quicknet's rounds are numbered from 1")]
+    RoundZero,
+    /// The pinned key does not read (a build error, never a file's).
+    #[error("the pinned quicknet key: {0}")]
+    PinnedKey(String),
+    /// A signature that is not the chain's of this round.
+    #[error("the signature is not {CHAIN}'s signature of round {round}: the file was altered, or is of another round or chain (chain hash {QUICKNET_CHAIN_HASH})")]
+    NotSignature {
+        /// The round the file says.
+        round: u64,
+    },
+    /// A signature that is not a point of the curve.
+    #[error("the signature is not a point of the curve ({0}): the file was altered")]
+    NotPoint(String),
+    /// A randomness that is not SHA-256 of the signature.
+    #[error(
+        "randomness {} is not SHA-256 of the signature ({}): the file was altered",
+        hex::encode(.randomness),
+        hex::encode(.expected)
+    )]
+    Randomness {
+        /// The file's.
+        randomness: [u8; 32],
+        /// SHA-256 of its signature.
+        expected: [u8; 32],
+    },
+    /// The record, or the seed of its emission, refused (its message names the record).
+    #[error("{0:#}")]
+    Record(anyhow::Error),
+    /// A round given, and no record beside the block.
+    #[error("{}: no emission record beside the block, so no beacon round to check --beacon against", shown_path(.record))]
+    NoRecord {
+        /// Where the record would be.
+        record: std::path::PathBuf,
+    },
+    /// A record other than the one the block was made under.
+    #[error("{}: the block was made under the record of SHA-256 {}, and this one differs: the seed cannot be replayed against it", shown_path(.record), shown(.named))]
+    OtherRecord {
+        /// The record.
+        record: std::path::PathBuf,
+        /// The SHA-256 the manifest names.
+        named: String,
+    },
+    /// A round given, and a manifest that names no record.
+    #[error("{}: the block's manifest names no emission record (it was made before records named a beacon round): leave out --beacon", shown_path(.manifest))]
+    ManifestNamesNoRecord {
+        /// The manifest.
+        manifest: std::path::PathBuf,
+    },
+}
+
 /// Reads a round file (the drand API's JSON for one round of quicknet) and checks it: the JSON
 /// has exactly `round`, `randomness` and `signature`; the signature is a valid BLS signature of
 /// the round by quicknet's pinned key; the randomness is SHA-256 of the signature. Every
@@ -170,39 +255,30 @@ pub fn read_round(path: &Path) -> Result<Round> {
 }
 
 /// [`read_round`] on bytes already read; the error says what is wrong, without the file name.
-pub fn parse_round(bytes: &[u8]) -> Result<Round, String> {
-    let json: RoundJson = serde_json::from_slice(bytes).map_err(|e| {
-        format!("not a drand round ({{\"round\":…,\"randomness\":…,\"signature\":…}} as the drand API serves it): {e}")
-    })?;
+pub fn parse_round(bytes: &[u8]) -> Result<Round, BeaconError> {
+    let json: RoundJson = serde_json::from_slice(bytes).map_err(BeaconError::NotRound)?;
     let signature = decode_hex(&json.signature, 48, "signature")?;
     let randomness: [u8; 32] = decode_hex(&json.randomness, 32, "randomness")?
         .try_into()
-        .map_err(|_| "randomness: not 32 bytes".to_string())?;
+        .map_err(|_| BeaconError::NotBytes {
+            field: "randomness",
+            bytes: 32,
+        })?;
     if json.round == 0 {
-        return Err("round 0 does not exist: quicknet's rounds are numbered from 1".into());
+        return Err(BeaconError::RoundZero);
     }
     let key = quicknet_key()?;
     match key.verify(json.round, b"", &signature) {
         Ok(true) => {}
-        Ok(false) => {
-            return Err(format!(
-                "the signature is not {CHAIN}'s signature of round {}: the file was altered, or is of another round or chain (chain hash {QUICKNET_CHAIN_HASH})",
-                json.round
-            ))
-        }
-        Err(e) => {
-            return Err(format!(
-                "the signature is not a point of the curve ({e}): the file was altered"
-            ))
-        }
+        Ok(false) => return Err(BeaconError::NotSignature { round: json.round }),
+        Err(e) => return Err(BeaconError::NotPoint(e.to_string())),
     }
     let expected: [u8; 32] = Sha256::digest(&signature).into();
     if randomness != expected {
-        return Err(format!(
-            "randomness {} is not SHA-256 of the signature ({}): the file was altered",
-            hex::encode(randomness),
-            hex::encode(expected)
-        ));
+        return Err(BeaconError::Randomness {
+            randomness,
+            expected,
+        });
     }
     Ok(Round {
         round: json.round,
@@ -211,22 +287,25 @@ pub fn parse_round(bytes: &[u8]) -> Result<Round, String> {
     })
 }
 
-fn quicknet_key() -> Result<G2PubkeyRfc, String> {
+fn quicknet_key() -> Result<G2PubkeyRfc, BeaconError> {
     let mut key = [0u8; 96];
     hex::decode_to_slice(QUICKNET_PUBLIC_KEY, &mut key)
-        .map_err(|e| format!("the pinned quicknet key: {e}"))?;
-    G2PubkeyRfc::from_fixed(key).map_err(|e| format!("the pinned quicknet key: {e}"))
+        .map_err(|e| BeaconError::PinnedKey(e.to_string()))?;
+    G2PubkeyRfc::from_fixed(key).map_err(|e| BeaconError::PinnedKey(e.to_string()))
 }
 
-fn decode_hex(text: &str, bytes: usize, what: &str) -> Result<Vec<u8>, String> {
+fn decode_hex(text: &str, bytes: usize, field: &'static str) -> Result<Vec<u8>, BeaconError> {
     if text.len() != 2 * bytes {
-        return Err(format!(
-            "{what}: {} characters, where {} hex digits are expected",
-            text.len(),
-            2 * bytes
-        ));
+        return Err(BeaconError::HexLength {
+            field,
+            len: text.len(),
+            expected: 2 * bytes,
+        });
     }
-    hex::decode(text).map_err(|_| format!("{what}: not hex digits: {}", shown(text)))
+    hex::decode(text).map_err(|_| BeaconError::NotHex {
+        field,
+        text: text.to_string(),
+    })
 }
 
 /// HKDF-SHA256 of the custodians' `secret`, salted with the round's signature, with
@@ -333,42 +412,34 @@ pub fn replay_seed(
     round: Option<&Round>,
     manifest: &crate::block::manifest::Manifest,
     manifest_path: &Path,
-) -> Result<Seed, String> {
+) -> Result<Seed, BeaconError> {
     let folder = match manifest_path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
     let path = folder.join(crate::emission::record::RECORD_FILE);
-    let bytes =
-        match crate::emission::record::read_unsigned(folder).map_err(|e| format!("{e:#}"))? {
-            Some(bytes) => bytes,
-            None if round.is_none() => return Ok(*secret),
-            None => {
-                return Err(format!(
-            "{}: no emission record beside the block, so no beacon round to check --beacon against",
-            shown_path(&path)
-        ))
-            }
-        };
+    let bytes = match crate::emission::record::read_unsigned(folder).map_err(BeaconError::Record)? {
+        Some(bytes) => bytes,
+        None if round.is_none() => return Ok(*secret),
+        None => return Err(BeaconError::NoRecord { record: path }),
+    };
     match &manifest.record_sha256 {
         Some(named) if *named == hex::encode(Sha256::digest(&bytes)) => {}
         Some(named) => {
-            return Err(format!(
-                "{}: the block was made under the record of SHA-256 {}, and this one differs: the seed cannot be replayed against it",
-                shown_path(&path),
-                shown(named)
-            ))
+            return Err(BeaconError::OtherRecord {
+                record: path,
+                named: named.clone(),
+            })
         }
         None if round.is_none() => return Ok(*secret),
         None => {
-            return Err(format!(
-                "{}: the block's manifest names no emission record (it was made before records named a beacon round): leave out --beacon",
-                shown_path(manifest_path)
-            ))
+            return Err(BeaconError::ManifestNamesNoRecord {
+                manifest: manifest_path.to_path_buf(),
+            })
         }
     }
-    let record = crate::emission::record::parse(&bytes, &path).map_err(|e| format!("{e:#}"))?;
-    block_seed(&record, &path, secret, round).map_err(|e| format!("{e:#}"))
+    let record = crate::emission::record::parse(&bytes, &path).map_err(BeaconError::Record)?;
+    block_seed(&record, &path, secret, round).map_err(BeaconError::Record)
 }
 
 #[cfg(test)]

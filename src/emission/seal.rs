@@ -707,7 +707,7 @@ fn check_token(
         }
         Ok(None) => None,
         Err(problem) => {
-            report.problem(Code::EmissionTimestamp, problem);
+            report.problem(Code::EmissionTimestamp, problem.to_string());
             None
         }
     }

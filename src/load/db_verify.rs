@@ -624,7 +624,7 @@ fn check_off_sale(
             ));
             return Ok(());
         }
-        let parsed: Result<super::close::Reconciliation, String> =
+        let parsed: Result<super::close::Reconciliation, crate::json::StrictJsonError> =
             crate::json::parse_strict(text.as_bytes(), crate::json::Layout::Pretty);
         let r = match parsed {
             Ok(r) => r,

@@ -63,7 +63,7 @@ impl Replay {
         })?;
         // A beacon emission's blocks come from the secret and the round its record names.
         let seed = crate::emission::beacon::replay_seed(seed, beacon, manifest, manifest_path)
-            .map_err(|m| Problem::in_file(Code::ReplayBeacon, &shown_manifest, m))?;
+            .map_err(|m| Problem::in_file(Code::ReplayBeacon, &shown_manifest, m.to_string()))?;
         let key = BlockKey::derive(
             &seed,
             &game.id,

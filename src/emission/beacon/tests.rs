@@ -66,12 +66,16 @@ fn a_tampered_round_is_refused() {
     for bit in [0usize, 7, 100, 383] {
         let mut sig = real.signature.clone();
         sig[bit / 8] ^= 1 << (bit % 8);
-        let err = parse_round(json_of(2, &randomness, &hex::encode(&sig)).as_bytes()).unwrap_err();
+        let err = parse_round(json_of(2, &randomness, &hex::encode(&sig)).as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("signature"), "bit {bit}: {err}");
     }
     // Another round number with this signature.
     for other in [1, 3, 2 + (1 << 32)] {
-        let err = parse_round(json_of(other, &randomness, &signature).as_bytes()).unwrap_err();
+        let err = parse_round(json_of(other, &randomness, &signature).as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains(&format!("signature of round {other}")),
             "{err}"
@@ -80,7 +84,9 @@ fn a_tampered_round_is_refused() {
     // The randomness changed (the signature still good).
     let mut wrong = real.randomness;
     wrong[31] ^= 1;
-    let err = parse_round(json_of(2, &hex::encode(wrong), &signature).as_bytes()).unwrap_err();
+    let err = parse_round(json_of(2, &hex::encode(wrong), &signature).as_bytes())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("is not SHA-256 of the signature"), "{err}");
     // Round 1's signature and randomness under round 2's number.
     let one = parse_round(round_json(1).as_bytes()).unwrap();
@@ -92,7 +98,8 @@ fn a_tampered_round_is_refused() {
         )
         .as_bytes(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("signature of round 2"), "{err}");
 }
 
@@ -121,7 +128,7 @@ fn a_malformed_round_file_is_refused() {
             "not a drand round",
         ),
     ] {
-        let err = parse_round(bytes.as_bytes()).unwrap_err();
+        let err = parse_round(bytes.as_bytes()).unwrap_err().to_string();
         assert!(err.contains(says), "{bytes}: {err}");
     }
 }
@@ -281,4 +288,32 @@ fn a_record_names_a_round_exactly_when_its_format_is_2() {
     later.format = 3;
     let err = parse(&later.to_bytes(), path).unwrap_err().to_string();
     assert!(err.contains("not one this program reads"), "{err}");
+}
+
+#[test]
+fn a_round_zero_and_a_short_field_are_typed_and_named() {
+    let real = parse_round(round_json(1).as_bytes()).unwrap();
+    let (r, s) = (hex::encode(real.randomness), hex::encode(&real.signature));
+    let err = parse_round(json_of(0, &r, &s).as_bytes()).unwrap_err();
+    assert!(matches!(err, BeaconError::RoundZero), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "round 0 does not exist: quicknet's rounds are numbered from 1"
+    );
+    let err = parse_round(json_of(1, &r[..62], &s).as_bytes()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BeaconError::HexLength {
+                field: "randomness",
+                len: 62,
+                expected: 64
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "randomness: 62 characters, where 64 hex digits are expected"
+    );
 }

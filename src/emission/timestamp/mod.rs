@@ -12,7 +12,7 @@
 pub mod http;
 pub mod token;
 
-pub use token::{Request, Stamp, TsaCert};
+pub use token::{Request, Stamp, TokenError, TsaCert};
 
 use crate::emission::lock::LockGuard;
 use crate::fs::files::{self, Access};
@@ -202,15 +202,100 @@ fn url_text(url: &http::Url) -> String {
 
 /// [`token::check_reply`], and the reply echoes `request`'s nonce: it answers this request,
 /// not an older one replayed.
-fn checked_reply(reply: &[u8], request: &Request, cert: &TsaCert) -> Result<Stamp, String> {
+fn checked_reply(reply: &[u8], request: &Request, cert: &TsaCert) -> Result<Stamp, TimestampError> {
     let stamp = token::check_reply(reply, &request.imprint, cert)?;
     if stamp.nonce.as_deref() != Some(request.nonce.as_slice()) {
-        return Err(format!(
-            "the token does not echo the request's nonce ({}): it is not the answer to this request",
-            hex::encode(&request.nonce)
-        ));
+        return Err(TimestampError::NonceNotEchoed {
+            nonce: request.nonce.clone(),
+        });
     }
     Ok(stamp)
+}
+
+/// Why a document's token is not good evidence ([`check_document`]), or why a reply is not the
+/// answer to a request. Each names the files it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum TimestampError {
+    /// The reply or the token is wrong in itself.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// A token that does not echo the request's nonce.
+    #[error(
+        "the token does not echo the request's nonce ({}): it is not the answer to this request",
+        hex::encode(.nonce)
+    )]
+    NonceNotEchoed {
+        /// The request's nonce.
+        nonce: Vec<u8>,
+    },
+    /// The token's entry cannot be looked at.
+    #[error("{0:#}")]
+    Lookup(anyhow::Error),
+    /// A token asked but missing.
+    #[error(
+        "{} says a trusted timestamp was asked for it (TSA certificate SHA-256 {}), but {} is missing: it was deleted, or the TSA never answered (then get it with `emission-factory timestamp`)",
+        shown_path(.doc),
+        shown(.pinned),
+        shown_path(.token)
+    )]
+    Missing {
+        /// The document.
+        doc: PathBuf,
+        /// The certificate it names.
+        pinned: String,
+        /// Its token's path.
+        token: PathBuf,
+    },
+    /// A token and no certificate to check it with.
+    #[error(
+        "{} is a trusted timestamp, and no --tsa-cert was given to check it: give --tsa-cert PEM, the certificate of the TSA that signed it{} (a token is evidence: it is checked, never skipped)",
+        shown_path(.token),
+        .pinned.as_deref().map_or_else(String::new, |p| format!(" (SHA-256 {})", shown(p)))
+    )]
+    NoCertificate {
+        /// The token.
+        token: PathBuf,
+        /// The certificate the document names, if any.
+        pinned: Option<String>,
+    },
+    /// None of the certificates given is the one the document names.
+    #[error(
+        "{} asked its token of the TSA certificate of SHA-256 {}, and no --tsa-cert given is that one ({}): give that TSA's certificate",
+        shown_path(.doc),
+        shown(.pinned),
+        .given.join(", ")
+    )]
+    NotTheCertificate {
+        /// The document.
+        doc: PathBuf,
+        /// The certificate it names.
+        pinned: String,
+        /// The certificates given: subject (escaped) and SHA-256.
+        given: Vec<String>,
+    },
+    /// The token cannot be read.
+    #[error("{}: cannot read: {error}", shown_path(.token))]
+    Read {
+        /// The token.
+        token: PathBuf,
+        /// Why.
+        error: crate::fs::open::ReadError,
+    },
+    /// The token verifies with none of the certificates.
+    #[error(
+        "{}: the trusted timestamp of {} does not verify: {}",
+        shown_path(.token),
+        shown_path(.doc),
+        .refusals.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    DoesNotVerify {
+        /// The token.
+        token: PathBuf,
+        /// The document.
+        doc: PathBuf,
+        /// What each candidate certificate found.
+        refusals: Vec<TokenError>,
+    },
 }
 
 /// The token of one document, checked by [`check_document`].
@@ -249,26 +334,24 @@ pub fn check_document(
     bytes: &[u8],
     pinned: Option<&str>,
     certs: &[TsaCert],
-) -> Result<Option<Checked>, String> {
+) -> Result<Option<Checked>, TimestampError> {
     let token = token_path(doc);
-    let present = files::entry_exists(&token).map_err(|e| format!("{e:#}"))?;
+    let present = files::entry_exists(&token).map_err(TimestampError::Lookup)?;
     if !present {
         return match pinned {
             None => Ok(None),
-            Some(pin) => Err(format!(
-                "{} says a trusted timestamp was asked for it (TSA certificate SHA-256 {}), but {} is missing: it was deleted, or the TSA never answered (then get it with `emission-factory timestamp`)",
-                shown_path(doc),
-                shown(pin),
-                shown_path(&token)
-            )),
+            Some(pin) => Err(TimestampError::Missing {
+                doc: doc.to_path_buf(),
+                pinned: pin.to_string(),
+                token,
+            }),
         };
     }
     if certs.is_empty() {
-        return Err(format!(
-            "{} is a trusted timestamp, and no --tsa-cert was given to check it: give --tsa-cert PEM, the certificate of the TSA that signed it{} (a token is evidence: it is checked, never skipped)",
-            shown_path(&token),
-            pinned.map_or_else(String::new, |p| format!(" (SHA-256 {})", shown(p)))
-        ));
+        return Err(TimestampError::NoCertificate {
+            token,
+            pinned: pinned.map(str::to_string),
+        });
     }
     let candidates: Vec<&TsaCert> = match pinned {
         Some(pin) => {
@@ -277,19 +360,26 @@ pub fn check_document(
                 .filter(|c| pin.eq_ignore_ascii_case(&c.sha256_hex()))
                 .collect();
             if named.is_empty() {
-                return Err(format!(
-                    "{} asked its token of the TSA certificate of SHA-256 {}, and no --tsa-cert given is that one ({}): give that TSA's certificate",
-                    shown_path(doc),
-                    shown(pin),
-                    certs.iter().map(|c| format!("{} {}", shown(&c.subject), c.sha256_hex())).collect::<Vec<_>>().join(", ")
-                ));
+                return Err(TimestampError::NotTheCertificate {
+                    doc: doc.to_path_buf(),
+                    pinned: pin.to_string(),
+                    given: certs
+                        .iter()
+                        .map(|c| format!("{} {}", shown(&c.subject), c.sha256_hex()))
+                        .collect(),
+                });
             }
             named
         }
         None => certs.iter().collect(),
     };
-    let reply = crate::fs::open::read_at_most(&token, MAX_TOKEN_BYTES, "a token")
-        .map_err(|e| format!("{}: cannot read: {e}", shown_path(&token)))?;
+    let reply =
+        crate::fs::open::read_at_most(&token, MAX_TOKEN_BYTES, "a token").map_err(|error| {
+            TimestampError::Read {
+                token: token.clone(),
+                error,
+            }
+        })?;
     let hash: [u8; 32] = Sha256::digest(bytes).into();
     let mut refusals = Vec::new();
     for cert in candidates {
@@ -304,10 +394,35 @@ pub fn check_document(
             Err(m) => refusals.push(m),
         }
     }
-    Err(format!(
-        "{}: the trusted timestamp of {} does not verify: {}",
-        shown_path(&token),
-        shown_path(doc),
-        refusals.join("; ")
-    ))
+    Err(TimestampError::DoesNotVerify {
+        token,
+        doc: doc.to_path_buf(),
+        refusals,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_asked_but_missing_names_the_document_and_its_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("emission.json");
+        let e = check_document(&doc, b"{}", Some("ab12"), &[]).unwrap_err();
+        assert!(
+            matches!(&e, TimestampError::Missing { doc: d, pinned, token }
+                if *d == doc && pinned == "ab12" && *token == token_path(&doc)),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} says a trusted timestamp was asked for it (TSA certificate SHA-256 'ab12'), but {} is missing: it was deleted, or the TSA never answered (then get it with `emission-factory timestamp`)",
+                shown_path(&doc),
+                shown_path(&token_path(&doc))
+            )
+        );
+        assert!(check_document(&doc, b"{}", None, &[]).unwrap().is_none());
+    }
 }

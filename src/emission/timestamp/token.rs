@@ -138,6 +138,289 @@ struct EssCertIdV2 {
     issuer_serial: Option<Any>,
 }
 
+/// What is wrong with a TSA certificate, a request, a reply or a token. Each message says
+/// what was found; the caller names the file it came from.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// A PEM that cannot be decoded.
+    #[error("not a PEM certificate: {0}")]
+    NotPem(der::pem::Error),
+    /// A PEM of another label.
+    #[error("a PEM \"{}\", not a \"CERTIFICATE\"", crate::untrusted::shown(.label))]
+    PemLabel {
+        /// The PEM's label, as written.
+        label: String,
+    },
+    /// Neither PEM nor DER of a certificate.
+    #[error("not an X.509 certificate (PEM or DER): {0}")]
+    NotCertificate(der::Error),
+    /// Two extended key usage extensions.
+    #[error("it has two extended key usage extensions")]
+    TwoKeyUsages,
+    /// No extended key usage.
+    #[error(
+        "it has no extended key usage: a TSA certificate has one, critical, of timeStamping only (RFC 3161 §2.3)"
+    )]
+    NoKeyUsage,
+    /// An extended key usage that cannot be read.
+    #[error("its extended key usage cannot be read: {0}")]
+    KeyUsageUnreadable(der::Error),
+    /// An extended key usage other than timeStamping alone.
+    #[error(
+        "its extended key usage is {}, not timeStamping (1.3.6.1.5.5.7.3.8) alone: it is not a TSA certificate (RFC 3161 §2.3)",
+        oids(.usages)
+    )]
+    NotTimeStamping {
+        /// The usages it has.
+        usages: Vec<ObjectIdentifier>,
+    },
+    /// An extended key usage not marked critical.
+    #[error(
+        "its extended key usage (timeStamping) is not critical: RFC 3161 §2.3 requires it critical"
+    )]
+    KeyUsageNotCritical,
+    /// The system gave no random bytes for a nonce.
+    #[error("no random nonce: {0}")]
+    Nonce(getrandom::Error),
+    /// A request that cannot be encoded.
+    #[error("{0}")]
+    Encoding(der::Error),
+    /// Bytes that are not a TimeStampReq.
+    #[error("not a TimeStampReq: {0}")]
+    NotRequest(der::Error),
+    /// A request over another hash.
+    #[error("not a request over a SHA-256")]
+    RequestNotSha256,
+    /// A request whose hash is not 32 bytes.
+    #[error("its hash is not 32 bytes long")]
+    RequestHashLength,
+    /// A request without a nonce.
+    #[error("it has no nonce")]
+    RequestNoNonce,
+    /// Bytes that are not a TimeStampResp.
+    #[error("not an RFC 3161 reply (TimeStampResp): {0}")]
+    NotReply(der::Error),
+    /// A reply that grants nothing.
+    #[error("the TSA did not grant a token: status {status:?}{}", said_text(.said))]
+    NotGranted {
+        /// Its status.
+        status: cmpv2::status::PkiStatus,
+        /// What the TSA said, escaped.
+        said: Vec<String>,
+    },
+    /// A granted reply without a token.
+    #[error("the reply says granted but holds no token")]
+    NoToken,
+    /// A token of another content type.
+    #[error("the token is a {content_type} content, not a SignedData")]
+    NotSignedData {
+        /// Its content type.
+        content_type: ObjectIdentifier,
+    },
+    /// A SignedData that cannot be read.
+    #[error("the token's SignedData cannot be read: {0}")]
+    SignedDataUnreadable(der::Error),
+    /// A SignedData over another content.
+    #[error("the token signs a {content_type} content, not a TSTInfo")]
+    NotTstInfo {
+        /// The content type it signs.
+        content_type: ObjectIdentifier,
+    },
+    /// A SignedData without its content.
+    #[error("the token holds no TSTInfo")]
+    NoTstInfo,
+    /// A TSTInfo not in an OCTET STRING.
+    #[error("the token's TSTInfo is not an OCTET STRING: {0}")]
+    TstInfoNotOctets(der::Error),
+    /// A TSTInfo that cannot be read.
+    #[error("the token's TSTInfo cannot be read: {0}")]
+    TstInfoUnreadable(der::Error),
+    /// A token over another hash than SHA-256.
+    #[error("the token is over a {oid} hash, not the SHA-256 this program asks for")]
+    ImprintAlgorithm {
+        /// The hash it is over.
+        oid: ObjectIdentifier,
+    },
+    /// A token over another file.
+    #[error(
+        "the token is over the SHA-256 {}, and the file's is {}: it is a token of another file",
+        hex::encode(.token),
+        hex::encode(.file)
+    )]
+    OtherFile {
+        /// The hash the token is over.
+        token: Vec<u8>,
+        /// The file's.
+        file: [u8; 32],
+    },
+    /// Not exactly one signature.
+    #[error("the token has {count} signatures; an RFC 3161 token has the TSA's only")]
+    Signatures {
+        /// How many there are.
+        count: usize,
+    },
+    /// A digest algorithm not accepted.
+    #[error(
+        "the token's digest algorithm {oid} is not one this program accepts (SHA-256, SHA-384, SHA-512)"
+    )]
+    DigestAlgorithm {
+        /// The algorithm.
+        oid: ObjectIdentifier,
+    },
+    /// No signed attributes.
+    #[error("the token's signature has no signed attributes (RFC 3161 requires them)")]
+    NoSignedAttributes,
+    /// A signed attribute twice, or with several values.
+    #[error("the token's signed attribute {name} is there twice, or with several values")]
+    AttributeTwice {
+        /// The attribute.
+        name: &'static str,
+    },
+    /// No content-type attribute.
+    #[error("the token's signed attributes have no content type")]
+    NoContentType,
+    /// A content-type attribute that cannot be read.
+    #[error("the token's content-type attribute cannot be read: {0}")]
+    ContentTypeUnreadable(der::Error),
+    /// A signed content type other than TSTInfo.
+    #[error("the token's signed content type is not TSTInfo")]
+    ContentTypeNotTstInfo,
+    /// No message-digest attribute.
+    #[error("the token's signed attributes have no message digest")]
+    NoMessageDigest,
+    /// A message-digest attribute that cannot be read.
+    #[error("the token's message-digest attribute cannot be read: {0}")]
+    MessageDigestUnreadable(der::Error),
+    /// A signed digest that is not the TSTInfo's.
+    #[error(
+        "the token's signed message digest is not the digest of its TSTInfo: the token was altered"
+    )]
+    DigestMismatch,
+    /// Signed attributes that cannot be encoded again.
+    #[error("the token's signed attributes cannot be encoded: {0}")]
+    AttributesEncoding(der::Error),
+    /// A time outside the certificate's validity.
+    #[error(
+        "the token's time {time} is outside the TSA certificate's validity ({not_before} to {not_after})"
+    )]
+    OutsideValidity {
+        /// The token's time, RFC 3339.
+        time: String,
+        /// The certificate's first day.
+        not_before: x509_cert::time::Time,
+        /// Its last.
+        not_after: x509_cert::time::Time,
+    },
+    /// A signer other than the certificate given.
+    #[error(
+        "the token was signed by another TSA than the certificate given ({}): its signer is not that certificate",
+        crate::untrusted::shown(.subject)
+    )]
+    OtherSigner {
+        /// The subject of the certificate given.
+        subject: String,
+    },
+    /// A signing-certificate(-v2) attribute that cannot be read.
+    #[error("the token's {name} attribute cannot be read: {error}")]
+    SigningCertificateUnreadable {
+        /// `signing-certificate` or `signing-certificate-v2`.
+        name: &'static str,
+        /// Why.
+        error: der::Error,
+    },
+    /// An empty signing-certificate(-v2) attribute.
+    #[error("the token's {name} attribute is empty")]
+    SigningCertificateEmpty {
+        /// `signing-certificate` or `signing-certificate-v2`.
+        name: &'static str,
+    },
+    /// An ESSCertIDv2 of a hash not accepted.
+    #[error("the token's ESSCertIDv2 uses the hash {oid}, not one this program accepts")]
+    EssCertHash {
+        /// The hash.
+        oid: ObjectIdentifier,
+    },
+    /// An ESSCertID of another certificate.
+    #[error(
+        "the token's signing-certificate attribute names another certificate than the TSA certificate given ({}): the token is another TSA's",
+        crate::untrusted::shown(.subject)
+    )]
+    AnotherCertificate {
+        /// The subject of the certificate given.
+        subject: String,
+    },
+    /// No ESSCertID.
+    #[error(
+        "the token's signed attributes do not name the TSA's certificate (no ESSCertID: RFC 3161 §2.4.1 requires one)"
+    )]
+    NoEssCertId,
+    /// The certificate's key cannot be encoded.
+    #[error("the TSA certificate's key cannot be encoded: {0}")]
+    KeyEncoding(der::Error),
+    /// The certificate's key cannot be read.
+    #[error("the TSA certificate's {kind} key cannot be read: {reason}")]
+    KeyUnreadable {
+        /// `RSA` or `EC`.
+        kind: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A signature that does not verify.
+    #[error(
+        "the token's signature does not verify with the key of the TSA certificate given ({}): the token was altered, or is another TSA's",
+        crate::untrusted::shown(.subject)
+    )]
+    BadSignature {
+        /// The subject of the certificate given.
+        subject: String,
+    },
+    /// A signature algorithm that does not go with the key.
+    #[error("the token's signature algorithm {oid} does not go with an {kind} key")]
+    SignatureAlgorithm {
+        /// The algorithm.
+        oid: ObjectIdentifier,
+        /// `RSA` or `EC`.
+        kind: &'static str,
+    },
+    /// A signature hash not accepted.
+    #[error("the token's signature hash {oid} is not one this program accepts")]
+    SignatureHash {
+        /// The hash.
+        oid: ObjectIdentifier,
+    },
+    /// A key neither RSA nor EC.
+    #[error(
+        "the TSA certificate's key is a {oid} key: this program checks RSA and ECDSA (P-256, P-384) tokens"
+    )]
+    KeyAlgorithm {
+        /// The key's algorithm.
+        oid: ObjectIdentifier,
+    },
+    /// An EC key on another curve.
+    #[error(
+        "the TSA certificate's EC key is not on P-256 or P-384: this program does not check it"
+    )]
+    Curve,
+    /// A genTime not as RFC 3161 writes it.
+    #[error("the token's genTime is not a GeneralizedTime in UTC (YYYYMMDDHHMMSS[.f]Z)")]
+    GenTime,
+}
+
+fn oids(list: &[ObjectIdentifier]) -> String {
+    list.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn said_text(said: &[String]) -> String {
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", said.join("; "))
+    }
+}
+
 /// A TSA's certificate, read from the PEM the operator or the auditor gives, with the checks
 /// RFC 3161 §2.3 asks of it: an extended key usage, critical, of timeStamping only.
 #[derive(Clone, Debug)]
@@ -154,49 +437,38 @@ pub struct TsaCert {
 
 impl TsaCert {
     /// Parses a certificate (PEM or DER) and checks that it is a TSA's.
-    pub fn parse(bytes: &[u8]) -> Result<TsaCert, String> {
+    pub fn parse(bytes: &[u8]) -> Result<TsaCert, TokenError> {
         let der = if bytes.starts_with(b"-----BEGIN") {
-            let (label, der) =
-                der::pem::decode_vec(bytes).map_err(|e| format!("not a PEM certificate: {e}"))?;
+            let (label, der) = der::pem::decode_vec(bytes).map_err(TokenError::NotPem)?;
             if label != "CERTIFICATE" {
-                return Err(format!(
-                    "a PEM \"{}\", not a \"CERTIFICATE\"",
-                    crate::untrusted::shown(label)
-                ));
+                return Err(TokenError::PemLabel {
+                    label: label.to_string(),
+                });
             }
             der
         } else {
             bytes.to_vec()
         };
-        let cert = Certificate::from_der(&der)
-            .map_err(|e| format!("not an X.509 certificate (PEM or DER): {e}"))?;
+        let cert = Certificate::from_der(&der).map_err(TokenError::NotCertificate)?;
         let mut eku = None;
         for ext in cert.tbs_certificate.extensions.iter().flatten() {
             if ext.extn_id == EXTENDED_KEY_USAGE {
                 if eku.is_some() {
-                    return Err("it has two extended key usage extensions".into());
+                    return Err(TokenError::TwoKeyUsages);
                 }
                 eku = Some(ext);
             }
         }
         let Some(eku) = eku else {
-            return Err("it has no extended key usage: a TSA certificate has one, critical, of timeStamping only (RFC 3161 §2.3)".into());
+            return Err(TokenError::NoKeyUsage);
         };
         let usages = x509_cert::ext::pkix::ExtendedKeyUsage::from_der(eku.extn_value.as_bytes())
-            .map_err(|e| format!("its extended key usage cannot be read: {e}"))?;
+            .map_err(TokenError::KeyUsageUnreadable)?;
         if usages.0.as_slice() != [TIME_STAMPING] {
-            return Err(format!(
-                "its extended key usage is {}, not timeStamping (1.3.6.1.5.5.7.3.8) alone: it is not a TSA certificate (RFC 3161 §2.3)",
-                usages
-                    .0
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            return Err(TokenError::NotTimeStamping { usages: usages.0 });
         }
         if !eku.critical {
-            return Err("its extended key usage (timeStamping) is not critical: RFC 3161 §2.3 requires it critical".into());
+            return Err(TokenError::KeyUsageNotCritical);
         }
         let sha256 = sha2::Sha256::digest(&der).into();
         let subject = cert.tbs_certificate.subject.to_string();
@@ -227,41 +499,41 @@ pub struct Request {
 
 /// A TimeStampReq over `imprint` (SHA-256), with a fresh 64-bit random nonce, asking for the
 /// TSA's certificate in the token (certReq).
-pub fn request(imprint: [u8; 32]) -> Result<Request, String> {
+pub fn request(imprint: [u8; 32]) -> Result<Request, TokenError> {
     let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).map_err(|e| format!("no random nonce: {e}"))?;
+    getrandom::fill(&mut nonce).map_err(TokenError::Nonce)?;
     // A positive INTEGER in its shortest form: the first byte 1..=0x7f.
     nonce[0] = (nonce[0] & 0x7f).max(1);
     let req = TimeStampReq {
         version: TspVersion::V1,
         message_imprint: imprint_of(imprint)?,
         req_policy: None,
-        nonce: Some(Int::new(&nonce).map_err(|e| e.to_string())?),
+        nonce: Some(Int::new(&nonce).map_err(TokenError::Encoding)?),
         cert_req: true,
         extensions: None,
     };
     Ok(Request {
-        der: req.to_der().map_err(|e| e.to_string())?,
+        der: req.to_der().map_err(TokenError::Encoding)?,
         imprint,
         nonce: nonce.to_vec(),
     })
 }
 
 /// Reads back a request this program made (kept in the emission folder in file mode).
-pub fn parse_request(der: &[u8]) -> Result<Request, String> {
-    let req = TimeStampReq::from_der(der).map_err(|e| format!("not a TimeStampReq: {e}"))?;
+pub fn parse_request(der: &[u8]) -> Result<Request, TokenError> {
+    let req = TimeStampReq::from_der(der).map_err(TokenError::NotRequest)?;
     if req.message_imprint.hash_algorithm.oid != SHA256 {
-        return Err("not a request over a SHA-256".into());
+        return Err(TokenError::RequestNotSha256);
     }
     let imprint: [u8; 32] = req
         .message_imprint
         .hashed_message
         .as_bytes()
         .try_into()
-        .map_err(|_| "its hash is not 32 bytes long".to_string())?;
+        .map_err(|_| TokenError::RequestHashLength)?;
     let nonce = req
         .nonce
-        .ok_or_else(|| "it has no nonce".to_string())?
+        .ok_or(TokenError::RequestNoNonce)?
         .as_bytes()
         .to_vec();
     Ok(Request {
@@ -271,13 +543,13 @@ pub fn parse_request(der: &[u8]) -> Result<Request, String> {
     })
 }
 
-fn imprint_of(hash: [u8; 32]) -> Result<MessageImprint, String> {
+fn imprint_of(hash: [u8; 32]) -> Result<MessageImprint, TokenError> {
     Ok(MessageImprint {
         hash_algorithm: x509_cert::spki::AlgorithmIdentifier {
             oid: SHA256,
             parameters: Some(Any::null()),
         },
-        hashed_message: OctetString::new(hash.to_vec()).map_err(|e| e.to_string())?,
+        hashed_message: OctetString::new(hash.to_vec()).map_err(TokenError::Encoding)?,
     })
 }
 
@@ -299,34 +571,23 @@ pub struct Stamp {
 /// Checks a TSA's reply (a TimeStampResp: what `openssl ts -reply` writes and what the file
 /// `*.tsr` holds): its status is granted, and its token is valid for `imprint` and `cert`
 /// ([`check_token`]). The reply must be exactly one DER value.
-pub fn check_reply(reply: &[u8], imprint: &[u8; 32], cert: &TsaCert) -> Result<Stamp, String> {
-    let resp = TimeStampResp::from_der(reply)
-        .map_err(|e| format!("not an RFC 3161 reply (TimeStampResp): {e}"))?;
+pub fn check_reply(reply: &[u8], imprint: &[u8; 32], cert: &TsaCert) -> Result<Stamp, TokenError> {
+    let resp = TimeStampResp::from_der(reply).map_err(TokenError::NotReply)?;
     use cmpv2::status::PkiStatus;
     match resp.status.status {
         PkiStatus::Accepted | PkiStatus::GrantedWithMods => {}
-        other => {
+        status => {
             let said = resp
                 .status
                 .status_string
                 .iter()
                 .flat_map(|s| s.iter())
                 .map(|s| crate::untrusted::shown(s.as_str()))
-                .collect::<Vec<_>>()
-                .join("; ");
-            return Err(format!(
-                "the TSA did not grant a token: status {other:?}{}",
-                if said.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({said})")
-                }
-            ));
+                .collect();
+            return Err(TokenError::NotGranted { status, said });
         }
     }
-    let token = resp
-        .time_stamp_token
-        .ok_or_else(|| "the reply says granted but holds no token".to_string())?;
+    let token = resp.time_stamp_token.ok_or(TokenError::NoToken)?;
     check_token(&token, imprint, cert)
 }
 
@@ -339,90 +600,72 @@ pub fn check_token(
     token: &ContentInfo,
     imprint: &[u8; 32],
     cert: &TsaCert,
-) -> Result<Stamp, String> {
+) -> Result<Stamp, TokenError> {
     if token.content_type != SIGNED_DATA {
-        return Err(format!(
-            "the token is a {} content, not a SignedData",
-            token.content_type
-        ));
+        return Err(TokenError::NotSignedData {
+            content_type: token.content_type,
+        });
     }
     let signed: TokenSignedData = token
         .content
         .decode_as()
-        .map_err(|e| format!("the token's SignedData cannot be read: {e}"))?;
+        .map_err(TokenError::SignedDataUnreadable)?;
     let encap = &signed.encap_content_info;
     if encap.econtent_type != TST_INFO {
-        return Err(format!(
-            "the token signs a {} content, not a TSTInfo",
-            encap.econtent_type
-        ));
+        return Err(TokenError::NotTstInfo {
+            content_type: encap.econtent_type,
+        });
     }
-    let content = encap
-        .econtent
-        .as_ref()
-        .ok_or_else(|| "the token holds no TSTInfo".to_string())?;
+    let content = encap.econtent.as_ref().ok_or(TokenError::NoTstInfo)?;
     let tst_der = content
         .decode_as::<OctetString>()
-        .map_err(|e| format!("the token's TSTInfo is not an OCTET STRING: {e}"))?;
-    let tst = TstInfo::from_der(tst_der.as_bytes())
-        .map_err(|e| format!("the token's TSTInfo cannot be read: {e}"))?;
+        .map_err(TokenError::TstInfoNotOctets)?;
+    let tst = TstInfo::from_der(tst_der.as_bytes()).map_err(TokenError::TstInfoUnreadable)?;
     if tst.message_imprint.hash_algorithm.oid != SHA256 {
-        return Err(format!(
-            "the token is over a {} hash, not the SHA-256 this program asks for",
-            tst.message_imprint.hash_algorithm.oid
-        ));
+        return Err(TokenError::ImprintAlgorithm {
+            oid: tst.message_imprint.hash_algorithm.oid,
+        });
     }
     if tst.message_imprint.hashed_message.as_bytes() != imprint {
-        return Err(format!(
-            "the token is over the SHA-256 {}, and the file's is {}: it is a token of another file",
-            hex::encode(tst.message_imprint.hashed_message.as_bytes()),
-            hex::encode(imprint)
-        ));
+        return Err(TokenError::OtherFile {
+            token: tst.message_imprint.hashed_message.as_bytes().to_vec(),
+            file: *imprint,
+        });
     }
     let infos = signed.signer_infos.as_slice();
     let [signer] = infos else {
-        return Err(format!(
-            "the token has {} signatures; an RFC 3161 token has the TSA's only",
-            infos.len()
-        ));
+        return Err(TokenError::Signatures { count: infos.len() });
     };
     check_signer_id(signer, cert)?;
-    let digest_of = |alg: &ObjectIdentifier, bytes: &[u8]| -> Result<Vec<u8>, String> {
+    let digest_of = |alg: &ObjectIdentifier, bytes: &[u8]| -> Result<Vec<u8>, TokenError> {
         Ok(match *alg {
             SHA256 => sha2::Sha256::digest(bytes).to_vec(),
             SHA384 => sha2::Sha384::digest(bytes).to_vec(),
             SHA512 => sha2::Sha512::digest(bytes).to_vec(),
-            other => {
-                return Err(format!(
-                    "the token's digest algorithm {other} is not one this program accepts (SHA-256, SHA-384, SHA-512)"
-                ))
-            }
+            oid => return Err(TokenError::DigestAlgorithm { oid }),
         })
     };
-    let attrs = signer.signed_attrs.as_ref().ok_or_else(|| {
-        "the token's signature has no signed attributes (RFC 3161 requires them)".to_string()
-    })?;
+    let attrs = signer
+        .signed_attrs
+        .as_ref()
+        .ok_or(TokenError::NoSignedAttributes)?;
     let one = |oid, name| one_attribute(attrs, oid, name);
     let content_type = one(CONTENT_TYPE, "content-type")?
-        .ok_or_else(|| "the token's signed attributes have no content type".to_string())?
+        .ok_or(TokenError::NoContentType)?
         .decode_as::<ObjectIdentifier>()
-        .map_err(|e| format!("the token's content-type attribute cannot be read: {e}"))?;
+        .map_err(TokenError::ContentTypeUnreadable)?;
     if content_type != TST_INFO {
-        return Err("the token's signed content type is not TSTInfo".into());
+        return Err(TokenError::ContentTypeNotTstInfo);
     }
     let digest = one(MESSAGE_DIGEST, "message-digest")?
-        .ok_or_else(|| "the token's signed attributes have no message digest".to_string())?
+        .ok_or(TokenError::NoMessageDigest)?
         .decode_as::<OctetString>()
-        .map_err(|e| format!("the token's message-digest attribute cannot be read: {e}"))?;
+        .map_err(TokenError::MessageDigestUnreadable)?;
     if digest.as_bytes() != digest_of(&signer.digest_alg.oid, tst_der.as_bytes())? {
-        return Err(
-            "the token's signed message digest is not the digest of its TSTInfo: the token was altered".into(),
-        );
+        return Err(TokenError::DigestMismatch);
     }
     check_ess_cert_id(attrs, cert)?;
-    let signed_bytes = attrs
-        .to_der()
-        .map_err(|e| format!("the token's signed attributes cannot be encoded: {e}"))?;
+    let signed_bytes = attrs.to_der().map_err(TokenError::AttributesEncoding)?;
     check_signature(signer, &signed_bytes, cert)?;
     let (time, unix) = generalized_time(&tst.gen_time)?;
     let validity = &cert.cert.tbs_certificate.validity;
@@ -431,10 +674,11 @@ pub fn check_token(
         validity.not_after.to_unix_duration().as_secs(),
     );
     if unix < from || unix > until {
-        return Err(format!(
-            "the token's time {time} is outside the TSA certificate's validity ({} to {})",
-            validity.not_before, validity.not_after
-        ));
+        return Err(TokenError::OutsideValidity {
+            time,
+            not_before: validity.not_before,
+            not_after: validity.not_after,
+        });
     }
     Ok(Stamp {
         time,
@@ -445,7 +689,7 @@ pub fn check_token(
     })
 }
 
-fn check_signer_id(signer: &SignerInfo, cert: &TsaCert) -> Result<(), String> {
+fn check_signer_id(signer: &SignerInfo, cert: &TsaCert) -> Result<(), TokenError> {
     let tbs = &cert.cert.tbs_certificate;
     let ok = match &signer.sid {
         SignerIdentifier::IssuerAndSerialNumber(id) => {
@@ -464,10 +708,9 @@ fn check_signer_id(signer: &SignerInfo, cert: &TsaCert) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "the token was signed by another TSA than the certificate given ({}): its signer is not that certificate",
-            crate::untrusted::shown(&cert.subject)
-        ))
+        Err(TokenError::OtherSigner {
+            subject: cert.subject.clone(),
+        })
     }
 }
 
@@ -476,16 +719,14 @@ fn check_signer_id(signer: &SignerInfo, cert: &TsaCert) -> Result<(), String> {
 fn one_attribute<'a>(
     attrs: &'a cms::signed_data::SignedAttributes,
     oid: ObjectIdentifier,
-    name: &str,
-) -> Result<Option<&'a Any>, String> {
+    name: &'static str,
+) -> Result<Option<&'a Any>, TokenError> {
     let mut found = attrs.iter().filter(|a| a.oid == oid);
     let Some(attr) = found.next() else {
         return Ok(None);
     };
     if found.next().is_some() || attr.values.len() != 1 {
-        return Err(format!(
-            "the token's signed attribute {name} is there twice, or with several values"
-        ));
+        return Err(TokenError::AttributeTwice { name });
     }
     Ok(attr.values.get(0))
 }
@@ -494,32 +735,26 @@ fn one_attribute<'a>(
 fn check_ess_cert_id(
     attrs: &cms::signed_data::SignedAttributes,
     cert: &TsaCert,
-) -> Result<(), String> {
+) -> Result<(), TokenError> {
     let one = |oid, name| one_attribute(attrs, oid, name);
-    let another = || {
-        format!(
-            "the token's signing-certificate attribute names another certificate than the TSA certificate given ({}): the token is another TSA's",
-            crate::untrusted::shown(&cert.subject)
-        )
+    let another = || TokenError::AnotherCertificate {
+        subject: cert.subject.clone(),
     };
-    if let Some(v2) = one(SIGNING_CERTIFICATE_V2, "signing-certificate-v2")? {
-        let v2: SigningCertificateV2 = v2.decode_as().map_err(|e| {
-            format!("the token's signing-certificate-v2 attribute cannot be read: {e}")
-        })?;
+    const V2: &str = "signing-certificate-v2";
+    if let Some(v2) = one(SIGNING_CERTIFICATE_V2, V2)? {
+        let v2: SigningCertificateV2 = v2
+            .decode_as()
+            .map_err(|error| TokenError::SigningCertificateUnreadable { name: V2, error })?;
         let first = v2
             .certs
             .first()
-            .ok_or_else(|| "the token's signing-certificate-v2 attribute is empty".to_string())?;
+            .ok_or(TokenError::SigningCertificateEmpty { name: V2 })?;
         let alg = first.hash_algorithm.as_ref().map_or(SHA256, |a| a.oid);
         let hash = match alg {
             SHA256 => sha2::Sha256::digest(&cert.der).to_vec(),
             SHA384 => sha2::Sha384::digest(&cert.der).to_vec(),
             SHA512 => sha2::Sha512::digest(&cert.der).to_vec(),
-            other => {
-                return Err(format!(
-                    "the token's ESSCertIDv2 uses the hash {other}, not one this program accepts"
-                ))
-            }
+            oid => return Err(TokenError::EssCertHash { oid }),
         };
         return if first.cert_hash.as_bytes() == hash {
             Ok(())
@@ -527,55 +762,51 @@ fn check_ess_cert_id(
             Err(another())
         };
     }
-    if let Some(v1) = one(SIGNING_CERTIFICATE, "signing-certificate")? {
-        let v1: SigningCertificate = v1.decode_as().map_err(|e| {
-            format!("the token's signing-certificate attribute cannot be read: {e}")
-        })?;
+    const V1: &str = "signing-certificate";
+    if let Some(v1) = one(SIGNING_CERTIFICATE, V1)? {
+        let v1: SigningCertificate = v1
+            .decode_as()
+            .map_err(|error| TokenError::SigningCertificateUnreadable { name: V1, error })?;
         let first = v1
             .certs
             .first()
-            .ok_or_else(|| "the token's signing-certificate attribute is empty".to_string())?;
+            .ok_or(TokenError::SigningCertificateEmpty { name: V1 })?;
         return if first.cert_hash.as_bytes() == sha1::Sha1::digest(&cert.der).as_slice() {
             Ok(())
         } else {
             Err(another())
         };
     }
-    Err("the token's signed attributes do not name the TSA's certificate (no ESSCertID: RFC 3161 §2.4.1 requires one)".into())
+    Err(TokenError::NoEssCertId)
 }
 
 /// The signature of `signer` over `signed` verifies with `cert`'s public key (RSA PKCS#1 v1.5,
 /// or ECDSA on P-256 or P-384).
-fn check_signature(signer: &SignerInfo, signed: &[u8], cert: &TsaCert) -> Result<(), String> {
+fn check_signature(signer: &SignerInfo, signed: &[u8], cert: &TsaCert) -> Result<(), TokenError> {
     use rsa::signature::Verifier;
     let spki = &cert.cert.tbs_certificate.subject_public_key_info;
-    let spki_der = spki
-        .to_der()
-        .map_err(|e| format!("the TSA certificate's key cannot be encoded: {e}"))?;
+    let spki_der = spki.to_der().map_err(TokenError::KeyEncoding)?;
     let sig = signer.signature.as_bytes();
-    let bad = || {
-        format!(
-            "the token's signature does not verify with the key of the TSA certificate given ({}): the token was altered, or is another TSA's",
-            crate::untrusted::shown(&cert.subject)
-        )
+    let bad = || TokenError::BadSignature {
+        subject: cert.subject.clone(),
     };
     let alg = signer.signature_algorithm.oid;
     let digest = signer.digest_alg.oid;
     if spki.algorithm.oid == RSA_ENCRYPTION {
         use rsa::pkcs8::DecodePublicKey;
-        let key = rsa::RsaPublicKey::from_public_key_der(&spki_der)
-            .map_err(|e| format!("the TSA certificate's RSA key cannot be read: {e}"))?;
+        let key = rsa::RsaPublicKey::from_public_key_der(&spki_der).map_err(|e| {
+            TokenError::KeyUnreadable {
+                kind: "RSA",
+                reason: e.to_string(),
+            }
+        })?;
         let signature = rsa::pkcs1v15::Signature::try_from(sig).map_err(|_| bad())?;
         let hash = match alg {
             RSA_ENCRYPTION => digest,
             SHA256_WITH_RSA => SHA256,
             SHA384_WITH_RSA => SHA384,
             SHA512_WITH_RSA => SHA512,
-            other => {
-                return Err(format!(
-                    "the token's signature algorithm {other} does not go with an RSA key"
-                ))
-            }
+            oid => return Err(TokenError::SignatureAlgorithm { oid, kind: "RSA" }),
         };
         let ok = match hash {
             SHA256 => {
@@ -587,19 +818,14 @@ fn check_signature(signer: &SignerInfo, signed: &[u8], cert: &TsaCert) -> Result
             SHA512 => {
                 rsa::pkcs1v15::VerifyingKey::<sha2::Sha512>::new(key).verify(signed, &signature)
             }
-            other => {
-                return Err(format!(
-                    "the token's signature hash {other} is not one this program accepts"
-                ))
-            }
+            oid => return Err(TokenError::SignatureHash { oid }),
         };
         return ok.map_err(|_| bad());
     }
     if spki.algorithm.oid != EC_PUBLIC_KEY {
-        return Err(format!(
-            "the TSA certificate's key is a {} key: this program checks RSA and ECDSA (P-256, P-384) tokens",
-            spki.algorithm.oid
-        ));
+        return Err(TokenError::KeyAlgorithm {
+            oid: spki.algorithm.oid,
+        });
     }
     let curve = spki
         .algorithm
@@ -610,17 +836,17 @@ fn check_signature(signer: &SignerInfo, signed: &[u8], cert: &TsaCert) -> Result
         ECDSA_SHA256 => SHA256,
         ECDSA_SHA384 => SHA384,
         ECDSA_SHA512 => SHA512,
-        other => {
-            return Err(format!(
-                "the token's signature algorithm {other} does not go with an EC key"
-            ))
-        }
+        oid => return Err(TokenError::SignatureAlgorithm { oid, kind: "EC" }),
     };
     macro_rules! ecdsa {
         ($curve:ident) => {{
             use $curve::pkcs8::DecodePublicKey;
-            let key = $curve::ecdsa::VerifyingKey::from_public_key_der(&spki_der)
-                .map_err(|e| format!("the TSA certificate's EC key cannot be read: {e}"))?;
+            let key = $curve::ecdsa::VerifyingKey::from_public_key_der(&spki_der).map_err(|e| {
+                TokenError::KeyUnreadable {
+                    kind: "EC",
+                    reason: e.to_string(),
+                }
+            })?;
             let signature = $curve::ecdsa::DerSignature::try_from(sig).map_err(|_| bad())?;
             let signature: $curve::ecdsa::Signature = signature.try_into().map_err(|_| bad())?;
             let prehash = match hash {
@@ -635,18 +861,14 @@ fn check_signature(signer: &SignerInfo, signed: &[u8], cert: &TsaCert) -> Result
     match curve {
         Some(P256) => ecdsa!(p256),
         Some(P384) => ecdsa!(p384),
-        _ => Err(
-            "the TSA certificate's EC key is not on P-256 or P-384: this program does not check it"
-                .into(),
-        ),
+        _ => Err(TokenError::Curve),
     }
 }
 
 /// A GeneralizedTime as RFC 3161 writes it (`YYYYMMDDHHMMSS[.f]Z`, UTC), as RFC 3339 text and
 /// whole seconds since 1970.
-fn generalized_time(value: &Any) -> Result<(String, u64), String> {
-    let wrong =
-        || "the token's genTime is not a GeneralizedTime in UTC (YYYYMMDDHHMMSS[.f]Z)".to_string();
+fn generalized_time(value: &Any) -> Result<(String, u64), TokenError> {
+    let wrong = || TokenError::GenTime;
     if value.tag() != Tag::GeneralizedTime {
         return Err(wrong());
     }
@@ -689,7 +911,7 @@ fn generalized_time(value: &Any) -> Result<(String, u64), String> {
 mod tests {
     use super::*;
 
-    fn time(text: &str) -> Result<(String, u64), String> {
+    fn time(text: &str) -> Result<(String, u64), TokenError> {
         let any = Any::new(der::Tag::GeneralizedTime, text.as_bytes()).unwrap();
         generalized_time(&any)
     }
@@ -712,8 +934,31 @@ mod tests {
             "20261202034000.50Z",
             "20261302034000Z",
         ] {
-            assert!(time(bad).is_err(), "{bad}");
+            assert!(matches!(time(bad), Err(TokenError::GenTime)), "{bad}");
         }
+        assert_eq!(
+            time("20261202034000").unwrap_err().to_string(),
+            "the token's genTime is not a GeneralizedTime in UTC (YYYYMMDDHHMMSS[.f]Z)"
+        );
+    }
+
+    #[test]
+    fn a_pem_of_another_label_is_refused_naming_it() {
+        let pem = b"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n";
+        let e = TsaCert::parse(pem).unwrap_err();
+        assert!(
+            matches!(&e, TokenError::PemLabel { label } if label == "PUBLIC KEY"),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "a PEM \"'PUBLIC KEY'\", not a \"CERTIFICATE\""
+        );
+        let e = TsaCert::parse(b"not a certificate").unwrap_err();
+        assert!(matches!(e, TokenError::NotCertificate(_)), "{e:?}");
+        assert!(e
+            .to_string()
+            .starts_with("not an X.509 certificate (PEM or DER): "));
     }
 
     #[test]
