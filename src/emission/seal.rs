@@ -1091,7 +1091,7 @@ mod tests {
             let bad = text.replace(from, to);
             assert_ne!(bad, text);
             let e = parse_strict::<Seal>(bad.as_bytes(), Layout::Pretty).unwrap_err();
-            assert!(e.contains("name no emission"), "{e}");
+            assert!(e.to_string().contains("name no emission"), "{e}");
         }
     }
 }
