@@ -7,7 +7,7 @@
 
 use crate::game::{Stake, MAX_ID_BYTES};
 use crate::money::{canonical, cents, parse_canonical};
-use crate::untrusted::{shown_text, SHOWN_CHARS};
+use crate::untrusted::{shown, shown_text, SHOWN_CHARS};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,27 @@ impl EmissionKind {
         match self {
             EmissionKind::Test => "test",
             EmissionKind::Production => "production",
+        }
+    }
+}
+
+/// Why a document's `game` and `stake` fields name no emission ([`EmissionId::of_fields`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldError {
+    /// The game is no game id (the value, escaped).
+    #[error("game {0} is not a game id (lowercase letters, digits and '-', at most {MAX_ID_BYTES} bytes)")]
+    Game(String),
+    /// The stake is not a canonical amount (the value, escaped).
+    #[error("stake {0} is not a canonical amount")]
+    Stake(String),
+}
+
+impl FieldError {
+    /// The document's field: `game` or `stake`.
+    pub fn field(&self) -> &'static str {
+        match self {
+            FieldError::Game(_) => "game",
+            FieldError::Stake(_) => "stake",
         }
     }
 }
@@ -71,6 +92,18 @@ impl EmissionId {
             stake: stake.to_string(),
             stake_cents,
             number,
+        })
+    }
+
+    /// [`EmissionId::from_fields`] for a document being read: the field that names no
+    /// emission is said (the game first), its value escaped.
+    pub fn of_fields(game: &str, stake: &str, number: u32) -> Result<EmissionId, FieldError> {
+        EmissionId::from_fields(game, stake, number).ok_or_else(|| {
+            if EmissionId::from_fields(game, "1", number).is_none() {
+                FieldError::Game(shown(game))
+            } else {
+                FieldError::Stake(shown(stake))
+            }
         })
     }
 

@@ -5,8 +5,6 @@
 //! same block always gives the same bytes (and so the same signature).
 
 use crate::block::id::{BlockId, EmissionId, EmissionKind};
-use crate::game::MAX_ID_BYTES;
-use crate::untrusted::shown;
 use serde::{Deserialize, Serialize};
 
 /// The format number written in every manifest.
@@ -166,24 +164,12 @@ impl TryFrom<ManifestWire> for Manifest {
     /// emission and block.
     fn try_from(w: ManifestWire) -> Result<Manifest, ManifestError> {
         w.check_fields()?;
-        let Some(emission) = EmissionId::from_fields(&w.game, &w.stake, w.emission) else {
-            return Err(
-                if EmissionId::from_fields(&w.game, "1", w.emission).is_none() {
-                    ManifestError::Field {
-                    field: "game",
-                    text: format!(
-                        "game {} is not a game id (lowercase letters, digits and '-', at most {MAX_ID_BYTES} bytes)",
-                        shown(&w.game)
-                    ),
-                }
-                } else {
-                    ManifestError::Field {
-                        field: "stake",
-                        text: format!("stake {} is not a canonical amount", shown(&w.stake)),
-                    }
-                },
-            );
-        };
+        let emission = EmissionId::of_fields(&w.game, &w.stake, w.emission).map_err(|e| {
+            ManifestError::Field {
+                field: e.field(),
+                text: e.to_string(),
+            }
+        })?;
         Ok(Manifest {
             format: w.format,
             id: emission.block(w.block),

@@ -5,9 +5,7 @@
 
 use crate::block::id::{EmissionId, EmissionKind};
 use crate::emission::{read_signed, write_signed};
-use crate::game::MAX_ID_BYTES;
 use crate::json::{parse_strict, Layout};
-use crate::untrusted::shown;
 use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
@@ -259,18 +257,7 @@ impl TryFrom<RecordWire> for Record {
     type Error = String;
 
     fn try_from(w: RecordWire) -> Result<Record, String> {
-        let Some(id) = EmissionId::from_fields(&w.game, &w.stake, w.emission) else {
-            return Err(
-                if EmissionId::from_fields(&w.game, "1", w.emission).is_none() {
-                    format!(
-                    "game {} is not a game id (lowercase letters, digits and '-', at most {MAX_ID_BYTES} bytes)",
-                    shown(&w.game)
-                )
-                } else {
-                    format!("stake {} is not a canonical amount", shown(&w.stake))
-                },
-            );
-        };
+        let id = EmissionId::of_fields(&w.game, &w.stake, w.emission).map_err(|e| e.to_string())?;
         Ok(Record {
             format: w.format,
             id,

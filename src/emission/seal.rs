@@ -137,13 +137,7 @@ impl TryFrom<SealWire> for Seal {
     type Error = String;
 
     fn try_from(w: SealWire) -> Result<Seal, String> {
-        let Some(id) = EmissionId::from_fields(&w.game, &w.stake, w.emission) else {
-            return Err(format!(
-                "game {} and stake {} name no emission (a game id, a canonical amount)",
-                shown(w.game.as_bytes()),
-                shown(w.stake.as_bytes())
-            ));
-        };
+        let id = EmissionId::of_fields(&w.game, &w.stake, w.emission).map_err(|e| e.to_string())?;
         Ok(Seal {
             format: w.format,
             id,
@@ -1084,14 +1078,22 @@ mod tests {
         let again: Seal = parse_strict(&bytes, Layout::Pretty).unwrap();
         assert_eq!(again, seal);
         assert_eq!(again.to_bytes(), bytes);
-        for (from, to) in [
-            ("\"game\": \"ruche-or\"", "\"game\": \"../x\""),
-            ("\"stake\": \"2\"", "\"stake\": \"2.00\""),
+        for (from, to, said) in [
+            (
+                "\"game\": \"ruche-or\"",
+                "\"game\": \"../x\"",
+                "game \\'../x\\' is not a game id",
+            ),
+            (
+                "\"stake\": \"2\"",
+                "\"stake\": \"2.00\"",
+                "stake \\'2.00\\' is not a canonical amount",
+            ),
         ] {
             let bad = text.replace(from, to);
             assert_ne!(bad, text);
             let e = parse_strict::<Seal>(bad.as_bytes(), Layout::Pretty).unwrap_err();
-            assert!(e.to_string().contains("name no emission"), "{e}");
+            assert!(e.to_string().contains(said), "{e}");
         }
     }
 }
