@@ -19,6 +19,9 @@ pub const SEAL_TOKEN_FILE: &str = "emission.seal.json.tsr";
 /// Most bytes of a CSV member, whatever its manifest says (a Maxi block is 1.5 GB).
 pub const MAX_CSV_BYTES: u64 = 64 << 30;
 
+/// The end of a lines member's name, `block-NNNNN.lines.csv`.
+pub const LINES_SUFFIX: &str = ".lines.csv";
+
 /// Most reshare custody files (`emission.shares-<set>.json` and `.sig`) a pack holds.
 pub const MAX_RESHARE_FILES: usize = 512;
 
@@ -54,8 +57,11 @@ pub enum Member {
     Closing(bool),
     /// `block-NNNNN.manifest.json`, then its `.sig` (`true`).
     Manifest(u32, bool),
-    /// `block-NNNNN.csv`.
+    /// `block-NNNNN.csv`, exactly: the form of packs made before the lines form (still read).
     Csv(u32),
+    /// `block-NNNNN.lines.csv`: block NNNNN's CSV without its `sha256` column
+    /// ([`super::lines`]), the form `pack` writes; it is never a file of a folder.
+    Lines(u32),
 }
 
 impl Member {
@@ -109,6 +115,7 @@ impl Member {
                 }
                 match suffix {
                     ".csv" => Member::Csv(block),
+                    ".lines.csv" => Member::Lines(block),
                     ".manifest.json" => Member::Manifest(block, false),
                     ".manifest.json.sig" => Member::Manifest(block, true),
                     _ => return None,
@@ -139,6 +146,7 @@ impl Member {
             Member::Manifest(block, false) => crate::block::manifest_name(*block),
             Member::Manifest(block, true) => crate::block::signature_name(*block),
             Member::Csv(block) => crate::block::csv_name(*block),
+            Member::Lines(block) => format!("block-{block:05}{LINES_SUFFIX}"),
         }
     }
 
@@ -160,7 +168,7 @@ impl Member {
             Member::Definition => crate::game::MAX_DEFINITION_BYTES,
             Member::PublicKey => crate::block::keys::MAX_PEM_BYTES,
             Member::Manifest(_, false) => crate::block::manifest::MAX_MANIFEST_BYTES,
-            Member::Csv(_) => MAX_CSV_BYTES,
+            Member::Csv(_) | Member::Lines(_) => MAX_CSV_BYTES,
         }
     }
 }
@@ -186,6 +194,8 @@ mod tests {
         let names = [
             "block-00002.csv",
             "block-00001.csv",
+            "block-00002.lines.csv",
+            "block-00001.lines.csv",
             "block-00002.manifest.json.sig",
             "block-00001.manifest.json",
             "emission.pub.pem",
@@ -230,6 +240,8 @@ mod tests {
                 "block-00002.manifest.json.sig",
                 "block-00001.csv",
                 "block-00002.csv",
+                "block-00001.lines.csv",
+                "block-00002.lines.csv",
             ]
         );
     }
@@ -243,6 +255,8 @@ mod tests {
             "block-1.csv",
             "block-0000a.csv",
             "block-00001.csv.bak",
+            "block-00001.lines",
+            "block-00001.lines.csv.tmp",
             "emission.shares-.json",
             "emission.shares-XYZ.json",
             "withdrawal-0000.json",

@@ -8,7 +8,10 @@
 //!   an emission holds ([`Member::of_name`]);
 //! - strictly after the one before in the pack order (so never twice);
 //! - at most the bytes its kind may hold, a CSV exactly the bytes its manifest (read before it)
-//!   says;
+//!   says; a block's lines member (`block-NNNNN.lines.csv`, the form `pack` writes) exactly the
+//!   bytes the manifest's CSV less its hash column makes, handed on as the CSV rebuilt from it
+//!   ([`super::lines::Rebuild`]: the very bytes the manifest names, or an error); every block in
+//!   one form, once;
 //! - and after the tar's end only zeros, then the end of the zstd stream, then the end of the
 //!   age stream: age authenticates every 64 KiB chunk and marks the last one, so a byte changed
 //!   anywhere, a cut or an addition, fails the read.
@@ -17,6 +20,7 @@
 //! held while handed on, a CSV never (it is passed as a reader); zstd's window is at most
 //! 2^27 bytes (the decoder's default limit, which a pack's header cannot raise).
 
+use super::lines::{lines_bytes, Rebuild};
 use super::member::{safe_component, Member, MAX_RESHARE_FILES};
 use crate::block::manifest::Manifest;
 use crate::untrusted::{shown, shown_path};
@@ -53,7 +57,8 @@ pub struct PackContents {
     pub members: usize,
     /// The blocks, in order.
     pub blocks: Vec<u32>,
-    /// Bytes of the members.
+    /// Bytes of the folder's files the members stand for (a lines member counts as the CSV
+    /// it is rebuilt into).
     pub bytes: u64,
 }
 
@@ -94,6 +99,7 @@ pub fn read_pack(
         signed: BTreeSet::new(),
         seen: BTreeSet::new(),
         reshares: 0,
+        lines: None,
     };
     let entries = archive
         .entries()
@@ -152,6 +158,8 @@ struct State {
     /// The members of the emission as a whole read (record, seal...).
     seen: BTreeSet<Member>,
     reshares: usize,
+    /// The form of the blocks read so far: lines members (`true`) or whole CSVs.
+    lines: Option<bool>,
 }
 
 impl State {
@@ -212,24 +220,52 @@ impl State {
             );
         }
         self.contents.members = number;
-        self.contents.bytes = self.contents.bytes.saturating_add(size);
-        if let Member::Csv(block) = member {
+        if let Member::Csv(block) | Member::Lines(block) = member {
+            let lines = matches!(member, Member::Lines(_));
+            match self.lines {
+                Some(form) if form != lines => bail!(
+                    "{at}: the pack's blocks are not all in one form (block-NNNNN.csv or block-NNNNN.lines.csv): refused"
+                ),
+                _ => self.lines = Some(lines),
+            }
+            if self.contents.blocks.contains(&block) {
+                bail!("{at}: block {block}'s CSV twice: refused");
+            }
             let manifest = self.manifests.get(&block).ok_or_else(|| {
                 anyhow!("{at}: block {block}'s CSV without its manifest before it: refused")
             })?;
-            if size != manifest.csv.bytes {
-                bail!(
-                    "{at}: {size} bytes, its manifest says {}: refused unread",
-                    manifest.csv.bytes
-                );
+            let wanted = if lines {
+                lines_bytes(manifest.csv.bytes, manifest.tickets).ok_or_else(|| {
+                    anyhow!(
+                        "{at}: its manifest's CSV of {} bytes cannot hold {} tickets: refused",
+                        manifest.csv.bytes,
+                        manifest.tickets
+                    )
+                })?
+            } else {
+                manifest.csv.bytes
+            };
+            if size != wanted {
+                bail!("{at}: {size} bytes, its manifest's CSV makes {wanted}: refused unread");
             }
-            let mut limited = entry.take(size);
-            sink.csv(block, manifest, &mut limited)?;
+            self.contents.bytes = self.contents.bytes.saturating_add(manifest.csv.bytes);
+            let mut member = entry.take(size);
+            if lines {
+                // The CSV rebuilt from its lines (super::lines): the sink reads the very bytes
+                // the manifest names, or an error.
+                let mut rebuilt = Rebuild::new(&mut member, manifest.tickets);
+                sink.csv(block, manifest, &mut rebuilt)?;
+                std::io::copy(&mut rebuilt, &mut std::io::sink())
+                    .map_err(|e| anyhow!("{at}: cannot read it (damaged or changed): {e}"))?;
+            } else {
+                sink.csv(block, manifest, &mut member)?;
+            }
             // Whatever the sink left is read too, so that the stream is authenticated to its end.
-            std::io::copy(&mut limited, &mut std::io::sink())
+            std::io::copy(&mut member, &mut std::io::sink())
                 .map_err(|e| anyhow!("{at}: cannot read it (damaged or changed): {e}"))?;
             self.contents.blocks.push(block);
         } else {
+            self.contents.bytes = self.contents.bytes.saturating_add(size);
             let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             entry
                 .take(size)

@@ -153,15 +153,21 @@ pub fn stream_to<T: Send>(
         let mut failed = None;
         loop {
             let mut chunk = spare.try_recv().unwrap_or_default();
+            // Filled whole (a reader gives what it has at hand, often less): so that a chunk
+            // recycled is full, and is not zeroed again before it is filled.
             chunk.resize(CHUNK, 0);
-            let n = match reader.read(&mut chunk) {
-                Ok(n) => n,
-                Err(e) => {
-                    failed = Some(e);
-                    break;
+            let mut n = 0;
+            while n < CHUNK {
+                match reader.read(&mut chunk[n..]) {
+                    Ok(0) => break,
+                    Ok(m) => n += m,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
                 }
-            };
-            if n == 0 {
+            }
+            if n == 0 || failed.is_some() {
                 break;
             }
             chunk.truncate(n);

@@ -8,6 +8,7 @@
 //! the pack, which is then not written. The ticket lines themselves are not re-checked here:
 //! `verify` of the folder or of the pack does that.
 
+use super::lines::{lines_bytes, Strip};
 use super::member::Member;
 use crate::block::keys;
 use crate::block::manifest::Manifest;
@@ -193,7 +194,7 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
     }
     let mut tar = tar::Builder::new(zstd);
     let mut folder_bytes = 0u64;
-    let mut csvs: BTreeMap<u32, (u64, String)> = BTreeMap::new();
+    let mut csvs: BTreeMap<u32, (u64, String, u64)> = BTreeMap::new();
     let write_err = |name: &str| format!("cannot write {name} into {}", shown_path(out));
     for (member, path) in &members {
         let name = member.name();
@@ -205,7 +206,7 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         header.set_entry_type(tar::EntryType::Regular);
         let entry_name = format!("{prefix}/{name}");
         if let Member::Csv(n) = member {
-            let (bytes, sha256) = csvs
+            let (bytes, sha256, tickets) = csvs
                 .get(n)
                 .cloned()
                 .ok_or_else(|| anyhow!("block {n}: no manifest read before its CSV"))?;
@@ -221,11 +222,25 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
                     shown_path(path)
                 );
             }
-            header.set_size(size);
-            let mut reader = Hashing::new(file.take(size));
-            tar.append_data(&mut header, &entry_name, &mut reader)
-                .with_context(|| write_err(&name))?;
-            let (read, digest) = reader.done();
+            let lines_size = lines_bytes(size, tickets).ok_or_else(|| {
+                anyhow!(
+                    "{}: {size} bytes cannot hold the {tickets} tickets its manifest counts: the block was changed; not packed",
+                    shown_path(path)
+                )
+            })?;
+            // Packed as its lines (super::lines): each line's hash field checked, then left out.
+            let lines_name = format!("{prefix}/{}", Member::Lines(*n).name());
+            header.set_size(lines_size);
+            let mut reader = Strip::new(Hashing::new(file.take(size)), tickets);
+            let appended = tar.append_data(&mut header, &lines_name, &mut reader);
+            if let Some(e) = reader.error() {
+                bail!(
+                    "{}: {e}: the block was changed (run `emission-factory verify`); not packed",
+                    shown_path(path)
+                );
+            }
+            appended.with_context(|| write_err(&name))?;
+            let (read, digest) = reader.into_inner().done();
             if read != size || hex::encode(digest) != sha256 {
                 bail!(
                     "{}: its bytes are not those its signed manifest names (SHA-256 {}, {read} bytes): the block was changed; not packed",
@@ -261,7 +276,10 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
                 against("the manifest", sealed.get(n).copied().unwrap_or_default())?;
                 let manifest = Manifest::from_bytes(&bytes)
                     .map_err(|e| anyhow!("{}: not a valid manifest: {e}", shown_path(path)))?;
-                csvs.insert(*n, (manifest.csv.bytes, manifest.csv.sha256));
+                csvs.insert(
+                    *n,
+                    (manifest.csv.bytes, manifest.csv.sha256, manifest.tickets),
+                );
             }
             _ => {}
         }
@@ -316,7 +334,7 @@ fn members_of(folder: &Path) -> Result<BTreeMap<Member, PathBuf>> {
         if name.starts_with('.') {
             continue;
         }
-        let Some(member) = Member::of_name(name) else {
+        let Some(member) = Member::of_name(name).filter(|m| !matches!(m, Member::Lines(_))) else {
             bail!(
                 "{}: not a file of an emission (record, seal, log, definition, key, custody files, blocks): move it out of the folder before packing",
                 shown_path(&entry.path)

@@ -25,10 +25,24 @@ const ORDER: [&str; 16] = [
     "block-00002.manifest.json.sig",
     "block-00003.manifest.json",
     "block-00003.manifest.json.sig",
-    "block-00001.csv",
-    "block-00002.csv",
-    "block-00003.csv",
+    "block-00001.lines.csv",
+    "block-00002.lines.csv",
+    "block-00003.lines.csv",
 ];
+
+/// The files of the folder a pack of [`ORDER`] restores (each block's lines member is its CSV).
+fn folder_files() -> Vec<String> {
+    ORDER
+        .iter()
+        .map(|n| n.replace(".lines.csv", ".csv"))
+        .collect()
+}
+
+/// docs/FORMAT.md's recipe for the CSV of a lines member, with common tools (perl's core
+/// Digest::SHA): the header given its `sha256` field back, each ticket line its hash.
+const REBUILD_RECIPE: &str = r#"perl -MDigest::SHA=sha256_hex -ne 'chomp; print $. == 1 ? "$_,sha256
+" : "$_," . sha256_hex($_) . "
+"'"#;
 
 /// A sealed mini emission of 3 blocks, made with the fixed key.
 fn sealed(w: &Workdir) -> PathBuf {
@@ -205,10 +219,32 @@ fn a_sealed_emission_packs_and_age_zstd_tar_list_and_extract_it_exactly() {
             .collect();
         assert_eq!(listed.lines().collect::<Vec<_>>(), expected);
     }
-    // `tar x` gives the folder back, byte for byte.
+    // `tar x` gives the folder back, byte for byte, once each block's CSV is rebuilt from its
+    // lines with FORMAT.md's recipe.
     std::fs::create_dir(w.path("x")).unwrap();
     w_tar(&w, &["xf", "inner.tar", "-C", "x"]);
-    assert_eq!(hashes(&w.path("x/mini-ruche/2/e0001")), hashes(&folder));
+    let x = w.path("x/mini-ruche/2/e0001");
+    if !require_tool(
+        "perl",
+        &["-MDigest::SHA", "-e", "1"],
+        "apt-get install perl",
+    ) {
+        return;
+    }
+    for block in 1..=3 {
+        let lines = format!("block-{block:05}.lines.csv");
+        let csv = format!("block-{block:05}.csv");
+        let made = std::process::Command::new("sh")
+            .current_dir(&x)
+            .arg("-c")
+            .arg(format!("{REBUILD_RECIPE} {lines} > {csv} && rm {lines}"))
+            .status()
+            .unwrap();
+        assert!(made.success(), "the recipe on {lines}");
+        // The lines are the CSV without its last column: 65 bytes a ticket line, 7 the header.
+        assert!(std::fs::metadata(x.join(&csv)).unwrap().len() > 7);
+    }
+    assert_eq!(hashes(&x), hashes(&folder));
     assert_eq!(hashes(&folder).len(), ORDER.len());
 }
 
@@ -304,8 +340,14 @@ fn pack_never_replaces_a_file_and_a_changed_block_or_a_stray_file_leaves_no_pack
     bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
     std::fs::write(&csv, &bytes).unwrap();
     let out = pack(&w, &folder, "a.pack", &[&key], 2);
+    // The last line's hash field was changed: the pack names the block and the line.
+    let last_line = bytes.iter().filter(|&&b| b == b'\n').count();
     assert!(
-        out.contains("block-00002.csv") && out.contains("changed"),
+        out.contains("block-00002.csv")
+            && out.contains(&format!(
+                "line {last_line}: its sha256 field is not the SHA-256"
+            ))
+            && out.contains("changed"),
         "{out}"
     );
     let left: Vec<String> = everything(w.dir.path())
@@ -325,15 +367,19 @@ fn unpack_restores_the_folder_byte_for_byte_privately_and_never_over_an_existing
     let restored = w.path("restored/mini-ruche/2/e0001");
     assert_eq!(hashes(&restored), hashes(&folder));
     assert_eq!(mode(&restored), 0o700);
-    for name in ORDER {
-        assert_eq!(mode(&restored.join(name)), 0o600, "{name}");
+    for name in folder_files() {
+        assert_eq!(mode(&restored.join(&name)), 0o600, "{name}");
     }
     assert_eq!(
         everything(&w.path("restored")),
         ["mini-ruche", "mini-ruche/2", "mini-ruche/2/e0001"]
             .into_iter()
             .map(String::from)
-            .chain(ORDER.iter().map(|n| format!("mini-ruche/2/e0001/{n}")))
+            .chain(
+                folder_files()
+                    .iter()
+                    .map(|n| format!("mini-ruche/2/e0001/{n}"))
+            )
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect::<Vec<_>>()
@@ -572,7 +618,7 @@ fn unpack_refuses_hostile_members_and_writes_nothing() {
         (
             "CSV larger than its manifest says",
             with(&|m| m[13].data.extend_from_slice(b"x\n")),
-            "its manifest says",
+            "its manifest's CSV makes",
         ),
         (
             "a CSV changed, its size kept",
@@ -615,10 +661,56 @@ fn unpack_refuses_hostile_members_and_writes_nothing() {
             with(&|m| m[15].size = Some(1 << 40)),
             "refused unread",
         ),
+        // The lines form (block-NNNNN.lines.csv): what does not map back to the CSV exactly.
+        (
+            "a lines member that kept its hash column (the whole CSV under the lines' name)",
+            with(&|m| m[13].data = read(&folder.join("block-00001.csv"))),
+            "its manifest's CSV makes",
+        ),
+        (
+            "a lines member with its last two lines joined (the size kept)",
+            with(&|m| {
+                let data = &mut m[14].data;
+                let last = data.len() - 1;
+                let before = data[..last].iter().rposition(|&b| b == b'\n').unwrap();
+                data.remove(before);
+                data.insert(data.len() - 1, b'x');
+            }),
+            "ticket lines, its manifest counts",
+        ),
+        (
+            "a lines member whose header is the CSV's",
+            with(&|m| {
+                let data = &mut m[15].data;
+                let end = data.iter().position(|&b| b == b'\n').unwrap();
+                data.splice(..end, b"serial,prize,layou".iter().copied());
+                data.insert(0, b'x');
+            }),
+            "not the header `serial,prize,layout`",
+        ),
+        (
+            "block 1 twice, as its CSV then as its lines",
+            with(&|m| {
+                let mut whole = m[13].clone();
+                whole.name = format!("{prefix}/block-00001.csv");
+                whole.data = read(&folder.join("block-00001.csv"));
+                m.insert(13, whole);
+            }),
+            "not all in one form",
+        ),
+        (
+            "blocks in both forms",
+            with(&|m| {
+                m[13].name = format!("{prefix}/block-00001.csv");
+                m[13].data = read(&folder.join("block-00001.csv"));
+            }),
+            "not all in one form",
+        ),
     ];
     for (case, bytes, wanted) in &cases {
         refused(&w, &id, bytes, wanted, case);
     }
+
     // Bytes after the tar's end.
     let mut tar = raw_tar(&genuine);
     tar.extend_from_slice(b"appended");
@@ -629,6 +721,56 @@ fn unpack_refuses_hostile_members_and_writes_nothing() {
         "follow the tar's end",
         "appended",
     );
+}
+
+/// A pack in the form made before the lines form (each block's CSV whole, `block-NNNNN.csv`)
+/// is still read by every reader: archives outlive the program that made them.
+#[test]
+fn a_pack_of_whole_csvs_the_earlier_form_is_still_verified_and_unpacked() {
+    let w = Workdir::new();
+    let (folder, id, key) = packed(&w);
+    let mut members = members_of(&inner_tar(&read(&w.path("e.pack")), &id));
+    let mut whole = 0;
+    for m in members.iter_mut() {
+        if let Some(stem) = m.name.strip_suffix(".lines.csv") {
+            m.name = format!("{stem}.csv");
+            let file = m.name.rsplit('/').next().unwrap().to_string();
+            m.data = read(&folder.join(file));
+            whole += 1;
+        }
+    }
+    assert_eq!(whole, 3, "the pack's three blocks in the earlier form");
+    std::fs::write(w.path("old.pack"), seal_tar(&raw_tar(&members), &key)).unwrap();
+    let out = text(&w.ok(&[
+        "verify",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--public-key",
+        "keys/public-key.pem",
+        "--identity",
+        id.to_str().unwrap(),
+        "old.pack",
+    ]));
+    assert!(out.contains("3 block(s) checked: 3 OK"), "{out}");
+    std::fs::create_dir(w.path("restored")).unwrap();
+    unpack(&w, &id, "old.pack", "restored", 0);
+    assert_eq!(
+        hashes(&w.path("restored/mini-ruche/2/e0001")),
+        hashes(&folder)
+    );
+    // The earlier form with one byte of a CSV changed is caught as before.
+    let csv = members
+        .iter_mut()
+        .find(|m| m.name.ends_with("block-00002.csv"))
+        .unwrap();
+    let at = csv.data.len() / 2;
+    csv.data[at] ^= 1;
+    std::fs::write(w.path("old2.pack"), seal_tar(&raw_tar(&members), &key)).unwrap();
+    let out = text(&w.run_expect(
+        &["verify", "--identity", id.to_str().unwrap(), "old2.pack"],
+        1,
+    ));
+    assert!(out.contains("3 block(s) checked: 2 OK, 1 failed"), "{out}");
 }
 
 #[test]
@@ -794,7 +936,7 @@ fn verify_of_a_pack_with_a_block_changed_fails_that_block_and_the_emission() {
     let mut members = members_of(&inner_tar(&read(&w.path("e.pack")), &id));
     let second = members
         .iter_mut()
-        .find(|m| m.name.ends_with("block-00002.csv"))
+        .find(|m| m.name.ends_with("block-00002.lines.csv"))
         .unwrap();
     let half = second.data.len() / 2;
     let at = half
@@ -834,7 +976,7 @@ fn with_block_changed(w: &Workdir, id: &Path, key: &str, block: &str, out: &str)
     let mut members = members_of(&inner_tar(&read(&w.path("e.pack")), id));
     let csv = members
         .iter_mut()
-        .find(|m| m.name.ends_with(&format!("{block}.csv")))
+        .find(|m| m.name.ends_with(&format!("{block}.lines.csv")))
         .unwrap();
     let half = csv.data.len() / 2;
     let at = half
