@@ -16,7 +16,7 @@ set -euo pipefail
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode_ruche decode_maxi_ruche decode_calendar manifest csv_line)
+[ ${#targets[@]} -gt 0 ] || targets=(decode_ruche decode_maxi_ruche decode_calendar manifest csv_line pack_lines)
 case $seconds in
   '' | *[!0-9]*) echo "fuzz/run.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;;
 esac
