@@ -11,7 +11,7 @@
 //! [`make`] issues a proof only for a block that verifies whole, from the very bytes the
 //! manifest describes, and checks the proof before handing it out.
 
-use crate::block::id::EmissionKind;
+use crate::block::id::{BlockId, EmissionKind};
 use crate::block::manifest::{
     Manifest, FORMAT as MANIFEST_FORMAT, FORMATS_READ, FORMAT_1, MAX_MANIFEST_BYTES,
 };
@@ -105,16 +105,10 @@ pub struct Proven {
     pub prize: String,
     /// Its index in the block.
     pub index: u64,
-    /// The game's id.
-    pub game: String,
+    /// Its block (and so the game, stake and emission), as the signed manifest names it.
+    pub id: BlockId,
     /// The game's display name.
     pub game_name: String,
-    /// The stake, canonical euros.
-    pub stake: String,
-    /// The emission's number.
-    pub emission: u32,
-    /// The block's number.
-    pub block: u32,
     /// Tickets in the block.
     pub tickets: u64,
     /// Test or production emission.
@@ -235,11 +229,8 @@ pub fn check(bytes: &[u8], key: &VerifyingKey, game: Option<&Game>) -> Result<Pr
         serial: serial.to_string(),
         prize: prize.to_string(),
         index: proof.index,
-        game: manifest.emission().game().to_string(),
+        id: manifest.id.clone(),
         game_name: manifest.game_name.clone(),
-        stake: manifest.emission().stake().to_string(),
-        emission: manifest.emission().number(),
-        block: manifest.id.number(),
         tickets: manifest.tickets,
         kind: manifest.kind(),
     })

@@ -371,10 +371,8 @@ fn close_in_database(
     let (top_prize, top_prizes_unsold) = crate::emission::closing::top_prize(&tiers);
     let reconciliation = Reconciliation {
         format: RECONCILIATION_FORMAT,
-        game: name.game().to_string(),
+        id: name.clone(),
         game_name,
-        stake: canonical(stake),
-        emission: name.number(),
         kind,
         seed_sha256,
         public_key_sha256,
