@@ -471,23 +471,33 @@ fn ticket_hash(line: &[u8]) -> [u8; 32] {
     Sha256::digest(hashed).into()
 }
 
+/// An audit path that is not one ([`audit_path`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// More hashes than the deepest tree has levels.
+    #[error("{0} hashes, more than the {MAX_PATH_LEN} of the deepest tree")]
+    TooLong(usize),
+    /// A hash (its place from 1, and its text escaped) is not 64 lowercase hex digits.
+    #[error("hash {place} ({text}) is not 64 lowercase hex digits")]
+    Hash {
+        /// Its place in the path, from 1.
+        place: usize,
+        /// The text, escaped.
+        text: String,
+    },
+}
+
 /// The audit path's hashes: at most [`MAX_PATH_LEN`], each 64 lowercase hex digits.
-fn audit_path(path: &[String]) -> Result<Vec<[u8; 32]>, String> {
+fn audit_path(path: &[String]) -> Result<Vec<[u8; 32]>, PathError> {
     if path.len() > MAX_PATH_LEN {
-        return Err(format!(
-            "{} hashes, more than the {MAX_PATH_LEN} of the deepest tree",
-            path.len()
-        ));
+        return Err(PathError::TooLong(path.len()));
     }
     path.iter()
         .enumerate()
         .map(|(i, h)| {
-            hex_bytes::<32>(h).ok_or_else(|| {
-                format!(
-                    "hash {} ({}) is not 64 lowercase hex digits",
-                    i + 1,
-                    shown(h)
-                )
+            hex_bytes::<32>(h).ok_or_else(|| PathError::Hash {
+                place: i + 1,
+                text: shown(h),
             })
         })
         .collect()

@@ -210,6 +210,26 @@ enum TicketError {
     },
 }
 
+/// Why the re-read that counts the exact duplicates stopped.
+#[derive(Debug, thiserror::Error)]
+enum RereadError {
+    /// The run was interrupted.
+    #[error("{0}")]
+    Interrupted(crate::interrupt::Interrupted),
+    /// The file could not be read.
+    #[error("cannot read: {0}")]
+    Read(std::io::Error),
+    /// The file is no longer the manifest's bytes.
+    #[error("the file changed while it was read (its SHA-256 or size is no longer the manifest's): run the report again")]
+    Changed,
+    /// Too many distinct layouts share their hashes.
+    #[error(
+        "more than {} MB of distinct layouts share their 64-bit hashes: the block looks made to collide; the duplicates cannot be counted",
+        MAX_SUSPECT_BYTES >> 20
+    )]
+    Collide,
+}
+
 /// The tallies folded so far.
 struct State {
     tally: Tally,
@@ -595,8 +615,7 @@ fn exact_duplicates<R: Read>(
     shared: &[HashSet<u64>],
     c: &ReRead<'_>,
     hash: LayoutHash,
-) -> Result<Vec<u64>, String> {
-    let changed = "the file changed while it was read (its SHA-256 or size is no longer the manifest's): run the report again";
+) -> Result<Vec<u64>, RereadError> {
     let mut file = file.take(c.bytes.saturating_add(1));
     // (tier, hash) → each distinct layout → its tickets.
     let mut groups: HashMap<(usize, u64), BTreeMap<Vec<u8>, u64>> = HashMap::default();
@@ -607,10 +626,8 @@ fn exact_duplicates<R: Read>(
     let mut pending: Vec<u8> = Vec::new();
     let mut header = true;
     loop {
-        crate::interrupt::check().map_err(|e| e.to_string())?;
-        let n = file
-            .read(&mut buf)
-            .map_err(|e| format!("cannot read: {e}"))?;
+        crate::interrupt::check().map_err(RereadError::Interrupted)?;
+        let n = file.read(&mut buf).map_err(RereadError::Read)?;
         if n == 0 {
             break;
         }
@@ -623,17 +640,17 @@ fn exact_duplicates<R: Read>(
             at = end + 1;
             if std::mem::take(&mut header) {
                 if line != CSV_HEADER.as_bytes() {
-                    return Err(changed.into());
+                    return Err(RereadError::Changed);
                 }
                 continue;
             }
             let mut fields = line.splitn(4, |&b| b == b',');
             let (_, Some(prize), Some(layout)) = (fields.next(), fields.next(), fields.next())
             else {
-                return Err(changed.into());
+                return Err(RereadError::Changed);
             };
             let Some(tier) = c.tiers.iter().position(|t| t.as_bytes() == prize) else {
-                return Err(changed.into());
+                return Err(RereadError::Changed);
             };
             let h = hash(layout);
             if !shared[tier].contains(&h) {
@@ -645,10 +662,7 @@ fn exact_duplicates<R: Read>(
                 None => {
                     held += layout.len();
                     if held > MAX_SUSPECT_BYTES {
-                        return Err(format!(
-                            "more than {} MB of distinct layouts share their 64-bit hashes: the block looks made to collide; the duplicates cannot be counted",
-                            MAX_SUSPECT_BYTES >> 20
-                        ));
+                        return Err(RereadError::Collide);
                     }
                     distinct.insert(layout.to_vec(), 1);
                 }
@@ -656,12 +670,12 @@ fn exact_duplicates<R: Read>(
         }
         pending.drain(..at);
         if pending.len() > MAX_LINE {
-            return Err(changed.into());
+            return Err(RereadError::Changed);
         }
     }
     let sha256: [u8; 32] = sha.finalize().into();
     if !pending.is_empty() || bytes != c.bytes || hex::encode(sha256) != c.sha256 {
-        return Err(changed.into());
+        return Err(RereadError::Changed);
     }
     let mut out = vec![0u64; shared.len()];
     for ((tier, _), distinct) in groups {
@@ -725,6 +739,7 @@ mod tests {
             shared.push(set);
         }
         exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), hash)
+            .map_err(|e| e.to_string())
     }
 
     const TICKETS: [(&str, &str); 6] = [
@@ -759,13 +774,17 @@ mod tests {
         let shared = vec![HashSet::from_iter([7u64]), HashSet::default()];
         let mut changed = text.clone().into_bytes();
         changed[text.len() - 2] = b'x';
-        let said = exact_duplicates(&changed[..], &shared, &re_read(&facts), |_| 7).unwrap_err();
+        let said = exact_duplicates(&changed[..], &shared, &re_read(&facts), |_| 7)
+            .unwrap_err()
+            .to_string();
         assert!(
             said.contains("the file changed while it was read"),
             "{said}"
         );
         facts.1 -= 1;
-        let said = exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), |_| 7).unwrap_err();
+        let said = exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), |_| 7)
+            .unwrap_err()
+            .to_string();
         assert!(
             said.contains("the file changed while it was read"),
             "{said}"
