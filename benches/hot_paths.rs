@@ -78,7 +78,7 @@ fn synthesize_and_decode(c: &mut Criterion) {
             })
         });
         // The same tickets as verify reads them: whole lines of block 1 of emission 1.
-        let check = TicketCheck::new(&game, stake, 1, 1).expect("ticket check");
+        let check = TicketCheck::new(&game, stake, 1, 1);
         let prefix = emission_factory::block::id::EmissionId::new(id, stake, 1)
             .block(1)
             .serial_prefix();

@@ -33,22 +33,29 @@ pub fn parse_canonical(text: &str) -> Option<Decimal> {
     (canonical(value) == text).then_some(value)
 }
 
+/// Why a text is not an amount a game definition may state ([`parse_amount`]): the text,
+/// escaped, with the rule it breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AmountError {
+    /// Above [`MAX_AMOUNT_EUROS`], or finer than whole cents.
+    #[error("{0} is out of range: an amount is at most {MAX_AMOUNT_EUROS} €, in whole cents (at most {MAX_AMOUNT_DECIMALS} decimals)")]
+    OutOfRange(String),
+    /// Zero, or not written canonically.
+    #[error("{0} is not a positive canonical amount such as \"0.5\" or \"2\"")]
+    NotPositiveCanonical(String),
+}
+
 /// Parses an amount a game definition states: a positive canonical amount of whole cents, at
-/// most [`MAX_AMOUNT_EUROS`]. The message says which rule the text breaks, quoting it
+/// most [`MAX_AMOUNT_EUROS`]. The error says which rule the text breaks, quoting it
 /// escaped.
-pub fn parse_amount(text: &str) -> Result<Decimal, String> {
+pub fn parse_amount(text: &str) -> Result<Decimal, AmountError> {
     let all_digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     // A plain decimal number, whatever its size.
     let number = match text.split_once('.') {
         Some((whole, fraction)) => all_digits(whole) && all_digits(fraction),
         None => all_digits(text),
     };
-    let out_of_range = || {
-        format!(
-            "{} is out of range: an amount is at most {MAX_AMOUNT_EUROS} €, in whole cents (at most {MAX_AMOUNT_DECIMALS} decimals)",
-            shown(text)
-        )
-    };
+    let out_of_range = || AmountError::OutOfRange(shown(text));
     match parse_canonical(text) {
         Some(value)
             if value > Decimal::from(MAX_AMOUNT_EUROS) || value.scale() > MAX_AMOUNT_DECIMALS =>
@@ -58,10 +65,7 @@ pub fn parse_amount(text: &str) -> Result<Decimal, String> {
         Some(value) if !value.is_zero() => Ok(value),
         // Digits that do not even fit a Decimal.
         None if number && Decimal::from_str(text).is_err() => Err(out_of_range()),
-        _ => Err(format!(
-            "{} is not a positive canonical amount such as \"0.5\" or \"2\"",
-            shown(text)
-        )),
+        _ => Err(AmountError::NotPositiveCanonical(shown(text))),
     }
 }
 
@@ -478,11 +482,13 @@ mod tests {
             ("1.2.3", "not a positive canonical amount"),
             ("", "not a positive canonical amount"),
         ] {
-            let e = parse_amount(text).unwrap_err();
+            let e = parse_amount(text).unwrap_err().to_string();
             assert!(e.contains(needle), "{text}: {e}");
         }
         // What is quoted of the text is escaped and short.
-        let e = parse_amount(&format!("\u{1b}{}", "7".repeat(10_000))).unwrap_err();
+        let e = parse_amount(&format!("\u{1b}{}", "7".repeat(10_000)))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("'\\u{1b}777"), "{e}");
         assert!(e.len() < 300, "{e}");
     }

@@ -8,17 +8,23 @@
 
 use crate::game::{Game, Stake};
 use crate::mechanic::explain::{Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES};
+use crate::mechanic::LayoutError;
 use crate::money::canonical;
 use crate::untrusted::defanged;
 use std::fmt::Write as _;
 
+/// A layout that cannot be drawn: the explainer refused it (the rule it breaks).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid layout: {0}")]
+pub struct PictureError(pub LayoutError);
+
 /// The SVG picture of a layout of this game and stake, titled with the game and stake.
-pub fn ticket_svg(game: &Game, stake: &Stake, layout: &str) -> Result<String, String> {
+pub fn ticket_svg(game: &Game, stake: &Stake, layout: &str) -> Result<String, PictureError> {
     let explanation = stake
         .mechanic
         .explainer()
         .explain(layout)
-        .map_err(|e| format!("invalid layout: {e}"))?;
+        .map_err(PictureError)?;
     Ok(explanation_svg(
         &format!("{} · {} €", game.name, canonical(stake.price)),
         "",

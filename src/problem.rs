@@ -82,7 +82,8 @@ codes! {
     DefinitionInvalid = "definition.invalid",
     /// No definition: the game is not built in and none was given.
     DefinitionUnknown = "definition.unknown",
-    /// The game's mechanic cannot read this stake.
+    /// The game's mechanic cannot read this stake. No longer raised (every mechanic reads
+    /// every stake of a definition that loaded): kept, as codes are stable.
     DefinitionMechanic = "definition.mechanic",
     // The block's place.
     /// The folders holding the block cannot be told.

@@ -11,7 +11,7 @@
 //! [`make`] issues a proof only for a block that verifies whole, from the very bytes the
 //! manifest describes, and checks the proof before handing it out.
 
-use crate::block::id::EmissionKind;
+use crate::block::id::{BlockId, EmissionKind};
 use crate::block::manifest::{
     Manifest, FORMAT as MANIFEST_FORMAT, FORMATS_READ, FORMAT_1, MAX_MANIFEST_BYTES,
 };
@@ -20,7 +20,7 @@ use crate::fs::open::read_at_most;
 use crate::game::{Game, Stake};
 use crate::hash::merkle::leaf_hash;
 use crate::hash::proof::{root_from_path, PathBuilder, MAX_PATH_LEN};
-use crate::money::parse_canonical;
+use crate::money::from_cents;
 use crate::untrusted::{shown, shown_path, tamed};
 use crate::verify::{block_number, check_signed, verify_block, TicketCheck, VerifyOptions};
 use anyhow::{anyhow, bail, Context, Result};
@@ -72,14 +72,25 @@ pub enum Ticket {
     Serial(String),
 }
 
+/// A `--ticket` that names no ticket ([`parse_ticket`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TicketArgError {
+    /// Nothing given.
+    #[error("give a ticket index (from 0) or a serial")]
+    Empty,
+    /// Digits too many for an index (the text).
+    #[error("{0} is not a ticket index (a block holds at most 9 999 999 tickets)")]
+    TooLarge(String),
+}
+
 /// Reads `--ticket`: digits only are an index, anything else a serial.
-pub fn parse_ticket(text: &str) -> Result<Ticket, String> {
+pub fn parse_ticket(text: &str) -> Result<Ticket, TicketArgError> {
     if text.is_empty() {
-        Err("give a ticket index (from 0) or a serial".into())
+        Err(TicketArgError::Empty)
     } else if text.bytes().all(|b| b.is_ascii_digit()) {
-        text.parse().map(Ticket::Index).map_err(|_| {
-            format!("{text} is not a ticket index (a block holds at most 9 999 999 tickets)")
-        })
+        text.parse()
+            .map(Ticket::Index)
+            .map_err(|_| TicketArgError::TooLarge(text.to_string()))
     } else {
         Ok(Ticket::Serial(text.to_string()))
     }
@@ -94,16 +105,10 @@ pub struct Proven {
     pub prize: String,
     /// Its index in the block.
     pub index: u64,
-    /// The game's id.
-    pub game: String,
+    /// Its block (and so the game, stake and emission), as the signed manifest names it.
+    pub id: BlockId,
     /// The game's display name.
     pub game_name: String,
-    /// The stake, canonical euros.
-    pub stake: String,
-    /// The emission's number.
-    pub emission: u32,
-    /// The block's number.
-    pub block: u32,
     /// Tickets in the block.
     pub tickets: u64,
     /// Test or production emission.
@@ -181,18 +186,14 @@ pub fn check(bytes: &[u8], key: &VerifyingKey, game: Option<&Game>) -> Result<Pr
             proof.index, manifest.tickets
         ));
     }
-    match TicketCheck::new(
+    let tickets = TicketCheck::new(
         &game,
         &stake,
         manifest.emission().number(),
         manifest.id.number(),
-    ) {
-        Ok(tickets) => {
-            if let Err(m) = tickets.check(proof.line.as_bytes(), proof.index) {
-                problems.push(format!("line: {m}"));
-            }
-        }
-        Err(m) => problems.push(format!("manifest: {m}")),
+    );
+    if let Err(m) = tickets.check(proof.line.as_bytes(), proof.index) {
+        problems.push(format!("line: {m}"));
     }
 
     // The path from the line's leaf to the signed root.
@@ -228,11 +229,8 @@ pub fn check(bytes: &[u8], key: &VerifyingKey, game: Option<&Game>) -> Result<Pr
         serial: serial.to_string(),
         prize: prize.to_string(),
         index: proof.index,
-        game: manifest.emission().game().to_string(),
+        id: manifest.id.clone(),
         game_name: manifest.game_name.clone(),
-        stake: manifest.emission().stake().to_string(),
-        emission: manifest.emission().number(),
-        block: manifest.id.number(),
         tickets: manifest.tickets,
         kind: manifest.kind(),
     })
@@ -300,8 +298,7 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
         &stake,
         manifest.emission().number(),
         manifest.id.number(),
-    )
-    .map_err(|m| anyhow!("{name}: {m}"))?;
+    );
     let (line, leaf_path) = read_path(csv, &manifest, index, tickets.max_line())?;
     let proof = TicketProof {
         format: FORMAT.to_string(),
@@ -381,49 +378,85 @@ fn read_path(
     Ok((line, path))
 }
 
+/// Why a manifest's block cannot be checked with the definition at hand ([`manifest_game`]).
+#[derive(Debug, thiserror::Error)]
+enum ManifestGameError {
+    /// A manifest format this program does not read.
+    #[error("format {0} is not one this program reads (it reads formats {FORMAT_1} to {MANIFEST_FORMAT})")]
+    Format(u32),
+    /// No definition given, and the game is not built in.
+    #[error("{0}; give --game with its definition")]
+    Unknown(crate::game::GameError),
+    /// The definition given is of another game.
+    #[error("the manifest is for game {manifest}, the definition given is '{given}'")]
+    OtherGame {
+        /// The manifest's game, escaped.
+        manifest: String,
+        /// The given definition's game.
+        given: String,
+    },
+    /// The definition is not the one the manifest names.
+    #[error("game_definition_sha256 {manifest} is not the SHA-256 of the definition checked against ({definition}, {sha256}); give --game with the definition used")]
+    Definition {
+        /// The manifest's `game_definition_sha256`, escaped.
+        manifest: String,
+        /// Where the definition came from.
+        definition: String,
+        /// Its SHA-256.
+        sha256: String,
+    },
+    /// The definition has no such stake.
+    #[error("{0}")]
+    Stake(crate::game::GameError),
+    /// The manifest's ticket count is not the definition's block size.
+    #[error("the manifest says {tickets} tickets, a block of {game} holds {block_size}")]
+    BlockSize {
+        /// The manifest's tickets.
+        tickets: u64,
+        /// The game.
+        game: String,
+        /// Its block size.
+        block_size: u64,
+    },
+}
+
 /// The game and stake a manifest names: its built-in definition, or `given` (whose id and
 /// SHA-256 must be the manifest's: a proof decoded by another definition proves nothing).
-fn manifest_game(manifest: &Manifest, given: Option<&Game>) -> Result<(Game, Stake), String> {
+fn manifest_game(
+    manifest: &Manifest,
+    given: Option<&Game>,
+) -> Result<(Game, Stake), ManifestGameError> {
     if !FORMATS_READ.contains(&manifest.format) {
-        return Err(format!(
-            "format {} is not one this program reads (it reads formats {FORMAT_1} to {MANIFEST_FORMAT})",
-            manifest.format
-        ));
+        return Err(ManifestGameError::Format(manifest.format));
     }
     let game = match given {
         Some(g) => g.clone(),
-        None => Game::builtin(manifest.emission().game())
-            .map_err(|e| format!("{e}; give --game with its definition"))?,
+        None => Game::builtin(manifest.emission().game()).map_err(ManifestGameError::Unknown)?,
     };
     if game.id != manifest.emission().game() {
-        return Err(format!(
-            "the manifest is for game {}, the definition given is '{}'",
-            shown(manifest.emission().game()),
-            game.id
-        ));
+        return Err(ManifestGameError::OtherGame {
+            manifest: shown(manifest.emission().game()),
+            given: game.id.clone(),
+        });
     }
     if hex::encode(game.sha256) != manifest.game_definition_sha256 {
-        return Err(format!(
-            "game_definition_sha256 {} is not the SHA-256 of the definition checked against ({}, {}); give --game with the definition used",
-            shown(&manifest.game_definition_sha256),
-            game.source,
-            hex::encode(game.sha256)
-        ));
+        return Err(ManifestGameError::Definition {
+            manifest: shown(&manifest.game_definition_sha256),
+            definition: game.source.clone(),
+            sha256: hex::encode(game.sha256),
+        });
     }
-    let stake = parse_canonical(manifest.emission().stake())
-        .ok_or_else(|| {
-            format!(
-                "stake {} is not a canonical amount",
-                shown(manifest.emission().stake())
-            )
-        })
-        .and_then(|p| game.stake(p).map_err(|e| e.to_string()))?
+    // The manifest's stake is canonical, in whole cents (its EmissionId).
+    let stake = game
+        .stake(from_cents(manifest.emission().stake_cents()))
+        .map_err(ManifestGameError::Stake)?
         .clone();
     if manifest.tickets != game.block_size {
-        return Err(format!(
-            "the manifest says {} tickets, a block of {} holds {}",
-            manifest.tickets, game.id, game.block_size
-        ));
+        return Err(ManifestGameError::BlockSize {
+            tickets: manifest.tickets,
+            game: game.id.clone(),
+            block_size: game.block_size,
+        });
     }
     Ok((game, stake))
 }
@@ -438,23 +471,33 @@ fn ticket_hash(line: &[u8]) -> [u8; 32] {
     Sha256::digest(hashed).into()
 }
 
+/// An audit path that is not one ([`audit_path`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// More hashes than the deepest tree has levels.
+    #[error("{0} hashes, more than the {MAX_PATH_LEN} of the deepest tree")]
+    TooLong(usize),
+    /// A hash (its place from 1, and its text escaped) is not 64 lowercase hex digits.
+    #[error("hash {place} ({text}) is not 64 lowercase hex digits")]
+    Hash {
+        /// Its place in the path, from 1.
+        place: usize,
+        /// The text, escaped.
+        text: String,
+    },
+}
+
 /// The audit path's hashes: at most [`MAX_PATH_LEN`], each 64 lowercase hex digits.
-fn audit_path(path: &[String]) -> Result<Vec<[u8; 32]>, String> {
+fn audit_path(path: &[String]) -> Result<Vec<[u8; 32]>, PathError> {
     if path.len() > MAX_PATH_LEN {
-        return Err(format!(
-            "{} hashes, more than the {MAX_PATH_LEN} of the deepest tree",
-            path.len()
-        ));
+        return Err(PathError::TooLong(path.len()));
     }
     path.iter()
         .enumerate()
         .map(|(i, h)| {
-            hex_bytes::<32>(h).ok_or_else(|| {
-                format!(
-                    "hash {} ({}) is not 64 lowercase hex digits",
-                    i + 1,
-                    shown(h)
-                )
+            hex_bytes::<32>(h).ok_or_else(|| PathError::Hash {
+                place: i + 1,
+                text: shown(h),
             })
         })
         .collect()

@@ -179,18 +179,19 @@ pub fn emission_name(game: &str, stake: &str, number: u32) -> String {
     }
 }
 
+/// A text an operator gave as an emission that is not one ([`EmissionId`]'s `from_str`): the
+/// text, escaped and cut.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not an emission: give GAME/STAKE/eNNNN, e.g. ruche-or/2/e0001")]
+pub struct NotAnEmission(pub String);
+
 /// `GAME/STAKE/eNNNN` as an operator gives it (`ruche-or/2/e0001`), the stake canonical as
 /// folders write it: the emission's number is at least 1.
 impl std::str::FromStr for EmissionId {
-    type Err = String;
+    type Err = NotAnEmission;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || {
-            format!(
-                "'{}' is not an emission: give GAME/STAKE/eNNNN, e.g. ruche-or/2/e0001",
-                shown_text(text, SHOWN_CHARS)
-            )
-        };
+    fn from_str(text: &str) -> Result<Self, NotAnEmission> {
+        let bad = || NotAnEmission(shown_text(text, SHOWN_CHARS));
         let mut parts = text.split('/');
         let (Some(game), Some(stake), Some(number), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
@@ -343,7 +344,7 @@ mod tests {
             "a/b/c/d",
             "ruche-or/2/e99999999999",
         ] {
-            let e = bad.parse::<EmissionId>().unwrap_err();
+            let e = bad.parse::<EmissionId>().unwrap_err().to_string();
             assert!(e.contains("is not an emission"), "{bad}: {e}");
         }
     }

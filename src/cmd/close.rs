@@ -80,11 +80,9 @@ pub(super) fn run_close(args: CloseArgs) -> Result<Exit> {
     if !args.quiet {
         let r = &closed.reconciliation;
         outln!(
-            "{} {}/{}/e{:04} at {}: {} of {} tickets sold, {} unsold; paid {} €, {} € unsold; top prize {} €: {} unsold; payout {}\nFinal reconciliation: {} (SHA-256 {}) and its .sig; {}",
+            "{} {} at {}: {} of {} tickets sold, {} unsold; paid {} €, {} € unsold; top prize {} €: {} unsold; payout {}\nFinal reconciliation: {} (SHA-256 {}) and its .sig; {}",
             if closed.already { "ALREADY CLOSED" } else { "CLOSED" },
-            r.game,
-            r.stake,
-            r.emission,
+            r.id,
             r.closed,
             r.sold,
             r.tickets,

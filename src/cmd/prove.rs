@@ -121,11 +121,11 @@ pub(super) fn run_verify(args: VerifyProofArgs) -> Result<Exit> {
                 shown_text(&p.serial, SHOWN_CHARS),
                 p.index,
                 shown_text(&p.prize, SHOWN_CHARS),
-                p.block,
-                p.emission,
+                p.id.number(),
+                p.id.emission().number(),
                 shown_text(&p.game_name, SHOWN_CHARS),
-                shown_text(&p.game, SHOWN_CHARS),
-                shown_text(&p.stake, SHOWN_CHARS)
+                p.id.emission().game(),
+                p.id.emission().stake()
             )?;
             if p.kind == emission_factory::block::id::EmissionKind::Test {
                 outln!("        TEST emission: its seed was given or kept in clear; not for sale")?;

@@ -90,19 +90,21 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
             .iter()
             .filter(|b| b.verified)
             .filter_map(|b| {
+                let emission = b.id()?.emission();
                 let game = match &options.game {
                     Some(g) => g.clone(),
-                    None => Game::builtin(&b.game).ok()?,
+                    None => Game::builtin(emission.game()).ok()?,
                 };
                 let stake = game
-                    .stake(emission_factory::money::parse_canonical(&b.stake)?)
+                    .stake(emission_factory::money::from_cents(emission.stake_cents()))
                     .ok()?
                     .clone();
-                Some(((b.game.clone(), b.stake.clone()), (game, stake)))
+                Some(((b.game().to_string(), b.stake().to_string()), (game, stake)))
             })
             .collect();
         let page = html::render(&made, &|block, layout| {
-            let (game, stake) = games.get(&(block.game.clone(), block.stake.clone()))?;
+            let (game, stake) =
+                games.get(&(block.game().to_string(), block.stake().to_string()))?;
             emission_factory::picture::ticket_svg(game, stake, layout).ok()
         });
         path.write(page.as_bytes(), args.force, "--html")?;

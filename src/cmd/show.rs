@@ -52,8 +52,7 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
         stake,
         manifest.emission().number(),
         manifest.id.number(),
-    )
-    .map_err(|m| anyhow::anyhow!("{name}: {m}"))?;
+    );
     // The game and stake were checked against the definition: the prefix is the block's.
     let prefix = manifest.id.serial_prefix();
     let count = manifest.tickets.min(game.block_size);

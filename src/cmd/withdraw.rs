@@ -40,11 +40,9 @@ pub(super) fn run(args: WithdrawArgs) -> Result<Exit> {
     if !args.quiet {
         let w = &written.found.withdrawal;
         outln!(
-            "WITHDRAWN {} of {}/{}/e{:04}: {} (SHA-256 {}), signed and logged; reason: {}\nRun `emission-factory load` on {} to apply it in the game server's database.",
+            "WITHDRAWN {} of {}: {} (SHA-256 {}), signed and logged; reason: {}\nRun `emission-factory load` on {} to apply it in the game server's database.",
             w.what(),
-            shown_text(&w.game, 80),
-            w.stake,
-            w.emission,
+            w.id,
             shown_path(&written.found.path),
             written.found.sha256,
             shown_text(&w.reason, 1000),

@@ -231,7 +231,7 @@ pub enum CustodyError {
         /// Public key.
         recipient: String,
         /// What age said.
-        reason: String,
+        reason: super::SealError,
     },
     /// The shares just made did not give the seed back (a bug: nothing was written).
     #[error(

@@ -17,6 +17,7 @@
 mod error;
 pub mod shamir;
 mod share_file;
+pub use share_file::SealError;
 
 pub use age::x25519::Recipient;
 pub use error::CustodyError;

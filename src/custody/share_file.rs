@@ -80,25 +80,39 @@ pub(super) struct KnownIdentity {
     pub public: String,
 }
 
+/// Why a share could not be sealed ([`seal`]): what serde or age said.
+#[derive(Debug, thiserror::Error)]
+pub enum SealError {
+    /// The payload could not be written as JSON.
+    #[error("{0}")]
+    Payload(serde_json::Error),
+    /// age refused the recipient.
+    #[error("{0}")]
+    Recipient(Box<age::EncryptError>),
+    /// Encrypting or armoring failed.
+    #[error("{0}")]
+    Write(std::io::Error),
+}
+
 /// Serializes `payload` and encrypts it to `recipient`, armored.
-pub(super) fn seal(payload: &Payload, recipient: &Recipient) -> Result<Vec<u8>, String> {
+pub(super) fn seal(payload: &Payload, recipient: &Recipient) -> Result<Vec<u8>, SealError> {
     // Reserved up front so that the buffer holding the plaintext never reallocates (which
     // would leave a copy behind that is not zeroized).
     let mut plain = Zeroizing::new(Vec::with_capacity(MAX_PAYLOAD_BYTES as usize));
-    serde_json::to_writer_pretty(&mut *plain, payload).map_err(|e| e.to_string())?;
+    serde_json::to_writer_pretty(&mut *plain, payload).map_err(SealError::Payload)?;
     plain.push(b'\n');
     let encryptor =
         age::Encryptor::with_recipients(std::iter::once(recipient as &dyn age::Recipient))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| SealError::Recipient(Box::new(e)))?;
     let mut out = Vec::with_capacity(1024);
     let armor =
-        ArmoredWriter::wrap_output(&mut out, Format::AsciiArmor).map_err(|e| e.to_string())?;
-    let mut writer = encryptor.wrap_output(armor).map_err(|e| e.to_string())?;
-    writer.write_all(&plain).map_err(|e| e.to_string())?;
+        ArmoredWriter::wrap_output(&mut out, Format::AsciiArmor).map_err(SealError::Write)?;
+    let mut writer = encryptor.wrap_output(armor).map_err(SealError::Write)?;
+    writer.write_all(&plain).map_err(SealError::Write)?;
     writer
         .finish()
         .and_then(|armor| armor.finish())
-        .map_err(|e| e.to_string())?;
+        .map_err(SealError::Write)?;
     Ok(out)
 }
 

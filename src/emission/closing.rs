@@ -12,6 +12,7 @@
 //! closing whose file is missing fails, as one recording a seal does; so does a file that the
 //! log does not record.
 
+use crate::block::id::{EmissionId, FieldError};
 use crate::block::manifest::Manifest;
 use crate::emission::log::{self, Chain};
 use crate::emission::record::Record;
@@ -79,19 +80,18 @@ pub struct ClosedWithdrawal {
 }
 
 /// The signed final reconciliation of a closed emission (FORMAT.md, "Closing reconciliation").
+/// Its emission is one [`EmissionId`], checked at reading (a `game` that is no game id, a
+/// `stake` that is not a canonical price, are refused, naming the field); on disk the fields
+/// are those of [`ReconciliationWire`], in its order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "ReconciliationWire", into = "ReconciliationWire")]
 pub struct Reconciliation {
     /// Always [`RECONCILIATION_FORMAT`].
     pub format: u32,
-    /// Game id.
-    pub game: String,
+    /// The emission (fields `game`, `stake` and `emission`).
+    pub id: EmissionId,
     /// Game name.
     pub game_name: String,
-    /// Canonical stake.
-    pub stake: String,
-    /// Emission number.
-    pub emission: u32,
     /// `test` or `production`.
     pub kind: String,
     /// SHA-256 of the seed.
@@ -124,6 +124,89 @@ pub struct Reconciliation {
     pub payout: Option<String>,
     /// Program that wrote it.
     pub generator: String,
+}
+
+/// A reconciliation as it is written: its fields in their order, the emission's loose.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReconciliationWire {
+    format: u32,
+    game: String,
+    game_name: String,
+    stake: String,
+    emission: u32,
+    kind: String,
+    seed_sha256: String,
+    public_key_sha256: String,
+    closed: String,
+    blocks: Vec<ClosedBlock>,
+    withdrawals: Vec<ClosedWithdrawal>,
+    tiers: Vec<ClosedTier>,
+    tickets: u64,
+    sold: u64,
+    unsold: u64,
+    paid: String,
+    remaining: String,
+    top_prize: String,
+    top_prizes_unsold: u64,
+    payout: Option<String>,
+    generator: String,
+}
+
+impl TryFrom<ReconciliationWire> for Reconciliation {
+    type Error = FieldError;
+
+    fn try_from(w: ReconciliationWire) -> Result<Reconciliation, FieldError> {
+        Ok(Reconciliation {
+            format: w.format,
+            id: EmissionId::of_fields(&w.game, &w.stake, w.emission)?,
+            game_name: w.game_name,
+            kind: w.kind,
+            seed_sha256: w.seed_sha256,
+            public_key_sha256: w.public_key_sha256,
+            closed: w.closed,
+            blocks: w.blocks,
+            withdrawals: w.withdrawals,
+            tiers: w.tiers,
+            tickets: w.tickets,
+            sold: w.sold,
+            unsold: w.unsold,
+            paid: w.paid,
+            remaining: w.remaining,
+            top_prize: w.top_prize,
+            top_prizes_unsold: w.top_prizes_unsold,
+            payout: w.payout,
+            generator: w.generator,
+        })
+    }
+}
+
+impl From<Reconciliation> for ReconciliationWire {
+    fn from(r: Reconciliation) -> ReconciliationWire {
+        ReconciliationWire {
+            format: r.format,
+            game: r.id.game().to_string(),
+            game_name: r.game_name,
+            stake: r.id.stake().to_string(),
+            emission: r.id.number(),
+            kind: r.kind,
+            seed_sha256: r.seed_sha256,
+            public_key_sha256: r.public_key_sha256,
+            closed: r.closed,
+            blocks: r.blocks,
+            withdrawals: r.withdrawals,
+            tiers: r.tiers,
+            tickets: r.tickets,
+            sold: r.sold,
+            unsold: r.unsold,
+            paid: r.paid,
+            remaining: r.remaining,
+            top_prize: r.top_prize,
+            top_prizes_unsold: r.top_prizes_unsold,
+            payout: r.payout,
+            generator: r.generator,
+        }
+    }
 }
 
 impl Reconciliation {
@@ -259,12 +342,12 @@ pub fn check_numbers(
             ));
         }
     };
-    differ("game", &r.game, record.id.game());
+    differ("game", r.id.game(), record.id.game());
     differ("game_name", &r.game_name, &record.game_name);
-    differ("stake", &r.stake, record.id.stake());
+    differ("stake", r.id.stake(), record.id.stake());
     differ(
         "emission",
-        &r.emission.to_string(),
+        &r.id.number().to_string(),
         &record.id.number().to_string(),
     );
     differ("kind", &r.kind, record.kind.as_str());
@@ -493,4 +576,68 @@ pub fn check_numbers(
         ));
     }
     wrong
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reconciliation_keeps_its_fields_and_bytes_and_refuses_an_id_no_definition_could_give() {
+        let r = Reconciliation {
+            format: RECONCILIATION_FORMAT,
+            id: "ruche-or/0.5/e0003".parse().unwrap(),
+            game_name: "La ruche d'or".into(),
+            kind: "test".into(),
+            seed_sha256: "11".repeat(32),
+            public_key_sha256: "22".repeat(32),
+            closed: "2026-01-01T00:00:00Z".into(),
+            blocks: vec![ClosedBlock {
+                block: 1,
+                manifest_sha256: "33".repeat(32),
+                tickets: 2,
+                sold: 1,
+                unsold: 1,
+                withdrawn: false,
+            }],
+            withdrawals: Vec::new(),
+            tiers: Vec::new(),
+            tickets: 2,
+            sold: 1,
+            unsold: 1,
+            paid: "0".into(),
+            remaining: "0".into(),
+            top_prize: "0".into(),
+            top_prizes_unsold: 0,
+            payout: None,
+            generator: "emission-factory 0.1.0 (generator 3)".into(),
+        };
+        let bytes = r.to_bytes();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        // The emission's fields stay where they were, loose, the game's name between them.
+        assert!(
+            text.starts_with("{\n  \"format\": 1,\n  \"game\": \"ruche-or\",\n  \"game_name\": \"La ruche d'or\",\n  \"stake\": \"0.5\",\n  \"emission\": 3,\n  \"kind\": \"test\",\n"),
+            "{text}"
+        );
+        let again: Reconciliation = parse_strict(&bytes, Layout::Pretty).unwrap();
+        assert_eq!(again, r);
+        assert_eq!(again.to_bytes(), bytes);
+        for (from, to, said) in [
+            (
+                "\"game\": \"ruche-or\"",
+                "\"game\": \"../x\"",
+                "game \\'../x\\' is not a game id",
+            ),
+            (
+                "\"stake\": \"0.5\"",
+                "\"stake\": \"0.50\"",
+                "stake \\'0.50\\' is not a canonical amount",
+            ),
+        ] {
+            let bad = text.replace(from, to);
+            assert_ne!(bad, text);
+            let e = parse_strict::<Reconciliation>(bad.as_bytes(), Layout::Pretty).unwrap_err();
+            assert!(e.to_string().contains(said), "{e}");
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! later run (a resume, another block range, another machine) checks it and refuses to go on
 //! when its seed, key, game definition or generator differs.
 
-use crate::block::id::{EmissionId, EmissionKind};
+use crate::block::id::{EmissionId, EmissionKind, FieldError};
 use crate::emission::{read_signed, write_signed};
 use crate::json::{parse_strict, Layout};
 use anyhow::{anyhow, bail, Result};
@@ -74,6 +74,40 @@ pub struct UsedShare {
     pub file_sha256: String,
 }
 
+/// Why the shares a run rebuilt its seed from are not shares of the recorded set
+/// ([`Custody::admits`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CustodyMismatch {
+    /// Another share set (its id, k or n differ).
+    #[error("the shares given are of share set {given_set} ({given_threshold} of {given_shares}), but the emission's signed record names share set {set} ({threshold} of {shares}): they were not made by this emission's ceremony")]
+    ShareSet {
+        /// The set id of the shares given.
+        given_set: String,
+        /// Their k.
+        given_threshold: u32,
+        /// Their n.
+        given_shares: u32,
+        /// The recorded set id.
+        set: String,
+        /// The recorded k.
+        threshold: u32,
+        /// The recorded n.
+        shares: u32,
+    },
+    /// A share used is none of the set's files.
+    #[error("share {index} of {shares} ({file}, file SHA-256 {file_sha256}) is not one of the share files the emission's signed record lists: it was not made by this emission's ceremony")]
+    UnknownShare {
+        /// The share's index.
+        index: u32,
+        /// The recorded n.
+        shares: u32,
+        /// The share file's name, escaped.
+        file: String,
+        /// SHA-256 of the share file.
+        file_sha256: String,
+    },
+}
+
 impl Custody {
     /// The record of a share set the ceremony made: all n files, each with its custodian's
     /// `label` (`labels[i]` for share i + 1; "" where none).
@@ -108,15 +142,19 @@ impl Custody {
     /// [`Custody::from_info`]) are shares of this recorded set: the same set id, k and n, and
     /// every share used one of the set's files (index, recipient and file SHA-256). A record
     /// made before the ceremony listed its files is checked on the set id, k and n only.
-    pub fn admits(&self, rebuilt: &Custody) -> Result<(), String> {
+    pub fn admits(&self, rebuilt: &Custody) -> Result<(), CustodyMismatch> {
         if self.share_set != rebuilt.share_set
             || self.threshold != rebuilt.threshold
             || self.shares != rebuilt.shares
         {
-            return Err(format!(
-                "the shares given are of share set {} ({} of {}), but the emission's signed record names share set {} ({} of {}): they were not made by this emission's ceremony",
-                rebuilt.share_set, rebuilt.threshold, rebuilt.shares, self.share_set, self.threshold, self.shares
-            ));
+            return Err(CustodyMismatch::ShareSet {
+                given_set: rebuilt.share_set.clone(),
+                given_threshold: rebuilt.threshold,
+                given_shares: rebuilt.shares,
+                set: self.share_set.clone(),
+                threshold: self.threshold,
+                shares: self.shares,
+            });
         }
         if self.files.is_empty() {
             return Ok(());
@@ -128,13 +166,12 @@ impl Custody {
                     && f.file_sha256 == used.file_sha256
             });
             if !known {
-                return Err(format!(
-                    "share {} of {} ({}, file SHA-256 {}) is not one of the share files the emission's signed record lists: it was not made by this emission's ceremony",
-                    used.index,
-                    self.shares,
-                    crate::untrusted::shown(&used.file),
-                    used.file_sha256
-                ));
+                return Err(CustodyMismatch::UnknownShare {
+                    index: used.index,
+                    shares: self.shares,
+                    file: crate::untrusted::shown(&used.file),
+                    file_sha256: used.file_sha256.clone(),
+                });
             }
         }
         Ok(())
@@ -254,10 +291,10 @@ struct RecordWire {
 }
 
 impl TryFrom<RecordWire> for Record {
-    type Error = String;
+    type Error = FieldError;
 
-    fn try_from(w: RecordWire) -> Result<Record, String> {
-        let id = EmissionId::of_fields(&w.game, &w.stake, w.emission).map_err(|e| e.to_string())?;
+    fn try_from(w: RecordWire) -> Result<Record, FieldError> {
+        let id = EmissionId::of_fields(&w.game, &w.stake, w.emission)?;
         Ok(Record {
             format: w.format,
             id,

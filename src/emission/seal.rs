@@ -7,7 +7,7 @@
 //! [`check_folder`] is what `verify` runs on an emission folder: the record, every manifest
 //! against it, the log's chain, and the seal against the blocks on disk.
 
-use crate::block::id::EmissionId;
+use crate::block::id::{EmissionId, FieldError};
 use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
 use crate::emission::log::{self, Chain};
 use crate::emission::record::{self, Record, RECORD_FILE};
@@ -134,10 +134,10 @@ struct SealWire {
 }
 
 impl TryFrom<SealWire> for Seal {
-    type Error = String;
+    type Error = FieldError;
 
-    fn try_from(w: SealWire) -> Result<Seal, String> {
-        let id = EmissionId::of_fields(&w.game, &w.stake, w.emission).map_err(|e| e.to_string())?;
+    fn try_from(w: SealWire) -> Result<Seal, FieldError> {
+        let id = EmissionId::of_fields(&w.game, &w.stake, w.emission)?;
         Ok(Seal {
             format: w.format,
             id,

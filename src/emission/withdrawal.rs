@@ -9,7 +9,7 @@
 //! fingerprint: a record of another emission, or one that does not verify with the key the
 //! loader trusts, is refused and changes nothing ([`check_for`]).
 
-use crate::block::id::{emission_name, EmissionId};
+use crate::block::id::{BlockId, EmissionId, FieldError};
 use crate::emission::lock::LockFile;
 use crate::emission::log::{self, Entry};
 use crate::emission::read_bounded;
@@ -31,27 +31,25 @@ pub const MAX_REASON_CHARS: usize = 1000;
 /// Most records an emission folder may hold.
 pub const MAX_WITHDRAWALS: u32 = 9999;
 
-/// A withdrawal record.
+/// A withdrawal record. Its emission is one [`EmissionId`], checked at reading (a `game` that
+/// is no game id, a `stake` that is not a canonical price, are refused, naming the field); on
+/// disk the fields are those of [`WithdrawalWire`], in its order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "WithdrawalWire", into = "WithdrawalWire")]
 pub struct Withdrawal {
     /// Always [`WITHDRAWAL_FORMAT`].
     pub format: u32,
     /// Its number in the emission folder (the `NNNN` of its file name).
     pub number: u32,
-    /// Game id.
-    pub game: String,
-    /// Canonical stake.
-    pub stake: String,
-    /// Emission number.
-    pub emission: u32,
+    /// The emission (fields `game`, `stake` and `emission`).
+    pub id: EmissionId,
     /// SHA-256 of the emission record's bytes.
     pub record_sha256: String,
     /// SHA-256 of the seed (the emission's commitment).
     pub seed_sha256: String,
     /// SHA-256 of the emission's public key (SPKI DER).
     pub public_key_sha256: String,
-    /// The block withdrawn, or `None` (JSON `null`): the whole emission.
+    /// The block of the emission withdrawn, or `None` (JSON `null`): the whole emission.
     pub block: Option<u32>,
     /// Why, as the operator wrote it.
     pub reason: String,
@@ -63,6 +61,68 @@ pub struct Withdrawal {
     pub host: String,
     /// Program that wrote it.
     pub generator: String,
+}
+
+/// A withdrawal record as it is written: its fields in their order, the emission's loose.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WithdrawalWire {
+    format: u32,
+    number: u32,
+    game: String,
+    stake: String,
+    emission: u32,
+    record_sha256: String,
+    seed_sha256: String,
+    public_key_sha256: String,
+    block: Option<u32>,
+    reason: String,
+    time: String,
+    user: String,
+    host: String,
+    generator: String,
+}
+
+impl TryFrom<WithdrawalWire> for Withdrawal {
+    type Error = FieldError;
+
+    fn try_from(w: WithdrawalWire) -> Result<Withdrawal, FieldError> {
+        Ok(Withdrawal {
+            format: w.format,
+            number: w.number,
+            id: EmissionId::of_fields(&w.game, &w.stake, w.emission)?,
+            record_sha256: w.record_sha256,
+            seed_sha256: w.seed_sha256,
+            public_key_sha256: w.public_key_sha256,
+            block: w.block,
+            reason: w.reason,
+            time: w.time,
+            user: w.user,
+            host: w.host,
+            generator: w.generator,
+        })
+    }
+}
+
+impl From<Withdrawal> for WithdrawalWire {
+    fn from(w: Withdrawal) -> WithdrawalWire {
+        WithdrawalWire {
+            format: w.format,
+            number: w.number,
+            game: w.id.game().to_string(),
+            stake: w.id.stake().to_string(),
+            emission: w.id.number(),
+            record_sha256: w.record_sha256,
+            seed_sha256: w.seed_sha256,
+            public_key_sha256: w.public_key_sha256,
+            block: w.block,
+            reason: w.reason,
+            time: w.time,
+            user: w.user,
+            host: w.host,
+            generator: w.generator,
+        }
+    }
 }
 
 impl Withdrawal {
@@ -77,6 +137,11 @@ impl Withdrawal {
             Some(b) => format!("block {b}"),
             None => "the whole emission".into(),
         }
+    }
+
+    /// The block withdrawn, or `None`: the whole emission.
+    pub fn block_id(&self) -> Option<BlockId> {
+        self.block.map(|b| self.id.block(b))
     }
 }
 
@@ -184,9 +249,7 @@ pub fn withdraw(
     let withdrawal = Withdrawal {
         format: WITHDRAWAL_FORMAT,
         number,
-        game: rec.id.game().to_string(),
-        stake: rec.id.stake().to_string(),
-        emission: rec.id.number(),
+        id: rec.id.clone(),
         record_sha256: hex::encode(Sha256::digest(&rec_bytes)),
         seed_sha256: rec.seed_sha256.clone(),
         public_key_sha256: rec.public_key_sha256.clone(),
@@ -347,11 +410,11 @@ pub fn check_for(found: &Found, binding: &RecordBinding<'_>) -> Result<()> {
             ));
         }
     };
-    differ("game", &w.game, id.game());
-    differ("stake", &w.stake, id.stake());
+    differ("game", w.id.game(), id.game());
+    differ("stake", w.id.stake(), id.stake());
     differ(
         "emission",
-        &w.emission.to_string(),
+        &w.id.number().to_string(),
         &id.number().to_string(),
     );
     differ("seed_sha256", &w.seed_sha256, binding.seed_sha256);
@@ -369,7 +432,7 @@ pub fn check_for(found: &Found, binding: &RecordBinding<'_>) -> Result<()> {
     bail!(
         "{}: this withdrawal record (of {}) is not of the emission {id} whose folder holds it ({}); it is refused and nothing was applied: move it to its own emission's folder",
         found.path.display(),
-        emission_name(&w.game, &w.stake, w.emission),
+        w.id,
         differences.join("; ")
     )
 }
@@ -387,6 +450,71 @@ mod tests {
         assert_eq!(number_of("withdrawal-0001.json.sig"), None);
         assert_eq!(number_of("withdrawal-00a1.json"), None);
         assert_eq!(file_name(7), "withdrawal-0007.json");
+    }
+
+    #[test]
+    fn a_withdrawal_keeps_its_fields_and_bytes_and_refuses_an_id_no_definition_could_give() {
+        let withdrawal = Withdrawal {
+            format: WITHDRAWAL_FORMAT,
+            number: 2,
+            id: "ruche-or/0.5/e0003".parse().unwrap(),
+            record_sha256: "11".repeat(32),
+            seed_sha256: "22".repeat(32),
+            public_key_sha256: "33".repeat(32),
+            block: Some(4),
+            reason: "misprint".into(),
+            time: "2026-01-01T00:00:00Z".into(),
+            user: "op".into(),
+            host: "h".into(),
+            generator: "emission-factory 0.1.0 (generator 3)".into(),
+        };
+        let bytes = withdrawal.to_bytes();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        // The emission's fields stay where they were, loose.
+        assert!(
+            text.starts_with("{\n  \"format\": 1,\n  \"number\": 2,\n  \"game\": \"ruche-or\",\n  \"stake\": \"0.5\",\n  \"emission\": 3,\n  \"record_sha256\": \"")
+                && text.contains("\"block\": 4,\n  \"reason\": \"misprint\","),
+            "{text}"
+        );
+        let again: Withdrawal = parse_strict(&bytes, Layout::Pretty).unwrap();
+        assert_eq!(again, withdrawal);
+        assert_eq!(again.to_bytes(), bytes);
+        assert_eq!(
+            again.block_id().map(|b| b.to_string()),
+            Some("ruche-or/0.5/e0003 block 00004".to_string())
+        );
+        let key = crate::block::keys::generate().unwrap();
+        for (from, to, said) in [
+            (
+                "\"game\": \"ruche-or\"",
+                "\"game\": \"../x\"",
+                "game \\'../x\\' is not a game id",
+            ),
+            (
+                "\"stake\": \"0.5\"",
+                "\"stake\": \"0.50\"",
+                "stake \\'0.50\\' is not a canonical amount",
+            ),
+        ] {
+            let bad = text.replace(from, to);
+            assert_ne!(bad, text);
+            let e = parse_strict::<Withdrawal>(bad.as_bytes(), Layout::Pretty).unwrap_err();
+            assert!(e.to_string().contains(said), "{e}");
+            // Signed or not, the record is refused as it is read.
+            let signature = crate::block::keys::sign(&key, bad.as_bytes()).to_vec();
+            let e = parse(
+                Path::new("withdrawal-0002.json"),
+                bad.into_bytes(),
+                signature,
+                &key.verifying_key(),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("not a withdrawal record") && e.contains(said),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -306,7 +306,7 @@ impl Game {
         let mut seen = BTreeSet::new();
         for (si, rs) in raw.stakes.iter().enumerate() {
             let price = parse_amount(&rs.price)
-                .map_err(|message| invalid(format!("stakes[{si}].price"), message))?;
+                .map_err(|message| invalid(format!("stakes[{si}].price"), message.to_string()))?;
             let where_ = format!("stakes[price={}]", canonical(price));
             let Some(price_cents) = cents(price) else {
                 return Err(invalid(

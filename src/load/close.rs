@@ -371,10 +371,8 @@ fn close_in_database(
     let (top_prize, top_prizes_unsold) = crate::emission::closing::top_prize(&tiers);
     let reconciliation = Reconciliation {
         format: RECONCILIATION_FORMAT,
-        game: name.game().to_string(),
+        id: name.clone(),
         game_name,
-        stake: canonical(stake),
-        emission: name.number(),
         kind,
         seed_sha256,
         public_key_sha256,
@@ -452,8 +450,9 @@ pub struct RemainingTier {
 /// The outcome-blind count of an emission's prizes (FORMAT.md, "prizes-remaining").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Remaining {
-    /// `game/stake/eNNNN`.
-    pub emission: String,
+    /// The emission, written `game/stake/eNNNN`.
+    #[serde(serialize_with = "as_text")]
+    pub emission: EmissionId,
     /// The game's name.
     pub game_name: String,
     /// `on sale`, `closed` or `withdrawn`.
@@ -462,6 +461,11 @@ pub struct Remaining {
     pub as_of: String,
     /// Per tier, highest prize first (losing tickets left out).
     pub tiers: Vec<RemainingTier>,
+}
+
+/// An emission written as its name, `game/stake/eNNNN`.
+fn as_text<S: serde::Serializer>(id: &EmissionId, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(id)
 }
 
 /// Counts the prizes remaining of `name`: per tier, the original count and how many can
@@ -504,7 +508,7 @@ pub fn prizes_remaining(client: &mut Client, name: &EmissionId) -> Result<Remain
     }
     tx.commit().map_err(db("ending the transaction", READER))?;
     Ok(Remaining {
-        emission: show_name(name),
+        emission: name.clone(),
         game_name,
         status,
         as_of: status_row.get(2),

@@ -13,17 +13,64 @@ use super::explain::{Explain, Features};
 use super::Decoder;
 use crate::untrusted::shown;
 
+/// How a fast reading of a layout disagrees with its referee: the layout (escaped, as
+/// `layout`) and the two verdicts, as `{:?}` writes them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Disagreement {
+    /// `decode_cents` against `decode`.
+    #[error("{layout}: decode says {decode}, decode_cents {decode_cents}")]
+    DecodeCents {
+        /// The layout, escaped.
+        layout: String,
+        /// `decode`'s verdict.
+        decode: String,
+        /// `decode_cents`'s verdict.
+        decode_cents: String,
+    },
+    /// Bytes that are not UTF-8, which `decode` reads as a prize.
+    #[error("{layout}: not UTF-8, but decode reads a prize of {prize}")]
+    NotUtf8 {
+        /// The layout, escaped.
+        layout: String,
+        /// The prize `decode` reads.
+        prize: String,
+    },
+    /// One reading of a layout both accept, against another.
+    #[error("{layout}: {what}: {found} against {referee}")]
+    Differs {
+        /// The layout, escaped.
+        layout: String,
+        /// What is compared.
+        what: &'static str,
+        /// The first reading.
+        found: String,
+        /// The one it is compared with.
+        referee: String,
+    },
+    /// `explain`'s verdict (its prize, or its error) against `decode`'s.
+    #[error("{layout}: explain says {explain}, decode {decode}")]
+    Verdicts {
+        /// The layout, escaped.
+        layout: String,
+        /// `explain`'s verdict.
+        explain: String,
+        /// `decode`'s verdict.
+        decode: String,
+    },
+}
+
 /// Whether `decode_cents` gives `decode`'s verdict on `layout`: `Err` says how they differ.
-pub fn decode_cents_agrees(decoder: &dyn Decoder, layout: &[u8]) -> Result<(), String> {
+pub fn decode_cents_agrees(decoder: &dyn Decoder, layout: &[u8]) -> Result<(), Disagreement> {
     let decoded = decoder.decode(layout);
     let in_cents = decoder.decode_cents(layout);
     match (&decoded, &in_cents) {
         (Ok(prize), Ok(cents)) if crate::money::cents(*prize) == Some(*cents) => Ok(()),
         (Err(a), Err(b)) if a == b => Ok(()),
-        _ => Err(format!(
-            "{}: decode says {decoded:?}, decode_cents {in_cents:?}",
-            shown(layout)
-        )),
+        _ => Err(Disagreement::DecodeCents {
+            layout: shown(layout),
+            decode: format!("{decoded:?}"),
+            decode_cents: format!("{in_cents:?}"),
+        }),
     }
 }
 
@@ -37,24 +84,29 @@ pub fn features_agree(
     explainer: &dyn Explain,
     layout: &[u8],
     out: &mut Features,
-) -> Result<(), String> {
+) -> Result<(), Disagreement> {
     let decoded = decoder.decode(layout);
     // `features` reads any bytes: whatever it answers, it must not panic.
     let fast = explainer.features(layout, out);
     let Ok(text) = std::str::from_utf8(layout) else {
         return match decoded {
             Err(_) => Ok(()),
-            Ok(prize) => Err(format!(
-                "{}: not UTF-8, but decode reads a prize of {prize}",
-                shown(layout)
-            )),
+            Ok(prize) => Err(Disagreement::NotUtf8 {
+                layout: shown(layout),
+                prize: prize.to_string(),
+            }),
         };
     };
     match (explainer.explain(text), &decoded) {
         (Ok(e), Ok(prize)) => {
             let form = decoder.form(layout);
-            let differs = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
-                Err(format!("{}: {what}: {a:?} against {b:?}", shown(layout)))
+            let differs = |what: &'static str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
+                Err(Disagreement::Differs {
+                    layout: shown(layout),
+                    what,
+                    found: format!("{a:?}"),
+                    referee: format!("{b:?}"),
+                })
             };
             if e.prize != *prize {
                 return differs("explain's prize against decode's", &e.prize, prize);
@@ -75,10 +127,10 @@ pub fn features_agree(
             Ok(())
         }
         (Err(a), Err(b)) if &a == b => Ok(()),
-        (e, d) => Err(format!(
-            "{}: explain says {:?}, decode {d:?}",
-            shown(layout),
-            e.map(|e| e.prize)
-        )),
+        (e, d) => Err(Disagreement::Verdicts {
+            layout: shown(layout),
+            explain: format!("{:?}", e.map(|e| e.prize)),
+            decode: format!("{d:?}"),
+        }),
     }
 }

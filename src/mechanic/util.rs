@@ -37,8 +37,10 @@ pub fn amount_list(
     at_most(key, list.len(), max)?;
     let mut amounts = Vec::with_capacity(list.len());
     for (i, text) in list.iter().enumerate() {
-        amounts
-            .push(parse_amount(text).map_err(|m| SettingError::invalid(format!("{key}[{i}]"), m))?);
+        amounts.push(
+            parse_amount(text)
+                .map_err(|m| SettingError::invalid(format!("{key}[{i}]"), m.to_string()))?,
+        );
     }
     Ok(AmountTable::new(amounts))
 }
@@ -60,7 +62,7 @@ pub fn count_table(
     let mut out: Vec<(u32, Decimal)> = Vec::with_capacity(entries.len());
     for (i, (n, text)) in entries.iter().enumerate() {
         let a = parse_amount(text)
-            .map_err(|m| SettingError::invalid(format!("{key}[{i}].amount"), m))?;
+            .map_err(|m| SettingError::invalid(format!("{key}[{i}].amount"), m.to_string()))?;
         if out.iter().any(|(m, _)| m == n) {
             return Err(SettingError::invalid(
                 format!("{key}[{i}]"),

@@ -138,10 +138,10 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
     let _ = writeln!(
         out,
         "<p>{} {} €, emission {}, block {}: {} tickets, {} winners. Payout {:.2} % (Article 3: {:.2} %), odds 1 in {:.2} (1 in {:.2}).</p>",
-        esc(&b.game_name),
-        esc(&b.stake),
-        b.emission,
-        b.block,
+        esc(&b.of.game_name),
+        esc(b.stake()),
+        b.emission_number(),
+        b.number(),
         b.tickets,
         b.winners,
         b.payout_ratio * 100.0,
@@ -357,14 +357,12 @@ fn first_page(out: &mut String, report: &Report) {
         );
         article_3(out, &e.prizes);
         out.push_str("<table><tr><th>block</th><th>tickets</th><th>winners</th><th>prizes €</th><th>payout</th><th>Article 3</th><th class=\"l\">SHA-256 of the CSV and the manifest, Merkle root</th></tr>");
-        for b in report.blocks.iter().filter(|b| {
-            b.verified && b.game == e.game && b.stake == e.stake && b.emission == e.emission
-        }) {
+        for b in report.blocks.iter().filter(|b| b.is_of(&e.id.0)) {
             let matches = table_matches(&b.prizes);
             let _ = write!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td{}>{}</td><td class=\"l\">CSV <code>{}</code><br>manifest <code>{}</code><br>Merkle <code>{}</code></td></tr>",
-                b.block,
+                b.number(),
                 b.tickets,
                 b.winners,
                 esc(&b.total_prizes),

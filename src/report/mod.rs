@@ -22,6 +22,7 @@ pub mod scan;
 pub mod stats;
 pub mod text;
 
+use crate::block::id::{BlockId, EmissionId};
 use crate::game::{Game, Stake};
 use crate::money::canonical;
 use crate::problem::{Code, Problem};
@@ -191,16 +192,10 @@ pub struct BlockSection {
     pub verified: bool,
     /// Verification problems.
     pub problems: Vec<Problem>,
-    /// Game id.
-    pub game: String,
-    /// Game name.
-    pub game_name: String,
-    /// Stake, canonical.
-    pub stake: String,
-    /// Emission number.
-    pub emission: u32,
-    /// Block number.
-    pub block: u32,
+    /// The block and its game's name (fields `game`, `game_name`, `stake`, `emission` and
+    /// `block`).
+    #[serde(flatten)]
+    pub of: SectionBlock,
     /// SHA-256 of the CSV (verified).
     pub csv_sha256: String,
     /// SHA-256 of the manifest file (verified by its signature).
@@ -328,15 +323,84 @@ pub struct LeakTest {
     pub what: String,
 }
 
+/// The block a section is of, as the report writes it: fields `game`, `game_name`, `stake`,
+/// `emission` and `block`, empty and 0 for a block that failed verification (`id` `None`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SectionBlock {
+    /// The block, once verified.
+    pub id: Option<BlockId>,
+    /// The game's name ("" if not verified).
+    pub game_name: String,
+}
+
+impl Serialize for SectionBlock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let emission = self.id.as_ref().map(BlockId::emission);
+        let mut fields = s.serialize_struct("SectionBlock", 5)?;
+        fields.serialize_field("game", emission.map_or("", EmissionId::game))?;
+        fields.serialize_field("game_name", &self.game_name)?;
+        fields.serialize_field("stake", emission.map_or("", EmissionId::stake))?;
+        fields.serialize_field("emission", &emission.map_or(0, EmissionId::number))?;
+        fields.serialize_field("block", &self.id.as_ref().map_or(0, BlockId::number))?;
+        fields.end()
+    }
+}
+
+/// The emission a section is of, as the report writes it: fields `game`, `stake` and
+/// `emission`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionEmission(pub EmissionId);
+
+impl Serialize for SectionEmission {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut fields = s.serialize_struct("SectionEmission", 3)?;
+        fields.serialize_field("game", self.0.game())?;
+        fields.serialize_field("stake", self.0.stake())?;
+        fields.serialize_field("emission", &self.0.number())?;
+        fields.end()
+    }
+}
+
+impl BlockSection {
+    /// The block, when it verified.
+    pub fn id(&self) -> Option<&BlockId> {
+        self.of.id.as_ref()
+    }
+
+    /// The block's number (0 when it did not verify).
+    pub fn number(&self) -> u32 {
+        self.id().map_or(0, BlockId::number)
+    }
+
+    /// The game's id ("" when it did not verify).
+    pub fn game(&self) -> &str {
+        self.id().map_or("", |b| b.emission().game())
+    }
+
+    /// The stake, canonical ("" when it did not verify).
+    pub fn stake(&self) -> &str {
+        self.id().map_or("", |b| b.emission().stake())
+    }
+
+    /// The emission's number (0 when it did not verify).
+    pub fn emission_number(&self) -> u32 {
+        self.id().map_or(0, |b| b.emission().number())
+    }
+
+    /// Whether this is a verified block of the emission `id`.
+    pub fn is_of(&self, id: &EmissionId) -> bool {
+        self.verified && self.id().is_some_and(|b| b.emission() == id)
+    }
+}
+
 /// What the blocks of one emission show together.
 #[derive(Debug, Clone, Serialize)]
 pub struct EmissionSection {
-    /// Game id.
-    pub game: String,
-    /// Stake, canonical.
-    pub stake: String,
-    /// Emission number.
-    pub emission: u32,
+    /// The emission (fields `game`, `stake` and `emission`).
+    #[serde(flatten)]
+    pub id: SectionEmission,
     /// What ties the blocks to the emission (the same in each of its blocks, or a failure).
     #[serde(flatten)]
     pub identity: EmissionIdentity,
@@ -364,7 +428,7 @@ pub struct EmissionSection {
 impl EmissionSection {
     /// The emission, as messages name it: `ruche-or/2/e0001`.
     pub fn name(&self) -> String {
-        crate::block::id::emission_name(&self.game, &self.stake, self.emission)
+        self.id.0.to_string()
     }
 }
 
@@ -388,8 +452,8 @@ pub fn report(
     Ok(reporter.finish(options, settings))
 }
 
-/// Per emission (game, stake, emission).
-type EmissionKey = (String, String, u32);
+/// Per emission.
+type EmissionKey = EmissionId;
 
 /// A report made block by block, for readers that get the blocks one at a time (a folder's
 /// files, a pack's members as it streams): each block verified with a [`scan::Observer`] in
@@ -453,14 +517,16 @@ impl Reporter {
         }
         let (section, order, game, stake) =
             analyse_block(csv, observer.finish(csv)?, settings.samples)?;
-        let key = (
-            section.game.clone(),
-            section.stake.clone(),
-            section.emission,
-        );
+        let Some(block) = section.id().cloned() else {
+            anyhow::bail!(
+                "{}: internal error: a verified block without its id",
+                section.file
+            );
+        };
+        let key = block.emission().clone();
         let loser = (stake.prizes.len()) as u8;
         self.bits.entry(key.clone()).or_default().push((
-            section.block,
+            block.number(),
             section.tickets,
             order::winner_bits(&order, loser),
         ));
@@ -477,11 +543,9 @@ impl Reporter {
             bits,
             tables,
         } = self;
-        for ((game, stake_text, emission), blocks) in bits {
+        for (emission, blocks) in bits {
             let mut section = EmissionSection {
-                game: game.clone(),
-                stake: stake_text.clone(),
-                emission,
+                id: SectionEmission(emission.clone()),
                 identity: EmissionIdentity {
                     record_sha256: None,
                     kind: String::new(),
@@ -501,15 +565,10 @@ impl Reporter {
                 correlations: Vec::new(),
             };
             // The summed table.
-            let ours: Vec<&BlockSection> = out
-                .blocks
-                .iter()
-                .filter(|b| {
-                    b.verified && b.game == game && b.stake == stake_text && b.emission == emission
-                })
-                .collect();
+            let ours: Vec<&BlockSection> =
+                out.blocks.iter().filter(|b| b.is_of(&emission)).collect();
             identify(&mut section, &ours, options);
-            if let Some((stake, _)) = tables.get(&(game.clone(), stake_text.clone(), emission)) {
+            if let Some((stake, _)) = tables.get(&emission) {
                 let mut counts = vec![0u64; stake.prizes.len() + 1];
                 let mut expected = vec![0u64; stake.prizes.len() + 1];
                 for b in &ours {
@@ -594,7 +653,10 @@ fn identify(section: &mut EmissionSection, blocks: &[&BlockSection], options: &V
                 Code::ReportMixedEmission,
                 format!(
                     "emission {name}: blocks {} and {} were not made under the same emission (record, seed, key, definition or generator differ): {} and {} do not belong together",
-                    a.block, b.block, a.file, b.file
+                    a.number(),
+                    b.number(),
+                    a.file,
+                    b.file
                 ),
             )),
             Some(_) => {}
@@ -692,11 +754,13 @@ fn seal_of(
         ));
     }
     for b in blocks {
-        match seal.blocks.iter().find(|s| s.block == b.block) {
-            None => wrong.push(format!("block {} is not in it", b.block)),
+        match seal.blocks.iter().find(|s| s.block == b.number()) {
+            None => wrong.push(format!("block {} is not in it", b.number())),
             Some(s) if s.manifest_sha256 != b.manifest_sha256 => wrong.push(format!(
                 "it seals block {} with manifest SHA-256 {}, the manifest read has {}",
-                b.block, s.manifest_sha256, b.manifest_sha256
+                b.number(),
+                s.manifest_sha256,
+                b.manifest_sha256
             )),
             Some(_) => {}
         }
@@ -736,11 +800,7 @@ fn unverified(csv: &Path, problems: Vec<Problem>) -> BlockSection {
         file: shown_path(csv),
         verified: false,
         problems,
-        game: String::new(),
-        game_name: String::new(),
-        stake: String::new(),
-        emission: 0,
-        block: 0,
+        of: SectionBlock::default(),
         tickets: 0,
         winners: 0,
         prizes: Vec::new(),
@@ -835,11 +895,10 @@ fn analyse_block(
         file: name,
         verified: true,
         problems: Vec::new(),
-        game: game.id.clone(),
-        game_name: game.name.clone(),
-        stake: canonical(stake.price),
-        emission: manifest.emission().number(),
-        block: manifest.id.number(),
+        of: SectionBlock {
+            id: Some(manifest.id.clone()),
+            game_name: game.name.clone(),
+        },
         tickets,
         winners,
         prizes,

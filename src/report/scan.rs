@@ -168,6 +168,68 @@ struct Context {
     sha256: String,
 }
 
+/// Why the report's pass could not tally a block verify accepted (a defect of the program, or
+/// of its definition: the block itself verified). Each says where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ScanError {
+    /// The mechanic has more features than the tallies hold.
+    #[error(": too many features for the report's tallies")]
+    TooManyFeatures,
+    /// A ticket's features could not be read (its line: the index + 2).
+    #[error("line {line}: {error}")]
+    Line {
+        /// The line in the CSV.
+        line: u64,
+        /// Why.
+        error: TicketError,
+    },
+    /// The first layout of a way of winning is not UTF-8.
+    #[error(": {0}")]
+    FormNotUtf8(std::str::Utf8Error),
+    /// The first layout of a way of winning is not explained.
+    #[error(": invalid layout: {0}")]
+    FormLayout(crate::mechanic::LayoutError),
+}
+
+/// Why the features path could not read one ticket.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum TicketError {
+    /// The line's tier is none of the stake's.
+    #[error("internal error: a tier the stake does not have")]
+    NoSuchTier,
+    /// The features path refuses the layout.
+    #[error("invalid layout: {0}")]
+    Layout(crate::mechanic::LayoutError),
+    /// The features path wins another prize than the decoder.
+    #[error("the report reads the layout as winning {won} € but the decoder read {decoded} €: the features path disagrees with the decoder (a defect of the program: please report it)")]
+    Disagrees {
+        /// What the features path wins, canonical euros.
+        won: String,
+        /// What the decoder read.
+        decoded: String,
+    },
+}
+
+/// Why the re-read that counts the exact duplicates stopped.
+#[derive(Debug, thiserror::Error)]
+enum RereadError {
+    /// The run was interrupted.
+    #[error("{0}")]
+    Interrupted(crate::interrupt::Interrupted),
+    /// The file could not be read.
+    #[error("cannot read: {0}")]
+    Read(std::io::Error),
+    /// The file is no longer the manifest's bytes.
+    #[error("the file changed while it was read (its SHA-256 or size is no longer the manifest's): run the report again")]
+    Changed,
+    /// Too many distinct layouts share their hashes.
+    #[error(
+        "more than {} MB of distinct layouts share their 64-bit hashes: the block looks made to collide; the duplicates cannot be counted",
+        MAX_SUSPECT_BYTES >> 20
+    )]
+    Collide,
+}
+
 /// The tallies folded so far.
 struct State {
     tally: Tally,
@@ -175,7 +237,7 @@ struct State {
     /// Per tier, the layout hash of each ticket.
     hashes: Vec<Vec<u64>>,
     /// The first error, naming the line.
-    error: Option<String>,
+    error: Option<ScanError>,
     /// The manifest, game and stake `verify` checked the block against.
     head: (Manifest, Game, Stake),
 }
@@ -201,8 +263,8 @@ struct Part {
     near: Vec<[u64; 2]>,
     /// The first layouts of each tier in the piece, in order.
     samples: Vec<(u8, String)>,
-    /// The first line the features path could not read, and why.
-    error: Option<(u64, String)>,
+    /// The first line the features path could not read (its index), and why.
+    error: Option<(u64, TicketError)>,
 }
 
 impl Default for Observer {
@@ -273,7 +335,7 @@ impl PieceObserver for Observer {
             head: (manifest.clone(), game.clone(), stake.clone()),
         };
         if names.seen.len() > 32 || names.near.len() > crate::mechanic::explain::MAX_NEAR {
-            state.error = Some(": too many features for the report's tallies".into());
+            state.error = Some(ScanError::TooManyFeatures);
         }
         let tiers: Vec<String> = stake.tiers().into_iter().map(canonical).collect();
         let mut positive = vec![false; names.seen.len() * DENSE];
@@ -410,9 +472,12 @@ impl Totals {
 }
 
 /// Adds one piece to the block's tallies (pieces come in block order).
-fn merge(state: &mut State, part: Part, c: &Context) -> Result<(), String> {
-    if let Some((index, e)) = part.error {
-        return Err(format!("line {}: {e}", index.saturating_add(2)));
+fn merge(state: &mut State, part: Part, c: &Context) -> Result<(), ScanError> {
+    if let Some((index, error)) = part.error {
+        return Err(ScanError::Line {
+            line: index.saturating_add(2),
+            error,
+        });
     }
     let (tally, totals) = (&mut state.tally, &mut state.totals);
     // Samples come in order within a piece: the first of the block are kept.
@@ -430,11 +495,8 @@ fn merge(state: &mut State, part: Part, c: &Context) -> Result<(), String> {
     for (key, count, layout) in part.forms {
         if let std::collections::hash_map::Entry::Vacant(text) = totals.form_texts.entry(key) {
             // The decoder's text for this way of winning, read once on its first ticket.
-            let layout = std::str::from_utf8(&layout).map_err(|e| format!(": {e}"))?;
-            let e = c
-                .reader
-                .explain(layout)
-                .map_err(|e| format!(": invalid layout: {e}"))?;
+            let layout = std::str::from_utf8(&layout).map_err(ScanError::FormNotUtf8)?;
+            let e = c.reader.explain(layout).map_err(ScanError::FormLayout)?;
             text.insert(e.form);
         }
         *totals.forms.entry(key).or_insert(0) += count;
@@ -505,21 +567,20 @@ fn read_ticket(
     c: &Context,
     part: &mut Part,
     features: &mut Features,
-) -> Result<(), String> {
+) -> Result<(), TicketError> {
     let tier = line.tier;
     if tier >= c.tiers.len() {
-        return Err("internal error: a tier the stake does not have".into());
+        return Err(TicketError::NoSuchTier);
     }
     c.reader
         .features(line.layout, features)
-        .map_err(|e| format!("invalid layout: {e}"))?;
+        .map_err(TicketError::Layout)?;
     if c.cents[tier] != Some(features.won) {
         let won = rust_decimal::Decimal::from(features.won) / rust_decimal::Decimal::ONE_HUNDRED;
-        return Err(format!(
-            "the report reads the layout as winning {} € but the decoder read {} €: the features path disagrees with the decoder (a defect of the program: please report it)",
-            canonical(won),
-            c.tiers[tier]
-        ));
+        return Err(TicketError::Disagrees {
+            won: canonical(won),
+            decoded: c.tiers[tier].clone(),
+        });
     }
     let winner = usize::from(tier != c.loser);
     let (mut observed, mut shown_mask) = (0u32, 0u32);
@@ -554,8 +615,7 @@ fn exact_duplicates<R: Read>(
     shared: &[HashSet<u64>],
     c: &ReRead<'_>,
     hash: LayoutHash,
-) -> Result<Vec<u64>, String> {
-    let changed = "the file changed while it was read (its SHA-256 or size is no longer the manifest's): run the report again";
+) -> Result<Vec<u64>, RereadError> {
     let mut file = file.take(c.bytes.saturating_add(1));
     // (tier, hash) → each distinct layout → its tickets.
     let mut groups: HashMap<(usize, u64), BTreeMap<Vec<u8>, u64>> = HashMap::default();
@@ -566,10 +626,8 @@ fn exact_duplicates<R: Read>(
     let mut pending: Vec<u8> = Vec::new();
     let mut header = true;
     loop {
-        crate::interrupt::check().map_err(|e| e.to_string())?;
-        let n = file
-            .read(&mut buf)
-            .map_err(|e| format!("cannot read: {e}"))?;
+        crate::interrupt::check().map_err(RereadError::Interrupted)?;
+        let n = file.read(&mut buf).map_err(RereadError::Read)?;
         if n == 0 {
             break;
         }
@@ -582,17 +640,17 @@ fn exact_duplicates<R: Read>(
             at = end + 1;
             if std::mem::take(&mut header) {
                 if line != CSV_HEADER.as_bytes() {
-                    return Err(changed.into());
+                    return Err(RereadError::Changed);
                 }
                 continue;
             }
             let mut fields = line.splitn(4, |&b| b == b',');
             let (_, Some(prize), Some(layout)) = (fields.next(), fields.next(), fields.next())
             else {
-                return Err(changed.into());
+                return Err(RereadError::Changed);
             };
             let Some(tier) = c.tiers.iter().position(|t| t.as_bytes() == prize) else {
-                return Err(changed.into());
+                return Err(RereadError::Changed);
             };
             let h = hash(layout);
             if !shared[tier].contains(&h) {
@@ -604,10 +662,7 @@ fn exact_duplicates<R: Read>(
                 None => {
                     held += layout.len();
                     if held > MAX_SUSPECT_BYTES {
-                        return Err(format!(
-                            "more than {} MB of distinct layouts share their 64-bit hashes: the block looks made to collide; the duplicates cannot be counted",
-                            MAX_SUSPECT_BYTES >> 20
-                        ));
+                        return Err(RereadError::Collide);
                     }
                     distinct.insert(layout.to_vec(), 1);
                 }
@@ -615,12 +670,12 @@ fn exact_duplicates<R: Read>(
         }
         pending.drain(..at);
         if pending.len() > MAX_LINE {
-            return Err(changed.into());
+            return Err(RereadError::Changed);
         }
     }
     let sha256: [u8; 32] = sha.finalize().into();
     if !pending.is_empty() || bytes != c.bytes || hex::encode(sha256) != c.sha256 {
-        return Err(changed.into());
+        return Err(RereadError::Changed);
     }
     let mut out = vec![0u64; shared.len()];
     for ((tier, _), distinct) in groups {
@@ -684,6 +739,7 @@ mod tests {
             shared.push(set);
         }
         exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), hash)
+            .map_err(|e| e.to_string())
     }
 
     const TICKETS: [(&str, &str); 6] = [
@@ -718,13 +774,17 @@ mod tests {
         let shared = vec![HashSet::from_iter([7u64]), HashSet::default()];
         let mut changed = text.clone().into_bytes();
         changed[text.len() - 2] = b'x';
-        let said = exact_duplicates(&changed[..], &shared, &re_read(&facts), |_| 7).unwrap_err();
+        let said = exact_duplicates(&changed[..], &shared, &re_read(&facts), |_| 7)
+            .unwrap_err()
+            .to_string();
         assert!(
             said.contains("the file changed while it was read"),
             "{said}"
         );
         facts.1 -= 1;
-        let said = exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), |_| 7).unwrap_err();
+        let said = exact_duplicates(text.as_bytes(), &shared, &re_read(&facts), |_| 7)
+            .unwrap_err()
+            .to_string();
         assert!(
             said.contains("the file changed while it was read"),
             "{said}"

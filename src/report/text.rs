@@ -156,13 +156,11 @@ fn first_page(out: &mut String, report: &Report) {
             out,
             "  block     tickets   winners      prizes €    payout  Article 3"
         );
-        for b in report.blocks.iter().filter(|b| {
-            b.verified && b.game == e.game && b.stake == e.stake && b.emission == e.emission
-        }) {
+        for b in report.blocks.iter().filter(|b| b.is_of(&e.id.0)) {
             let _ = writeln!(
                 out,
                 "  {:>5} {:>11} {:>9} {:>13} {:>7.2} %  {}",
-                b.block,
+                b.number(),
                 grouped(b.tickets),
                 grouped(b.winners),
                 b.total_prizes,
@@ -217,10 +215,10 @@ fn block(out: &mut String, b: &BlockSection) {
     let _ = writeln!(
         out,
         "{} {} €, emission {}, block {}: {} tickets, verified",
-        shown_text(&b.game_name, SHOWN_CHARS),
-        b.stake,
-        b.emission,
-        b.block,
+        shown_text(&b.of.game_name, SHOWN_CHARS),
+        b.stake(),
+        b.emission_number(),
+        b.number(),
         grouped(b.tickets)
     );
     table(out, &b.prizes);

@@ -100,8 +100,8 @@ const INDEX_DIGITS: usize = 7;
 
 impl TicketCheck {
     /// The checks for the tickets of block `block` of emission `emission` of this game and
-    /// stake; fails only if the game's mechanic cannot read this stake.
-    pub fn new(game: &Game, stake: &Stake, emission: u32, block: u32) -> Result<Self, String> {
+    /// stake.
+    pub fn new(game: &Game, stake: &Stake, emission: u32, block: u32) -> Self {
         let decoder = stake.decoder();
         let prefix = crate::block::id::EmissionId::new(&game.id, stake, emission)
             .block(block)
@@ -127,7 +127,7 @@ impl TicketCheck {
             + decoder.max_layout_len()
             + 1
             + HASH_HEX;
-        Ok(TicketCheck {
+        TicketCheck {
             prefix,
             block_size: game.block_size,
             tiers,
@@ -137,7 +137,7 @@ impl TicketCheck {
             max_line,
             tier_keys,
             quick,
-        })
+        }
     }
 
     /// The longest ticket line of this game and stake, in bytes, line end excluded: serial,
@@ -969,12 +969,44 @@ impl<R: Read> Reader<R> {
     }
 }
 
+/// How the quick reading of a ticket line differs from the full one
+/// ([`TicketCheck::readings_agree`]): the line, escaped, and the difference.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{line}: {how}")]
+pub struct ReadingsDiffer {
+    /// The line, escaped.
+    pub line: String,
+    /// What differs.
+    pub how: Difference,
+}
+
+/// What differs between the quick and the full reading of a line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Difference {
+    /// The quick reading, with and without the line's hash made beforehand.
+    #[error("the quick reading differs with the hash made beforehand")]
+    QuickWithHash,
+    /// The full reading, with and without the line's hash made beforehand.
+    #[error("the full reading differs with the hash made beforehand")]
+    FullWithHash,
+    /// The quick reading refuses a line the full one finds no fault in.
+    #[error("the quick reading refuses a valid line")]
+    QuickRefusesValid,
+    /// The quick reading accepts a line the full one refuses (its problems, as `{:?}` writes
+    /// them).
+    #[error("the quick reading accepts a line the full one refuses: {0}")]
+    QuickAcceptsRefused(String),
+    /// Both accept the line, and see it differently.
+    #[error("the quick and full readings see different tiers, hashes, layouts or forms")]
+    Seen,
+}
+
 impl TicketCheck {
     /// Whether the quick reading of `line` (the ticket at `index`) agrees with the full one:
     /// it reads exactly the lines the full reading finds no fault in, and sees in them the same
     /// tier, hash, layout and form, with the line's hash made beforehand or not. `Err` says how
     /// they differ. What the property tests of this file and the `csv_line` fuzz target assert.
-    pub fn readings_agree(&self, line: &[u8], index: u64) -> Result<(), String> {
+    pub fn readings_agree(&self, line: &[u8], index: u64) -> Result<(), ReadingsDiffer> {
         let full = self.inspect_fully(line, index, true, None);
         let quick = self.quick(line, index, true, None);
         // The same with the hash of the line to its last comma made beforehand, as a piece's
@@ -987,25 +1019,29 @@ impl TicketCheck {
             q.as_ref()
                 .map(|q| (q.tier, q.hash, q.layout, q.form.clone()))
         }
-        let differs = |what: &str| Err(format!("{}: {what}", shown(line)));
+        let differs = |how: Difference| {
+            Err(ReadingsDiffer {
+                line: shown(line),
+                how,
+            })
+        };
         if seen(&quick) != seen(&quick_known) {
-            return differs("the quick reading differs with the hash made beforehand");
+            return differs(Difference::QuickWithHash);
         }
         if full_known.problems != full.problems {
-            return differs("the full reading differs with the hash made beforehand");
+            return differs(Difference::FullWithHash);
         }
         match quick {
-            None if full.problems.is_empty() => differs("the quick reading refuses a valid line"),
+            None if full.problems.is_empty() => differs(Difference::QuickRefusesValid),
             None => Ok(()),
-            Some(_) if !full.problems.is_empty() => differs(&format!(
-                "the quick reading accepts a line the full one refuses: {:?}",
-                full.problems
+            Some(_) if !full.problems.is_empty() => differs(Difference::QuickAcceptsRefused(
+                format!("{:?}", full.problems),
             )),
             Some(q)
                 if (q.tier, q.hash, q.layout, &q.form)
                     != (full.tier, full.hash, full.layout, &full.form) =>
             {
-                differs("the quick and full readings see different tiers, hashes, layouts or forms")
+                differs(Difference::Seen)
             }
             Some(_) => Ok(()),
         }
@@ -1022,7 +1058,7 @@ mod tests {
     fn setup() -> (Game, Stake, TicketCheck) {
         let game = Game::builtin("ruche-or").unwrap();
         let stake = game.stake(Decimal::from(2)).unwrap().clone();
-        let check = TicketCheck::new(&game, &stake, 3, 7).unwrap();
+        let check = TicketCheck::new(&game, &stake, 3, 7);
         (game, stake, check)
     }
 
@@ -1284,7 +1320,7 @@ mod tests {
         for id in ["ruche-or", "maxi-ruche-or", "annee-chance"] {
             let game = Game::builtin(id).unwrap();
             for stake in &game.stakes {
-                let check = TicketCheck::new(&game, stake, 1, 1).unwrap();
+                let check = TicketCheck::new(&game, stake, 1, 1);
                 for (i, tier) in stake.tiers().into_iter().enumerate() {
                     let layout = synthesized(&game, stake, tier, i as u64);
                     let serial = format!("{}{:07}", check.prefix, i);
@@ -1560,7 +1596,7 @@ mod tests {
             use crate::mechanic::changed;
             let layouts = &changed::stakes()[which];
             let stake = layouts.stake();
-            let check = TicketCheck::new(&layouts.game, stake, 1, 1).unwrap();
+            let check = TicketCheck::new(&layouts.game, stake, 1, 1);
             let layout = changed::changed(layouts, seed);
             let tiers = stake.tiers();
             let prize: Vec<u8> = match prize_kind {

@@ -7,7 +7,7 @@ use crate::block::manifest::{Manifest, PrizeCount, FORMAT, FORMATS_READ, FORMAT_
 use crate::block::{self, keys};
 use crate::fs::open::{read_at_most, ReadError};
 use crate::game::{Game, Stake};
-use crate::money::{canonical, parse_canonical};
+use crate::money::{canonical, from_cents};
 use crate::problem::{Code, Problem};
 use crate::untrusted::{shown, shown_path};
 use ed25519_dalek::VerifyingKey;
@@ -191,16 +191,9 @@ pub(super) fn check_manifest(
         );
         report.problem(Problem::in_file(Code::ManifestDefinition, &name, text));
     }
-    let price = parse_canonical(manifest.emission().stake()).ok_or_else(|| {
-        report.stop(Problem::in_file(
-            Code::ManifestStake,
-            &name,
-            format!(
-                "{name}: stake {} is not a canonical amount",
-                shown(manifest.emission().stake())
-            ),
-        ))
-    })?;
+    // The stake was read as a canonical price in whole cents (the manifest's EmissionId,
+    // `manifest.stake` otherwise).
+    let price = from_cents(manifest.emission().stake_cents());
     let stake = game
         .stake(price)
         .map_err(|e| {
