@@ -20,7 +20,8 @@ An auditor opens a pack with common tools:
 Each block's CSV is in the pack as its lines without the sha256 column (block-NNNNN.lines.csv),
 which every reader recomputes; `unpack` gives the folder back byte for byte, and with common
 tools each CSV is rebuilt by (docs/FORMAT.md, \"Emission pack\"):
-  perl -MDigest::SHA=sha256_hex -ne 'chomp; print $. == 1 ? \"$_,sha256\\n\" : \"$_,\" . sha256_hex($_) . \"\\n\"' \\
+  perl -MDigest::SHA=sha256_hex -ne 'chomp;
+      print $. == 1 ? \"$_,sha256\\n\" : \"$_,\" . sha256_hex($_) . \"\\n\"' \\
       block-00001.lines.csv > block-00001.csv")]
 pub struct PackArgs {
     /// The sealed emission folder (<game>/<stake>/e<emission>).
