@@ -22,6 +22,7 @@
 
 use super::lines::{lines_bytes, Rebuild};
 use super::member::{safe_component, Member, MAX_RESHARE_FILES};
+use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::{shown, shown_path};
 use anyhow::{anyhow, bail, Context, Result};
@@ -34,8 +35,9 @@ const MAX_TRAILING_ZEROS: u64 = 1 << 20;
 
 /// What receives a pack's members, in order.
 pub trait Sink {
-    /// The emission the pack holds, `<game>/<stake>/e<emission:04>`, before its first member.
-    fn start(&mut self, emission: &str) -> Result<()> {
+    /// The emission the pack holds (its members' `<game>/<stake>/e<emission:04>`), before its
+    /// first member.
+    fn start(&mut self, emission: &EmissionId) -> Result<()> {
         let _ = emission;
         Ok(())
     }
@@ -49,10 +51,10 @@ pub trait Sink {
 }
 
 /// What a pack held, once read to its end.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PackContents {
-    /// `<game>/<stake>/e<emission:04>`.
-    pub emission: String,
+    /// The emission its members name (`<game>/<stake>/e<emission:04>`).
+    pub emission: EmissionId,
     /// Members read.
     pub members: usize,
     /// The blocks, in order.
@@ -93,7 +95,10 @@ pub fn read_pack(
     let mut archive = tar::Archive::new(decoder);
     let mut state = State {
         pack: name.clone(),
-        contents: PackContents::default(),
+        emission: None,
+        members: 0,
+        blocks: Vec::new(),
+        bytes: 0,
         last: None,
         manifests: BTreeMap::new(),
         signed: BTreeSet::new(),
@@ -106,13 +111,13 @@ pub fn read_pack(
         .map_err(|e| anyhow!("{name}: cannot read the tar stream: {e}"))?;
     for entry in entries {
         crate::interrupt::check()?;
-        let number = state.contents.members + 1;
+        let number = state.members + 1;
         let mut entry = entry.map_err(|e| {
             anyhow!("{name}: member {number}: cannot read it (damaged or changed): {e}")
         })?;
         state.member(&mut entry, number, sink)?;
     }
-    state.finish()?;
+    let contents = state.finish()?;
     // The rest of the stream: the tar's padding (zeros), then the ends of the zstd and age
     // streams, which authenticate the whole.
     let mut decoder = archive.into_inner();
@@ -134,7 +139,7 @@ pub fn read_pack(
     if more != 0 {
         bail!("{name}: bytes follow the compressed stream: not a pack this program made");
     }
-    Ok(state.contents)
+    Ok(contents)
 }
 
 /// True if the three folders of a member's name are a plain game id, a stake (digits and `.`)
@@ -150,7 +155,14 @@ fn emission_folders(game: &str, stake: &str, emission: &str) -> bool {
 
 struct State {
     pack: String,
-    contents: PackContents,
+    /// The emission the first member named.
+    emission: Option<EmissionId>,
+    /// Members read.
+    members: usize,
+    /// The blocks read, in order.
+    blocks: Vec<u32>,
+    /// Bytes of the folder's files the members stand for.
+    bytes: u64,
     last: Option<Member>,
     manifests: BTreeMap<u32, Manifest>,
     /// The block manifests whose signature was read.
@@ -185,15 +197,18 @@ impl State {
         if !emission_folders(game, stake, emission) {
             bail!("{at}: its folders are not <game>/<stake>/e<emission> (plain names; no `..`, no leading `.`): refused");
         }
-        let prefix = format!("{game}/{stake}/{emission}");
-        if self.contents.members == 0 {
-            sink.start(&prefix)?;
-            self.contents.emission = prefix;
-        } else if prefix != self.contents.emission {
-            bail!(
-                "{at}: of another emission than the pack's first member ({}): refused",
-                self.contents.emission
-            );
+        let id: EmissionId = format!("{game}/{stake}/{emission}").parse().map_err(|_| {
+            anyhow!("{at}: its folders are not those of an emission (<game>/<stake>/e<emission>: a game id, a canonical price): refused")
+        })?;
+        match &self.emission {
+            None => {
+                sink.start(&id)?;
+                self.emission = Some(id);
+            }
+            Some(first) if *first != id => {
+                bail!("{at}: of another emission than the pack's first member ({first}): refused")
+            }
+            Some(_) => {}
         }
         let member = Member::of_name(file)
             .ok_or_else(|| anyhow!("{at}: not a file of an emission folder: refused"))?;
@@ -219,7 +234,7 @@ impl State {
                 member.limit()
             );
         }
-        self.contents.members = number;
+        self.members = number;
         if let Member::Csv(block) | Member::Lines(block) = member {
             let lines = matches!(member, Member::Lines(_));
             match self.lines {
@@ -228,7 +243,7 @@ impl State {
                 ),
                 _ => self.lines = Some(lines),
             }
-            if self.contents.blocks.contains(&block) {
+            if self.blocks.contains(&block) {
                 bail!("{at}: block {block}'s CSV twice: refused");
             }
             let manifest = self.manifests.get(&block).ok_or_else(|| {
@@ -248,7 +263,7 @@ impl State {
             if size != wanted {
                 bail!("{at}: {size} bytes, its manifest's CSV makes {wanted}: refused unread");
             }
-            self.contents.bytes = self.contents.bytes.saturating_add(manifest.csv.bytes);
+            self.bytes = self.bytes.saturating_add(manifest.csv.bytes);
             let mut member = entry.take(size);
             if lines {
                 // The CSV rebuilt from its lines (super::lines): the sink reads the very bytes
@@ -263,9 +278,9 @@ impl State {
             // Whatever the sink left is read too, so that the stream is authenticated to its end.
             std::io::copy(&mut member, &mut std::io::sink())
                 .map_err(|e| anyhow!("{at}: cannot read it (damaged or changed): {e}"))?;
-            self.contents.blocks.push(block);
+            self.blocks.push(block);
         } else {
-            self.contents.bytes = self.contents.bytes.saturating_add(size);
+            self.bytes = self.bytes.saturating_add(size);
             let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             entry
                 .take(size)
@@ -297,12 +312,12 @@ impl State {
         Ok(())
     }
 
-    /// Every file a sealed emission holds is there, and every block whole.
-    fn finish(&self) -> Result<()> {
+    /// Every file a sealed emission holds is there, and every block whole: what the pack held.
+    fn finish(&self) -> Result<PackContents> {
         let pack = &self.pack;
-        if self.contents.members == 0 {
+        let Some(emission) = self.emission.clone() else {
             bail!("{pack}: an empty pack");
-        }
+        };
         for required in [
             Member::Record,
             Member::RecordSig,
@@ -319,13 +334,18 @@ impl State {
             }
         }
         for block in self.manifests.keys() {
-            if self.contents.blocks.binary_search(block).is_err() {
+            if self.blocks.binary_search(block).is_err() {
                 bail!("{pack}: block {block} has a manifest and no CSV: cut or changed");
             }
             if !self.signed.contains(block) {
                 bail!("{pack}: block {block} has no manifest signature: cut or changed");
             }
         }
-        Ok(())
+        Ok(PackContents {
+            emission,
+            members: self.members,
+            blocks: self.blocks.clone(),
+            bytes: self.bytes,
+        })
     }
 }

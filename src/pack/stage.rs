@@ -9,6 +9,7 @@
 
 use super::member::Member;
 use super::read::Sink;
+use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::shown_path;
 use anyhow::{anyhow, bail, Context, Result};
@@ -52,10 +53,9 @@ impl Staged {
         })
     }
 
-    /// [`super::Sink::start`]: makes the emission's folder (`emission` is three plain names,
-    /// checked by the reader).
-    pub fn start(&mut self, emission: &str) -> Result<()> {
-        self.folder = self.dir.path().join(emission);
+    /// [`super::Sink::start`]: makes the emission's folder.
+    pub fn start(&mut self, emission: &EmissionId) -> Result<()> {
+        self.folder = emission.folder(self.dir.path());
         std::fs::create_dir_all(&self.folder)
             .with_context(|| format!("cannot create {}", shown_path(&self.folder)))
     }
@@ -105,9 +105,9 @@ pub trait StagedCheck {
     /// Where the small members go.
     fn staged(&mut self) -> &mut Staged;
 
-    /// Called once the folder of `emission` (`<game>/<stake>/e<emission:04>`, as the pack's
-    /// members name it) is staged, before its first member.
-    fn started(&mut self, emission: &str) -> Result<()> {
+    /// Called once the folder of `emission` (as the pack's members name it) is staged, before
+    /// its first member.
+    fn started(&mut self, emission: &EmissionId) -> Result<()> {
         let _ = emission;
         Ok(())
     }
@@ -118,7 +118,7 @@ pub trait StagedCheck {
 }
 
 impl<T: StagedCheck> Sink for T {
-    fn start(&mut self, emission: &str) -> Result<()> {
+    fn start(&mut self, emission: &EmissionId) -> Result<()> {
         self.staged().start(emission)?;
         self.started(emission)
     }

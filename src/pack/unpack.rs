@@ -11,6 +11,7 @@
 
 use super::member::Member;
 use super::read::{read_pack, PackContents, Sink};
+use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::shown_path;
 use anyhow::{anyhow, bail, Context, Result};
@@ -61,7 +62,7 @@ pub fn unpack(pack: &Path, identities: &[age::x25519::Identity], out: &Path) -> 
     File::open(stage.path())
         .and_then(|d| d.sync_all())
         .with_context(|| format!("cannot sync {}", shown_path(stage.path())))?;
-    let folder = out.join(&contents.emission);
+    let folder = contents.emission.folder(out);
     let parent = crate::fs::files::parent(&folder).to_path_buf();
     crate::interrupt::check()?;
     let publishing = crate::interrupt::critical();
@@ -133,8 +134,8 @@ fn no_follow_flag() -> i32 {
 }
 
 impl Sink for Staging {
-    fn start(&mut self, emission: &str) -> Result<()> {
-        let folder = self.out.join(emission);
+    fn start(&mut self, emission: &EmissionId) -> Result<()> {
+        let folder = emission.folder(&self.out);
         if crate::fs::files::entry_exists(&folder)? {
             bail!(
                 "{} exists: nothing is unpacked over an emission folder; give another --out, or move it away",

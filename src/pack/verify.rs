@@ -19,7 +19,7 @@ use super::stage::{stream_to, Staged, StagedCheck};
 use crate::block::id::EmissionId;
 use crate::progress::Progress;
 use crate::verify::{verify_block_from, BlockReport, VerifyOptions};
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -86,16 +86,9 @@ impl StagedCheck for Checking<'_> {
         &mut self.staged
     }
 
-    fn started(&mut self, emission: &str) -> Result<()> {
+    fn started(&mut self, emission: &EmissionId) -> Result<()> {
         if let Some(seed_of) = self.seed_of {
-            let id = EmissionId::of_folder(&self.staged.folder).ok_or_else(|| {
-                anyhow!(
-                    "{}: its members name the emission {}, not <game>/<stake>/e<emission>: refused",
-                    self.pack,
-                    crate::untrusted::shown(emission.as_bytes())
-                )
-            })?;
-            self.options.seed = Some(seed_of(&id)?);
+            self.options.seed = Some(seed_of(emission)?);
         }
         Ok(())
     }

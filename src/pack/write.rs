@@ -10,6 +10,7 @@
 
 use super::lines::{lines_bytes, Strip};
 use super::member::Member;
+use crate::block::id::EmissionId;
 use crate::block::keys;
 use crate::block::manifest::Manifest;
 use crate::custody::Recipient;
@@ -47,8 +48,8 @@ pub struct PackOptions {
 /// What a pack holds.
 #[derive(Debug, Clone)]
 pub struct PackSummary {
-    /// `<game>/<stake>/e<emission:04>`.
-    pub emission: String,
+    /// The emission packed.
+    pub emission: EmissionId,
     /// Files packed.
     pub members: usize,
     /// Blocks packed.
@@ -308,7 +309,7 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
     staged.commit()?;
     drop(publishing);
     Ok(PackSummary {
-        emission: prefix,
+        emission: seal.id.clone(),
         members: members.len(),
         blocks: present.len(),
         folder_bytes,

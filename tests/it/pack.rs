@@ -661,6 +661,24 @@ fn unpack_refuses_hostile_members_and_writes_nothing() {
             with(&|m| m[15].size = Some(1 << 40)),
             "refused unread",
         ),
+        (
+            "every member under a stake that is not canonical (2.00)",
+            with(&|m| {
+                for member in m.iter_mut() {
+                    member.name = member.name.replace("/2/", "/2.00/");
+                }
+            }),
+            "not those of an emission",
+        ),
+        (
+            "every member under a game id that is no game's (upper case)",
+            with(&|m| {
+                for member in m.iter_mut() {
+                    member.name = member.name.replace("mini-ruche/", "Mini-Ruche/");
+                }
+            }),
+            "not those of an emission",
+        ),
         // The lines form (block-NNNNN.lines.csv): what does not map back to the CSV exactly.
         (
             "a lines member that kept its hash column (the whole CSV under the lines' name)",
