@@ -46,9 +46,8 @@ struct Existing {
 pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let game = Game::resolve(&args.game)?;
     let stake = super::stake(&game, args.price.as_deref())?;
-    let emission = EmissionId::new(&game.id, stake, args.emission).to_string();
-    let folder = emission_factory::block::id::EmissionId::new(&game.id, stake, args.emission)
-        .folder(&args.emissions);
+    let emission = EmissionId::new(&game.id, stake, args.emission);
+    let folder = emission.folder(&args.emissions);
     let emissions = args.emissions.clone();
     let (number, planned) = (args.emission, args.emission_blocks);
     let exposure = super::emit::exposure(args.allow_insecure_key);
@@ -120,13 +119,12 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
 /// Carries out the task of a `seed` run.
 fn act(
     task: Task,
-    emission: &str,
+    emission: &EmissionId,
     ceremony: &Ceremony<'_>,
     exposure: Exposure,
     stamp: Option<&super::tsa::Plan>,
     quiet: bool,
 ) -> Result<Exit> {
-    let emission = emission.to_string();
     match task {
         Task::New(split) => {
             let made = ceremony.new_seed(
@@ -206,7 +204,7 @@ fn act(
         }
         Task::Check(existing) => {
             let (_seed, info) =
-                rebuild_seed_with(&existing.shares, &existing.identities, &emission, exposure)?;
+                rebuild_seed_with(&existing.shares, &existing.identities, emission, exposure)?;
             super::emit::warn_exposed(&info.exposed);
             outln!(
                 "the shares rebuild the seed of emission {emission} (checked against the commitment they carry; the seed is not shown)"

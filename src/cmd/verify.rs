@@ -55,7 +55,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 let (secret, info) = emission_factory::custody::rebuild_seed_with(
                     &args.shares.share,
                     &args.shares.identity,
-                    &id.to_string(),
+                    id,
                     exposure,
                 )?;
                 super::emit::warn_exposed(&info.exposed);
@@ -105,8 +105,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 anyhow::anyhow!(
                     "--share: give the blocks of one emission, in their folder <game>/<stake>/e<emission>"
                 )
-            })?
-            .to_string();
+            })?;
         let (secret, info) = emission_factory::custody::rebuild_seed_with(
             &args.shares.share,
             &args.shares.identity,

@@ -205,11 +205,6 @@ pub enum CustodyError {
     /// Shares with repeated or zero indexes given to `shamir::combine`.
     #[error("shares to combine must have distinct, non-zero indexes")]
     ShareIndexes,
-    /// An emission id that cannot name files.
-    #[error(
-        "emission id '{0}' must be <game>/<stake>/e<NNNN> (lowercase letters, digits, '-', '.', '/')"
-    )]
-    EmissionId(String),
     /// A share file already exists.
     #[error(
         "{0} already exists: share files are never overwritten; write the new set to another --out folder"

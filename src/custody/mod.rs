@@ -26,6 +26,7 @@ pub use share_file::{
     MAX_LABEL_CHARS,
 };
 
+use crate::block::id::EmissionId;
 use crate::plan::{seed_commitment, Seed};
 use serde::Serialize;
 use share_file::{OpenedShare, Payload};
@@ -67,8 +68,8 @@ impl std::fmt::Debug for SecretSeed {
 }
 
 /// The name of share `index` of `n` of an emission: `<game>-<stake>-e<NNNN>.share-<i>-of-<n>.age`.
-pub fn share_file_name(emission: &str, index: u8, n: u8) -> String {
-    format!("{}.share-{index}-of-{n}.age", emission.replace('/', "-"))
+pub fn share_file_name(emission: &EmissionId, index: u8, n: u8) -> String {
+    format!("{}.share-{index}-of-{n}.age", emission.file_stem())
 }
 
 /// One share file of a set: which file, which share, for whom. Nothing secret.
@@ -90,8 +91,9 @@ pub struct ShareInfo {
 /// and file hash, never by content). Serializes to JSON with hex digests.
 #[derive(Debug, Clone, Serialize)]
 pub struct ShareSetInfo {
-    /// `<game>/<stake>/e<NNNN>`.
-    pub emission: String,
+    /// The emission (written `<game>/<stake>/e<NNNN>`).
+    #[serde(serialize_with = "as_text")]
+    pub emission: EmissionId,
     /// The split's random id, the same in all its shares: a reshare makes a new one.
     #[serde(serialize_with = "hex_bytes")]
     pub share_set: [u8; 16],
@@ -110,6 +112,10 @@ pub struct ShareSetInfo {
     pub exposed: Vec<(PathBuf, u32)>,
 }
 
+fn as_text<S: serde::Serializer>(id: &EmissionId, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(id)
+}
+
 fn hex_bytes<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&hex::encode(bytes))
 }
@@ -125,25 +131,16 @@ fn file_name<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error>
 /// missing).
 ///
 /// Refuses, before writing anything: `threshold` outside 2..=n, more than 255 recipients, a
-/// recipient given twice, an `emission` that is not an [`emission_id`], any of the n files
+/// recipient given twice, any of the n files
 /// already existing. If a write fails midway, the files already written by this call are
 /// removed. Returns the set's description, to print and to record.
 pub fn write_share_set(
     seed: &SecretSeed,
-    emission: &str,
+    emission: &EmissionId,
     threshold: u8,
     recipients: &[Recipient],
     out_dir: &Path,
 ) -> Result<ShareSetInfo, CustodyError> {
-    let valid_id = !emission.is_empty()
-        && !emission.starts_with(['.', '/'])
-        && !emission.contains("..")
-        && emission
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-./".contains(&b));
-    if !valid_id {
-        return Err(CustodyError::EmissionId(emission.to_string()));
-    }
     let n = u8::try_from(recipients.len())
         .map_err(|_| CustodyError::TooManyRecipients(recipients.len()))?;
     shamir::check_parameters(threshold, n)?;
@@ -222,7 +219,7 @@ pub fn write_share_set(
         })
         .collect();
     Ok(ShareSetInfo {
-        emission: emission.to_string(),
+        emission: emission.clone(),
         share_set,
         threshold,
         shares: n,
@@ -259,7 +256,7 @@ pub fn write_share_set(
 pub fn rebuild_seed(
     share_paths: &[PathBuf],
     identity_paths: &[PathBuf],
-    expected_emission: &str,
+    expected_emission: &EmissionId,
 ) -> Result<(SecretSeed, ShareSetInfo), CustodyError> {
     rebuild_seed_with(
         share_paths,
@@ -300,7 +297,7 @@ pub struct IdentityFiles {
 pub fn rebuild_seed_with(
     share_paths: &[PathBuf],
     identity_paths: &[PathBuf],
-    expected_emission: &str,
+    expected_emission: &EmissionId,
     exposure: Exposure,
 ) -> Result<(SecretSeed, ShareSetInfo), CustodyError> {
     if share_paths.is_empty() {
@@ -311,7 +308,7 @@ pub fn rebuild_seed_with(
     let mut distinct: Vec<OpenedShare> = Vec::with_capacity(share_paths.len());
     for path in share_paths {
         let share = share_file::open(path, &identities, exposure, &mut exposed)?;
-        if share.emission != expected_emission {
+        if share.emission != expected_emission.to_string() {
             return Err(CustodyError::WrongEmission {
                 path: path.clone(),
                 found: share_file::cut(&share.emission),
@@ -377,7 +374,7 @@ pub fn rebuild_seed_with(
         });
     }
     let info = ShareSetInfo {
-        emission: expected_emission.to_string(),
+        emission: expected_emission.clone(),
         share_set: first.share_set,
         threshold,
         shares: n,

@@ -100,8 +100,8 @@ impl Ceremony<'_> {
             .folder(self.emissions)
     }
 
-    fn id(&self) -> String {
-        crate::block::id::EmissionId::new(&self.game.id, self.stake, self.emission).to_string()
+    fn id(&self) -> crate::block::id::EmissionId {
+        crate::block::id::EmissionId::new(&self.game.id, self.stake, self.emission)
     }
 
     /// A new emission: checks there is none yet, draws its seed, writes the share set into
@@ -201,7 +201,7 @@ impl Ceremony<'_> {
         let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
         let reshare = Reshare {
             format: 1,
-            emission: self.id(),
+            emission: self.id().to_string(),
             seed_sha256: record.seed_sha256.clone(),
             from_share_set: hex::encode(old.share_set),
             custody: Custody::from_made_set(&info, labels),

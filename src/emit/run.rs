@@ -170,7 +170,7 @@ pub fn run(
     let (seed, seed_note, custody) = resolve_seed(
         &request.seed,
         &private.join(format!("{base}.seed")),
-        &crate::block::id::EmissionId::new(&game.id, stake, request.emission).to_string(),
+        &crate::block::id::EmissionId::new(&game.id, stake, request.emission),
         request.exposure,
         on_event,
     )?;
@@ -298,7 +298,7 @@ fn refuse_wrong_kind(folder: &Path, production: bool) -> Result<()> {
 fn resolve_seed(
     source: &SeedSource,
     own_file: &Path,
-    emission_id: &str,
+    emission_id: &crate::block::id::EmissionId,
     exposure: Exposure,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<(Seed, String, Option<Custody>)> {

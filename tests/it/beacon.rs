@@ -64,7 +64,12 @@ fn ceremony(w: &Workdir, publics: &[String], extra: &[&str], time: &str) -> Outp
 
 fn shares() -> Vec<String> {
     (1..=2)
-        .map(|i| format!("shares/{}", share_file_name(EMISSION, i, 2)))
+        .map(|i| {
+            format!(
+                "shares/{}",
+                share_file_name(&EMISSION.parse().unwrap(), i, 2)
+            )
+        })
         .collect()
 }
 
@@ -211,7 +216,7 @@ fn a_beacon_emission_is_made_from_its_round_and_audited_with_it() {
         let (secret, _) = rebuild_seed(
             &shares().iter().map(|s| w.path(s)).collect::<Vec<_>>(),
             &ids.iter().map(|i| w.path(i)).collect::<Vec<_>>(),
-            EMISSION,
+            &EMISSION.parse().unwrap(),
         )
         .unwrap();
         let signature: serde_json::Value =

@@ -58,7 +58,12 @@ fn write_private(path: &Path, bytes: &[u8]) {
 /// The share files of a k-of-n set of `emission` under `out`, relative to the workdir.
 fn share_paths(out: &str, emission: &str, n: usize) -> Vec<String> {
     (1..=n)
-        .map(|i| format!("{out}/{}", share_file_name(emission, i as u8, n as u8)))
+        .map(|i| {
+            format!(
+                "{out}/{}",
+                share_file_name(&emission.parse().unwrap(), i as u8, n as u8)
+            )
+        })
         .collect()
 }
 
@@ -183,7 +188,7 @@ fn subsets<T: Clone>(items: &[T], k: usize) -> Vec<Vec<T>> {
 fn seed_hex(w: &Workdir, shares: &[String], c: &Custodians) -> String {
     let shares: Vec<PathBuf> = shares.iter().map(|s| w.path(s)).collect();
     let ids: Vec<PathBuf> = c.identities.iter().map(|s| w.path(s)).collect();
-    let (seed, _) = rebuild_seed(&shares, &ids, EMISSION).unwrap();
+    let (seed, _) = rebuild_seed(&shares, &ids, &EMISSION.parse().unwrap()).unwrap();
     hex::encode(seed.expose())
 }
 
@@ -818,7 +823,7 @@ fn forge_shares(c: &Custodians, out: &Path, emission: &str) -> Vec<String> {
         c.recipients.iter().map(|r| r.parse().unwrap()).collect();
     let info = emission_factory::custody::write_share_set(
         &emission_factory::custody::SecretSeed::from_bytes(chosen),
-        emission,
+        &emission.parse().unwrap(),
         2,
         &recipients,
         out,
