@@ -208,6 +208,24 @@ impl std::str::FromStr for EmissionId {
     }
 }
 
+/// An [`EmissionId`] in a document as one text field, `<game>/<stake>/e<NNNN>` (a reshare's
+/// custody file, a share set's description): `#[serde(with = "crate::block::id::as_text")]`.
+/// A text that is no emission is refused as [`NotAnEmission`] says.
+pub mod as_text {
+    use super::EmissionId;
+
+    /// Writes the emission as its name.
+    pub fn serialize<S: serde::Serializer>(id: &EmissionId, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(id)
+    }
+
+    /// Reads a name, which must be an emission's.
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EmissionId, D::Error> {
+        let text: String = serde::Deserialize::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for EmissionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}/e{:04}", self.game, self.stake, self.number)
@@ -270,6 +288,30 @@ impl fmt::Display for BlockId {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_emission_as_one_text_field_reads_back_to_the_same_bytes_and_refuses_what_is_none() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Doc {
+            #[serde(with = "super::as_text")]
+            emission: EmissionId,
+        }
+        let text = r#"{"emission":"ruche-or/0.5/e0003"}"#;
+        let doc: Doc = serde_json::from_str(text).unwrap();
+        assert_eq!(doc.emission.stake_cents(), 50);
+        assert_eq!(serde_json::to_string(&doc).unwrap(), text);
+        for bad in [
+            "ruche-or/0.50/e0003",
+            "../x/2/e0001",
+            "Ruche/2/e0001",
+            "ruche-or/2/e0000",
+        ] {
+            let e = serde_json::from_str::<Doc>(&format!(r#"{{"emission":"{bad}"}}"#))
+                .err()
+                .unwrap_or_else(|| panic!("{bad} read as an emission"));
+            assert!(e.to_string().contains("is not an emission"), "{bad}: {e}");
+        }
+    }
     use super::*;
     use crate::game::Game;
 

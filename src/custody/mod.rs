@@ -92,7 +92,7 @@ pub struct ShareInfo {
 #[derive(Debug, Clone, Serialize)]
 pub struct ShareSetInfo {
     /// The emission (written `<game>/<stake>/e<NNNN>`).
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "crate::block::id::as_text::serialize")]
     pub emission: EmissionId,
     /// The split's random id, the same in all its shares: a reshare makes a new one.
     #[serde(serialize_with = "hex_bytes")]
@@ -110,10 +110,6 @@ pub struct ShareSetInfo {
     /// ([`rebuild_seed_with`] and [`Exposure::Allow`]), with their modes, for a warning.
     #[serde(skip)]
     pub exposed: Vec<(PathBuf, u32)>,
-}
-
-fn as_text<S: serde::Serializer>(id: &EmissionId, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(id)
 }
 
 fn hex_bytes<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {

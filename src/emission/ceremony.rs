@@ -74,8 +74,10 @@ pub struct Made {
 pub struct Reshare {
     /// Always 1.
     pub format: u32,
-    /// `<game>/<stake>/e<NNNN>`.
-    pub emission: String,
+    /// The emission (written `<game>/<stake>/e<NNNN>`; a text that names no emission is
+    /// refused at reading).
+    #[serde(with = "crate::block::id::as_text")]
+    pub emission: crate::block::id::EmissionId,
     /// The seed's commitment: the record's `seed_sha256`.
     pub seed_sha256: String,
     /// The share set whose shares rebuilt the seed for this reshare.
@@ -201,7 +203,7 @@ impl Ceremony<'_> {
         let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
         let reshare = Reshare {
             format: 1,
-            emission: self.id().to_string(),
+            emission: self.id(),
             seed_sha256: record.seed_sha256.clone(),
             from_share_set: hex::encode(old.share_set),
             custody: Custody::from_made_set(&info, labels),
@@ -281,6 +283,14 @@ pub fn admit_shares(
     )?;
     let reshare: Reshare = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not a valid custody file", path.display()))?;
+    if reshare.emission != record.id {
+        bail!(
+            "{}: the reshare names the emission {}, the record {}",
+            path.display(),
+            reshare.emission,
+            record.id
+        );
+    }
     if reshare.seed_sha256 != record.seed_sha256 {
         bail!(
             "{}: the reshare is of another seed than the emission's record",
