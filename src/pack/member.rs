@@ -173,18 +173,6 @@ impl Member {
     }
 }
 
-/// True if `part` may be one folder of a member's name: not empty, not `.` or `..`, not
-/// starting with `.`, at most 64 bytes of letters, digits, `-`, `_` and `.` (a game id, a
-/// canonical stake, `eNNNN`).
-pub fn safe_component(part: &str) -> bool {
-    !part.is_empty()
-        && part.len() <= 64
-        && !part.starts_with('.')
-        && part
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,10 +254,6 @@ mod tests {
             "",
         ] {
             assert_eq!(Member::of_name(name), None, "{name}");
-        }
-        assert!(safe_component("ruche-or") && safe_component("0.5") && safe_component("e0001"));
-        for bad in ["", ".", "..", ".hidden", "a/b", "a b", "é", &"x".repeat(65)] {
-            assert!(!safe_component(bad), "{bad}");
         }
     }
 }

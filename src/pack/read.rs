@@ -3,9 +3,9 @@
 //! make one), so each member is checked before its bytes are handed on:
 //!
 //! - a regular file (no link, hard link, device, FIFO, folder, sparse file or global header);
-//! - named `<game>/<stake>/e<emission:04>/<file>`, the same three folders for every member, each
-//!   a plain name ([`safe_component`]: no `/`, `..`, leading `.` or absolute name), the file one
-//!   an emission holds ([`Member::of_name`]);
+//! - named `<game>/<stake>/e<emission:04>/<file>`, the same three folders for every member, the
+//!   emission's as it writes them ([`emission_of`]: so no `/`, `..`, leading `.` or absolute
+//!   name), the file one an emission holds ([`Member::of_name`]);
 //! - strictly after the one before in the pack order (so never twice);
 //! - at most the bytes its kind may hold, a CSV exactly the bytes its manifest (read before it)
 //!   says; a block's lines member (`block-NNNNN.lines.csv`, the form `pack` writes) exactly the
@@ -21,7 +21,7 @@
 //! 2^27 bytes (the decoder's default limit, which a pack's header cannot raise).
 
 use super::lines::{lines_bytes, Rebuild};
-use super::member::{safe_component, Member, MAX_RESHARE_FILES};
+use super::member::{Member, MAX_RESHARE_FILES};
 use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::{shown, shown_path};
@@ -142,15 +142,15 @@ pub fn read_pack(
     Ok(contents)
 }
 
-/// True if the three folders of a member's name are a plain game id, a stake (digits and `.`)
-/// and `eNNNN`.
-fn emission_folders(game: &str, stake: &str, emission: &str) -> bool {
-    let numbered = emission
-        .strip_prefix('e')
-        .is_some_and(|digits| digits.len() == 4 && digits.bytes().all(|b| b.is_ascii_digit()));
-    [game, stake, emission].iter().all(|p| safe_component(p))
-        && numbered
-        && stake.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+/// The emission whose folders a member's name has, if they are that emission's as it writes
+/// them ([`EmissionId::folder`]): a game id, a canonical price, `e` and four digits. So no
+/// `..`, no leading `.`, no other spelling of the same emission.
+fn emission_of(game: &str, stake: &str, emission: &str) -> Option<EmissionId> {
+    let named = format!("{game}/{stake}/{emission}");
+    named
+        .parse::<EmissionId>()
+        .ok()
+        .filter(|id| id.to_string() == named && emission.len() == 5)
 }
 
 struct State {
@@ -194,12 +194,9 @@ impl State {
         let [game, stake, emission, file] = parts[..] else {
             bail!("{at}: not named <game>/<stake>/e<emission>/<file> (an absolute name, a folder too many or too few): refused");
         };
-        if !emission_folders(game, stake, emission) {
-            bail!("{at}: its folders are not <game>/<stake>/e<emission> (plain names; no `..`, no leading `.`): refused");
-        }
-        let id: EmissionId = format!("{game}/{stake}/{emission}").parse().map_err(|_| {
-            anyhow!("{at}: its folders are not those of an emission (<game>/<stake>/e<emission>: a game id, a canonical price): refused")
-        })?;
+        let id = emission_of(game, stake, emission).ok_or_else(|| {
+                anyhow!("{at}: its folders are not those of an emission (<game>/<stake>/e<NNNN>: a game id, a canonical price, e and four digits; no `..`, no leading `.`): refused")
+            })?;
         match &self.emission {
             None => {
                 sink.start(&id)?;
@@ -347,5 +344,36 @@ impl State {
             blocks: self.blocks.clone(),
             bytes: self.bytes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_members_folders_are_an_emissions_as_it_writes_them() {
+        let id = emission_of("ruche-or", "0.5", "e0001").unwrap();
+        assert_eq!(id.to_string(), "ruche-or/0.5/e0001");
+        for bad in ["", ".", "..", ".hidden", "a/b", "a b", "é", &"x".repeat(65)] {
+            assert_eq!(emission_of(bad, "0.5", "e0001"), None, "game {bad}");
+            assert_eq!(emission_of("ruche-or", bad, "e0001"), None, "stake {bad}");
+            assert_eq!(emission_of("ruche-or", "0.5", bad), None, "emission {bad}");
+        }
+        // Another spelling of an emission is not its folder.
+        for (game, stake, emission) in [
+            ("ruche-or", "0.50", "e0001"),
+            ("Ruche-or", "0.5", "e0001"),
+            ("ruche-or", "0.5", "e1"),
+            ("ruche-or", "0.5", "e00001"),
+            ("ruche-or", "0.5", "e10000"),
+            ("ruche-or", "0.5", "e0000"),
+        ] {
+            assert_eq!(
+                emission_of(game, stake, emission),
+                None,
+                "{game}/{stake}/{emission}"
+            );
+        }
     }
 }
