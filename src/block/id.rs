@@ -208,6 +208,37 @@ impl std::str::FromStr for EmissionId {
     }
 }
 
+/// For the tests of a document that names its emission by loose `game` and `stake` fields:
+/// its pretty JSON `text` (holding `"game": "<game>"` and `"stake": "<stake>"`) with one of
+/// them given a value that names no emission, and what the refusal must say.
+#[cfg(test)]
+pub(crate) fn bad_emission_fields(text: &str, game: &str, stake: &str) -> Vec<(String, String)> {
+    let not_canonical = if stake.contains('.') {
+        format!("{stake}0")
+    } else {
+        format!("{stake}.00")
+    };
+    [
+        (
+            format!("\"game\": \"{game}\""),
+            "\"game\": \"../x\"".to_string(),
+            "game \\'../x\\' is not a game id".to_string(),
+        ),
+        (
+            format!("\"stake\": \"{stake}\""),
+            format!("\"stake\": \"{not_canonical}\""),
+            format!("stake \\'{not_canonical}\\' is not a canonical amount"),
+        ),
+    ]
+    .into_iter()
+    .map(|(from, to, said)| {
+        let bad = text.replace(&from, &to);
+        assert_ne!(bad, text, "{from} is not in the document");
+        (bad, said)
+    })
+    .collect()
+}
+
 /// An [`EmissionId`] in a document as one text field, `<game>/<stake>/e<NNNN>` (a reshare's
 /// custody file, a share set's description): `#[serde(with = "crate::block::id::as_text")]`.
 /// A text that is no emission is refused as [`NotAnEmission`] says.
