@@ -63,7 +63,7 @@ pub(super) fn run(args: DbVerifyArgs) -> Result<Exit> {
                 continue;
             }
             outln!(
-                "OK      {} block {}: {} tickets ({} sold): hashes, serials, Merkle root, tiers and sale cursors as signed",
+                "OK      {} block {}: {} tickets ({} sold): hashes, serials, Merkle root, tiers and sales as signed",
                 v.emission,
                 v.block,
                 grouped(v.tickets),
@@ -81,6 +81,9 @@ pub(super) fn run(args: DbVerifyArgs) -> Result<Exit> {
                     n => format!("\n  - ... and {n} more problems"),
                 }
             )?;
+        }
+        for note in &v.notes {
+            outln!("  note: {note}")?;
         }
     }
     outln!(

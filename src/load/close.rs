@@ -1,7 +1,7 @@
 //! Closing an emission (`close`) and the public count of the prizes remaining
-//! (`prizes-remaining`), from the game server's database (schema version 4, schema_4.sql).
+//! (`prizes-remaining`), from the game server's database (schema version 6, schema_6.sql).
 //!
-//! Closing locks every sale cursor of the emission (the sales in flight end first), reads the
+//! Closing holds the sales back (`sale_hold`: the sales in flight end first), reads the
 //! final reconciliation from the rows in the same transaction, signs it with the emission's
 //! key, stores it in `closings` and commits: from then on `sell_next_ticket` sells nothing of
 //! the emission. The signed reconciliation is then written into the emission's folder
@@ -72,7 +72,7 @@ fn db(doing: &'static str, privilege: &'static str) -> impl Fn(postgres::Error) 
     }
 }
 
-const LOADER: &str = "UPDATE on sale_cursors and INSERT on closings, which the members of ef_loader have (GRANT ef_loader TO <login role>)";
+const LOADER: &str = "a SHARE lock on sales, UPDATE on sale_state and INSERT on closings, which the members of ef_loader have (GRANT ef_loader TO <login role>)";
 const READER: &str = "SELECT on emissions, closings, withdrawals and prizes_remaining, which the members of ef_seller and ef_auditor have";
 
 /// The emission's row: id, game name, kind, public key and seed SHA-256.
@@ -81,13 +81,13 @@ fn emission_row(
     name: &EmissionId,
     privilege: &'static str,
 ) -> Result<(i64, String, String, String, String), CloseError> {
-    let has_v4: bool = tx
-        .query_one("SELECT to_regclass('closings') IS NOT NULL", &[])
+    let has_v6: bool = tx
+        .query_one("SELECT to_regclass('sale_state') IS NOT NULL", &[])
         .map_err(db("reading the schema", privilege))?
         .get(0);
-    if !has_v4 {
+    if !has_v6 {
         return Err(CloseError::Refused(format!(
-            "the database's schema is older than version {}, which has closing and withdrawals: run `emission-factory load` with this version on any of its emission folders (it migrates the schema and skips the blocks loaded); nothing was changed",
+            "the database's schema is older than version {}, whose sale function this closing stops: run `emission-factory load` with this version on any of its emission folders (it migrates the schema and skips the blocks loaded); nothing was changed",
             super::schema::VERSION
         )));
     }
@@ -284,15 +284,10 @@ fn close_in_database(
             )?;
         return Ok((true, reconciliation, text.into_bytes(), signature));
     }
-    // Every sale cursor of the emission: the sales in flight end first, and every later sale
-    // sees the closing (schema_4.sql).
-    tx.query(
-        "SELECT 1 FROM sale_cursors s JOIN blocks b ON b.block_id = s.block_id
-         WHERE b.emission_id = $1 ORDER BY s.block_id, s.lane FOR UPDATE OF s",
-        &[&emission_id],
-    )
-    .map_err(db(
-        "locking the emission's sale cursors (waiting for the sales in flight)",
+    // The sales held back: the sales in flight end first, and every later sale sees the
+    // closing (schema_6.sql).
+    tx.execute("SELECT sale_hold()", &[]).map_err(db(
+        "holding the sales back (waiting for the sales in flight)",
         LOADER,
     ))?;
     let closed: String = tx
@@ -400,6 +395,8 @@ fn close_in_database(
         &[&emission_id, &reconciliation.closed, &text, &sha256, &signature.as_slice()],
     )
     .map_err(db("recording the closing", LOADER))?;
+    tx.execute("SELECT sale_refresh($1)", &[&emission_id])
+        .map_err(db("stopping the emission's sales", LOADER))?;
     tx.commit().map_err(db("committing the closing", LOADER))?;
     Ok((false, reconciliation, bytes, signature.to_vec()))
 }

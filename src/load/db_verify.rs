@@ -12,13 +12,15 @@
 //!   recomputes each one's SHA-256 from its serial, prize and layout (FORMAT.md), its serial
 //!   from its block and index, the block's Merkle root (RFC 6962, as `verify` does) and the
 //!   count per prize tier, and compares them with the manifest;
-//! - checks the sales: each lane's cursor has passed exactly its sold tickets (a ticket sold
-//!   ahead of its cursor, or left unsold behind it, was changed by hand).
+//! - checks the sales (schema_6.sql): each is of a ticket of the block, none twice, none
+//!   beyond the block's sale sequence (a ticket sold ahead of it was sold by hand), and once the
+//!   sequence has passed the block's end every ticket unsold is in `sale_returns` (else it
+//!   would never be sold).
 //!
 //! Every changed row is named (block, index, serial). An owner who changes a ticket and its
-//! hash together breaks the Merkle root; one who rewinds a sold ticket's `sold_at` and its
-//! cursor together leaves a consistent state that no check of the database alone can tell
-//! from an unsold ticket (the sale's own record is the game server's).
+//! hash together breaks the Merkle root; one who deletes a sale of a block whose sequence has
+//! not passed its end leaves what no check of the database alone can tell from a sale rolled
+//! back (the sale's own record is the game server's).
 
 use super::error::explain;
 use crate::block::id::{emission_name, EmissionId};
@@ -71,6 +73,9 @@ pub struct BlockVerdict {
     pub problems: Vec<String>,
     /// Problems found beyond those listed.
     pub unlisted: u64,
+    /// What is not wrong as far as the database can tell, but an auditor should compare with
+    /// the game server's records (tickets unsold below the sale sequence).
+    pub notes: Vec<String>,
 }
 
 impl BlockVerdict {
@@ -199,6 +204,7 @@ fn check_block(
         sold: 0,
         problems: Vec::new(),
         unlisted: 0,
+        notes: Vec::new(),
     };
     if let Err(m) = keys::check(&options.public_key, manifest_text.as_bytes(), &signature) {
         v.problem(format!(
@@ -308,34 +314,55 @@ fn check_block(
         ));
     }
 
-    // The sale cursors: lane → next index.
-    let cursors = tx
-        .query(
-            "SELECT lane, lanes, tickets, next_idx FROM sale_cursors WHERE block_id = $1
-             ORDER BY lane",
+    // The block's sales (schema_6.sql): which indices are sold, and its sequence.
+    let slots = usize::try_from(m.tickets).unwrap_or(0);
+    let sales = read_sales(tx, block_id, block, slots)?;
+    let seq = tx
+        .query_opt(
+            "SELECT tickets, passed, migrated, pg_catalog.pg_sequence_last_value(seq)
+             FROM sale_blocks WHERE block_id = $1",
             &[&block_id],
         )
-        .map_err(db("reading the block's sale cursors"))?;
-    let lanes = cursors.first().map_or(0, |r| r.get::<_, i32>(1));
-    let mut next: Vec<i64> = Vec::new();
-    for (i, c) in cursors.iter().enumerate() {
-        let (lane, n, tickets, at): (i32, i32, i32, i32) = (c.get(0), c.get(1), c.get(2), c.get(3));
-        if usize::try_from(lane).ok() != Some(i)
-            || n != lanes
-            || u64::try_from(tickets).ok() != Some(m.tickets)
-        {
-            v.problem(format!(
-                "block {block}: sale cursor of lane {lane} (of {n}, for {tickets} tickets) does not fit the block's {lanes} lanes of {} tickets",
-                m.tickets
-            ));
+        .map_err(db("reading the block's sale sequence"))?;
+    // The first index the sequence has not given: below it a ticket unsold is a sale rolled
+    // back (sold later from sale_returns), above it a ticket sold was sold by hand.
+    let mut next: Option<i64> = None;
+    let mut passed = false;
+    let mut migrated = false;
+    match seq {
+        None => v.problem(format!(
+            "block {block}: no sale_blocks row (it can never be sold): the row was deleted"
+        )),
+        Some(r) => {
+            let tickets: i32 = r.get(0);
+            passed = r.get(1);
+            migrated = r.get(2);
+            if u64::try_from(tickets).ok() != Some(m.tickets) {
+                v.problem(format!(
+                    "block {block}: its sale_blocks row says {tickets} tickets, the signed manifest {}",
+                    m.tickets
+                ));
+            }
+            next = Some(
+                r.get::<_, Option<i64>>(3)
+                    .map_or(0, |l| l.saturating_add(1)),
+            );
         }
-        next.push(i64::from(at));
     }
-    if m.tickets > 0 && usize::try_from(lanes).ok() != Some(next.len()) {
-        v.problem(format!(
-            "block {block}: {} sale cursor(s) for {lanes} lanes",
-            next.len()
-        ));
+    let returned: std::collections::HashSet<i32> = if passed {
+        tx.query(
+            "SELECT idx FROM sale_returns WHERE block_id = $1",
+            &[&block_id],
+        )
+        .map_err(db("reading the block's returned tickets"))?
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    } else {
+        Default::default()
+    };
+    for text in &sales.problems {
+        v.problem(format!("block {block}: {text}"));
     }
 
     // The tickets, in index order.
@@ -346,18 +373,19 @@ fn check_block(
     // 2.4 s against 1.1 s for the scan. Each hash goes to its index's slot, and the tree is
     // built from the slots once the stream is read (32 bytes a ticket).
     let query = format!(
-        "COPY (SELECT idx, serial, prize_cents, layout, sha256, sold_at IS NOT NULL
+        "COPY (SELECT idx, serial, prize_cents, layout, sha256
                FROM tickets WHERE block_id = {block_id}) TO STDOUT (FORMAT binary)"
     );
     let reader = tx
         .copy_out(&query)
         .map_err(db("streaming the tickets out (COPY)"))?;
-    let slots = usize::try_from(m.tickets).unwrap_or(0);
     let mut hashes: Vec<[u8; 32]> = vec![[0u8; 32]; slots];
     let mut seen: Vec<bool> = vec![false; slots];
     let mut rows = RowProblems::default();
     let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
     let mut pending = Pending::default();
+    // Unsold below the sequence of a block that has not passed its end.
+    let mut behind: Vec<i64> = Vec::new();
     // The stream is read on a thread of its own (the client library's work for each row's
     // message), handed over in chunks, while this one parses, hashes and checks them: the
     // two overlap, and the server's COPY is what bounds the time.
@@ -434,20 +462,24 @@ fn check_block(
                     }
                 }
             }
-            if t.sold {
+            let sold = usize::try_from(t.idx)
+                .ok()
+                .is_some_and(|i| sales.sold.get(i).copied().unwrap_or(false));
+            if sold {
                 v.sold += 1;
             }
-            if lanes > 0 {
-                let lane = usize::try_from(t.idx.rem_euclid(i64::from(lanes))).unwrap_or_default();
-                let passed = next.get(lane).is_some_and(|&n| t.idx < n);
-                if t.sold && !passed {
+            if let Some(next) = next {
+                if sold && t.idx >= next && !migrated {
                     rows.add(t.idx, format!(
-                    "{name}: sold, but the cursor of its lane {lane} has not reached it: sold_at was set outside sell_next_ticket, or the cursor moved back"
-                ));
-                } else if !t.sold && passed {
+                        "{name}: sold, but the block's sale sequence has not reached it (next {next}): the sale was made outside sell_next_ticket"
+                    ));
+                } else if !sold && !passed && t.idx < next {
+                    behind.push(t.idx);
+                } else if !sold && passed && !returned.contains(&i32::try_from(t.idx).unwrap_or(-1))
+                {
                     rows.add(t.idx, format!(
-                    "{name}: unsold, but the cursor of its lane {lane} has passed it (it would never be sold): sold_at was reset, or the cursor moved forward by hand"
-                ));
+                        "{name}: unsold, but its block's sale sequence has passed it and it is not in sale_returns (it would never be sold): a sale was deleted, or the list was changed by hand"
+                    ));
                 }
             }
         }
@@ -456,6 +488,30 @@ fn check_block(
         drop(stream);
         Ok(())
     })?;
+    if !behind.is_empty() {
+        behind.sort_unstable();
+        let mut ranges: Vec<String> = Vec::new();
+        let mut at = 0;
+        while at < behind.len() {
+            let from = behind[at];
+            while at + 1 < behind.len() && behind[at + 1] == behind[at] + 1 {
+                at += 1;
+            }
+            ranges.push(if behind[at] == from {
+                from.to_string()
+            } else {
+                format!("{from} to {}", behind[at])
+            });
+            at += 1;
+        }
+        let shown = ranges.len().min(LISTED);
+        v.notes.push(format!(
+            "block {block}: {} ticket(s) unsold below the block's sale sequence (index {}{}): sales rolled back, to be sold once the sequence passes the block's end; the database alone cannot tell them from sales deleted or a sequence moved by its owner: compare with the game server's record of its sales",
+            behind.len(),
+            ranges[..shown].join(", "),
+            if ranges.len() > shown { format!(" and {} more ranges", ranges.len() - shown) } else { String::new() }
+        ));
+    }
     // Missing indexes, as ranges.
     let mut at = 0;
     while at < slots {
@@ -545,8 +601,10 @@ fn check_off_sale(
         Ok(tx
             .query(
                 &format!(
-                    "SELECT idx, serial FROM tickets WHERE block_id = $1 AND sold_at > ({since})
-                     ORDER BY idx LIMIT {LISTED}"
+                    "SELECT t.idx, t.serial FROM sales x
+                     JOIN tickets t ON t.block_id = x.block_id AND t.idx = x.idx
+                     WHERE x.block_id = $1 AND x.sold_at > ({since})
+                     ORDER BY t.idx LIMIT {LISTED}"
                 ),
                 &[&block_id, param],
             )
@@ -859,6 +917,79 @@ impl Read for Chunks {
     }
 }
 
+/// The sales of a block, as read from `sales`.
+struct Sales {
+    /// Per index of the block: sold.
+    sold: Vec<bool>,
+    /// What is wrong with them (a sale of no ticket of the block, a ticket sold twice).
+    problems: Vec<String>,
+}
+
+/// Reads the block's sales (`COPY`, one integer a line: the block's sales may be millions).
+fn read_sales(
+    tx: &mut postgres::Transaction<'_>,
+    block_id: i64,
+    block: i32,
+    slots: usize,
+) -> Result<Sales, DbVerifyError> {
+    let mut reader = tx
+        .copy_out(&format!(
+            "COPY (SELECT idx FROM sales WHERE block_id = {block_id}) TO STDOUT"
+        ))
+        .map_err(db("streaming the block's sales out (COPY)"))?;
+    let mut sales = Sales {
+        sold: vec![false; slots],
+        problems: Vec::new(),
+    };
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut text).map_err(|e| DbVerifyError::Stream {
+        block,
+        what: format!("the sales, cut short: {e}"),
+    })?;
+    let (mut beyond, mut twice) = (Vec::new(), Vec::new());
+    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let idx = std::str::from_utf8(line)
+            .ok()
+            .and_then(|l| l.parse::<i64>().ok());
+        match idx
+            .and_then(|i| usize::try_from(i).ok())
+            .filter(|&i| i < slots)
+        {
+            None => beyond.push(shown_text(&String::from_utf8_lossy(line), SHOWN_CHARS)),
+            Some(i) if sales.sold[i] => twice.push(i),
+            Some(i) => sales.sold[i] = true,
+        }
+    }
+    let listed = |v: &[String]| {
+        let mut s = v
+            .iter()
+            .take(LISTED)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if v.len() > LISTED {
+            s.push_str(&format!(" and {} more", v.len() - LISTED));
+        }
+        s
+    };
+    if !beyond.is_empty() {
+        sales.problems.push(format!(
+            "{} sale(s) of no ticket of the block (index {}): rows added to sales by hand",
+            beyond.len(),
+            listed(&beyond)
+        ));
+    }
+    if !twice.is_empty() {
+        let twice: Vec<String> = twice.iter().map(ToString::to_string).collect();
+        sales.problems.push(format!(
+            "{} ticket(s) sold twice (index {}): the primary key of sales was dropped",
+            twice.len(),
+            listed(&twice)
+        ));
+    }
+    Ok(sales)
+}
+
 /// One ticket row of the stream.
 struct Ticket<'a> {
     idx: i64,
@@ -866,11 +997,10 @@ struct Ticket<'a> {
     prize_cents: i64,
     layout: &'a [u8],
     sha256: [u8; 32],
-    sold: bool,
 }
 
 /// A reader of the binary COPY format (PostgreSQL documentation, "COPY", "Binary Format")
-/// for the six columns queried, every length bounded.
+/// for the five columns queried, every length bounded.
 struct Stream<R: Read> {
     reader: R,
     block: i32,
@@ -932,11 +1062,11 @@ impl<R: Read> Stream<R> {
         if fields == -1 {
             return Ok(None);
         }
-        if fields != 6 {
+        if fields != 5 {
             return Err(self.bad(format!("a row of {fields} fields")));
         }
         // Each field: its length, then its bytes; the spans are kept, the bytes read into buf.
-        let mut spans = [(0usize, 0usize); 6];
+        let mut spans = [(0usize, 0usize); 5];
         for span in &mut spans {
             let at = self.buf.len();
             self.read(4)?;
@@ -968,18 +1098,12 @@ impl<R: Read> Stream<R> {
         let Ok(sha256) = <[u8; 32]>::try_from(field(4)) else {
             return Err(self.bad("a ticket hash that is not 32 bytes"));
         };
-        let sold = match field(5) {
-            [0] => false,
-            [1] => true,
-            _ => return Err(self.bad("a sold flag that is not a boolean")),
-        };
         Ok(Some(Ticket {
             idx,
             serial: field(1),
             prize_cents,
             layout: field(3),
             sha256,
-            sold,
         }))
     }
 }
@@ -992,14 +1116,13 @@ mod tests {
     fn the_stream_reads_the_binary_copy_format_and_refuses_the_rest() {
         let mut bytes: Vec<u8> = b"PGCOPY\n\xff\r\n\0".to_vec();
         bytes.extend([0u8; 8]);
-        bytes.extend(6i16.to_be_bytes());
+        bytes.extend(5i16.to_be_bytes());
         for field in [
             7i32.to_be_bytes().to_vec(),
             b"s".to_vec(),
             250i64.to_be_bytes().to_vec(),
             b"l".to_vec(),
             vec![9u8; 32],
-            vec![1u8],
         ] {
             bytes.extend(i32::try_from(field.len()).expect("len").to_be_bytes());
             bytes.extend(field);
@@ -1008,8 +1131,8 @@ mod tests {
         let mut s = Stream::new(&bytes[..], 1).expect("header");
         let t = s.next().expect("a row").expect("a row");
         assert_eq!(
-            (t.idx, t.serial, t.prize_cents, t.layout, t.sha256, t.sold),
-            (7, &b"s"[..], 250, &b"l"[..], [9u8; 32], true)
+            (t.idx, t.serial, t.prize_cents, t.layout, t.sha256),
+            (7, &b"s"[..], 250, &b"l"[..], [9u8; 32])
         );
         assert!(s.next().expect("the trailer").is_none());
         // Cut short, and a hostile length: errors, never a panic or a huge allocation.

@@ -3,8 +3,8 @@
 //! Each block is loaded in one transaction, so it is in the database whole or not at all: the
 //! schema is created or migrated ([`schema`]), the emission and block rows are written, the
 //! tickets are streamed with `COPY (FORMAT binary)` into a fresh table that is then indexed in
-//! one sort and attached as the block's partition of `tickets` (its sale cursor at its first
-//! ticket), and the counts per prize, the
+//! one sort and attached as the block's partition of `tickets` (its sale sequence at its first
+//! ticket, schema_6.sql), and the counts per prize, the
 //! total and the number of tickets are read back and compared with the manifest before the
 //! commit. The block is verified in full ([`crate::verify`], against the key the operator
 //! trusts) on another thread while the server takes the COPY, builds the index and is read
@@ -37,14 +37,6 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// Lanes a block's sales are spread over (fewer for a block of fewer tickets): lane `l` holds
-/// the tickets `l`, `l + SALE_LANES`, ..., each lane with its own cursor row (schema_3.sql).
-/// Concurrent sellers take different lanes, so up to this many sell without waiting; a
-/// connection's own lane is `pg_backend_pid() mod lanes`, so lanes are four times the 64
-/// sellers of the benchmark, which makes two of them on one lane rare (schema_5.sql: with 64,
-/// sellers collided and queued).
-pub const SALE_LANES: i32 = 256;
 
 /// How to load.
 #[derive(Clone)]
@@ -283,10 +275,6 @@ pub fn load_block_from(
         }
     }
 
-    // The folder's withdrawals, in this transaction: a block loaded now that a record
-    // withdraws is never on sale, not even for a moment.
-    let withdrawals = apply_withdrawals(&mut tx, &block, emission_id, &emission_name)?;
-
     let number = i32::try_from(m.id.number()).unwrap_or(i32::MAX);
     if let Some(row) = tx
         .query_opt(
@@ -297,6 +285,7 @@ pub fn load_block_from(
     {
         let loaded: String = row.get(0);
         return if loaded == block.manifest_sha256 {
+            let withdrawals = apply_withdrawals(&mut tx, &block, emission_id, &emission_name)?;
             if !withdrawals.is_empty() {
                 tx.commit().map_err(db("committing the withdrawals"))?;
             }
@@ -408,6 +397,10 @@ pub fn load_block_from(
         });
     }
     let (mut stored, wait) = loaded?;
+    // The folder's withdrawals, in this transaction, last: a block loaded now that a record
+    // withdraws is never on sale, not even for a moment, and the sales they hold back
+    // (schema_6.sql, sale_hold) wait only for the commit.
+    let withdrawals = apply_withdrawals(&mut tx, &block, emission_id, &emission_name)?;
     let t = Instant::now();
     tx.commit().map_err(db("committing the block"))?;
     stored.verify = verify;
@@ -421,7 +414,7 @@ pub fn load_block_from(
 
 /// Streams the block's tickets into `table`, checks that the file sent is the file the
 /// manifest describes, indexes the table, attaches it as the block's partition with its sale
-/// cursor, and reads the block back; the transaction is left for the caller to commit.
+/// sequence, and reads the block back; the transaction is left for the caller to commit.
 fn store_tickets(
     tx: &mut postgres::Transaction<'_>,
     block: &Block,
@@ -508,19 +501,9 @@ fn store_tickets(
         "ALTER TABLE tickets ATTACH PARTITION {table} FOR VALUES IN ({block_id})"
     ))
     .map_err(db("attaching the block's partition"))?;
-    // One cursor per lane, each at its lane's first ticket (schema_3.sql).
-    tx.execute(
-        "INSERT INTO sale_cursors (block_id, lane, lanes, tickets, next_idx)
-         SELECT $1, l, n, $2, l FROM (SELECT least($3::integer, $2)::integer AS n) k,
-                generate_series(0, k.n - 1) l
-         WHERE $2 >= 1",
-        &[
-            &block_id,
-            &i32::try_from(sent.rows).unwrap_or(i32::MAX),
-            &SALE_LANES,
-        ],
-    )
-    .map_err(db("recording the block's sale cursors"))?;
+    // The block's sale sequence, from its first ticket (schema_6.sql).
+    tx.execute("SELECT sale_open_block($1, 0)", &[&block_id])
+        .map_err(db("opening the block's sales"))?;
     let attach = t.elapsed();
 
     let t = Instant::now();
@@ -540,8 +523,8 @@ fn store_tickets(
 }
 
 /// Applies the block's folder's withdrawal records not yet in the database, in the block's
-/// transaction. Each one first locks the sale cursors of what it withdraws, so the sales in
-/// flight there end before it (and every later sale sees it: schema_4.sql). A record already
+/// transaction. Each one first holds the sales back (`sale_hold`), so the sales in flight end
+/// before it and every later sale sees it (schema_6.sql). A record already
 /// applied is skipped; another record under the same number is refused.
 fn apply_withdrawals(
     tx: &mut postgres::Transaction<'_>,
@@ -590,14 +573,8 @@ fn apply_withdrawals(
             continue;
         }
         let withdrawn = w.block.map(|b| i32::try_from(b).unwrap_or(i32::MAX));
-        tx.query(
-            "SELECT 1 FROM sale_cursors s JOIN blocks b ON b.block_id = s.block_id
-             WHERE b.emission_id = $1 AND ($2::integer IS NULL OR b.block = $2)
-             ORDER BY s.block_id, s.lane FOR UPDATE OF s",
-            &[&emission_id, &withdrawn],
-        )
-        .map_err(db(
-            "locking the sale cursors of what is withdrawn (waiting for the sales in flight there)",
+        tx.execute("SELECT sale_hold()", &[]).map_err(db(
+            "holding the sales back (waiting for the sales in flight)",
         ))?;
         let text = std::str::from_utf8(&found.bytes).unwrap_or_default();
         tx.execute(
@@ -614,6 +591,8 @@ fn apply_withdrawals(
             ],
         )
         .map_err(db("recording the withdrawal"))?;
+        tx.execute("SELECT sale_refresh($1)", &[&emission_id])
+            .map_err(db("stopping the sales of what is withdrawn"))?;
         applied.push(Applied {
             path: found.path.clone(),
             what: w.what(),

@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_3.sql"),
     include_str!("schema_4.sql"),
     include_str!("schema_5.sql"),
+    include_str!("schema_6.sql"),
 ];
 
 /// The schema version this program writes and reads.

@@ -14,8 +14,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The lanes of a block of 2 000 tickets (SALE_LANES, src/load/mod.rs).
-const LANES: i32 = 256;
 const ANOTHER_SEED: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
 
 /// A database of its own for one test, dropped at the end (also used by `pack`'s tests).
@@ -227,7 +225,7 @@ fn loads_verified_blocks_once_and_skips_them_after() {
 
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 5"),
+        out.contains("schema  created or migrated to version 6"),
         "{out}"
     );
     assert_eq!(out.matches("LOADED").count(), 2, "{out}");
@@ -487,7 +485,7 @@ fn bad_input_gets_a_clear_error_and_leaves_the_database_as_it_was() {
 }
 
 #[test]
-fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
+fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once() {
     let Some(db) = TestDb::new() else { return };
     let w = Workdir::new();
     let folder = emit_mini(&w, SEED, "em", "2");
@@ -497,59 +495,50 @@ fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
         .query_one("SELECT emission_id FROM emissions", &[])
         .expect("emission")
         .get(0);
-    // Each block of 2 000 tickets is split into 256 lanes (SALE_LANES) of interleaved indices.
-    let lanes: Vec<(i64, i32, i32)> = c
+    // Each block of 2 000 tickets has its sale sequence, from index 0 (schema_6.sql).
+    let blocks: Vec<(i32, i32, bool)> = c
         .query(
-            "SELECT count(*), min(lanes), max(next_idx) FROM sale_cursors GROUP BY block_id",
+            "SELECT block, tickets, passed FROM sale_blocks ORDER BY block",
             &[],
         )
-        .expect("cursors")
+        .expect("sale_blocks")
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
-    assert_eq!(lanes, vec![(256, 256, 255), (256, 256, 255)]);
+    assert_eq!(blocks, vec![(1, 2000, false), (2, 2000, false)]);
 
-    // One connection selling alone sells its own lane, pg_backend_pid() mod 256, in index
-    // order: p, p + 256, p + 512, ...
-    let pid: i32 = c
-        .query_one("SELECT pg_backend_pid()", &[])
-        .expect("pid")
-        .get(0);
-    let lane = pid % LANES;
-    // (A lane of a 2 000-ticket block holds 7 or 8 tickets.)
+    // Sales are in index order: 0, 1, 2, ...
     for k in 0..7 {
         let row = c
             .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
             .expect("a sale");
-        assert_eq!(
-            (row.get::<_, i32>(0), row.get::<_, i32>(1)),
-            (1, lane + LANES * k)
-        );
+        assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, k));
     }
     check_reconciliation(&db, &folder, 7);
 
-    // A sale in flight holds its connection's lane; another seller does not wait for it but
-    // sells from another lane. When the first rolls back, its ticket is its lane's next
-    // again, and its next sale takes it: nothing is skipped.
+    // A sale in flight does not hold another seller back, who sells the next ticket. When the
+    // first rolls back, its ticket is not lost: it is sold once both blocks' sequences have
+    // passed their end (from sale_returns), by one of the sellers below.
     let mut first = db.client();
     let mut in_flight = first.transaction().expect("begin");
     let held = in_flight
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a sale in flight");
     let held = (held.get::<_, i32>(0), held.get::<_, i32>(1));
+    assert_eq!(held, (1, 7));
     let row = c
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a sale beside it");
     let beside = (row.get::<_, i32>(0), row.get::<_, i32>(1));
-    assert_ne!(beside, held);
+    assert_eq!(beside, (1, 8));
     in_flight.rollback().expect("rollback");
     let row = first
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
-        .expect("the ticket put back");
-    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), held);
-    let mut before: BTreeSet<(i32, i32)> = (0..7).map(|k| (1, lane + LANES * k)).collect();
-    before.insert(held);
+        .expect("the next sale");
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, 9));
+    let mut before: BTreeSet<(i32, i32)> = (0..7).map(|k| (1, k)).collect();
     before.insert(beside);
+    before.insert((1, 9));
     assert_eq!(before.len(), 9);
     check_reconciliation(&db, &folder, 9);
 
@@ -605,25 +594,182 @@ fn sixty_four_concurrent_sellers_sell_every_ticket_exactly_once_over_lanes() {
         .filter(|t| !before.contains(t))
         .collect();
     assert_eq!(unique, expected, "every ticket sold once, none skipped");
+    assert!(unique.contains(&held), "the ticket rolled back was sold");
     let unsold: i64 = c
-        .query_one("SELECT count(*) FROM tickets WHERE sold_at IS NULL", &[])
+        .query_one(
+            "SELECT count(*) FROM tickets t
+             WHERE NOT EXISTS (SELECT 1 FROM sales s WHERE s.block_id = t.block_id AND s.idx = t.idx)",
+            &[],
+        )
         .expect("unsold")
         .get(0);
     assert_eq!(unsold, 0);
-    // Every lane's cursor is past the block's end.
-    let open: i64 = c
+    // Both sequences have passed their end, and no ticket is left to sell again.
+    let left: (i64, i64, Option<i64>) = c
         .query_one(
-            "SELECT count(*) FROM sale_cursors WHERE next_idx < tickets",
+            "SELECT (SELECT count(*) FROM sale_blocks WHERE NOT passed),
+                    (SELECT count(*) FROM sale_returns
+                     WHERE NOT EXISTS (SELECT 1 FROM sales s
+                                       WHERE s.block_id = sale_returns.block_id
+                                         AND s.idx = sale_returns.idx)),
+                    (SELECT block_id FROM sale_state)",
             &[],
         )
-        .expect("open lanes")
-        .get(0);
-    assert_eq!(open, 0);
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .expect("the sale state");
+    assert_eq!(left, (0, 0, None));
     assert!(c
         .query_opt("SELECT * FROM sell_next_ticket($1)", &[&emission])
         .expect("sold out")
         .is_none());
     check_reconciliation(&db, &folder, 4000);
+}
+
+/// Schema version 6's edges: a sale outside READ COMMITTED is refused (its snapshot could miss a
+/// withdrawal); a ticket rolled back is listed in sale_returns when its block's sequence
+/// passes the end, and db-verify names it if that list loses it; a closing waits for the sale
+/// in flight, which it counts.
+#[test]
+fn rolled_back_tickets_are_returned_and_a_closing_waits_for_the_sale_in_flight() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    let folder = emit_mini(&w, SEED, "em", "2");
+    load(&w, &db, &["--allow-test", "em"], 0);
+    let emission = emission_id(&db, 1);
+    let (seller_role, mut seller) = login_role(&db, "seller", Some("ef_seller"));
+
+    // REPEATABLE READ: refused, nothing sold.
+    {
+        let mut tx = seller
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .start()
+            .expect("begin");
+        let e = tx
+            .query("SELECT * FROM sell_next_ticket($1)", &[&emission])
+            .expect_err("a sale in REPEATABLE READ");
+        let message = e.as_db_error().map(|d| d.message().to_string());
+        assert!(
+            message
+                .as_deref()
+                .is_some_and(|m| m.contains("READ COMMITTED transaction only")),
+            "{e:?}"
+        );
+    }
+    let sold_count = |c: &mut Client| -> i64 {
+        c.query_one("SELECT count(*) FROM sales", &[])
+            .expect("sales")
+            .get(0)
+    };
+    let mut owner = db.client();
+    assert_eq!(sold_count(&mut owner), 0);
+
+    // Block 1 sold to its end with ticket 5 rolled back: the sequence passes the end, 5 is
+    // listed in sale_returns, and block 2 is sold from.
+    for i in 0..2000 {
+        let mut tx = seller.transaction().expect("begin");
+        let row = tx
+            .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+            .expect("a sale");
+        assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, i));
+        if i == 5 {
+            tx.rollback().expect("rollback");
+        } else {
+            tx.commit().expect("commit");
+        }
+    }
+    let row = seller
+        .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+        .expect("a sale of block 2");
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (2, 0));
+    let returned: Vec<(i32, i32)> = owner
+        .query("SELECT block, idx FROM sale_returns ORDER BY 1, 2", &[])
+        .expect("returns")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(returned, vec![(1, 5)]);
+    let db_verify = |code: i32| {
+        text(&w.run_expect(
+            &[
+                "db-verify",
+                "--database-url",
+                &db.url,
+                "--public-key",
+                "keys/public-key.pem",
+            ],
+            code,
+        ))
+    };
+    let out = db_verify(0);
+    assert!(
+        out.contains("2 as signed, 0 changed") && !out.contains("note:"),
+        "{out}"
+    );
+    // The list loses ticket 5 (only the owner can): db-verify names it.
+    owner
+        .execute("DELETE FROM sale_returns WHERE block = 1 AND idx = 5", &[])
+        .expect("the owner deletes a return");
+    let out = db_verify(1);
+    assert!(
+        out.contains(
+            "block 1, index 5, serial mini-ruche-200-0001-00001-0000005: unsold, but its block's sale sequence has passed it and it is not in sale_returns"
+        ),
+        "{out}"
+    );
+    owner
+        .execute(
+            "INSERT INTO sale_returns (emission_id, block, block_id, idx)
+             SELECT emission_id, block, block_id, 5 FROM blocks WHERE block = 1",
+            &[],
+        )
+        .expect("put back");
+    db_verify(0);
+
+    // A closing waits for the sale in flight, and counts it.
+    let mut tx = seller.transaction().expect("begin");
+    let row = tx
+        .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
+        .expect("a sale in flight");
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (2, 1));
+    let folder_arg = folder.display().to_string();
+    let mut close = w
+        .command(&[
+            "close",
+            "--database-url",
+            &db.url,
+            "--key",
+            "keys/signing-key.pem",
+            &folder_arg,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("close");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        close.try_wait().expect("close's status").is_none(),
+        "close ended while a sale was in flight"
+    );
+    tx.commit().expect("commit the sale");
+    let out = close.wait_with_output().expect("close");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let sold = sold_count(&mut owner);
+    assert_eq!(sold, 2001);
+    let closing: String = owner
+        .query_one("SELECT reconciliation FROM closings", &[])
+        .expect("the closing")
+        .get(0);
+    let closing: serde_json::Value = serde_json::from_str(&closing).expect("JSON");
+    assert_eq!(closing["sold"].as_i64(), Some(2001), "{closing}");
+    // Closed: nothing more is sold, not even the ticket returned.
+    let seller_url = with_user(&db.url, &seller_role);
+    let mut late = Client::connect(&seller_url, NoTls).expect("connect");
+    assert!(late
+        .query_opt("SELECT * FROM sell_next_ticket($1)", &[&emission])
+        .expect("after the closing")
+        .is_none());
+    assert_eq!(sold_count(&mut owner), 2001);
 }
 
 /// The reconciliation views add up to the manifests when `sold` tickets have been sold.
@@ -675,7 +821,8 @@ fn check_reconciliation(db: &TestDb, folder: &Path, sold: i64) {
     assert_eq!(row.get::<_, i64>(5) + row.get::<_, i64>(6), total_prizes);
     let paid: i64 = c
         .query_one(
-            "SELECT coalesce(sum(prize_cents), 0)::bigint FROM tickets WHERE sold_at IS NOT NULL",
+            "SELECT coalesce(sum(t.prize_cents), 0)::bigint FROM sales s
+             JOIN tickets t ON t.block_id = s.block_id AND t.idx = s.idx",
             &[],
         )
         .expect("paid")
@@ -692,7 +839,8 @@ fn check_reconciliation(db: &TestDb, folder: &Path, sold: i64) {
     }
     let top_unsold: i64 = c
         .query_one(
-            "SELECT count(*) FROM tickets WHERE sold_at IS NULL AND prize_cents = 200000",
+            "SELECT count(*) FROM tickets t WHERE prize_cents = 200000
+               AND NOT EXISTS (SELECT 1 FROM sales s WHERE s.block_id = t.block_id AND s.idx = t.idx)",
             &[],
         )
         .expect("top prizes unsold")
@@ -1004,19 +1152,19 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
     emit_mini(&w, SEED, "em", "1");
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 5") && out.contains("LOADED"),
+        out.contains("schema  created or migrated to version 6") && out.contains("LOADED"),
         "{out}"
     );
     let indexes: i64 = c
         .query_one(
-            "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'tickets%unsold%'
-                OR indexdef LIKE '%WHERE (sold_at IS NULL)%'",
+            "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'tickets%unsold%'",
             &[],
         )
         .expect("indexes")
         .get(0);
     assert_eq!(indexes, 0, "the index of unsold tickets is gone");
-    // The hand-made block sells on from its first unsold ticket, skipping the one sold.
+    // The hand-made block sells on from its first unsold ticket, in index order, skipping the
+    // one sold; its sales, with their times, are rows of sales now.
     let sold: Vec<i32> = (0..3)
         .filter_map(|_| {
             c.query_opt("SELECT idx FROM sell_next_ticket(1)", &[])
@@ -1024,23 +1172,15 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
                 .map(|r| r.get(0))
         })
         .collect();
-    assert_eq!(sold.len(), 2, "{sold:?}");
-    // (In the order of their lanes: the connection's own, pid mod 5, first if it has one.)
-    let sold: BTreeSet<i32> = sold.into_iter().collect();
-    assert_eq!(sold, BTreeSet::from([2, 4]));
-    let unsold: i64 = c
-        .query_one(
-            "SELECT count(*) FROM tickets WHERE block_id = 1 AND sold_at IS NULL",
-            &[],
-        )
-        .expect("unsold")
-        .get(0);
-    assert_eq!(unsold, 0);
-    // The block loaded now starts at the first ticket of the connection's lane.
-    let lane: i32 = c
-        .query_one("SELECT pg_backend_pid() % 256", &[])
-        .expect("pid")
-        .get(0);
+    assert_eq!(sold, vec![2, 4]);
+    let sales: Vec<i32> = c
+        .query("SELECT idx FROM sales WHERE block_id = 1 ORDER BY idx", &[])
+        .expect("sales")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(sales, vec![0, 1, 2, 3, 4]);
+    // The block loaded now starts at its first ticket.
     let row = c
         .query_one(
             "SELECT block, idx FROM sell_next_ticket(
@@ -1048,11 +1188,11 @@ fn a_version_1_database_with_sales_migrates_and_sells_on_in_order() {
             &[],
         )
         .expect("a sale of the new block");
-    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, lane));
+    assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (1, 0));
 }
 
 #[test]
-fn a_version_4_database_with_sales_in_progress_migrates_to_version_5_and_sells_on() {
+fn a_version_4_database_with_sales_in_progress_migrates_and_sells_on() {
     let Some(db) = TestDb::new() else { return };
     let w = Workdir::new();
     // A database of schema version 4 as its loader left it: one hand-made block of 10 tickets
@@ -1124,16 +1264,15 @@ fn a_version_4_database_with_sales_in_progress_migrates_to_version_5_and_sells_o
     emit_mini(&w, SEED, "em", "1");
     let out = load(&w, &db, &["--allow-test", "em"], 0);
     assert!(
-        out.contains("schema  created or migrated to version 5") && out.contains("LOADED"),
+        out.contains("schema  created or migrated to version 6") && out.contains("LOADED"),
         "{out}"
     );
-    // Version 5's are AFTER triggers, on the table and on the partition made under version 4.
+    // Version 6: the cursors are gone, a ticket row is never updated (a BEFORE trigger, on the
+    // table and on the partition made under version 4), and the sale made under version 4 is
+    // a row of sales.
     assert_eq!(
         before_triggers(&mut c),
-        vec![
-            ("sale_cursors_forward_only".to_string(), false),
-            ("tickets_immutable".to_string(), false)
-        ]
+        vec![("tickets_immutable".to_string(), true)]
     );
     let partitions: i64 = c
         .query_one(
@@ -1144,11 +1283,18 @@ fn a_version_4_database_with_sales_in_progress_migrates_to_version_5_and_sells_o
         .expect("the partition's trigger")
         .get(0);
     assert_eq!(partitions, 1);
-    // They still refuse what they refused: a changed prize, a reset sale, a cursor moved back.
+    let sales: Vec<i32> = c
+        .query("SELECT idx FROM sales WHERE block_id = 1", &[])
+        .expect("sales")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(sales, vec![first]);
+    // They refuse a changed prize, and a sale undone or moved.
     for sql in [
         "UPDATE tickets SET prize_cents = 1 WHERE block_id = 1 AND idx = 5",
-        "UPDATE tickets SET sold_at = NULL WHERE block_id = 1 AND idx = $1",
-        "UPDATE sale_cursors SET next_idx = $1 WHERE block_id = 1 AND lane = $1",
+        "DELETE FROM sales WHERE block_id = 1 AND idx = $1",
+        "UPDATE sales SET idx = 9 WHERE block_id = 1 AND idx = $1",
     ] {
         let params: Vec<&(dyn postgres::types::ToSql + Sync)> = if sql.contains("$1") {
             vec![&first]
@@ -1160,12 +1306,12 @@ fn a_version_4_database_with_sales_in_progress_migrates_to_version_5_and_sells_o
         assert!(
             message
                 .as_deref()
-                .is_some_and(|m| m.contains("immutable") || m.contains("only moves")),
+                .is_some_and(|m| m.contains("immutable") || m.contains("never changed")),
             "{sql}: {e:?}"
         );
     }
-    // The block sells on where version 4 left it: the connection's lane is sold out (one
-    // ticket), so the next lanes after it, then from lane 0; every ticket once.
+    // The block sells on from its first unsold ticket, in index order, skipping the one that
+    // version 4 sold; every ticket once.
     let mut sold = vec![first];
     while let Some(row) = c
         .query_opt("SELECT idx FROM sell_next_ticket(1)", &[])
@@ -1174,7 +1320,7 @@ fn a_version_4_database_with_sales_in_progress_migrates_to_version_5_and_sells_o
         sold.push(row.get(0));
     }
     let expected: Vec<i32> = std::iter::once(lane)
-        .chain((lane + 1..10).chain(0..lane))
+        .chain((0..10).filter(|&i| i != lane))
         .collect();
     assert_eq!(sold, expected);
 }
@@ -1218,7 +1364,7 @@ fn four_loaders_started_at_once_on_a_fresh_database_all_succeed() {
             .collect();
         assert_eq!(
             versions,
-            vec![1, 2, 3, 4, 5],
+            vec![1, 2, 3, 4, 5, 6],
             "round {round}: each migration once"
         );
     }
@@ -1301,39 +1447,22 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         .expect("a top prize")
         .get::<_, Option<i32>>(0)
         .expect("block 1 has a top prize");
-    // The seller's connection sells its own lane p: p, p + 256, p + 512, ... (p is its backend
-    // pid mod 256). The attacks need the top prize in another lane than the seller's: a
-    // connection whose lane is the top prize's is kept open (so that the next one has another
-    // pid) and another is opened, until the lanes differ.
-    let (role, mut seller) = login_role(&db, "seller", Some("ef_seller"));
-    let lane_of = |c: &mut Client| -> i32 {
-        c.query_one("SELECT pg_backend_pid() % 256", &[])
-            .expect("pid")
-            .get(0)
-    };
-    let mut p = lane_of(&mut seller);
-    let mut in_the_top_lane = Vec::new();
-    while p == top % LANES {
-        assert!(
-            in_the_top_lane.len() < 64,
-            "64 connections in a row had the top prize's lane {p}"
-        );
-        let other = Client::connect(&with_user(&db.url, &role), NoTls).expect("connect");
-        in_the_top_lane.push(std::mem::replace(&mut seller, other));
-        p = lane_of(&mut seller);
-    }
-    drop(in_the_top_lane);
+    let (_, mut seller) = login_role(&db, "seller", Some("ef_seller"));
     let ticket = |c: &mut Client, idx: i32| -> (i64, String, Vec<u8>, bool) {
         let r = c
             .query_one(
-                "SELECT prize_cents, layout, sha256, sold_at IS NOT NULL FROM tickets
-                 WHERE block_id = $1 AND idx = $2",
+                "SELECT prize_cents, layout, sha256,
+                        EXISTS (SELECT 1 FROM sales s WHERE s.block_id = t.block_id
+                                                        AND s.idx = t.idx)
+                 FROM tickets t WHERE block_id = $1 AND idx = $2",
                 &[&block_id, &idx],
             )
             .expect("a ticket");
         (r.get(0), r.get(1), r.get(2), r.get(3))
     };
     let before_top = ticket(&mut owner, top);
+    // Sales are in index order: the attacks need the top prize beyond the next tickets.
+    assert!(top > 3, "the top prize of block 1 is at {top}");
 
     // What a game server needs, it has: the emission, the blocks, the views, the sale.
     let emission: i64 = seller
@@ -1349,30 +1478,39 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     let sold = seller
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a seller sells");
-    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, p));
+    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, 0));
 
     // Attack 1: swap prize, layout and hash between two unsold tickets, so that the top prize
-    // is the next one sold (p + 256 now).
+    // is the next one sold (1 now).
     let swap =
         "UPDATE tickets t SET prize_cents = o.prize_cents, layout = o.layout, sha256 = o.sha256
                 FROM tickets o WHERE t.block_id = $1 AND o.block_id = $1
                   AND ((t.idx = $3 AND o.idx = $2) OR (t.idx = $2 AND o.idx = $3))";
+    assert_denied(seller.execute(swap, &[&block_id, &top, &1i32]), "swap");
+    // Attack 2: move the block's sale sequence onto the top prize, or mark the tickets before
+    // it sold, or point the emission's sale state elsewhere.
+    let jump = format!("SELECT setval('sale_seq_{block_id}', $1::bigint, false)");
     assert_denied(
-        seller.execute(swap, &[&block_id, &top, &(p + LANES)]),
-        "swap",
+        seller.execute(&jump, &[&i64::from(top)]),
+        "move the sequence",
     );
-    // Attack 2: move the cursor of the top prize's lane onto it.
-    let jump = "UPDATE sale_cursors SET next_idx = $2 WHERE block_id = $1 AND lane = $2 % lanes";
-    assert_denied(seller.execute(jump, &[&block_id, &top]), "move a cursor");
-    // Attack 3: reset sold_at (and the cursor) to sell ticket p a second time.
-    let reset = "UPDATE tickets SET sold_at = NULL WHERE block_id = $1 AND idx = $2";
-    assert_denied(seller.execute(reset, &[&block_id, &p]), "reset sold_at");
-    let back = "UPDATE sale_cursors SET next_idx = $2 WHERE block_id = $1 AND lane = $2";
-    assert_denied(seller.execute(back, &[&block_id, &p]), "move a cursor back");
-    // And around them: the partition itself, deleting, inserting, reading where prizes are.
+    let skip = "INSERT INTO sales (block_id, idx) SELECT $1, i FROM generate_series(1, $2 - 1) i";
+    assert_denied(
+        seller.execute(skip, &[&block_id, &top]),
+        "mark tickets sold",
+    );
+    assert_denied(
+        seller.execute("UPDATE sale_state SET tickets = 0", &[]),
+        "update the sale state",
+    );
+    // Attack 3: delete a sale, to sell ticket 0 a second time.
+    let reset = "DELETE FROM sales WHERE block_id = $1 AND idx = $2";
+    assert_denied(seller.execute(reset, &[&block_id, &0i32]), "delete a sale");
+    // And around them: the partition itself, deleting, inserting, reading where prizes are,
+    // holding every sale back by locking the emission's gate.
     assert_denied(
         seller.execute(
-            &format!("UPDATE tickets_{block_id} SET sold_at = NULL WHERE idx = {p}"),
+            &format!("UPDATE tickets_{block_id} SET prize_cents = 0 WHERE idx = {top}"),
             &[],
         ),
         "the partition",
@@ -1382,13 +1520,6 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         "delete",
     );
     assert_denied(
-        seller.execute(
-            "INSERT INTO sale_cursors VALUES ($1, 99, 100, 2000, 99)",
-            &[&block_id],
-        ),
-        "insert a cursor",
-    );
-    assert_denied(
         seller.execute("UPDATE blocks SET tickets = 1", &[]),
         "update blocks",
     );
@@ -1396,21 +1527,26 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         seller.execute("SELECT idx FROM tickets WHERE prize_cents = 200000", &[]),
         "read where the top prizes are",
     );
+    {
+        let mut tx = seller.transaction().expect("begin");
+        assert_denied(
+            tx.execute("LOCK TABLE sales IN SHARE MODE", &[]),
+            "hold every sale back",
+        );
+    }
     // A temporary table named like the schema's cannot stand in for it in the sale function
     // (its search_path puts pg_temp last).
     seller
         .batch_execute(&format!(
-            "CREATE TEMP TABLE sale_cursors AS SELECT {block_id}::bigint AS block_id, 0 AS lane,
-                 256 AS lanes, 2000 AS tickets, {top} AS next_idx"
+            "CREATE TEMP TABLE sale_state AS SELECT {emission}::bigint AS emission_id,
+                 true AS on_sale, {block_id}::bigint AS block_id,
+                 1 AS block, 'sale_seq_{block_id}'::regclass AS seq, 2000 AS tickets"
         ))
         .expect("a temporary table");
     let sold = seller
         .query_one("SELECT block, idx FROM sell_next_ticket($1)", &[&emission])
         .expect("a sale");
-    assert_eq!(
-        (sold.get::<_, i32>(0), sold.get::<_, i32>(1)),
-        (1, p + LANES)
-    );
+    assert_eq!((sold.get::<_, i32>(0), sold.get::<_, i32>(1)), (1, 1));
     assert_eq!(
         ticket(&mut owner, top),
         before_top,
@@ -1432,10 +1568,16 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         .expect("an auditor reads tickets")
         .get(0);
     assert_eq!(n, 4000);
+    let n: i64 = auditor
+        .query_one("SELECT count(*) FROM sales", &[])
+        .expect("an auditor reads sales")
+        .get(0);
+    assert_eq!(n, 2);
     assert_denied(
-        auditor.execute(swap, &[&block_id, &top, &(p + LANES)]),
+        auditor.execute(swap, &[&block_id, &top, &2i32]),
         "auditor swap",
     );
+    assert_denied(auditor.execute(reset, &[&block_id, &0i32]), "auditor reset");
     assert_denied(
         auditor
             .query("SELECT * FROM sell_next_ticket($1)", &[&emission])
@@ -1463,13 +1605,14 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     assert!(
         out.contains("OK      mini-ruche/2/e0001 block 1: 2 000 tickets (2 sold)")
             && out.contains("2 block(s), 4 000 tickets checked")
-            && out.contains("2 as signed, 0 changed"),
+            && out.contains("2 as signed, 0 changed")
+            && !out.contains("note:"),
         "{out}"
     );
 
-    // Control: the attacks are real. Tickets p and p + 256 are sold: the seller's next is
-    // p + 512. The owner's statements are refused by the triggers...
-    let next = p + 2 * LANES;
+    // Control: the attacks are real. Tickets 0 and 1 are sold: the seller's next is 2. The
+    // owner's statements are refused by the triggers...
+    let next = 2;
     let before_next = ticket(&mut owner, next);
     for (what, sql, params) in [
         (
@@ -1481,19 +1624,19 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
                 &next,
             ],
         ),
-        ("jump", jump, vec![&block_id, &top]),
-        ("reset", reset, vec![&block_id, &p]),
+        ("reset", reset, vec![&block_id, &0i32]),
     ] {
         let e = owner.execute(sql, &params).expect_err(what);
         let message = e.as_db_error().map(|d| d.message().to_string());
         assert!(
             message
                 .as_deref()
-                .is_some_and(|m| m.contains("immutable") || m.contains("only moves")),
+                .is_some_and(|m| m.contains("immutable") || m.contains("never changed")),
             "{what}: {e:?}"
         );
     }
-    // ... and, triggers off (as only an owner or superuser may), succeed at the SQL level.
+    // ... and, triggers off (as only an owner or superuser may), succeed at the SQL level; so
+    // does a sale inserted by hand ahead of the sequence (the ticket after the top prize).
     owner
         .batch_execute("SET session_replication_role = replica")
         .expect("triggers off");
@@ -1503,8 +1646,17 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
             .expect("swap"),
         2
     );
-    assert_eq!(owner.execute(jump, &[&block_id, &top]).expect("jump"), 1);
-    assert_eq!(owner.execute(reset, &[&block_id, &p]).expect("reset"), 1);
+    assert_eq!(owner.execute(reset, &[&block_id, &0i32]).expect("reset"), 1);
+    let ahead = top + 1;
+    assert_eq!(
+        owner
+            .execute(
+                "INSERT INTO sales (block_id, idx) VALUES ($1, $2)",
+                &[&block_id, &ahead]
+            )
+            .expect("a sale by hand"),
+        1
+    );
     owner
         .batch_execute("RESET session_replication_role")
         .expect("triggers on");
@@ -1519,9 +1671,11 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         "the top prize is the next one sold"
     );
     assert_eq!(ticket(&mut owner, top).0, before_next.0);
-    assert!(!ticket(&mut owner, p).3, "ticket p is unsold again");
+    assert!(!ticket(&mut owner, 0).3, "ticket 0 is unsold again");
 
-    // And db-verify finds each change, naming the rows.
+    // And db-verify finds each change, naming the rows; the sale deleted below the sequence
+    // it cannot tell from a sale rolled back, and lists it for the auditor to compare with
+    // the game server's records.
     let out = db_verify(1);
     let serial = |idx: i32| format!("serial mini-ruche-200-0001-00001-{idx:07}");
     let row = |idx: i32| format!("block 1, index {idx}, {}", serial(idx));
@@ -1539,19 +1693,16 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
             "the Merkle root of its tickets in the database is".to_string(),
         ),
         (
-            "the cursor jump: the tickets it passed",
+            "the sale by hand",
             format!(
-                "{}: unsold, but the cursor of its lane {} has passed it",
-                row(top % LANES),
-                top % LANES
+                "{}: sold, but the block's sale sequence has not reached it (next 2)",
+                row(ahead)
             ),
         ),
         (
-            "the sold_at reset",
-            format!(
-                "{}: unsold, but the cursor of its lane {p} has passed it",
-                row(p)
-            ),
+            "the sale deleted",
+            "note: block 1: 1 ticket(s) unsold below the block's sale sequence (index 0)"
+                .to_string(),
         ),
     ] {
         assert!(out.contains(&needle), "{what}: {needle} not in\n{out}");
@@ -1586,8 +1737,7 @@ fn sell(client: &mut Client, emission: i64) -> Option<(i32, i32)> {
 fn sold_tickets(db: &TestDb) -> Vec<(i32, i32)> {
     db.client()
         .query(
-            "SELECT b.block, t.idx FROM tickets t JOIN blocks b USING (block_id)
-             WHERE t.sold_at IS NOT NULL ORDER BY 1, 2",
+            "SELECT b.block, s.idx FROM sales s JOIN blocks b USING (block_id) ORDER BY 1, 2",
             &[],
         )
         .expect("sold tickets")
@@ -1832,10 +1982,9 @@ fn a_withdrawn_block_is_never_sold_from_and_bad_records_change_nothing() {
     owner
         .batch_execute(
             "SET session_replication_role = replica;
-             UPDATE tickets SET sold_at = clock_timestamp()
-             WHERE block_id = (SELECT block_id FROM blocks WHERE block = 3) AND idx = 0;
-             UPDATE sale_cursors SET next_idx = next_idx + lanes
-             WHERE block_id = (SELECT block_id FROM blocks WHERE block = 3) AND lane = 0;
+             INSERT INTO sales (block_id, idx)
+             SELECT block_id, 0 FROM blocks WHERE block = 3;
+             SELECT nextval('sale_seq_' || (SELECT block_id FROM blocks WHERE block = 3));
              RESET session_replication_role",
         )
         .expect("a sale by hand");
@@ -1897,7 +2046,8 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
     let sold_per_tier: std::collections::BTreeMap<i64, i64> = db
         .client()
         .query(
-            "SELECT prize_cents, count(*) FROM tickets WHERE sold_at IS NOT NULL GROUP BY 1",
+            "SELECT t.prize_cents, count(*) FROM sales s
+             JOIN tickets t ON t.block_id = s.block_id AND t.idx = s.idx GROUP BY 1",
             &[],
         )
         .unwrap()
@@ -1942,7 +2092,7 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
     let out = close(&seller_url, "keys/signing-key.pem", 2);
     assert!(
         out.contains("permission denied")
-            && out.contains("UPDATE on sale_cursors and INSERT on closings")
+            && out.contains("a SHARE lock on sales, UPDATE on sale_state and INSERT on closings")
             && out.contains("ef_loader"),
         "{out}"
     );
@@ -2039,7 +2189,8 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
     let paid_cents: i64 = db
         .client()
         .query_one(
-            "SELECT sum(prize_cents)::bigint FROM tickets WHERE sold_at IS NOT NULL",
+            "SELECT sum(t.prize_cents)::bigint FROM sales s
+             JOIN tickets t ON t.block_id = s.block_id AND t.idx = s.idx",
             &[],
         )
         .unwrap()
@@ -2115,7 +2266,7 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
     db.client()
         .batch_execute(&format!(
             "SET session_replication_role = replica;
-             UPDATE tickets SET sold_at = NULL
+             DELETE FROM sales
              WHERE block_id = (SELECT block_id FROM blocks WHERE block = {b}) AND idx = {i};
              RESET session_replication_role"
         ))
@@ -2546,7 +2697,7 @@ fn load_json_is_one_result_object_and_the_progress_bar_is_on_a_terminal_only() {
     assert_eq!(json["load_format"], 1);
     assert_eq!(json["blocks_loaded"], 2);
     assert_eq!(json["blocks_skipped"], 0);
-    assert_eq!(json["schema_migrated_to"], 5);
+    assert_eq!(json["schema_migrated_to"], 6);
     let blocks = json["blocks"].as_array().unwrap();
     assert_eq!(blocks.len(), 2);
     assert_eq!(blocks[0]["outcome"], "loaded");
