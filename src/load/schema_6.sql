@@ -208,7 +208,9 @@ DECLARE
     v_waits integer := 0;
 BEGIN
     LOOP
-        -- The sale: the next number of the block sold from, its sale, its ticket.
+        -- The sale: the next number of the block sold from, its sale, its ticket (the same
+        -- statement as sell_next_ticket's, tried again after a skip or a change of block;
+        -- kept there too so that the common sale is one call of a function without variables).
         RETURN QUERY
         WITH n AS (
             SELECT st.block_id, st.block, nextval(st.seq)::integer AS i, st.tickets

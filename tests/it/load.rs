@@ -689,18 +689,7 @@ fn rolled_back_tickets_are_returned_and_a_closing_waits_for_the_sale_in_flight()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
     assert_eq!(returned, vec![(1, 5)]);
-    let db_verify = |code: i32| {
-        text(&w.run_expect(
-            &[
-                "db-verify",
-                "--database-url",
-                &db.url,
-                "--public-key",
-                "keys/public-key.pem",
-            ],
-            code,
-        ))
-    };
+    let db_verify = |code: i32| db_verify_all(&w, &db.url, code);
     let out = db_verify(0);
     assert!(
         out.contains("2 as signed, 0 changed") && !out.contains("note:"),
@@ -770,6 +759,21 @@ fn rolled_back_tickets_are_returned_and_a_closing_waits_for_the_sale_in_flight()
         .expect("after the closing")
         .is_none());
     assert_eq!(sold_count(&mut owner), 2001);
+}
+
+/// `db-verify` of every block of the database at `url` with the test key: its output, after
+/// checking its exit code.
+fn db_verify_all(w: &Workdir, url: &str, code: i32) -> String {
+    text(&w.run_expect(
+        &[
+            "db-verify",
+            "--database-url",
+            url,
+            "--public-key",
+            "keys/public-key.pem",
+        ],
+        code,
+    ))
 }
 
 /// The reconciliation views add up to the manifests when `sold` tickets have been sold.
@@ -1963,18 +1967,7 @@ fn a_withdrawn_block_is_never_sold_from_and_bad_records_change_nothing() {
     assert_eq!(sold_tickets(&db), sold);
 
     // db-verify checks the records and that nothing was sold after them...
-    let db_verify = |code: i32| {
-        text(&w.run_expect(
-            &[
-                "db-verify",
-                "--database-url",
-                &db.url,
-                "--public-key",
-                "keys/public-key.pem",
-            ],
-            code,
-        ))
-    };
+    let db_verify = |code: i32| db_verify_all(&w, &db.url, code);
     let out = db_verify(0);
     assert!(out.contains("3 as signed, 0 changed"), "{out}");
     // ... and names a sale from a withdrawn block made behind the sale function's back.
@@ -2248,18 +2241,7 @@ fn a_closed_emission_sells_nothing_and_its_signed_reconciliation_adds_up() {
     ]);
 
     // db-verify: as signed; then a sale undone behind the function's back is named.
-    let db_verify = |code: i32| {
-        text(&w.run_expect(
-            &[
-                "db-verify",
-                "--database-url",
-                &db.url,
-                "--public-key",
-                "keys/public-key.pem",
-            ],
-            code,
-        ))
-    };
+    let db_verify = |code: i32| db_verify_all(&w, &db.url, code);
     let out = db_verify(0);
     assert!(out.contains("2 as signed, 0 changed"), "{out}");
     let (b, i) = sold_now[0];
