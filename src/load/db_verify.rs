@@ -384,8 +384,6 @@ fn check_block(
     let mut rows = RowProblems::default();
     let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
     let mut pending = Pending::default();
-    // Unsold below the sequence of a block that has not passed its end.
-    let mut behind: Vec<i64> = Vec::new();
     // The stream is read on a thread of its own (the client library's work for each row's
     // message), handed over in chunks, while this one parses, hashes and checks them: the
     // two overlap, and the server's COPY is what bounds the time.
@@ -473,8 +471,6 @@ fn check_block(
                     rows.add(t.idx, format!(
                         "{name}: sold, but the block's sale sequence has not reached it (next {next}): the sale was made outside sell_next_ticket"
                     ));
-                } else if !sold && !passed && t.idx < next {
-                    behind.push(t.idx);
                 } else if !sold && passed && !returned.contains(&i32::try_from(t.idx).unwrap_or(-1))
                 {
                     rows.add(t.idx, format!(
@@ -488,48 +484,31 @@ fn check_block(
         drop(stream);
         Ok(())
     })?;
-    if !behind.is_empty() {
-        behind.sort_unstable();
-        let mut ranges: Vec<String> = Vec::new();
-        let mut at = 0;
-        while at < behind.len() {
-            let from = behind[at];
-            while at + 1 < behind.len() && behind[at + 1] == behind[at] + 1 {
-                at += 1;
-            }
-            ranges.push(if behind[at] == from {
-                from.to_string()
-            } else {
-                format!("{from} to {}", behind[at])
-            });
-            at += 1;
+    // Unsold below the sequence of a block that has not passed its end (tickets present).
+    if let Some(next) = next.filter(|_| !passed) {
+        let below = usize::try_from(next).unwrap_or(0).min(slots);
+        let behind = runs((0..below).filter(|&i| seen[i] && !sales.sold[i]));
+        if !behind.is_empty() {
+            let count: usize = behind.iter().map(|(from, to)| to - from + 1).sum();
+            let ranges: Vec<String> = behind
+                .iter()
+                .map(|&(from, to)| match to - from {
+                    0 => from.to_string(),
+                    _ => format!("{from} to {to}"),
+                })
+                .collect();
+            v.notes.push(format!(
+                "block {block}: {count} ticket(s) unsold below the block's sale sequence (index {}): sales rolled back, to be sold once the sequence passes the block's end; the database alone cannot tell them from sales deleted or a sequence moved by its owner: compare with the game server's record of its sales",
+                listed(&ranges, " ranges")
+            ));
         }
-        let shown = ranges.len().min(LISTED);
-        v.notes.push(format!(
-            "block {block}: {} ticket(s) unsold below the block's sale sequence (index {}{}): sales rolled back, to be sold once the sequence passes the block's end; the database alone cannot tell them from sales deleted or a sequence moved by its owner: compare with the game server's record of its sales",
-            behind.len(),
-            ranges[..shown].join(", "),
-            if ranges.len() > shown { format!(" and {} more ranges", ranges.len() - shown) } else { String::new() }
-        ));
     }
     // Missing indexes, as ranges.
-    let mut at = 0;
-    while at < slots {
-        if seen[at] {
-            at += 1;
-            continue;
-        }
-        let from = at;
-        while at < slots && !seen[at] {
-            at += 1;
-        }
-        let text = if at - from == 1 {
+    for (from, to) in runs((0..slots).filter(|&i| !seen[i])) {
+        let text = if from == to {
             format!("block {block}: index {from} missing (deleted from the database)")
         } else {
-            format!(
-                "block {block}: indexes {from} to {} missing (deleted from the database)",
-                at - 1
-            )
+            format!("block {block}: indexes {from} to {to} missing (deleted from the database)")
         };
         rows.add(i64::try_from(from).unwrap_or(i64::MAX), text);
     }
@@ -917,6 +896,27 @@ impl Read for Chunks {
     }
 }
 
+/// The first [`LISTED`] of `items`, joined, then how many more (`and N more{what}`).
+fn listed(items: &[String], what: &str) -> String {
+    let mut s = items[..items.len().min(LISTED)].join(", ");
+    if items.len() > LISTED {
+        s.push_str(&format!(" and {} more{what}", items.len() - LISTED));
+    }
+    s
+}
+
+/// The runs of consecutive numbers of an increasing sequence, as (first, last).
+fn runs(increasing: impl Iterator<Item = usize>) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for i in increasing {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == i => *last = i,
+            _ => runs.push((i, i)),
+        }
+    }
+    runs
+}
+
 /// The sales of a block, as read from `sales`.
 struct Sales {
     /// Per index of the block: sold.
@@ -960,23 +960,11 @@ fn read_sales(
             Some(i) => sales.sold[i] = true,
         }
     }
-    let listed = |v: &[String]| {
-        let mut s = v
-            .iter()
-            .take(LISTED)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if v.len() > LISTED {
-            s.push_str(&format!(" and {} more", v.len() - LISTED));
-        }
-        s
-    };
     if !beyond.is_empty() {
         sales.problems.push(format!(
             "{} sale(s) of no ticket of the block (index {}): rows added to sales by hand",
             beyond.len(),
-            listed(&beyond)
+            listed(&beyond, "")
         ));
     }
     if !twice.is_empty() {
@@ -984,7 +972,7 @@ fn read_sales(
         sales.problems.push(format!(
             "{} ticket(s) sold twice (index {}): the primary key of sales was dropped",
             twice.len(),
-            listed(&twice)
+            listed(&twice, "")
         ));
     }
     Ok(sales)
@@ -1111,6 +1099,22 @@ impl<R: Read> Stream<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_and_listings_are_what_the_messages_show() {
+        assert_eq!(
+            runs([0, 1, 2, 5, 7, 8].into_iter()),
+            vec![(0, 2), (5, 5), (7, 8)]
+        );
+        assert!(runs(std::iter::empty()).is_empty());
+        let items: Vec<String> = (0..LISTED + 2).map(|i| i.to_string()).collect();
+        let text = listed(&items, " ranges");
+        assert!(
+            text.starts_with("0, 1, 2") && text.ends_with(" and 2 more ranges"),
+            "{text}"
+        );
+        assert_eq!(listed(&items[..2], ""), "0, 1");
+    }
 
     #[test]
     fn the_stream_reads_the_binary_copy_format_and_refuses_the_rest() {
