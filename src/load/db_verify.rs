@@ -492,6 +492,7 @@ fn check_block(
             let count: usize = behind.iter().map(|(from, to)| to - from + 1).sum();
             let ranges: Vec<String> = behind
                 .iter()
+                .take(LISTED)
                 .map(|&(from, to)| match to - from {
                     0 => from.to_string(),
                     _ => format!("{from} to {to}"),
@@ -499,7 +500,7 @@ fn check_block(
                 .collect();
             v.notes.push(format!(
                 "block {block}: {count} ticket(s) unsold below the block's sale sequence (index {}): sales rolled back, to be sold once the sequence passes the block's end; the database alone cannot tell them from sales deleted or a sequence moved by its owner: compare with the game server's record of its sales",
-                listed(&ranges, " ranges")
+                listed(&ranges, behind.len(), " ranges")
             ));
         }
     }
@@ -896,14 +897,19 @@ impl Read for Chunks {
     }
 }
 
-/// The first [`LISTED`] of `items`, joined, then how many more (`and N more{what}`).
-fn listed(items: &[String], what: &str) -> String {
-    let mut s = items[..items.len().min(LISTED)].join(", ");
-    if items.len() > LISTED {
-        s.push_str(&format!(" and {} more{what}", items.len() - LISTED));
+/// The first [`LISTED`] of `items` (of `total` in all), joined, then how many more
+/// (`and N more{what}`).
+fn listed(items: &[String], total: usize, what: &str) -> String {
+    let shown = items.len().min(LISTED);
+    let mut s = items[..shown].join(", ");
+    if total > shown {
+        s.push_str(&format!(" and {} more{what}", total - shown));
     }
     s
 }
+
+/// The longest line of the `COPY` of a block's sales (one integer and its newline).
+const MAX_SALE_LINE: u64 = 32;
 
 /// The runs of consecutive numbers of an increasing sequence, as (first, last).
 fn runs(increasing: impl Iterator<Item = usize>) -> Vec<(usize, usize)> {
@@ -941,38 +947,62 @@ fn read_sales(
         sold: vec![false; slots],
         problems: Vec::new(),
     };
-    let mut text = Vec::new();
-    std::io::Read::read_to_end(&mut reader, &mut text).map_err(|e| DbVerifyError::Stream {
-        block,
-        what: format!("the sales, cut short: {e}"),
-    })?;
+    // Streamed a line at a time; what is kept of the wrong ones is bounded (the first LISTED
+    // of each kind, and their count).
+    let mut reader = std::io::BufReader::new(&mut reader);
+    let mut line = Vec::with_capacity(32);
     let (mut beyond, mut twice) = (Vec::new(), Vec::new());
-    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let idx = std::str::from_utf8(line)
+    let (mut beyond_n, mut twice_n) = (0usize, 0usize);
+    loop {
+        line.clear();
+        let n = std::io::Read::take(&mut reader, MAX_SALE_LINE)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| DbVerifyError::Stream {
+                block,
+                what: format!("the sales, cut short: {e}"),
+            })?;
+        if n == 0 {
+            break;
+        }
+        if line.last() != Some(&b'\n') {
+            return Err(DbVerifyError::Stream {
+                block,
+                what: format!("a line of sales longer than {MAX_SALE_LINE} bytes"),
+            });
+        }
+        let text = &line[..line.len() - 1];
+        let idx = std::str::from_utf8(text)
             .ok()
             .and_then(|l| l.parse::<i64>().ok());
         match idx
             .and_then(|i| usize::try_from(i).ok())
             .filter(|&i| i < slots)
         {
-            None => beyond.push(shown_text(&String::from_utf8_lossy(line), SHOWN_CHARS)),
-            Some(i) if sales.sold[i] => twice.push(i),
+            None => {
+                beyond_n += 1;
+                if beyond.len() < LISTED {
+                    beyond.push(shown_text(&String::from_utf8_lossy(text), SHOWN_CHARS));
+                }
+            }
+            Some(i) if sales.sold[i] => {
+                twice_n += 1;
+                if twice.len() < LISTED {
+                    twice.push(i.to_string());
+                }
+            }
             Some(i) => sales.sold[i] = true,
         }
     }
-    if !beyond.is_empty() {
+    if beyond_n > 0 {
         sales.problems.push(format!(
-            "{} sale(s) of no ticket of the block (index {}): rows added to sales by hand",
-            beyond.len(),
-            listed(&beyond, "")
+            "{beyond_n} sale(s) of no ticket of the block (index {}): rows added to sales by hand",
+            listed(&beyond, beyond_n, "")
         ));
     }
-    if !twice.is_empty() {
-        let twice: Vec<String> = twice.iter().map(ToString::to_string).collect();
+    if twice_n > 0 {
         sales.problems.push(format!(
-            "{} ticket(s) sold twice (index {}): the primary key of sales was dropped",
-            twice.len(),
-            listed(&twice, "")
+            "{twice_n} ticket(s) sold twice (index {}): the primary key of sales was dropped",
+            listed(&twice, twice_n, "")
         ));
     }
     Ok(sales)
@@ -1108,12 +1138,13 @@ mod tests {
         );
         assert!(runs(std::iter::empty()).is_empty());
         let items: Vec<String> = (0..LISTED + 2).map(|i| i.to_string()).collect();
-        let text = listed(&items, " ranges");
+        let text = listed(&items, items.len(), " ranges");
         assert!(
             text.starts_with("0, 1, 2") && text.ends_with(" and 2 more ranges"),
             "{text}"
         );
-        assert_eq!(listed(&items[..2], ""), "0, 1");
+        assert_eq!(listed(&items[..2], 2, ""), "0, 1");
+        assert_eq!(listed(&items[..2], 5, ""), "0, 1 and 3 more");
     }
 
     #[test]

@@ -714,6 +714,28 @@ fn rolled_back_tickets_are_returned_and_a_closing_waits_for_the_sale_in_flight()
         )
         .expect("put back");
     db_verify(0);
+    // Sales of no ticket, added by the owner: counted, the first 50 named.
+    owner
+        .execute(
+            "INSERT INTO sales (block_id, idx)
+             SELECT block_id, 2000 + i FROM blocks, generate_series(0, 59) i WHERE block = 1",
+            &[],
+        )
+        .expect("sales of no ticket");
+    let out = db_verify(1);
+    assert!(
+        out.contains("60 sale(s) of no ticket of the block (index 2000, 2001, ")
+            && out.contains(", 2049 and 10 more): rows added to sales by hand"),
+        "{out}"
+    );
+    owner
+        .batch_execute(
+            "SET session_replication_role = replica;
+             DELETE FROM sales WHERE idx >= 2000;
+             RESET session_replication_role",
+        )
+        .expect("taken out again");
+    db_verify(0);
 
     // A closing waits for the sale in flight, and counts it.
     let mut tx = seller.transaction().expect("begin");
