@@ -49,6 +49,8 @@ pub(super) fn run(args: DbVerifyArgs) -> Result<Exit> {
     let options = DbVerifyOptions {
         public_key: keys::read_public_key(&args.public_key)?,
         emission: args.emission,
+        url: url.clone(),
+        allow_plaintext: args.allow_plaintext,
     };
     let mut client = connect(&url, args.allow_plaintext)?;
     let start = Instant::now();

@@ -32,6 +32,7 @@ use crate::money::{canonical, cents, from_cents, parse_canonical};
 use crate::untrusted::{shown_text, SHOWN_CHARS};
 use ed25519_dalek::VerifyingKey;
 use postgres::Client;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read};
@@ -48,6 +49,10 @@ const BATCH: usize = 4096;
 const CHUNK: usize = 1 << 20;
 /// Chunks it reads ahead.
 const AHEAD: usize = 4;
+/// Leaves of the Merkle subtrees built side by side (a power of two).
+const MERKLE_RUN: usize = 1 << 18;
+/// Connections a block's tickets are streamed on at most, each over a share of its pages.
+const STREAMS: usize = 4;
 
 /// What to check, against which key.
 #[derive(Clone)]
@@ -56,6 +61,11 @@ pub struct DbVerifyOptions {
     pub public_key: VerifyingKey,
     /// One emission, or every emission of the database.
     pub emission: Option<EmissionId>,
+    /// The database, as the connection given to [`db_verify`] was made: the tickets are
+    /// streamed on more connections to it, in the same snapshot.
+    pub url: String,
+    /// As for that connection: plaintext to a host other than this machine allowed.
+    pub allow_plaintext: bool,
 }
 
 /// The verdict on one block.
@@ -104,6 +114,9 @@ pub enum DbVerifyError {
         /// The server's error.
         error: postgres::Error,
     },
+    /// A connection on which the tickets are streamed could not be made.
+    #[error("cannot open a connection the tickets are streamed on: {0}; nothing was concluded")]
+    Connect(String),
     /// The database holds no block of the emission asked for (or none at all).
     #[error("the database holds no block{}; check --database-url and the EMISSION argument (GAME/STAKE/eNNNN)", .0.as_ref().map(|e| format!(" of {e}")).unwrap_or_default())]
     Nothing(Option<EmissionId>),
@@ -135,6 +148,7 @@ pub fn db_verify(
         .read_only(true)
         .start()
         .map_err(db("starting a read-only transaction"))?;
+    let tickets = TicketStreams::open(&mut tx, options)?;
     let (game, stake, number) = match &options.emission {
         Some(e) => (
             Some(e.game().to_string()),
@@ -170,7 +184,7 @@ pub fn db_verify(
             block: row.get(1),
             what: "interrupted".into(),
         })?;
-        let mut verdict = check_block(&mut tx, row, options)?;
+        let mut verdict = check_block(&mut tx, &tickets, row, options)?;
         if off_sale {
             check_off_sale(&mut tx, row, options, &mut verdict)?;
         }
@@ -183,6 +197,7 @@ pub fn db_verify(
 /// The block row against its manifest, then its tickets and cursors.
 fn check_block(
     tx: &mut postgres::Transaction<'_>,
+    tickets: &TicketStreams,
     row: &postgres::Row,
     options: &DbVerifyOptions,
 ) -> Result<BlockVerdict, DbVerifyError> {
@@ -372,116 +387,170 @@ fn check_block(
     // In the table's order, not the index's: sorting 900 000 rows by index took the server
     // 2.4 s against 1.1 s for the scan. Each hash goes to its index's slot, and the tree is
     // built from the slots once the stream is read (32 bytes a ticket).
-    let query = format!(
-        "COPY (SELECT idx, serial, prize_cents, layout, sha256
-               FROM tickets WHERE block_id = {block_id}) TO STDOUT (FORMAT binary)"
-    );
-    let reader = tx
-        .copy_out(&query)
-        .map_err(db("streaming the tickets out (COPY)"))?;
+    //
+    // One stream per connection of `tickets`, each over its share of the table's pages
+    // (ctid ranges: the server scans only those pages): the server's COPY is the bound, and
+    // two COPYs of half a block each took 0.28 s against 0.47 s for one of the whole block.
+    // The ranges cover every page whatever the page count the server gives (only the
+    // balance depends on it): the first has no lower bound, the last no upper one.
+    let pages: i64 = tx
+        .query_one(
+            "SELECT coalesce(pg_catalog.pg_relation_size(pg_catalog.to_regclass($1))
+                     / pg_catalog.current_setting('block_size')::bigint, 0)",
+            &[&format!("tickets_{block_id}")],
+        )
+        .map_err(db("reading the size of the block's table"))?
+        .get(0);
+    let pages = u32::try_from(pages.max(0)).unwrap_or(u32::MAX);
+    let n = tickets.connections.len();
+    let mut readers = Vec::with_capacity(n);
+    for (k, c) in tickets.connections.iter().enumerate() {
+        let bound = |k: usize| u64::from(pages) * k as u64 / n as u64;
+        let mut range = String::new();
+        if k > 0 {
+            range.push_str(&format!(" AND ctid >= '({},0)'", bound(k)));
+        }
+        if k + 1 < n {
+            range.push_str(&format!(" AND ctid < '({},0)'", bound(k + 1)));
+        }
+        let query = format!(
+            "COPY (SELECT idx, serial, prize_cents, layout, sha256
+                   FROM tickets WHERE block_id = {block_id}{range}) TO STDOUT (FORMAT binary)"
+        );
+        let reader = c
+            .runtime
+            .block_on(c.client.copy_out(&query))
+            .map_err(db("streaming the tickets out (COPY)"))?;
+        readers.push((c, reader));
+    }
     let mut hashes: Vec<[u8; 32]> = vec![[0u8; 32]; slots];
     let mut seen: Vec<bool> = vec![false; slots];
     let mut rows = RowProblems::default();
+    // Counted per tier of the manifest in a list searched from the commonest (the losing
+    // tickets' tier first) instead of two map lookups a row (the tier, then its count);
+    // prizes not in the manifest in a map.
+    let mut tier_list: Vec<(i64, &str, u64)> = tiers
+        .iter()
+        .map(|(c, (text, n))| (*c, text.as_str(), *n))
+        .collect();
+    tier_list.sort_by_key(|&(_, _, n)| std::cmp::Reverse(n));
+    let tier_list: Vec<(i64, &str)> = tier_list.iter().map(|&(c, t, _)| (c, t)).collect();
+    let mut tier_counts = vec![0u64; tier_list.len()];
     let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
     let mut pending = Pending::default();
-    // The stream is read on a thread of its own (the client library's work for each row's
-    // message), handed over in chunks, while this one parses, hashes and checks them: the
-    // two overlap, and the server's COPY is what bounds the time.
+    // Each stream is read on a thread of its own (the client library's work for each row's
+    // message, in one runtime call for the whole stream) and handed over in chunks, while
+    // this one parses, hashes and checks them, a batch of each stream in turn so that every
+    // stream's server moves on.
     std::thread::scope(|scope| -> Result<(), DbVerifyError> {
-        let (full_tx, full_rx) = std::sync::mpsc::sync_channel(AHEAD);
-        let (back_tx, back_rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("db-verify COPY".into())
-            .spawn_scoped(scope, move || read_ahead(reader, &full_tx, &back_rx))
-            .map_err(|e| DbVerifyError::Stream {
-                block,
-                what: format!("no thread to read it: {e}"),
-            })?;
-        let chunks = Chunks {
-            full: full_rx,
-            back: back_tx,
-            cur: Vec::new(),
-            at: 0,
-            done: false,
-        };
-        let mut stream = Stream::new(chunks, block)?;
-        while let Some(t) = stream.next()? {
-            // Formatted only for a row with a problem.
-            let name = Name {
-                block,
-                idx: t.idx,
-                serial: t.serial,
+        let mut streams = Vec::with_capacity(n);
+        for (c, reader) in readers {
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel(AHEAD);
+            let (back_tx, back_rx) = std::sync::mpsc::channel();
+            std::thread::Builder::new()
+                .name("db-verify COPY".into())
+                .spawn_scoped(scope, move || {
+                    c.runtime.block_on(read_ahead(reader, &full_tx, &back_rx))
+                })
+                .map_err(|e| DbVerifyError::Stream {
+                    block,
+                    what: format!("no thread to read it: {e}"),
+                })?;
+            streams.push(Some(Stream::new(Chunks::new(full_rx, back_tx), block)?));
+        }
+        let mut turn = 0;
+        while streams.iter().any(Option::is_some) {
+            turn = (turn + 1) % streams.len();
+            let Some(stream) = streams[turn].as_mut() else {
+                continue;
             };
-            v.tickets += 1;
-            match usize::try_from(t.idx).ok().filter(|&i| i < slots) {
-                None => rows.add(
-                    t.idx,
-                    format!(
+            for _ in 0..BATCH {
+                let Some(t) = stream.next()? else {
+                    // Whatever follows the trailer is not read: the reading thread stops at its
+                    // next chunk.
+                    streams[turn] = None;
+                    break;
+                };
+                // Formatted only for a row with a problem.
+                let name = Name {
+                    block,
+                    idx: t.idx,
+                    serial: t.serial,
+                };
+                v.tickets += 1;
+                match usize::try_from(t.idx).ok().filter(|&i| i < slots) {
+                    None => rows.add(
+                        t.idx,
+                        format!(
                     "{name}: an index beyond the block's {} tickets (a row added in the database)",
                     m.tickets
                 ),
-                ),
-                Some(slot) => {
-                    if seen[slot] {
-                        rows.add(t.idx, format!("{name}: index {} appears twice", t.idx));
+                    ),
+                    Some(slot) => {
+                        if seen[slot] {
+                            rows.add(t.idx, format!("{name}: index {} appears twice", t.idx));
+                        }
+                        seen[slot] = true;
+                        hashes[slot] = t.sha256;
                     }
-                    seen[slot] = true;
-                    hashes[slot] = t.sha256;
                 }
-            }
-            let digits = u64::try_from(t.idx).map(crate::block::index_digits);
-            let serial_ok = digits.is_ok_and(|d| {
-                t.serial.len() == prefix.len() + 7
-                    && t.serial.starts_with(prefix.as_bytes())
-                    && t.serial[prefix.len()..] == d
-            });
-            if !serial_ok {
-                rows.add(
-                    t.idx,
-                    format!(
+                let digits = u64::try_from(t.idx).map(crate::block::index_digits);
+                let serial_ok = digits.is_ok_and(|d| {
+                    t.serial.len() == prefix.len() + 7
+                        && t.serial.starts_with(prefix.as_bytes())
+                        && t.serial[prefix.len()..] == d
+                });
+                if !serial_ok {
+                    rows.add(
+                        t.idx,
+                        format!(
                         "{name}: the serial is not that of index {} of this block ({prefix}{:07})",
                         t.idx, t.idx
                     ),
-                );
-            }
-            *counts.entry(t.prize_cents).or_default() += 1;
-            match tiers.get(&t.prize_cents) {
-                None => rows.add(
-                    t.idx,
-                    format!(
-                        "{name}: prize {} cents is not a prize of the signed manifest",
-                        t.prize_cents
-                    ),
-                ),
-                Some((text, _)) => {
-                    pending.push(&t, text.as_bytes());
-                    if pending.rows.len() == BATCH {
-                        pending.check(block, &mut rows);
+                    );
+                }
+                match tier_list.iter().position(|(c, _)| *c == t.prize_cents) {
+                    None => {
+                        *counts.entry(t.prize_cents).or_default() += 1;
+                        rows.add(
+                            t.idx,
+                            format!(
+                                "{name}: prize {} cents is not a prize of the signed manifest",
+                                t.prize_cents
+                            ),
+                        )
+                    }
+                    Some(tier) => {
+                        tier_counts[tier] += 1;
+                        pending.push(&t, tier_list[tier].1.as_bytes());
+                        if pending.rows.len() == BATCH {
+                            pending.check(block, &mut rows);
+                        }
                     }
                 }
-            }
-            let sold = usize::try_from(t.idx)
-                .ok()
-                .is_some_and(|i| sales.sold.get(i).copied().unwrap_or(false));
-            if sold {
-                v.sold += 1;
-            }
-            if let Some(next) = next {
-                if sold && t.idx >= next && !migrated {
-                    rows.add(t.idx, format!(
+                let sold = usize::try_from(t.idx)
+                    .ok()
+                    .is_some_and(|i| sales.sold.get(i).copied().unwrap_or(false));
+                if sold {
+                    v.sold += 1;
+                }
+                if let Some(next) = next {
+                    if sold && t.idx >= next && !migrated {
+                        rows.add(t.idx, format!(
                         "{name}: sold, but the block's sale sequence has not reached it (next {next}): the sale was made outside sell_next_ticket"
                     ));
-                } else if !sold && passed && !returned.contains(&i32::try_from(t.idx).unwrap_or(-1))
-                {
-                    rows.add(t.idx, format!(
+                    } else if !sold
+                        && passed
+                        && !returned.contains(&i32::try_from(t.idx).unwrap_or(-1))
+                    {
+                        rows.add(t.idx, format!(
                         "{name}: unsold, but its block's sale sequence has passed it and it is not in sale_returns (it would never be sold): a sale was deleted, or the list was changed by hand"
                     ));
+                    }
                 }
             }
         }
         pending.check(block, &mut rows);
-        // Whatever follows the trailer is not read: the reading thread stops at its next chunk.
-        drop(stream);
         Ok(())
     })?;
     // Unsold below the sequence of a block that has not passed its end (tickets present).
@@ -513,9 +582,27 @@ fn check_block(
         };
         rows.add(i64::try_from(from).unwrap_or(i64::MAX), text);
     }
+    // The trees of runs of 2^18 leaves side by side (the cores), appended in order: the same
+    // root (MerkleRoot::append), 58 ms for a block of 900 000 on one core.
+    let runs: Vec<MerkleRoot> = hashes
+        .par_chunks(MERKLE_RUN)
+        .map(|run| {
+            let mut tree = MerkleRoot::new();
+            for chunk in run.chunks(BATCH) {
+                tree.extend(chunk);
+            }
+            tree
+        })
+        .collect();
     let mut root = MerkleRoot::new();
-    for chunk in hashes.chunks(BATCH) {
-        root.extend(chunk);
+    for run in &runs {
+        if !root.append(run) {
+            // Unreachable: every run but the last has 2^18 leaves.
+            return Err(DbVerifyError::Stream {
+                block,
+                what: "its Merkle tree could not be assembled".into(),
+            });
+        }
     }
     let found_root = hex::encode(root.root());
     if found_root != m.tickets_root {
@@ -523,6 +610,11 @@ fn check_block(
             "block {block}: the Merkle root of its tickets in the database is {found_root}, the signed manifest's {}: ticket rows were changed, added, removed or reordered",
             m.tickets_root
         ));
+    }
+    for (&(c, _), &n) in tier_list.iter().zip(&tier_counts) {
+        if n > 0 {
+            counts.insert(c, n);
+        }
     }
     let signed_counts: BTreeMap<i64, u64> = tiers
         .iter()
@@ -818,14 +910,83 @@ impl Pending {
     }
 }
 
+/// The connections on which the tickets are streamed out, besides the checking one: in its
+/// snapshot (exported by it, imported by each), so every read of the check sees the same
+/// database.
+///
+/// Why a second connection: the synchronous client hands a COPY stream over a message (a
+/// row) at a time, each through a call into its runtime, which took about a third of
+/// db-verify's CPU; the asynchronous client, polled in one call for the whole stream, does
+/// not (docs/PERFORMANCE.md, "db-verify against verify").
+struct TicketStreams {
+    connections: Vec<Connection>,
+}
+
+/// A connection of [`TicketStreams`] and the runtime that drives it.
+struct Connection {
+    runtime: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+}
+
+impl TicketStreams {
+    /// Opens one connection per core, at most [`STREAMS`].
+    fn open(
+        tx: &mut postgres::Transaction<'_>,
+        options: &DbVerifyOptions,
+    ) -> Result<Self, DbVerifyError> {
+        let snapshot: String = tx
+            .query_one("SELECT pg_catalog.pg_export_snapshot()", &[])
+            .map_err(db("exporting the snapshot for the ticket streams"))?
+            .get(0);
+        // From the server: put in a statement only if it is a snapshot's name (hex digits
+        // and dashes, as PostgreSQL makes them).
+        let well_formed = !snapshot.is_empty()
+            && snapshot.len() <= 64
+            && snapshot.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
+        if !well_formed {
+            return Err(DbVerifyError::Connect(format!(
+                "the server named its snapshot `{}`, not a snapshot's name",
+                shown_text(&snapshot, SHOWN_CHARS)
+            )));
+        }
+        let n = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, STREAMS);
+        let mut connections = Vec::with_capacity(n);
+        for _ in 0..n {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| DbVerifyError::Connect(format!("no runtime for it: {e}")))?;
+            let client = runtime
+                .block_on(super::tls::connect_async(
+                    &options.url,
+                    options.allow_plaintext,
+                ))
+                .map_err(|e| DbVerifyError::Connect(e.to_string()))?;
+            runtime
+                .block_on(client.batch_execute(&format!(
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+                     SET TRANSACTION SNAPSHOT '{snapshot}'"
+                )))
+                .map_err(db("importing the checking transaction's snapshot"))?;
+            connections.push(Connection { runtime, client });
+        }
+        Ok(TicketStreams { connections })
+    }
+}
+
 /// Reads the COPY stream into chunks of about [`CHUNK`] bytes and hands them over, until its
 /// end (an empty chunk), an error (handed over too), or the receiver is gone. Chunks handed
-/// back are used again.
-fn read_ahead<R: BufRead>(
-    mut reader: R,
+/// back are used again. Blocking on the hand-over stops the runtime, and so the reading of
+/// the socket, until the checks catch up.
+async fn read_ahead(
+    stream: tokio_postgres::CopyOutStream,
     full: &SyncSender<std::io::Result<Vec<u8>>>,
     back: &Receiver<Vec<u8>>,
 ) {
+    use futures_util::StreamExt;
+    let mut stream = std::pin::pin!(stream);
     loop {
         let mut chunk = back
             .try_recv()
@@ -833,18 +994,14 @@ fn read_ahead<R: BufRead>(
         chunk.clear();
         let mut end = false;
         while chunk.len() < CHUNK {
-            match reader.fill_buf() {
-                Ok([]) => {
+            match stream.next().await {
+                None => {
                     end = true;
                     break;
                 }
-                Ok(bytes) => {
-                    let n = bytes.len();
-                    chunk.extend_from_slice(bytes);
-                    reader.consume(n);
-                }
-                Err(e) => {
-                    let _ = full.send(Err(e));
+                Some(Ok(bytes)) => chunk.extend_from_slice(&bytes),
+                Some(Err(e)) => {
+                    let _ = full.send(Err(std::io::Error::other(e)));
                     return;
                 }
             }
@@ -868,11 +1025,23 @@ struct Chunks {
     done: bool,
 }
 
-impl Read for Chunks {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+impl Chunks {
+    fn new(full: Receiver<std::io::Result<Vec<u8>>>, back: Sender<Vec<u8>>) -> Self {
+        Chunks {
+            full,
+            back,
+            cur: Vec::new(),
+            at: 0,
+            done: false,
+        }
+    }
+}
+
+impl BufRead for Chunks {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while self.at == self.cur.len() {
             if self.done {
-                return Ok(0);
+                return Ok(&[]);
             }
             match self.full.recv() {
                 Ok(Ok(next)) => {
@@ -890,9 +1059,20 @@ impl Read for Chunks {
                 }
             }
         }
-        let n = out.len().min(self.cur.len() - self.at);
-        out[..n].copy_from_slice(&self.cur[self.at..self.at + n]);
-        self.at += n;
+        Ok(&self.cur[self.at..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.at = (self.at + n).min(self.cur.len());
+    }
+}
+
+impl Read for Chunks {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let bytes = self.fill_buf()?;
+        let n = out.len().min(bytes.len());
+        out[..n].copy_from_slice(&bytes[..n]);
+        self.consume(n);
         Ok(n)
     }
 }
@@ -1018,17 +1198,97 @@ struct Ticket<'a> {
 }
 
 /// A reader of the binary COPY format (PostgreSQL documentation, "COPY", "Binary Format")
-/// for the five columns queried, every length bounded.
-struct Stream<R: Read> {
+/// for the five columns queried, every length bounded. A row whole in the reader's buffer is
+/// read where it lies; one cut by a chunk's end is copied together first.
+struct Stream<R: BufRead> {
     reader: R,
     block: i32,
     buf: Vec<u8>,
+    /// Bytes of the reader's buffer the last row took, consumed at the next one.
+    consumed: usize,
 }
 
 /// The longest text field accepted (a serial or layout is far shorter).
 const MAX_FIELD: usize = 1 << 16;
 
-impl<R: Read> Stream<R> {
+/// The fields of a row: (start, length) in its bytes.
+type Spans = [(usize, usize); 5];
+
+/// What the bytes at a row's place hold.
+enum Frame {
+    /// The trailer: the end of the stream.
+    Trailer,
+    /// A whole row of that many bytes.
+    Row(usize, Spans),
+}
+
+/// The frame at the start of `bytes`, `None` if they end before it does.
+#[inline]
+fn frame(bytes: &[u8]) -> Result<Option<Frame>, String> {
+    let Some(head) = bytes.get(..2) else {
+        return Ok(None);
+    };
+    let fields = i16::from_be_bytes([head[0], head[1]]);
+    if fields == -1 {
+        return Ok(Some(Frame::Trailer));
+    }
+    if fields != 5 {
+        return Err(format!("a row of {fields} fields"));
+    }
+    let mut spans: Spans = [(0, 0); 5];
+    let mut at = 2;
+    for span in &mut spans {
+        let Some(len) = bytes.get(at..at + 4) else {
+            return Ok(None);
+        };
+        let len = field_len(len)?;
+        at += 4;
+        if bytes.len() < at + len {
+            return Ok(None);
+        }
+        *span = (at, len);
+        at += len;
+    }
+    Ok(Some(Frame::Row(at, spans)))
+}
+
+/// A field's length (4 bytes, big-endian), bounded.
+#[inline]
+fn field_len(bytes: &[u8]) -> Result<usize, String> {
+    let len = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    usize::try_from(len)
+        .ok()
+        .filter(|&l| l <= MAX_FIELD)
+        .ok_or_else(|| format!("a field of length {len}"))
+}
+
+/// The ticket of a row's bytes and field spans.
+#[inline]
+fn ticket<'a>(row: &'a [u8], spans: &Spans) -> Result<Ticket<'a>, &'static str> {
+    let field = |i: usize| &row[spans[i].0..spans[i].0 + spans[i].1];
+    let int = |bytes: &[u8]| -> Option<i64> {
+        match bytes.len() {
+            4 => Some(i64::from(i32::from_be_bytes(bytes.try_into().ok()?))),
+            8 => Some(i64::from_be_bytes(bytes.try_into().ok()?)),
+            _ => None,
+        }
+    };
+    let (Some(idx), Some(prize_cents)) = (int(field(0)), int(field(2))) else {
+        return Err("an index or prize that is not an integer");
+    };
+    let Ok(sha256) = <[u8; 32]>::try_from(field(4)) else {
+        return Err("a ticket hash that is not 32 bytes");
+    };
+    Ok(Ticket {
+        idx,
+        serial: field(1),
+        prize_cents,
+        layout: field(3),
+        sha256,
+    })
+}
+
+impl<R: BufRead> Stream<R> {
     fn new(mut reader: R, block: i32) -> Result<Self, DbVerifyError> {
         let mut header = [0u8; 19];
         let bad = |what: &str| DbVerifyError::Stream {
@@ -1050,14 +1310,12 @@ impl<R: Read> Stream<R> {
             reader,
             block,
             buf: Vec::with_capacity(512),
+            consumed: 0,
         })
     }
 
     fn bad(&self, what: impl Into<String>) -> DbVerifyError {
-        DbVerifyError::Stream {
-            block: self.block,
-            what: what.into(),
-        }
+        bad_stream(self.block, what)
     }
 
     fn read(&mut self, n: usize) -> Result<(), DbVerifyError> {
@@ -1066,14 +1324,38 @@ impl<R: Read> Stream<R> {
         let block = self.block;
         self.reader
             .read_exact(&mut self.buf[at..])
-            .map_err(|e| DbVerifyError::Stream {
-                block,
-                what: format!("cut short: {e}"),
-            })
+            .map_err(|e| bad_stream(block, format!("cut short: {e}")))
     }
 
     /// The next row, or `None` after the trailer.
     fn next(&mut self) -> Result<Option<Ticket<'_>>, DbVerifyError> {
+        let block = self.block;
+        self.reader.consume(std::mem::take(&mut self.consumed));
+        let found = {
+            let bytes = self
+                .reader
+                .fill_buf()
+                .map_err(|e| bad_stream(block, format!("cut short: {e}")))?;
+            frame(bytes).map_err(|what| bad_stream(block, what))?
+        };
+        match found {
+            Some(Frame::Trailer) => {
+                self.consumed = 2;
+                return Ok(None);
+            }
+            Some(Frame::Row(len, spans)) => {
+                self.consumed = len;
+                let bytes = self
+                    .reader
+                    .fill_buf()
+                    .map_err(|e| bad_stream(block, format!("cut short: {e}")))?;
+                return ticket(&bytes[..len], &spans)
+                    .map(Some)
+                    .map_err(|what| bad_stream(block, what));
+            }
+            None => {}
+        }
+        // The row is cut by the end of the buffer: copied together, a field at a time.
         self.buf.clear();
         self.read(2)?;
         let fields = i16::from_be_bytes([self.buf[0], self.buf[1]]);
@@ -1083,46 +1365,26 @@ impl<R: Read> Stream<R> {
         if fields != 5 {
             return Err(self.bad(format!("a row of {fields} fields")));
         }
-        // Each field: its length, then its bytes; the spans are kept, the bytes read into buf.
-        let mut spans = [(0usize, 0usize); 5];
+        let mut spans: Spans = [(0, 0); 5];
         for span in &mut spans {
             let at = self.buf.len();
             self.read(4)?;
-            let len = i32::from_be_bytes([
-                self.buf[at],
-                self.buf[at + 1],
-                self.buf[at + 2],
-                self.buf[at + 3],
-            ]);
-            let len = usize::try_from(len)
-                .ok()
-                .filter(|&l| l <= MAX_FIELD)
-                .ok_or_else(|| self.bad(format!("a field of length {len}")))?;
+            let len = field_len(&self.buf[at..]).map_err(|what| self.bad(what))?;
             let start = self.buf.len();
             self.read(len)?;
             *span = (start, len);
         }
-        let field = |i: usize| &self.buf[spans[i].0..spans[i].0 + spans[i].1];
-        let int = |bytes: &[u8]| -> Option<i64> {
-            match bytes.len() {
-                4 => Some(i64::from(i32::from_be_bytes(bytes.try_into().ok()?))),
-                8 => Some(i64::from_be_bytes(bytes.try_into().ok()?)),
-                _ => None,
-            }
-        };
-        let (Some(idx), Some(prize_cents)) = (int(field(0)), int(field(2))) else {
-            return Err(self.bad("an index or prize that is not an integer"));
-        };
-        let Ok(sha256) = <[u8; 32]>::try_from(field(4)) else {
-            return Err(self.bad("a ticket hash that is not 32 bytes"));
-        };
-        Ok(Some(Ticket {
-            idx,
-            serial: field(1),
-            prize_cents,
-            layout: field(3),
-            sha256,
-        }))
+        ticket(&self.buf, &spans)
+            .map(Some)
+            .map_err(|what| bad_stream(block, what))
+    }
+}
+
+/// The ticket stream of `block` is malformed.
+fn bad_stream(block: i32, what: impl Into<String>) -> DbVerifyError {
+    DbVerifyError::Stream {
+        block,
+        what: what.into(),
     }
 }
 
@@ -1170,6 +1432,18 @@ mod tests {
             (7, &b"s"[..], 250, &b"l"[..], [9u8; 32])
         );
         assert!(s.next().expect("the trailer").is_none());
+        // The same rows cut anywhere by the reader's buffer: read together, the same.
+        for capacity in 1..bytes.len() {
+            let mut s = Stream::new(std::io::BufReader::with_capacity(capacity, &bytes[..]), 1)
+                .expect("header");
+            let t = s.next().expect("a row").expect("a row");
+            assert_eq!(
+                (t.idx, t.serial, t.prize_cents, t.layout, t.sha256),
+                (7, &b"s"[..], 250, &b"l"[..], [9u8; 32]),
+                "buffer of {capacity} bytes"
+            );
+            assert!(s.next().expect("the trailer").is_none());
+        }
         // Cut short, and a hostile length: errors, never a panic or a huge allocation.
         let mut s = Stream::new(&bytes[..bytes.len() - 10], 1).expect("header");
         assert!(s.next().is_err());

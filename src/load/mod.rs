@@ -32,7 +32,7 @@ use crate::game::Game;
 use crate::money::{cents, parse_canonical};
 use crate::verify::{verify_block, VerifyOptions};
 use ed25519_dalek::VerifyingKey;
-use postgres::{Client, Config, GenericClient};
+use postgres::{Client, GenericClient};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -107,7 +107,7 @@ pub fn connect(url: &str, allow_plaintext: bool) -> Result<Client, LoadError> {
 }
 
 /// `user@host:port/dbname`, never the password.
-pub fn describe(config: &Config) -> String {
+pub fn describe(config: &tokio_postgres::Config) -> String {
     use postgres::config::Host;
     let hosts: Vec<String> = config
         .get_hosts()

@@ -13,9 +13,10 @@
 
 use super::error::{chain, LoadError};
 use postgres::config::{Host, SslMode};
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, NoTls};
 use std::path::PathBuf;
 use std::str::FromStr;
+use tokio_postgres::Config;
 
 /// The TLS asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,59 +83,110 @@ pub fn is_local(config: &Config) -> bool {
 /// Connects to `url`, with the TLS it asks for; a plaintext connection to a host other than
 /// this machine is refused before anything is sent, unless `allow_plaintext`.
 pub fn connect(url: &str, allow_plaintext: bool) -> Result<Client, LoadError> {
+    let (config, tls, failed) = prepare(url, allow_plaintext)?;
+    let config = postgres::Config::from(config);
+    match tls {
+        None => config.connect(NoTls).map_err(|e| failed(chain(&e))),
+        Some((connector, mode)) => config
+            .connect(connector)
+            .map_err(|e| failed(tls_failure(&e, mode))),
+    }
+}
+
+/// As [`connect`], for the asynchronous client (a second connection of `db-verify`, whose
+/// COPY stream is read without the synchronous client's per-row round through its runtime):
+/// the same TLS and the same refusal of plaintext. Must run inside a Tokio runtime, which
+/// drives the connection (a spawned task) while the client is used.
+pub async fn connect_async(
+    url: &str,
+    allow_plaintext: bool,
+) -> Result<tokio_postgres::Client, LoadError> {
+    let (config, tls, failed) = prepare(url, allow_plaintext)?;
+    match tls {
+        None => {
+            let (client, connection) =
+                config.connect(NoTls).await.map_err(|e| failed(chain(&e)))?;
+            tokio::spawn(connection);
+            Ok(client)
+        }
+        Some((connector, mode)) => {
+            let (client, connection) = config
+                .connect(connector)
+                .await
+                .map_err(|e| failed(tls_failure(&e, mode)))?;
+            tokio::spawn(connection);
+            Ok(client)
+        }
+    }
+}
+
+/// What a failed connection says.
+type Failed = Box<dyn Fn(String) -> LoadError + Send + Sync>;
+
+/// The parsed configuration, its TLS connector and `sslmode` (none: plaintext, checked
+/// allowed), and the error of a failed connection to it.
+#[allow(clippy::type_complexity)]
+fn prepare(
+    url: &str,
+    allow_plaintext: bool,
+) -> Result<
+    (
+        tokio_postgres::Config,
+        Option<(postgres_openssl::MakeTlsConnector, &'static str)>,
+        Failed,
+    ),
+    LoadError,
+> {
     let Target { mut config, tls } = parse(url)?;
     let target = super::describe(&config);
-    let failed = |reason: String| LoadError::Connect {
+    let failed: Failed = Box::new(move |reason: String| LoadError::Connect {
         target: target.clone(),
         reason,
-    };
-    match tls {
+    });
+    let (mode, check_host, root) = match tls {
         Tls::Off => {
             if !allow_plaintext && !is_local(&config) {
                 return Err(LoadError::Plaintext {
-                    target: target.clone(),
+                    target: super::describe(&config),
                 });
             }
             config.ssl_mode(SslMode::Disable);
-            config.connect(NoTls).map_err(|e| failed(chain(&e)))
+            return Ok((config, None, failed));
         }
-        tls => {
-            use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
-            let mut builder = SslConnector::builder(SslMethod::tls_client())
-                .map_err(|e| failed(format!("cannot set up TLS: {e}")))?;
-            let check_host = matches!(tls, Tls::VerifyFull(_));
-            match &tls {
-                Tls::Require => builder.set_verify(SslVerifyMode::NONE),
-                Tls::VerifyCa(root) | Tls::VerifyFull(root) => {
-                    builder.set_ca_file(root).map_err(|e| {
-                        LoadError::Url(format!(
-                            "sslrootcert={}: cannot read it as PEM certificates ({e}); give the certificate authority's PEM file",
-                            crate::untrusted::shown_path(root)
-                        ))
-                    })?;
-                    builder.set_verify(SslVerifyMode::PEER);
-                }
-                Tls::Off => {}
-            }
-            let mut connector = postgres_openssl::MakeTlsConnector::new(builder.build());
-            connector.set_callback(move |c, _| {
-                c.set_verify_hostname(check_host);
-                Ok(())
-            });
-            config.ssl_mode(SslMode::Require);
-            config.connect(connector).map_err(|e| {
-                failed(format!(
-                    "{} (TLS with sslmode={}: a server that does not speak TLS, a certificate not signed by sslrootcert's authority, or for verify-full one that does not name the host, is refused)",
-                    chain(&e),
-                    match tls {
-                        Tls::Require => "require",
-                        Tls::VerifyCa(_) => "verify-ca",
-                        _ => "verify-full",
-                    }
+        Tls::Require => ("require", false, None),
+        Tls::VerifyCa(root) => ("verify-ca", false, Some(root)),
+        Tls::VerifyFull(root) => ("verify-full", true, Some(root)),
+    };
+    use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
+    let mut builder = SslConnector::builder(SslMethod::tls_client())
+        .map_err(|e| failed(format!("cannot set up TLS: {e}")))?;
+    match root {
+        None => builder.set_verify(SslVerifyMode::NONE),
+        Some(root) => {
+            builder.set_ca_file(&root).map_err(|e| {
+                LoadError::Url(format!(
+                    "sslrootcert={}: cannot read it as PEM certificates ({e}); give the certificate authority's PEM file",
+                    crate::untrusted::shown_path(&root)
                 ))
-            })
+            })?;
+            builder.set_verify(SslVerifyMode::PEER);
         }
     }
+    let mut connector = postgres_openssl::MakeTlsConnector::new(builder.build());
+    connector.set_callback(move |c, _| {
+        c.set_verify_hostname(check_host);
+        Ok(())
+    });
+    config.ssl_mode(SslMode::Require);
+    Ok((config, Some((connector, mode)), failed))
+}
+
+/// Why a TLS connection failed, and what sslmode refuses.
+fn tls_failure(e: &postgres::Error, mode: &str) -> String {
+    format!(
+        "{} (TLS with sslmode={mode}: a server that does not speak TLS, a certificate not signed by sslrootcert's authority, or for verify-full one that does not name the host, is refused)",
+        chain(e)
+    )
 }
 
 /// Takes `sslmode` and `sslrootcert` out of `url`: the rest, and their values.

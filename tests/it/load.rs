@@ -2604,6 +2604,30 @@ fn tls_is_verified_as_sslmode_says_and_plaintext_to_another_host_is_refused_befo
         0,
     );
     assert_eq!(ssl_connections(&cluster.log()), 3);
+    // db-verify over verify-full: every one of its connections, the checking one and those
+    // its tickets are streamed on, is TLS.
+    let authorized = |log: &str| log.matches("connection authorized").count();
+    let log = cluster.log();
+    let (ssl_before, all_before) = (ssl_connections(&log), authorized(&log));
+    let verify_full = url(
+        "localhost",
+        &format!("?sslmode=verify-full&sslrootcert={ca}"),
+    );
+    let out = text(&w.run_expect(
+        &[
+            "db-verify",
+            "--database-url",
+            &verify_full,
+            "--public-key",
+            "keys/public-key.pem",
+        ],
+        0,
+    ));
+    assert!(out.contains("as signed"), "{out}");
+    let log = cluster.log();
+    let ssl = ssl_connections(&log) - ssl_before;
+    assert!(ssl >= 2, "db-verify made {ssl} TLS connection(s): {log}");
+    assert_eq!(ssl, authorized(&log) - all_before, "{log}");
     // 127.0.0.2 is not in the certificate: verify-full refuses it, verify-ca and require take it.
     let out = load_with(
         &url(
