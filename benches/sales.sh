@@ -7,14 +7,21 @@
 # in the same run. One block of La ruche d'or at 2 € (900 000 tickets) is loaded first.
 # Each round runs, for each client count, inserts then sales for SECONDS seconds; the figures
 # are the medians over ROUNDS rounds (default 5), with pgbench's average latency.
-# Usage: benches/sales.sh [ROUNDS] [SECONDS]
+# OTHER_BLOCKS=N loads, beside it, an emission of N blocks of the test game (tests/data/
+# mini-ruche.toml, 2 000 tickets each): a database that holds other blocks (a partition of
+# `tickets` each), as a game server's does; BIN=path times a given build.
+# Usage: [OTHER_BLOCKS=N] [BIN=path] benches/sales.sh [ROUNDS] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 seconds=${2:-5}
-cargo build --profile ci --quiet
 root=$PWD
-bin=$root/target/ci/emission-factory
+if [ -z "${BIN:-}" ]; then
+  cargo build --profile ci --quiet
+  BIN=$root/target/ci/emission-factory
+fi
+bin=$(realpath "$BIN")
+other=${OTHER_BLOCKS:-0}
 pg_env=$(tests/pg/start.sh)
 eval "$pg_env"
 work=$(mktemp -d)
@@ -29,11 +36,17 @@ db_url() { echo "${DATABASE_URL/\/postgres\?/\/$1?}"; }
 psql -q "$DATABASE_URL" -c "CREATE DATABASE sales"
 url=$(db_url sales)
 "$bin" load --database-url "$url" --public-key keys/public-key.pem --allow-test -q em >/dev/null
+if [ "$other" -gt 0 ]; then
+  "$bin" emit --game "$root/tests/data/mini-ruche.toml" --blocks "$other" --seed "$seed" \
+    --signing-key keys/signing-key.pem --out other --quiet >/dev/null 2>&1
+  "$bin" load --database-url "$url" --public-key keys/public-key.pem --allow-test -q \
+    --game "$root/tests/data/mini-ruche.toml" other >/dev/null
+fi
 psql -q "$url" -c "CREATE ROLE bench_seller LOGIN IN ROLE ef_seller" \
   -c "CREATE TABLE durable_inserts (n integer)" \
   -c "GRANT INSERT ON durable_inserts TO bench_seller"
 seller_url=${url/postgres@/bench_seller@}
-emission=$(psql -qtA "$seller_url" -c "SELECT emission_id FROM emissions")
+emission=$(psql -qtA "$seller_url" -c "SELECT emission_id FROM emissions WHERE game = 'ruche-or'")
 echo "SELECT * FROM sell_next_ticket($emission);" >sale.sql
 echo "INSERT INTO durable_inserts VALUES (1);" >insert.sql
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -49,7 +62,7 @@ for round in $(seq "$rounds"); do
     echo "$clients $(run sale.sql "$clients")" >>sales.t
   done
 done
-sold=$(psql -qtA "$url" -c "SELECT sold FROM emission_reconciliation")
+sold=$(psql -qtA "$url" -c "SELECT sold FROM emission_reconciliation WHERE emission_id = $emission")
 printf '%-8s %12s %12s %12s %12s %9s\n' clients sales/s sale_ms inserts/s insert_ms ratio
 for clients in 1 16 64; do
   s=$(awk -v c="$clients" '$1 == c {print $2}' sales.t | median)
@@ -59,4 +72,4 @@ for clients in 1 16 64; do
   awk -v c="$clients" -v s="$s" -v sl="$sl" -v i="$i" -v il="$il" 'BEGIN {
     printf "%-8s %12.0f %12.2f %12.0f %12.2f %9.2f\n", c, s, sl, i, il, s / i }'
 done
-echo "rounds $rounds x ${seconds} s; tickets sold $sold; load average at the start $load_avg, at the end $(cut -d' ' -f1 /proc/loadavg); $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p')"
+echo "rounds $rounds x ${seconds} s; $other other blocks; tickets sold $sold; load average at the start $load_avg, at the end $(cut -d' ' -f1 /proc/loadavg); $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p')"

@@ -1,5 +1,5 @@
 //! Closing an emission (`close`) and the public count of the prizes remaining
-//! (`prizes-remaining`), from the game server's database (schema version 6, schema_6.sql).
+//! (`prizes-remaining`), from the game server's database (schema version 6 and later, schema_6.sql).
 //!
 //! Closing holds the sales back (`sale_hold`: the sales in flight end first), reads the
 //! final reconciliation from the rows in the same transaction, signs it with the emission's

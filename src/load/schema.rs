@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_4.sql"),
     include_str!("schema_5.sql"),
     include_str!("schema_6.sql"),
+    include_str!("schema_7.sql"),
 ];
 
 /// The schema version this program writes and reads.
