@@ -397,7 +397,7 @@ fn check_block(
         .query_one(
             "SELECT coalesce(pg_catalog.pg_relation_size(pg_catalog.to_regclass($1))
                      / pg_catalog.current_setting('block_size')::bigint, 0)",
-            &[&format!("tickets_{block_id}")],
+            &[&super::partition(block_id)],
         )
         .map_err(db("reading the size of the block's table"))?
         .get(0);
@@ -434,7 +434,6 @@ fn check_block(
         .map(|(c, (text, n))| (*c, text.as_str(), *n))
         .collect();
     tier_list.sort_by_key(|&(_, _, n)| std::cmp::Reverse(n));
-    let tier_list: Vec<(i64, &str)> = tier_list.iter().map(|&(c, t, _)| (c, t)).collect();
     let mut tier_counts = vec![0u64; tier_list.len()];
     let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
     let mut pending = Pending::default();
@@ -509,7 +508,7 @@ fn check_block(
                     ),
                     );
                 }
-                match tier_list.iter().position(|(c, _)| *c == t.prize_cents) {
+                match tier_list.iter().position(|(c, _, _)| *c == t.prize_cents) {
                     None => {
                         *counts.entry(t.prize_cents).or_default() += 1;
                         rows.add(
@@ -611,7 +610,7 @@ fn check_block(
             m.tickets_root
         ));
     }
-    for (&(c, _), &n) in tier_list.iter().zip(&tier_counts) {
+    for (&(c, _, _), &n) in tier_list.iter().zip(&tier_counts) {
         if n > 0 {
             counts.insert(c, n);
         }
@@ -1220,17 +1219,19 @@ enum Frame {
     Trailer,
     /// A whole row of that many bytes.
     Row(usize, Spans),
+    /// Not all of it: it needs at least that many bytes.
+    Short(usize),
 }
 
-/// The frame at the start of `bytes`, `None` if they end before it does.
+/// The frame at the start of `bytes`.
 #[inline]
-fn frame(bytes: &[u8]) -> Result<Option<Frame>, String> {
+fn frame(bytes: &[u8]) -> Result<Frame, String> {
     let Some(head) = bytes.get(..2) else {
-        return Ok(None);
+        return Ok(Frame::Short(2));
     };
     let fields = i16::from_be_bytes([head[0], head[1]]);
     if fields == -1 {
-        return Ok(Some(Frame::Trailer));
+        return Ok(Frame::Trailer);
     }
     if fields != 5 {
         return Err(format!("a row of {fields} fields"));
@@ -1239,17 +1240,17 @@ fn frame(bytes: &[u8]) -> Result<Option<Frame>, String> {
     let mut at = 2;
     for span in &mut spans {
         let Some(len) = bytes.get(at..at + 4) else {
-            return Ok(None);
+            return Ok(Frame::Short(at + 4));
         };
         let len = field_len(len)?;
         at += 4;
         if bytes.len() < at + len {
-            return Ok(None);
+            return Ok(Frame::Short(at + len));
         }
         *span = (at, len);
         at += len;
     }
-    Ok(Some(Frame::Row(at, spans)))
+    Ok(Frame::Row(at, spans))
 }
 
 /// A field's length (4 bytes, big-endian), bounded.
@@ -1314,10 +1315,6 @@ impl<R: BufRead> Stream<R> {
         })
     }
 
-    fn bad(&self, what: impl Into<String>) -> DbVerifyError {
-        bad_stream(self.block, what)
-    }
-
     fn read(&mut self, n: usize) -> Result<(), DbVerifyError> {
         let at = self.buf.len();
         self.buf.resize(at + n, 0);
@@ -1339,11 +1336,11 @@ impl<R: BufRead> Stream<R> {
             frame(bytes).map_err(|what| bad_stream(block, what))?
         };
         match found {
-            Some(Frame::Trailer) => {
+            Frame::Trailer => {
                 self.consumed = 2;
                 return Ok(None);
             }
-            Some(Frame::Row(len, spans)) => {
+            Frame::Row(len, spans) => {
                 self.consumed = len;
                 let bytes = self
                     .reader
@@ -1353,30 +1350,22 @@ impl<R: BufRead> Stream<R> {
                     .map(Some)
                     .map_err(|what| bad_stream(block, what));
             }
-            None => {}
+            Frame::Short(_) => {}
         }
-        // The row is cut by the end of the buffer: copied together, a field at a time.
+        // The row is cut by the end of the buffer: copied together, as many bytes at a time
+        // as the same reading of the frame says it needs.
         self.buf.clear();
-        self.read(2)?;
-        let fields = i16::from_be_bytes([self.buf[0], self.buf[1]]);
-        if fields == -1 {
-            return Ok(None);
+        loop {
+            match frame(&self.buf).map_err(|what| bad_stream(block, what))? {
+                Frame::Trailer => return Ok(None),
+                Frame::Row(len, spans) => {
+                    return ticket(&self.buf[..len], &spans)
+                        .map(Some)
+                        .map_err(|what| bad_stream(block, what))
+                }
+                Frame::Short(need) => self.read(need - self.buf.len())?,
+            }
         }
-        if fields != 5 {
-            return Err(self.bad(format!("a row of {fields} fields")));
-        }
-        let mut spans: Spans = [(0, 0); 5];
-        for span in &mut spans {
-            let at = self.buf.len();
-            self.read(4)?;
-            let len = field_len(&self.buf[at..]).map_err(|what| self.bad(what))?;
-            let start = self.buf.len();
-            self.read(len)?;
-            *span = (start, len);
-        }
-        ticket(&self.buf, &spans)
-            .map(Some)
-            .map_err(|what| bad_stream(block, what))
     }
 }
 

@@ -106,6 +106,11 @@ pub fn connect(url: &str, allow_plaintext: bool) -> Result<Client, LoadError> {
     tls::connect(url, allow_plaintext)
 }
 
+/// The name of a block's partition of `tickets` (made by `load`, read by `db-verify`).
+pub(crate) fn partition(block_id: i64) -> String {
+    format!("tickets_{block_id}")
+}
+
 /// `user@host:port/dbname`, never the password.
 pub fn describe(config: &tokio_postgres::Config) -> String {
     use postgres::config::Host;
@@ -335,7 +340,7 @@ pub fn load_block_from(
         )
         .map_err(db("recording the block's prizes"))?;
     }
-    let table = format!("tickets_{block_id}");
+    let table = partition(block_id);
     // The CHECK is the partition's constraint: with it, attaching needs no scan of the table.
     tx.batch_execute(&format!(
         "CREATE TABLE {table} (LIKE tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS,

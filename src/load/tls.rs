@@ -83,7 +83,8 @@ pub fn is_local(config: &Config) -> bool {
 /// Connects to `url`, with the TLS it asks for; a plaintext connection to a host other than
 /// this machine is refused before anything is sent, unless `allow_plaintext`.
 pub fn connect(url: &str, allow_plaintext: bool) -> Result<Client, LoadError> {
-    let (config, tls, failed) = prepare(url, allow_plaintext)?;
+    let (config, tls, target) = prepare(url, allow_plaintext)?;
+    let failed = |reason| failed(&target, reason);
     let config = postgres::Config::from(config);
     match tls {
         None => config.connect(NoTls).map_err(|e| failed(chain(&e))),
@@ -101,7 +102,8 @@ pub async fn connect_async(
     url: &str,
     allow_plaintext: bool,
 ) -> Result<tokio_postgres::Client, LoadError> {
-    let (config, tls, failed) = prepare(url, allow_plaintext)?;
+    let (config, tls, target) = prepare(url, allow_plaintext)?;
+    let failed = |reason| failed(&target, reason);
     match tls {
         None => {
             let (client, connection) =
@@ -120,38 +122,32 @@ pub async fn connect_async(
     }
 }
 
-/// What a failed connection says.
-type Failed = Box<dyn Fn(String) -> LoadError + Send + Sync>;
+/// A TLS connector and the `sslmode` it stands for.
+type Connector = (postgres_openssl::MakeTlsConnector, &'static str);
 
-/// The parsed configuration, its TLS connector and `sslmode` (none: plaintext, checked
-/// allowed), and the error of a failed connection to it.
-#[allow(clippy::type_complexity)]
+/// The connection to `target` failed.
+fn failed(target: &str, reason: String) -> LoadError {
+    LoadError::Connect {
+        target: target.to_string(),
+        reason,
+    }
+}
+
+/// The parsed configuration, its TLS connector (none: plaintext, checked allowed), and the
+/// target as messages name it.
 fn prepare(
     url: &str,
     allow_plaintext: bool,
-) -> Result<
-    (
-        tokio_postgres::Config,
-        Option<(postgres_openssl::MakeTlsConnector, &'static str)>,
-        Failed,
-    ),
-    LoadError,
-> {
+) -> Result<(tokio_postgres::Config, Option<Connector>, String), LoadError> {
     let Target { mut config, tls } = parse(url)?;
     let target = super::describe(&config);
-    let failed: Failed = Box::new(move |reason: String| LoadError::Connect {
-        target: target.clone(),
-        reason,
-    });
     let (mode, check_host, root) = match tls {
         Tls::Off => {
             if !allow_plaintext && !is_local(&config) {
-                return Err(LoadError::Plaintext {
-                    target: super::describe(&config),
-                });
+                return Err(LoadError::Plaintext { target });
             }
             config.ssl_mode(SslMode::Disable);
-            return Ok((config, None, failed));
+            return Ok((config, None, target));
         }
         Tls::Require => ("require", false, None),
         Tls::VerifyCa(root) => ("verify-ca", false, Some(root)),
@@ -159,7 +155,7 @@ fn prepare(
     };
     use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
     let mut builder = SslConnector::builder(SslMethod::tls_client())
-        .map_err(|e| failed(format!("cannot set up TLS: {e}")))?;
+        .map_err(|e| failed(&target, format!("cannot set up TLS: {e}")))?;
     match root {
         None => builder.set_verify(SslVerifyMode::NONE),
         Some(root) => {
@@ -178,7 +174,7 @@ fn prepare(
         Ok(())
     });
     config.ssl_mode(SslMode::Require);
-    Ok((config, Some((connector, mode)), failed))
+    Ok((config, Some((connector, mode)), target))
 }
 
 /// Why a TLS connection failed, and what sslmode refuses.
