@@ -8,6 +8,9 @@ pub mod manifest;
 
 /// The CSV header line, without its line end.
 pub const CSV_HEADER: &str = "serial,prize,layout,sha256";
+/// The header of a block's lines form (its CSV without the `sha256` column, as a pack carries
+/// it: docs/FORMAT.md "Emission pack").
+pub const LINES_HEADER: &str = "serial,prize,layout";
 
 /// `block-<block:05>.csv`.
 pub fn csv_name(block: u32) -> String {

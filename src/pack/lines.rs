@@ -21,10 +21,9 @@
 //! in batches with the fastest engine this processor has ([`crate::hash::sha256::digest_many`]).
 
 use crate::block::CSV_HEADER;
+pub use crate::block::LINES_HEADER;
 use std::io::{self, Read};
 
-/// The header of the lines form.
-pub const LINES_HEADER: &str = "serial,prize,layout";
 /// Most bytes of one line of either form, its end not counted; a longer line is refused (a
 /// ticket line is at most a few hundred bytes, docs/FORMAT.md "CSV").
 pub const MAX_LINE: usize = 64 << 10;

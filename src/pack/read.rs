@@ -48,6 +48,30 @@ pub trait Sink {
     /// Block `block`'s CSV, whose manifest (already handed to [`Sink::small`]) is `manifest`:
     /// `reader` gives exactly `manifest.csv.bytes` bytes.
     fn csv(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()>;
+
+    /// Block `block`'s CSV in its lines form (`block-NNNNN.lines.csv`, [`super::lines`]):
+    /// `reader` gives exactly the member's bytes. By default the CSV is rebuilt from them
+    /// ([`Rebuild`]: the very bytes the manifest names, or an error) and handed to
+    /// [`Sink::csv`]; a sink that checks the lines form itself (`verify`:
+    /// [`crate::verify::Form::Lines`]) reads them as they are.
+    fn lines(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
+        rebuilt(reader, manifest, |csv| self.csv(block, manifest, csv))
+    }
+}
+
+/// Hands the CSV rebuilt from the lines `reader` gives (of the block whose manifest is
+/// `manifest`) to `csv`, then reads the rest of it, so that every line is checked to map back
+/// whatever `csv` read.
+pub(super) fn rebuilt(
+    reader: &mut dyn Read,
+    manifest: &Manifest,
+    csv: impl FnOnce(&mut dyn Read) -> Result<()>,
+) -> Result<()> {
+    let mut rebuilt = Rebuild::new(reader, manifest.tickets);
+    csv(&mut rebuilt)?;
+    std::io::copy(&mut rebuilt, &mut std::io::sink())
+        .map_err(|e| anyhow!("cannot read it (damaged or changed): {e}"))?;
+    Ok(())
 }
 
 /// What a pack held, once read to its end.
@@ -263,12 +287,8 @@ impl State {
             self.bytes = self.bytes.saturating_add(manifest.csv.bytes);
             let mut member = entry.take(size);
             if lines {
-                // The CSV rebuilt from its lines (super::lines): the sink reads the very bytes
-                // the manifest names, or an error.
-                let mut rebuilt = Rebuild::new(&mut member, manifest.tickets);
-                sink.csv(block, manifest, &mut rebuilt)?;
-                std::io::copy(&mut rebuilt, &mut std::io::sink())
-                    .map_err(|e| anyhow!("{at}: cannot read it (damaged or changed): {e}"))?;
+                sink.lines(block, manifest, &mut member)
+                    .with_context(|| at.clone())?;
             } else {
                 sink.csv(block, manifest, &mut member)?;
             }

@@ -115,6 +115,19 @@ pub trait StagedCheck {
     /// Block `block`'s CSV, which would be at `csv` in the staged folder (it is never
     /// written): `reader` gives exactly its manifest's bytes.
     fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()>;
+
+    /// Block `block`'s CSV in its lines form, as [`Sink::lines`] gives it: `None` if the check
+    /// does not read that form itself (the CSV is then rebuilt and given to
+    /// [`StagedCheck::check`]); otherwise what it returns.
+    fn check_lines(
+        &mut self,
+        block: u32,
+        csv: &std::path::Path,
+        reader: &mut dyn Read,
+    ) -> Option<Result<()>> {
+        let _ = (block, csv, reader);
+        None
+    }
 }
 
 impl<T: StagedCheck> Sink for T {
@@ -130,6 +143,16 @@ impl<T: StagedCheck> Sink for T {
     fn csv(&mut self, block: u32, _manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
         let csv = self.staged().csv(block);
         self.check(block, csv, reader)
+    }
+
+    fn lines(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
+        let csv = self.staged().csv(block);
+        match self.check_lines(block, &csv, reader) {
+            Some(done) => done,
+            None => {
+                super::read::rebuilt(reader, manifest, |rebuilt| self.check(block, csv, rebuilt))
+            }
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use super::read::{read_pack, PackContents};
 use super::stage::{stream_to, Staged, StagedCheck};
 use crate::block::id::EmissionId;
 use crate::progress::Progress;
-use crate::verify::{verify_block_from, BlockReport, VerifyOptions};
+use crate::verify::{verify_block_from, verify_block_from_lines, BlockReport, VerifyOptions};
 use anyhow::Result;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -100,5 +100,15 @@ impl StagedCheck for Checking<'_> {
         })?;
         self.reports.push(report);
         Ok(())
+    }
+
+    /// The lines are checked as they are ([`verify_block_from_lines`]): not rebuilt into the
+    /// CSV first, then hashed again to be checked.
+    fn check_lines(&mut self, block: u32, csv: &Path, reader: &mut dyn Read) -> Option<Result<()>> {
+        let (options, progress, pool) = (&self.options, self.progress, self.pool);
+        let checked = stream_to(&self.pack, block, reader, |source| {
+            pool.install(|| verify_block_from_lines(csv, source, options, progress))
+        });
+        Some(checked.map(|report| self.reports.push(report)))
     }
 }

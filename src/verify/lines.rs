@@ -16,7 +16,7 @@
 use super::observe::{CheckedLine, PieceObserver, PiecePart};
 use super::replay::Replay;
 use super::BlockReport;
-use crate::block::{self, CSV_HEADER};
+use crate::block::{self, CSV_HEADER, LINES_HEADER};
 use crate::fs::files::{DirectReader, ReadMode};
 use crate::game::{Game, Stake};
 use crate::hash::merkle::MerkleRoot;
@@ -50,6 +50,21 @@ const READ_SIZE: usize = 1 << 20;
 /// Reading stops at a line with no line end within this many bytes (a longer line that does
 /// end is refused as a line, undecoded).
 const MAX_LINE_READ: usize = 512 << 10;
+
+/// The form in which a block's bytes come to [`LineChecker::scan_from`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// The CSV itself, byte for byte.
+    Csv,
+    /// Its lines form, as a pack carries it (docs/FORMAT.md "Emission pack"): the header
+    /// `serial,prize,layout` and each ticket line without its `,sha256` field. Each piece is
+    /// rebuilt into the CSV's bytes as it is checked (the header `serial,prize,layout,sha256`,
+    /// each line's SHA-256 in hex after it), and every check, the file's size and SHA-256
+    /// among them, is then made on those bytes as on a CSV's: the rebuilt file must be the
+    /// one the signed manifest names. The line hashes the rebuild makes are the ones checked,
+    /// so a pack's lines are hashed once, not once to rebuild and again to check.
+    Lines,
+}
 
 /// The checks `verify` runs on every ticket line of one block, usable one line at a time (by
 /// a fuzzer, or a tool that reads tickets its own way): the length of the line, the four
@@ -523,6 +538,8 @@ struct Checked {
     forms: BTreeMap<(Decimal, String), u64>,
     /// The observer's part of the piece.
     observed: Option<PiecePart>,
+    /// In the lines form, the piece rebuilt into the CSV's bytes (empty for a CSV).
+    rebuilt: Vec<u8>,
 }
 
 impl LineChecker<'_> {
@@ -537,14 +554,15 @@ impl LineChecker<'_> {
         progress: &dyn Progress,
     ) -> std::io::Result<Scan> {
         let file = DirectReader::open(csv, ReadMode::Auto)?;
-        self.scan_from(file, expected, report, progress)
+        self.scan_from(file, Form::Csv, expected, report, progress)
     }
 
     /// [`LineChecker::scan`] of a block's bytes from `source` (a pack's member as it streams),
-    /// of which at most `expected + 1` bytes are read.
+    /// in `form`, of which at most `expected + 1` bytes are read.
     pub(super) fn scan_from<R: Read + Send>(
         &self,
         source: R,
+        form: Form,
         expected: u64,
         report: &mut BlockReport,
         progress: &dyn Progress,
@@ -553,6 +571,13 @@ impl LineChecker<'_> {
         let mut merkle = MerkleRoot::new();
         let mut counts = vec![0; self.tickets.tiers.len()];
         let mut reader = Reader::new(file, self.tickets.max_line(), BATCH_BYTES);
+        // Lines: the file's SHA-256 and size are those of the rebuilt pieces, in order (the
+        // reader's are of the lines). A batch's rebuilt pieces are hashed beside the checks
+        // of the next one, as the reader hashes a CSV.
+        reader.hash_file = form == Form::Csv;
+        let mut rebuilt_sha = Sha256::new();
+        let mut rebuilt_bytes = 0u64;
+        let mut rebuilt: Vec<Vec<u8>> = Vec::new();
         let mut spare = Vec::new();
         let mut batch = reader.batch(PIECES_PER_BATCH, Vec::new())?;
         while !batch.pieces.is_empty() {
@@ -560,25 +585,43 @@ impl LineChecker<'_> {
             // this one's pieces: on one thread they run one after the other; on more, the
             // thread that reads takes pieces to check once it is done.
             let spare_text = std::mem::take(&mut spare);
+            let to_hash = std::mem::take(&mut rebuilt);
             let (next, checked) = rayon::join(
-                || reader.batch(PIECES_PER_BATCH, spare_text),
+                || {
+                    for text in &to_hash {
+                        rebuilt_sha.update(text);
+                    }
+                    reader.batch(PIECES_PER_BATCH, spare_text)
+                },
                 || {
                     batch
                         .pieces
                         .par_iter()
-                        .map(|piece| self.piece(&batch.text[piece.range.clone()], piece))
+                        .map(|piece| self.piece(&batch.text[piece.range.clone()], piece, form))
                         .collect::<Vec<Checked>>()
                 },
             );
-            for checked in checked {
+            for mut checked in checked {
+                if form == Form::Lines {
+                    let text = std::mem::take(&mut checked.rebuilt);
+                    rebuilt_bytes += text.len() as u64;
+                    rebuilt.push(text);
+                }
                 self.fold(checked, &mut merkle, &mut counts, report, progress);
             }
             spare = batch.text;
             batch = next?;
         }
-        let end = reader.end.take().ok_or_else(|| {
+        for text in &rebuilt {
+            rebuilt_sha.update(text);
+        }
+        let mut end = reader.end.take().ok_or_else(|| {
             std::io::Error::other("internal error: the file was not read to its end")
         })?;
+        if form == Form::Lines {
+            end.bytes = rebuilt_bytes;
+            end.sha256 = rebuilt_sha.finalize().into();
+        }
         if let Some(problem) = end.stopped {
             report.problem(Found::in_file(
                 Code::FileLongLine,
@@ -650,8 +693,48 @@ impl LineChecker<'_> {
         progress.add(checked.tickets);
     }
 
-    /// Checks the lines of one piece, whose bytes are `text`.
-    fn piece(&self, text: &[u8], piece: &Piece) -> Checked {
+    /// Checks the lines of one piece, whose bytes are `text`, in `form`.
+    fn piece(&self, text: &[u8], piece: &Piece, form: Form) -> Checked {
+        match form {
+            Form::Csv => self.piece_of(text, piece, None),
+            Form::Lines => {
+                let (rebuilt, ends, hashes) = rebuilt(text, piece, self.tickets.max_line());
+                let mut checked = self.piece_of(&rebuilt, piece, Some((&ends, &hashes)));
+                checked.rebuilt = rebuilt;
+                if piece.unterminated {
+                    // The line end the reader added: not the file's.
+                    checked.rebuilt.pop();
+                }
+                let header = &text[..memchr::memchr(b'\n', text).unwrap_or(text.len())];
+                if piece.first_line == 1 && header != LINES_HEADER.as_bytes() {
+                    checked.problems.insert(
+                        0,
+                        Problem::File(Found::at_line(
+                            Code::FileHeader,
+                            self.name,
+                            1,
+                            format!(
+                                "{} line 1: the header of its lines is {}, it must be '{LINES_HEADER}'",
+                                self.name,
+                                shown(header)
+                            ),
+                        )),
+                    );
+                }
+                checked
+            }
+        }
+    }
+
+    /// Checks the lines of one piece of a CSV, whose bytes are `text`; `known`, where each of
+    /// its lines ends and its hash up to its last comma (a line too long for a ticket line
+    /// excepted), if they are known already.
+    fn piece_of(
+        &self,
+        text: &[u8],
+        piece: &Piece,
+        known: Option<(&[usize], &[[u8; 32]])>,
+    ) -> Checked {
         let first_ticket = piece.first_line.saturating_sub(2);
         let mut out = Checked {
             tickets: 0,
@@ -662,21 +745,34 @@ impl LineChecker<'_> {
             problems: Vec::new(),
             forms: BTreeMap::new(),
             observed: None,
+            rebuilt: Vec::new(),
         };
         let mut observed: Vec<CheckedLine<'_>> = Vec::new();
         if self.observer.is_some() {
             observed.reserve(PIECE_TICKETS as usize);
         }
         let mut start = 0;
-        let ends: Vec<usize> = memchr::memchr_iter(b'\n', text).collect();
-        let mut hashes = Vec::new();
-        for (k, (line_no, &end)) in (piece.first_line..).zip(&ends).enumerate() {
-            // The hashes of the next LINE_GROUP lines, made together while they are in cache.
-            if k.is_multiple_of(LINE_GROUP) {
-                let group = &ends[k..(k + LINE_GROUP).min(ends.len())];
-                hashes = line_hashes(text, start, group, self.tickets.max_line());
+        let found: Vec<usize>;
+        let ends = match known {
+            Some((ends, _)) => ends,
+            None => {
+                found = memchr::memchr_iter(b'\n', text).collect();
+                &found
             }
-            let hash = &hashes[k % LINE_GROUP];
+        };
+        let mut hashes = Vec::new();
+        for (k, (line_no, &end)) in (piece.first_line..).zip(ends.iter()).enumerate() {
+            // The hashes of the next LINE_GROUP lines, made together while they are in cache.
+            let hash = match known {
+                Some((_, known)) => known.get(k).unwrap_or(&[0; 32]),
+                None => {
+                    if k.is_multiple_of(LINE_GROUP) {
+                        let group = &ends[k..(k + LINE_GROUP).min(ends.len())];
+                        hashes = line_hashes(text, start, group, self.tickets.max_line());
+                    }
+                    &hashes[k % LINE_GROUP]
+                }
+            };
             let line = &text[start..end];
             start = end + 1;
             if piece.unterminated && start == text.len() {
@@ -787,6 +883,56 @@ fn line_hashes(text: &[u8], mut start: usize, ends: &[usize], max_line: usize) -
     sha256::digest_many(&parts)
 }
 
+/// A piece of a block's lines form ([`Form::Lines`], whose bytes are `text`) rebuilt into the
+/// CSV's bytes, where each of its lines ends there, and the SHA-256 of each of its ticket
+/// lines (a zero hash for the header, for a line longer than `max_line`, which no ticket line
+/// is, and for a last line the file does not end: such lines are kept as they are, and
+/// refused as a CSV's would be). The first line of the file is the CSV's header whatever it
+/// is (the caller refuses any other than `serial,prize,layout`).
+fn rebuilt(text: &[u8], piece: &Piece, max_line: usize) -> (Vec<u8>, Vec<usize>, Vec<[u8; 32]>) {
+    let mut lines: Vec<&[u8]> = Vec::with_capacity(PIECE_TICKETS as usize + 1);
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', text) {
+        lines.push(&text[start..end]);
+        start = end + 1;
+    }
+    let header = piece.first_line == 1;
+    let unterminated = piece.unterminated.then(|| lines.len().saturating_sub(1));
+    let kept = |k: usize, line: &[u8]| {
+        (header && k == 0) || line.len() > max_line || Some(k) == unterminated
+    };
+    let parts: Vec<&[u8]> = lines
+        .iter()
+        .enumerate()
+        .map(|(k, &line)| if kept(k, line) { &[][..] } else { line })
+        .collect();
+    let mut hashes = sha256::digest_many(&parts);
+    let mut out = Vec::with_capacity(text.len() + lines.len() * HASH_FIELD);
+    let mut ends = Vec::with_capacity(lines.len());
+    for (k, (&line, hash)) in lines.iter().zip(hashes.iter_mut()).enumerate() {
+        if header && k == 0 {
+            *hash = [0; 32];
+            out.extend_from_slice(CSV_HEADER.as_bytes());
+        } else if kept(k, line) {
+            *hash = [0; 32];
+            out.extend_from_slice(line);
+        } else {
+            out.extend_from_slice(line);
+            out.push(b',');
+            for bytes in hash.chunks_exact(4) {
+                let word = hex_word([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                out.extend_from_slice(&word.to_le_bytes());
+            }
+        }
+        ends.push(out.len());
+        out.push(b'\n');
+    }
+    (out, ends, hashes)
+}
+
+/// Bytes a ticket line's `,sha256` field takes.
+const HASH_FIELD: usize = HASH_HEX + 1;
+
 /// Reads `file`, hashes it, and cuts it into pieces of whole lines (the header and the first
 /// [`PIECE_TICKETS`] ticket lines, then [`PIECE_TICKETS`] lines each, or fewer at a line end
 /// past [`PIECE_BYTES`]), a batch at a time, straight into recycled buffers. Stops at a line
@@ -800,6 +946,8 @@ struct Reader<R> {
     /// fit, which the limits on lines rule out at [`BATCH_BYTES`]).
     batch_bytes: usize,
     sha: Sha256,
+    /// Whether `sha` hashes what is read (not for [`Form::Lines`], whose file is the rebuilt one).
+    hash_file: bool,
     /// Bytes read.
     bytes: u64,
     /// The bytes read of the piece being filled, when a batch ended before it: they start
@@ -826,6 +974,7 @@ impl<R: Read> Reader<R> {
             max_line,
             batch_bytes: batch_bytes.max(1),
             sha: Sha256::new(),
+            hash_file: true,
             bytes: 0,
             carry: Vec::new(),
             first_line: 1,
@@ -901,7 +1050,9 @@ impl<R: Read> Reader<R> {
                 return Ok(Batch { text, pieces });
             }
             let read = &text[filled..filled + n];
-            self.sha.update(read);
+            if self.hash_file {
+                self.sha.update(read);
+            }
             self.bytes += n as u64;
             let mut line_start = 0; // in `read`
             let mut too_long = false;
@@ -1479,6 +1630,158 @@ mod tests {
 
     fn file(n: usize) -> Vec<u8> {
         file_with(n, 0)
+    }
+
+    /// The CSV a lines form maps to (docs/FORMAT.md "Emission pack"), written here from the
+    /// format's words: the CSV's header for the lines' header, and after each other line of at
+    /// most `max_line` bytes `,` and the SHA-256 of the line in lowercase hex.
+    fn csv_of_lines(lines: &[u8], max_line: usize) -> Vec<u8> {
+        let mut csv = Vec::new();
+        let mut rest = lines;
+        let mut first = true;
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            let line = &rest[..end];
+            if first && line == LINES_HEADER.as_bytes() {
+                csv.extend_from_slice(CSV_HEADER.as_bytes());
+            } else if first || line.len() > max_line {
+                csv.extend_from_slice(line);
+            } else {
+                csv.extend_from_slice(line);
+                csv.push(b',');
+                csv.extend_from_slice(hex::encode(Sha256::digest(line)).as_bytes());
+            }
+            csv.push(b'\n');
+            rest = &rest[end + 1..];
+            first = false;
+        }
+        csv.extend_from_slice(rest); // an unterminated last line: never a valid CSV's
+        csv
+    }
+
+    /// What a scan saw, in one comparable value.
+    fn scanned(check: &TicketCheck, bytes: &[u8], form: Form) -> String {
+        let checker = LineChecker {
+            name: "block-00007.csv",
+            tickets: check,
+            forms: true,
+            replay: None,
+            observer: None,
+        };
+        let mut report = BlockReport::default();
+        let source = Dribble { bytes, step: 0 };
+        let scan = checker
+            .scan_from(
+                source,
+                form,
+                1 << 30,
+                &mut report,
+                &crate::progress::NoProgress,
+            )
+            .unwrap();
+        format!(
+            "complete {} bytes {} sha256 {} root {} counts {:?} tickets {} forms {:?} problems {:?} unlisted {}",
+            scan.complete,
+            scan.bytes,
+            hex::encode(scan.sha256),
+            hex::encode(scan.root),
+            scan.counts,
+            report.tickets,
+            report.forms,
+            report.problems,
+            report.unlisted
+        )
+    }
+
+    /// `verify` of a pack's lines sees exactly what `verify` of the CSV they map to sees: the
+    /// same size, SHA-256, Merkle root, counts and problems, for a block of lines over several
+    /// pieces and batches as `emit` writes them, and for each way a hostile lines member can
+    /// differ (a prize changed, lines removed, added, empty or too long, another header, a
+    /// last line without its end).
+    #[test]
+    fn lines_are_checked_as_the_csv_they_map_to_would_be() {
+        let (game, stake, check) = setup();
+        let mut lines = format!("{LINES_HEADER}\n").into_bytes();
+        let tiers = [Decimal::ZERO, Decimal::from(2), Decimal::from(20)];
+        for index in 0..2_600u64 {
+            let prize = tiers[(index % 3) as usize];
+            let layout = synthesized(&game, &stake, prize, index);
+            let serial = check.serial(index);
+            lines.extend_from_slice(format!("{serial},{},{layout}\n", canonical(prize)).as_bytes());
+        }
+        let max = check.max_line();
+        let csv = csv_of_lines(&lines, max);
+        // The mapping written above is the one the pack's writer undoes: a CSV as emit writes
+        // its lines.
+        assert!(csv.starts_with(format!("{CSV_HEADER}\n").as_bytes()));
+        assert_eq!(csv.len(), lines.len() + 7 + 65 * 2_600);
+        let valid = scanned(&check, &csv, Form::Csv);
+        assert!(valid.contains("problems [] unlisted 0"), "{valid}");
+        assert_eq!(scanned(&check, &lines, Form::Lines), valid);
+
+        let line_at = |text: &[u8], n: usize| -> std::ops::Range<usize> {
+            let mut start = 0;
+            for _ in 0..n {
+                start += text[start..].iter().position(|&b| b == b'\n').unwrap() + 1;
+            }
+            let end = start + text[start..].iter().position(|&b| b == b'\n').unwrap();
+            start..end
+        };
+        let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+        let mut prize = lines.clone();
+        let at = line_at(&prize, 1_500).start + check.serial(0).len() + 1;
+        prize[at] = if prize[at] == b'2' { b'0' } else { b'2' };
+        cases.push(("a prize changed", prize));
+        let mut removed = lines.clone();
+        removed.drain(line_at(&lines, 1_025).start..line_at(&lines, 1_027).start);
+        cases.push(("two lines removed", removed));
+        let mut added = lines.clone();
+        let copy = lines[line_at(&lines, 10)].to_vec();
+        let at = line_at(&added, 2_000).start;
+        added.splice(at..at, [&copy[..], b"\n"].concat());
+        cases.push(("a line added", added));
+        let mut empty = lines.clone();
+        let at = line_at(&empty, 700).start;
+        empty.insert(at, b'\n');
+        cases.push(("an empty line", empty));
+        let mut long = lines.clone();
+        let at = line_at(&long, 300).start;
+        long.splice(at..at, [&vec![b'A'; max + 1][..], b"\n"].concat());
+        cases.push(("a line too long", long));
+        let mut edge = lines.clone();
+        let at = line_at(&edge, 301).end;
+        edge.splice(at..at, vec![b'A'; max - line_at(&lines, 301).len() - 10]);
+        cases.push(("a line too long once its hash is added", edge));
+        let mut unterminated = lines.clone();
+        unterminated.pop();
+        cases.push(("no end to the last line", unterminated));
+        for (case, bytes) in cases {
+            let as_csv = scanned(&check, &csv_of_lines(&bytes, max), Form::Csv);
+            assert!(
+                !as_csv.contains("problems [] unlisted 0"),
+                "{case}: {as_csv}"
+            );
+            assert_eq!(scanned(&check, &bytes, Form::Lines), as_csv, "{case}");
+        }
+        // No header but the lines' maps to the CSV's: another one is refused, the CSV's own
+        // among them, and nothing else is found.
+        let wanted = format!("{:?}", BlockReport::default().problems);
+        for header in [CSV_HEADER, "serial,prize", ""] {
+            let mut other = lines.clone();
+            other.splice(0..LINES_HEADER.len(), header.bytes());
+            let seen = scanned(&check, &other, Form::Lines);
+            let (before, problems) = seen.split_once("problems ").unwrap();
+            assert_eq!(before, valid.split_once("problems ").unwrap().0, "{header}");
+            assert!(
+                problems.starts_with("[Problem { code: FileHeader"),
+                "{seen}"
+            );
+            assert!(
+                problems.contains("it must be 'serial,prize,layout'"),
+                "{seen}"
+            );
+            assert_eq!(problems.matches("code:").count(), 1, "{seen}");
+            assert_ne!(problems, wanted);
+        }
     }
 
     #[test]

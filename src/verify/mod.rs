@@ -15,7 +15,7 @@ mod manifest;
 mod observe;
 mod replay;
 
-pub use lines::TicketCheck;
+pub use lines::{Form, TicketCheck};
 pub use manifest::{check_signed, FingerprintError, SignatureCheck};
 pub use observe::{CheckedLine, PieceObserver, PiecePart};
 
@@ -275,7 +275,41 @@ pub fn verify_block_from(
         ..BlockReport::default()
     };
     // Stopped early: what stopped it is in the report already.
-    let _ = check_block(&mut report, csv, options, progress, None, Some(source));
+    let _ = check_block(
+        &mut report,
+        csv,
+        options,
+        progress,
+        None,
+        Some((source, Form::Csv)),
+    );
+    report
+}
+
+/// [`verify_block_from`] of a block whose bytes come in their lines form (a pack's
+/// `block-NNNNN.lines.csv` as it streams, [`Form::Lines`]): every check is made on the CSV
+/// rebuilt from them, as it is made on a CSV's bytes, its size and SHA-256 against the
+/// manifest among them, so a block passes only if the rebuilt CSV is the one its manifest
+/// names. `source` is read once, at most the manifest's CSV size plus one byte.
+pub fn verify_block_from_lines(
+    csv: &Path,
+    source: &mut (dyn std::io::Read + Send),
+    options: &VerifyOptions,
+    progress: &dyn Progress,
+) -> BlockReport {
+    let mut report = BlockReport {
+        csv: csv.to_path_buf(),
+        ..BlockReport::default()
+    };
+    // Stopped early: what stopped it is in the report already.
+    let _ = check_block(
+        &mut report,
+        csv,
+        options,
+        progress,
+        None,
+        Some((source, Form::Lines)),
+    );
     report
 }
 
@@ -298,7 +332,7 @@ pub fn verify_block_from_observed(
         options,
         progress,
         Some(observer),
-        Some(source),
+        Some((source, Form::Csv)),
     );
     report
 }
@@ -415,7 +449,7 @@ fn check_block(
     options: &VerifyOptions,
     progress: &dyn Progress,
     observer: Option<&dyn PieceObserver>,
-    source: Option<&mut (dyn std::io::Read + Send)>,
+    source: Option<(&mut (dyn std::io::Read + Send), Form)>,
 ) -> Result<(), Stopped> {
     let name = shown_path(csv);
     let Head {
@@ -493,7 +527,9 @@ fn check_block(
     }
     let scanned = match source {
         None => checker.scan(csv, manifest.csv.bytes, report, progress),
-        Some(source) => checker.scan_from(source, manifest.csv.bytes, report, progress),
+        Some((source, form)) => {
+            checker.scan_from(source, form, manifest.csv.bytes, report, progress)
+        }
     };
     let scan = scanned.map_err(|e| {
         report.stop(Problem::in_file(
