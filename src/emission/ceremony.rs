@@ -281,7 +281,8 @@ pub fn admit_shares(
         MAX_RESHARE_BYTES,
         public,
     )?;
-    let reshare: Reshare = serde_json::from_slice(&bytes)
+    // Read as strictly as the record: signed bytes, so exactly as this program writes them.
+    let reshare: Reshare = crate::json::parse_strict(&bytes, crate::json::Layout::Pretty)
         .with_context(|| format!("{} is not a valid custody file", path.display()))?;
     if reshare.emission != record.id {
         bail!(

@@ -1123,6 +1123,35 @@ fn reshared_shares_are_admitted_through_their_signed_custody_file() {
     }
     let out = w.run_expect(&args, 2);
     assert!(text(&out).contains("signature"), "{}", text(&out));
+    // Re-signed by an insider holding the key, a custody file is still read strictly, as the
+    // record is: not written as the program writes it, or as a JSON array (which serde would
+    // read field by field), it is refused (both were admitted before).
+    let value: serde_json::Value = serde_json::from_str(&text_before).unwrap();
+    let array = serde_json::to_string(&serde_json::Value::Array(
+        value.as_object().unwrap().values().cloned().collect(),
+    ))
+    .unwrap();
+    let respaced = text_before.replace("\"threshold\": 2", "\"threshold\": 2 ");
+    for (case, edited, needle) in [
+        (
+            "respaced",
+            respaced,
+            "not written as this program writes it",
+        ),
+        ("an array", array, "array"),
+    ] {
+        std::fs::write(&custody, &edited).unwrap();
+        resign(&w, &custody);
+        let out = w.run_expect(&args, 2);
+        let said = text(&out);
+        assert!(said.contains("not a valid custody file"), "{case}: {said}");
+        assert!(said.contains(needle), "{case}: {said}");
+    }
+    // The file as it was, re-signed: admitted again (the refusals above are of its form).
+    std::fs::write(&custody, &text_before).unwrap();
+    resign(&w, &custody);
+    let out = w.run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
 /// One private-folder policy (issue 21): `seed --out` refuses a share folder that group or

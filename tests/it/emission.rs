@@ -55,20 +55,6 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&read(path)).unwrap()
 }
 
-/// Re-signs `file` with the test key, as an insider holding the key could.
-fn resign(w: &Workdir, file: &Path) {
-    let out = Command::new("openssl")
-        .args(["pkeyutl", "-sign", "-rawin", "-inkey"])
-        .arg(w.path("keys/signing-key.pem"))
-        .arg("-in")
-        .arg(file)
-        .arg("-out")
-        .arg(format!("{}.sig", file.display()))
-        .output()
-        .expect("openssl (installed by .ci/run)");
-    assert!(out.status.success(), "{}", text(&out));
-}
-
 fn copy_block(from: &Path, to: &Path, block: u32) {
     for suffix in [".csv", ".manifest.json", ".manifest.json.sig"] {
         let name = format!("block-{block:05}{suffix}");

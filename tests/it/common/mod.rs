@@ -322,3 +322,18 @@ pub fn verify_with_forms(w: &Workdir, folder: &Path, tickets: &str) {
     assert!(said.contains("1 OK, 0 failed"), "{said}");
     openssl_verify(folder, "block-00001");
 }
+
+/// Re-signs `file` with the test key (`keys/signing-key.pem` of `w`), as an insider holding
+/// the key could: `file.sig`, by OpenSSL.
+pub fn resign(w: &Workdir, file: &Path) {
+    let out = Command::new("openssl")
+        .args(["pkeyutl", "-sign", "-rawin", "-inkey"])
+        .arg(w.path("keys/signing-key.pem"))
+        .arg("-in")
+        .arg(file)
+        .arg("-out")
+        .arg(format!("{}.sig", file.display()))
+        .output()
+        .expect("openssl (installed by .ci/run)");
+    assert!(out.status.success(), "{}", text(&out));
+}
