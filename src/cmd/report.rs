@@ -91,9 +91,23 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
             .filter(|b| b.verified)
             .filter_map(|b| {
                 let emission = b.id()?.emission();
+                // The definition given, or the one kept in the block's folder (checked
+                // against the manifest's SHA-256, as verify reads it), or the built-in game.
+                let kept = || {
+                    let sha256 = &b.identity.as_ref()?.game_definition_sha256;
+                    emission_factory::verify::folder_definition(
+                        emission_factory::verify::folder_of(&b.path),
+                        sha256,
+                    )
+                    .ok()
+                    .flatten()
+                };
                 let game = match &options.game {
                     Some(g) => g.clone(),
-                    None => Game::builtin(emission.game()).ok()?,
+                    None => match kept() {
+                        Some(g) => g,
+                        None => Game::builtin(emission.game()).ok()?,
+                    },
                 };
                 let stake = game
                     .stake(emission_factory::money::from_cents(emission.stake_cents()))

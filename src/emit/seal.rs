@@ -173,9 +173,14 @@ fn check_and_verify(
             "how many blocks make this emission? Its record does not say (emit --emission-blocks); give --blocks B"
         ),
     };
+    // The definition given, or the one kept in the folder (as `verify` reads it: refused if
+    // changed), or the built-in game.
     let game = match &request.game {
         Some(g) => g.clone(),
-        None => Game::builtin(record.id.game())?,
+        None => match crate::verify::folder_definition(folder, &record.game_definition_sha256)? {
+            Some(kept) => kept,
+            None => Game::builtin(record.id.game())?,
+        },
     };
     if hex::encode(game.sha256) != record.game_definition_sha256 {
         bail!(

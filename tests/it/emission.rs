@@ -1325,6 +1325,44 @@ fn the_definition_is_kept_in_the_emission_folder_and_verify_needs_no_game_option
     assert!(said.contains("give --game"), "{said}");
 }
 
+/// `seal` of an emission of a game that is not built in reads the definition kept in its
+/// folder, as `verify` does, so the hints that say "run `emission-factory seal FOLDER`" can be
+/// run as printed (it asked for `--game` before); a changed copy is refused, naming it.
+#[test]
+fn seal_of_a_custom_game_uses_the_definition_kept_in_its_folder() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let seal = |code| {
+        text(&w.run_expect(
+            &[
+                "seal",
+                "--signing-key",
+                "keys/signing-key.pem",
+                "--blocks",
+                "1",
+                FOLDER,
+            ],
+            code,
+        ))
+    };
+    let copy = w.path(FOLDER).join("emission.game.toml");
+    let kept = read(&copy);
+    let mut changed = kept.clone();
+    changed.extend_from_slice(b"# an added comment\n");
+    std::fs::write(&copy, &changed).unwrap();
+    let said = seal(2);
+    assert!(said.contains("emission.game.toml"), "{said}");
+    assert!(!w.path(FOLDER).join("emission.seal.json").exists());
+    std::fs::write(&copy, &kept).unwrap();
+    let said = seal(0);
+    assert!(said.contains("sealed"), "{said}");
+    let said = text(&w.run_expect(
+        &["verify", "--public-key", "keys/public-key.pem", FOLDER],
+        0,
+    ));
+    assert!(said.contains("OK      emission"), "{said}");
+}
+
 #[test]
 fn emit_json_prints_one_object_with_the_blocks_and_never_the_seed() {
     let w = setup();

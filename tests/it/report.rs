@@ -465,6 +465,33 @@ fn chromium() -> Option<&'static str> {
     Some("chromium")
 }
 
+/// The HTML report of a game that is not built in draws its sample tickets from the
+/// definition kept in the emission folder, as `verify` and `seal` read it: without `--game`
+/// it drew none before.
+#[test]
+fn the_html_report_of_a_custom_game_draws_its_tickets_without_game() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "2");
+    assert!(folder.join("emission.game.toml").exists());
+    w.ok(&[
+        "report",
+        "--html",
+        "report.html",
+        "--quiet",
+        folder.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(w.path("report.html")).unwrap();
+    for block in 1..=2 {
+        for prize in ["2000", "4", "0"] {
+            let id = format!("id=\"ticket-{block}-{prize}-0\"");
+            assert!(
+                page.contains(&id),
+                "block {block} prize {prize}: no sample ticket drawn"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_html_page_is_self_contained_and_renders_its_plots() {
     let w = Workdir::new();
