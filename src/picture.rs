@@ -10,7 +10,7 @@ use crate::game::{Game, Stake};
 use crate::mechanic::explain::{Board, BonusStage, Clover, Explanation, Hive, Month, MONTH_NAMES};
 use crate::mechanic::LayoutError;
 use crate::money::canonical;
-use crate::untrusted::defanged;
+use crate::untrusted::markup;
 use std::fmt::Write as _;
 
 /// A layout that cannot be drawn: the explainer refused it (the rule it breaks).
@@ -61,15 +61,15 @@ pub fn explanation_svg(title: &str, subtitle: &str, e: &Explanation) -> String {
 <text x="{:.0}" y="32" text-anchor="middle" font-size="22" font-weight="bold" fill="#ffd54a">{}</text>
 <text x="{:.0}" y="51" text-anchor="middle" font-size="12" fill="#ffeec2">{}</text>
 "##,
-        xml(&format!("{title} {subtitle}")),
+        markup(&format!("{title} {subtitle}")),
         width - 4.0,
         height - 4.0,
         width - 4.0,
         width - 4.0,
         width / 2.0,
-        xml(title),
+        markup(title),
         width / 2.0,
-        xml(subtitle),
+        markup(subtitle),
     );
     out.push_str(&body);
     let mut y = top + 20.0;
@@ -91,7 +91,7 @@ pub fn explanation_svg(title: &str, subtitle: &str, e: &Explanation) -> String {
             } else {
                 "#1b7a2b"
             },
-            xml(line)
+            markup(line)
         );
         y += 20.0;
     }
@@ -144,7 +144,7 @@ fn draw_hive(out: &mut String, hive: &Hive, x: f64, y: f64, w: f64, h: f64) {
         r##"<text x="{:.1}" y="{:.1}" font-size="15" font-weight="bold" fill="#4a2c00">{}</text>"##,
         x + 14.0,
         y + 22.0,
-        xml(&title)
+        markup(&title)
     );
     if hive.bee_wins {
         let _ = writeln!(
@@ -200,7 +200,7 @@ fn draw_hive(out: &mut String, hive: &Hive, x: f64, y: f64, w: f64, h: f64) {
             } else {
                 ""
             },
-            xml(&foot)
+            markup(&foot)
         );
     }
     out.push_str("</g>\n");
@@ -303,7 +303,7 @@ fn symbol(out: &mut String, cell: char, x: f64, y: f64) {
                 out,
                 r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text>"##,
                 y + 4.5,
-                xml(&other.to_string())
+                markup(&other.to_string())
             );
         }
     }
@@ -355,7 +355,7 @@ fn draw_bonus(out: &mut String, b: &BonusStage, x: f64, y: f64, w: f64) -> f64 {
         r##"<text x="{:.1}" y="{:.1}" font-size="15" font-weight="bold" fill="#4a2c00">{}</text>"##,
         x + 14.0,
         y + 22.0,
-        xml(&title)
+        markup(&title)
     );
     let step = ((w - 28.0) / b.cells.len().max(1) as f64).min(44.0);
     for (i, &cell) in b.cells.iter().enumerate() {
@@ -432,7 +432,7 @@ fn draw_calendar(
         let _ = writeln!(
             out,
             r##"<text x="30" y="{ly:.1}" font-size="11.5" fill="#495057">{}</text>"##,
-            xml(&text.join(" · "))
+            markup(&text.join(" · "))
         );
         ly += 16.0;
     }
@@ -465,9 +465,9 @@ fn calendar_symbol(out: &mut String, s: char, x: f64, y: f64, pictures: &[(char,
         out,
         r##"<circle cx="{x:.1}" cy="{y:.1}" r="20" fill="{colour}" stroke="#212529" stroke-width="1"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="20" font-weight="bold" fill="#ffffff">{}</text><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="9" fill="#495057">{}</text>"##,
         y + 7.0,
-        xml(&s.to_string()),
+        markup(&s.to_string()),
         y + 32.0,
-        xml(&name)
+        markup(&name)
     );
 }
 
@@ -500,7 +500,7 @@ fn draw_clover(out: &mut String, clover: &Clover, x: f64, y: f64) -> f64 {
             r##"<text x="{lx:.1}" y="{:.1}" text-anchor="middle" font-size="{}" font-weight="bold" fill="#ffffff">{}</text>"##,
             ly + 8.0,
             if number.is_some() { 24 } else { 18 },
-            xml(&label)
+            markup(&label)
         );
     }
     let _ = writeln!(
@@ -516,36 +516,19 @@ fn draw_clover(out: &mut String, clover: &Clover, x: f64, y: f64) -> f64 {
     200.0
 }
 
-/// Text for XML character data and attribute values: what would act on the page or reorder
-/// it (control characters, which XML cannot even hold, bidirectional overrides, invisible
-/// characters) as a visible escape ([`defanged`], as on a terminal), then XML's five
-/// characters as entities.
-pub fn xml(text: &str) -> String {
-    let text = defanged(text);
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn text_is_escaped_for_xml() {
-        assert_eq!(xml("<b>&\"'\u{1b}é"), "&lt;b&gt;&amp;&quot;&apos;\\u{1b}é");
+        assert_eq!(
+            markup("<b>&\"'\u{1b}é"),
+            "&lt;b&gt;&amp;&quot;&#39;\\u{1b}é"
+        );
         // XML cannot hold most control characters; none may reorder or hide the text.
         assert_eq!(
-            xml("a\u{0}b\u{202e}c\u{2069}d\u{feff}\u{ffff}"),
+            markup("a\u{0}b\u{202e}c\u{2069}d\u{feff}\u{ffff}"),
             "a\\0b\\u{202e}c\\u{2069}d\\u{feff}\\u{ffff}"
         );
     }

@@ -78,6 +78,27 @@ pub fn defanged(text: &str) -> String {
     escape(text.as_bytes(), usize::MAX, Mode::Defang).0
 }
 
+/// Text for HTML and XML (the report's page and the pictures it embeds: element content and
+/// attribute values): what would act on the page or reorder it (control characters, which XML
+/// cannot even hold, bidirectional overrides, invisible characters) is written as a visible
+/// escape, as on a terminal ([`defanged`]), then the five characters of markup as entities
+/// that both languages read (`&#39;` for the apostrophe: HTML 4 has no `&apos;`).
+pub fn markup(text: &str) -> String {
+    let text = defanged(text);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// `bytes` escaped (invalid UTF-8 as `\xNN`), at most `limit` characters of output; true if
 /// cut.
 fn escaped(bytes: &[u8], limit: usize) -> (String, bool) {
@@ -263,5 +284,19 @@ mod tests {
         assert_eq!(tamed("invalid \u{1b}[2J"), "invalid \\u{1b}[2J");
         let long = tamed(&"a".repeat(10_000));
         assert_eq!(long, format!("{}…", "a".repeat(TAMED_CHARS)));
+    }
+
+    /// One escaper for the page and the pictures it embeds (issue 21): HTML's and XML's
+    /// characters as entities both read, what acts on a page as a visible escape.
+    #[test]
+    fn markup_is_escaped_for_html_and_xml_alike() {
+        assert_eq!(
+            markup("<script>\"a\" & 'b'\u{1b}</script>"),
+            "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;\\u{1b}&lt;/script&gt;"
+        );
+        assert_eq!(
+            markup("a\u{0}b\u{202e}c\u{2066}d\u{200b}e\u{feff}\u{ffff}"),
+            "a\\0b\\u{202e}c\\u{2066}d\\u{200b}e\\u{feff}\\u{ffff}"
+        );
     }
 }

@@ -6,7 +6,7 @@ use super::order::Order;
 use super::{
     decimal_p, describe, in_words, statistic_name, table_matches, BlockSection, PrizeRow, Report,
 };
-use crate::untrusted::defanged;
+use crate::untrusted::markup;
 use std::fmt::Write;
 
 /// Colours for the forms of a prize, in turn.
@@ -14,26 +14,6 @@ const PALETTE: [&str; 10] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
     "#9c755f", "#bab0ac",
 ];
-
-/// Escapes text for HTML and SVG (element content and attribute values): what would act on
-/// the page or reorder it (control characters, bidirectional overrides, invisible
-/// characters) is written as a visible escape, as on a terminal ([`defanged`]), then HTML's
-/// five characters as entities.
-pub fn esc(text: &str) -> String {
-    let text = defanged(text);
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// `text` as a CSS string: quoted, with what could end it or the style element escaped.
 fn css_string(text: &str) -> String {
@@ -83,7 +63,7 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
         out,
         "<div class=\"banner{}\" id=\"confidentiality\">{}</div>",
         if report.public { " public" } else { "" },
-        esc(&report.confidentiality)
+        markup(&report.confidentiality)
     );
     first_page(&mut out, report);
     contents(&mut out, report);
@@ -95,7 +75,7 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
             out,
             "<h2 id=\"emission-{}\">Emission {}</h2><p>{} blocks, {} tickets, payout {:.2} %.</p>",
             i + 1,
-            esc(&e.name()),
+            markup(&e.name()),
             e.blocks.len(),
             e.tickets,
             e.payout_ratio * 100.0
@@ -123,14 +103,14 @@ pub fn render(report: &Report, picture: &TicketPicture) -> String {
 }
 
 fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) {
-    let _ = writeln!(out, "<h2 id=\"block-{n}\">{}</h2>", esc(&b.file));
+    let _ = writeln!(out, "<h2 id=\"block-{n}\">{}</h2>", markup(&b.file));
     if !b.verified {
         let _ = writeln!(
             out,
             "<p class=\"fail\">Failed verification; not analysed.</p><ul>"
         );
         for p in &b.problems {
-            let _ = writeln!(out, "<li>{}</li>", esc(&p.message));
+            let _ = writeln!(out, "<li>{}</li>", markup(&p.message));
         }
         out.push_str("</ul>\n");
         return;
@@ -138,8 +118,8 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
     let _ = writeln!(
         out,
         "<p>{} {} €, emission {}, block {}: {} tickets, {} winners. Payout {:.2} % (Article 3: {:.2} %), odds 1 in {:.2} (1 in {:.2}).</p>",
-        esc(&b.of.game_name),
-        esc(b.stake()),
+        markup(&b.of.game_name),
+        markup(b.stake()),
         b.emission_number(),
         b.number(),
         b.tickets,
@@ -167,8 +147,8 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
             let _ = write!(
                 out,
                 "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.2} %</td><td>{:.2} %</td><td>{:.2} %</td></tr>",
-                esc(&r.feature),
-                esc(&r.of),
+                markup(&r.feature),
+                markup(&r.of),
                 r.asked * 100.0,
                 r.losers * 100.0,
                 r.winners * 100.0
@@ -185,15 +165,15 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
                 out,
                 "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
                 if t.failed { " class=\"fail\"" } else { "" },
-                esc(&describe(t)),
-                esc(&in_words(t)),
+                markup(&describe(t)),
+                markup(&in_words(t)),
                 statistic_name(t),
                 t.statistic,
                 t.df.map(|d| d.to_string()).unwrap_or_default(),
                 decimal_p(t.p),
                 decimal_p(t.p_holm),
                 if t.failed { "FAIL" } else { "pass" },
-                esc(t.null)
+                markup(t.null)
             );
         }
         out.push_str("</table>\n");
@@ -221,8 +201,8 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
                 out,
                 "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 if l.flagged { " class=\"fail\"" } else { "" },
-                esc(&l.feature),
-                esc(&l.what),
+                markup(&l.feature),
+                markup(&l.what),
                 l.classes,
                 l.statistic,
                 l.df,
@@ -242,18 +222,18 @@ fn block(out: &mut String, n: usize, b: &BlockSection, picture: &TicketPicture) 
         if layouts.is_empty() {
             continue;
         }
-        let _ = write!(out, "<h4>{} €</h4><div class=\"tickets\">", esc(prize));
+        let _ = write!(out, "<h4>{} €</h4><div class=\"tickets\">", markup(prize));
         for (k, layout) in layouts.iter().enumerate() {
             match picture(b, layout) {
                 Some(svg) => {
                     let _ = write!(
                         out,
                         "<figure id=\"ticket-{n}-{}-{k}\">{svg}</figure>",
-                        esc(prize)
+                        markup(prize)
                     );
                 }
                 None => {
-                    let _ = write!(out, "<figure><code>{}</code></figure>", esc(layout));
+                    let _ = write!(out, "<figure><code>{}</code></figure>", markup(layout));
                 }
             }
         }
@@ -273,11 +253,11 @@ fn article_3(out: &mut String, rows: &[PrizeRow]) {
         let _ = write!(
             out,
             "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&r.amount),
+            markup(&r.amount),
             r.count,
             r.expected_count,
-            esc(&r.total),
-            esc(&r.expected_total)
+            markup(&r.total),
+            markup(&r.expected_total)
         );
     }
     out.push_str("</table>\n");
@@ -302,21 +282,21 @@ fn first_page(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "<table class=\"id\" id=\"tool\"><tr><th>tool</th><td>{} {}, commit <code>{}</code>, report format {}</td></tr><tr><th>binary SHA-256</th><td><code>{}</code></td></tr><tr><th>made</th><td>{} on {}</td></tr></table>",
-        esc(&t.name),
-        esc(&t.version),
-        esc(&t.commit),
+        markup(&t.name),
+        markup(&t.version),
+        markup(&t.commit),
         report.report_format,
-        esc(&t.binary_sha256),
-        esc(&t.date),
-        esc(&t.host)
+        markup(&t.binary_sha256),
+        markup(&t.date),
+        markup(&t.host)
     );
     for (i, e) in report.emissions.iter().enumerate() {
         let id = &e.identity;
         let _ = writeln!(
             out,
             "<h3>Emission {} ({}): {} block(s), {} tickets, payout {:.2} %</h3>",
-            esc(&e.name()),
-            esc(&id.kind),
+            markup(&e.name()),
+            markup(&id.kind),
             e.blocks.len(),
             e.tickets,
             e.payout_ratio * 100.0
@@ -324,7 +304,7 @@ fn first_page(out: &mut String, report: &Report) {
         let row = |label: &str, value: &str| {
             format!(
                 "<tr><th>{label}</th><td><code>{}</code></td></tr>",
-                esc(value)
+                markup(value)
             )
         };
         let _ = write!(out, "<table class=\"id\" id=\"identity-{}\">", i + 1);
@@ -339,7 +319,7 @@ fn first_page(out: &mut String, report: &Report) {
         let _ = write!(
             out,
             "<tr><th>seal status</th><td>{}</td></tr>",
-            esc(&e.seal_status)
+            markup(&e.seal_status)
         );
         out.push_str(&row("seed commitment", &id.seed_sha256));
         out.push_str(&row("key fingerprint", &id.public_key_sha256));
@@ -365,13 +345,13 @@ fn first_page(out: &mut String, report: &Report) {
                 b.number(),
                 b.tickets,
                 b.winners,
-                esc(&b.total_prizes),
+                markup(&b.total_prizes),
                 b.payout_ratio * 100.0,
                 if matches { "" } else { " class=\"fail\"" },
                 if matches { "matches" } else { "DIFFERS" },
-                esc(&b.csv_sha256),
-                esc(&b.manifest_sha256),
-                esc(&b.merkle_root)
+                markup(&b.csv_sha256),
+                markup(&b.manifest_sha256),
+                markup(&b.merkle_root)
             );
         }
         out.push_str("</table>\n");
@@ -381,13 +361,13 @@ fn first_page(out: &mut String, report: &Report) {
         let _ = writeln!(
             out,
             "<p class=\"fail\">{}: failed verification, not analysed.</p>",
-            esc(&b.file)
+            markup(&b.file)
         );
     }
     if report.failed {
         out.push_str("<h3>Failures</h3><ul id=\"failures\">");
         for f in &report.failures {
-            let _ = writeln!(out, "<li>{}</li>", esc(f));
+            let _ = writeln!(out, "<li>{}</li>", markup(f));
         }
         out.push_str("</ul>\n");
     }
@@ -401,7 +381,7 @@ fn contents(out: &mut String, report: &Report) {
             out,
             "<li><a href=\"#block-{}\">Block {}</a></li>",
             i + 1,
-            esc(&b.file)
+            markup(&b.file)
         );
     }
     for (i, e) in report.emissions.iter().enumerate() {
@@ -409,7 +389,7 @@ fn contents(out: &mut String, report: &Report) {
             out,
             "<li><a href=\"#emission-{}\">Emission {}: the blocks together</a></li>",
             i + 1,
-            esc(&e.name())
+            markup(&e.name())
         );
     }
     out.push_str("</ol></nav>\n");
@@ -433,7 +413,7 @@ fn along(out: &mut String, n: usize, order: &Order) {
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} €</text><rect x=\"{left}\" y=\"{y}\" width=\"{width}\" height=\"{}\" fill=\"#f2f2f2\"/>",
             left - 6.0,
             y + row * 0.7,
-            esc(&tier.prize),
+            markup(&tier.prize),
             row - 3.0
         );
         if !tier.positions.is_empty() || tier.tickets == 0 {
@@ -552,7 +532,7 @@ fn features(out: &mut String, n: usize, b: &BlockSection) {
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
             left - 6.0,
             y + 14.0,
-            esc(name)
+            markup(name)
         );
         for (k, (rate, colour)) in [(losers, "#9c9c9c"), (winners, "#f28e2b")]
             .iter()
@@ -601,7 +581,7 @@ fn forms(out: &mut String, n: usize, b: &BlockSection) {
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{} €</text>",
             left - 6.0,
             y + 13.0,
-            esc(prize)
+            markup(prize)
         );
         let mut x = left;
         for (k, f) in rows.iter().enumerate() {
@@ -611,7 +591,7 @@ fn forms(out: &mut String, n: usize, b: &BlockSection) {
                 "<rect x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"{}\"><title>{}: {} tickets</title></rect>",
                 row - 4.0,
                 PALETTE[k % PALETTE.len()],
-                esc(&f.form),
+                markup(&f.form),
                 f.count
             );
             if w > 60.0 {
@@ -621,7 +601,7 @@ fn forms(out: &mut String, n: usize, b: &BlockSection) {
                     "<text x=\"{:.1}\" y=\"{}\" fill=\"#fff\">{}</text>",
                     x + 3.0,
                     y + 12.0,
-                    esc(&label)
+                    markup(&label)
                 );
             }
             x += w;
@@ -634,8 +614,8 @@ fn forms(out: &mut String, n: usize, b: &BlockSection) {
         let _ = write!(
             out,
             "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td></tr>",
-            esc(&f.prize),
-            esc(&f.form),
+            markup(&f.prize),
+            markup(&f.form),
             f.count
         );
     }
@@ -644,17 +624,17 @@ fn forms(out: &mut String, n: usize, b: &BlockSection) {
 
 #[cfg(test)]
 mod tests {
-    use super::esc;
+    use super::markup;
 
     #[test]
     fn text_from_files_is_escaped() {
         assert_eq!(
-            esc("<script>\"a\" & 'b'\u{1b}</script>"),
+            markup("<script>\"a\" & 'b'\u{1b}</script>"),
             "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;\\u{1b}&lt;/script&gt;"
         );
         // A name that would reverse the page's text, or hide part of it.
         assert_eq!(
-            esc("a\u{202e}b\u{2066}c\u{200b}d\u{7}"),
+            markup("a\u{202e}b\u{2066}c\u{200b}d\u{7}"),
             "a\\u{202e}b\\u{2066}c\\u{200b}d\\u{7}"
         );
     }
