@@ -130,6 +130,7 @@ fn list_linux(dir: &Path) -> io::Result<Vec<Entry>> {
         Ok(())
     })();
     // SAFETY: `into_raw_fd` gives up the descriptor, so it is closed exactly once, here.
+    #[allow(unsafe_code)] // close's result, which dropping an OwnedFd ignores
     let closed = unsafe { libc::close(fd.into_raw_fd()) };
     let closed = if closed == 0 {
         Ok(())

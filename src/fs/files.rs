@@ -97,6 +97,7 @@ impl Staged {
 /// part left to wait for, instead of all of it after the last ticket (measured: 83 ms of
 /// a 0.8 s La ruche d'or emit, serial). Only a hint: errors are left to the fsync, which
 /// reports them.
+#[allow(unsafe_code)] // sync_file_range: no safe wrapper in std or rustix
 pub fn start_writeback(file: &File, offset: u64, len: u64) {
     #[cfg(target_os = "linux")]
     {
@@ -784,6 +785,7 @@ pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File> 
 
 /// The id of the group `name` (a name known to the system's group database, NSS included,
 /// or a number), for `--group`.
+#[allow(unsafe_code)] // getgrnam_r: no safe wrapper in std or rustix
 pub fn group_id(name: &str) -> Result<u32> {
     if let Ok(gid) = name.parse::<u32>() {
         if gid == u32::MAX {

@@ -1223,9 +1223,20 @@ enum Frame {
     Short(usize),
 }
 
+/// Why the bytes at a row's place are no row of the ticket stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum FrameError {
+    /// A row of another number of fields than the stream's five.
+    #[error("a row of {0} fields")]
+    Fields(i16),
+    /// A field's length negative (but for NULL, which no column holds) or over the bound.
+    #[error("a field of length {0}")]
+    FieldLength(i32),
+}
+
 /// The frame at the start of `bytes`.
 #[inline]
-fn frame(bytes: &[u8]) -> Result<Frame, String> {
+fn frame(bytes: &[u8]) -> Result<Frame, FrameError> {
     let Some(head) = bytes.get(..2) else {
         return Ok(Frame::Short(2));
     };
@@ -1234,7 +1245,7 @@ fn frame(bytes: &[u8]) -> Result<Frame, String> {
         return Ok(Frame::Trailer);
     }
     if fields != 5 {
-        return Err(format!("a row of {fields} fields"));
+        return Err(FrameError::Fields(fields));
     }
     let mut spans: Spans = [(0, 0); 5];
     let mut at = 2;
@@ -1255,12 +1266,12 @@ fn frame(bytes: &[u8]) -> Result<Frame, String> {
 
 /// A field's length (4 bytes, big-endian), bounded.
 #[inline]
-fn field_len(bytes: &[u8]) -> Result<usize, String> {
+fn field_len(bytes: &[u8]) -> Result<usize, FrameError> {
     let len = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
     usize::try_from(len)
         .ok()
         .filter(|&l| l <= MAX_FIELD)
-        .ok_or_else(|| format!("a field of length {len}"))
+        .ok_or(FrameError::FieldLength(len))
 }
 
 /// The ticket of a row's bytes and field spans.
@@ -1333,7 +1344,7 @@ impl<R: BufRead> Stream<R> {
                 .reader
                 .fill_buf()
                 .map_err(|e| bad_stream(block, format!("cut short: {e}")))?;
-            frame(bytes).map_err(|what| bad_stream(block, what))?
+            frame(bytes).map_err(|what| bad_stream(block, what.to_string()))?
         };
         match found {
             Frame::Trailer => {
@@ -1356,7 +1367,7 @@ impl<R: BufRead> Stream<R> {
         // as the same reading of the frame says it needs.
         self.buf.clear();
         loop {
-            match frame(&self.buf).map_err(|what| bad_stream(block, what))? {
+            match frame(&self.buf).map_err(|what| bad_stream(block, what.to_string()))? {
                 Frame::Trailer => return Ok(None),
                 Frame::Row(len, spans) => {
                     return ticket(&self.buf[..len], &spans)
@@ -1380,6 +1391,36 @@ fn bad_stream(block: i32, what: impl Into<String>) -> DbVerifyError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row's frame is read whole, short or refused, the refusals typed with the messages
+    /// db-verify prints.
+    #[test]
+    fn frames_are_rows_trailers_short_or_refused_by_their_kind() {
+        let mut row = 5i16.to_be_bytes().to_vec();
+        for field in [&b"ab"[..], b"", b"c", b"de", b"f"] {
+            row.extend_from_slice(&(field.len() as i32).to_be_bytes());
+            row.extend_from_slice(field);
+        }
+        assert!(matches!(frame(&row), Ok(Frame::Row(n, _)) if n == row.len()));
+        assert!(matches!(frame(&row[..row.len() - 1]), Ok(Frame::Short(n)) if n == row.len()));
+        assert!(matches!(frame(&(-1i16).to_be_bytes()), Ok(Frame::Trailer)));
+        assert!(matches!(frame(&[0]), Ok(Frame::Short(2))));
+        let e = frame(&4i16.to_be_bytes()).err().unwrap();
+        assert_eq!(
+            (e, e.to_string()),
+            (FrameError::Fields(4), "a row of 4 fields".into())
+        );
+        let mut long = 5i16.to_be_bytes().to_vec();
+        long.extend_from_slice(&(-2i32).to_be_bytes());
+        let e = frame(&long).err().unwrap();
+        assert_eq!(e.to_string(), "a field of length -2");
+        let mut long = 5i16.to_be_bytes().to_vec();
+        long.extend_from_slice(&i32::try_from(MAX_FIELD + 1).unwrap().to_be_bytes());
+        assert_eq!(
+            frame(&long).err(),
+            Some(FrameError::FieldLength(MAX_FIELD as i32 + 1))
+        );
+    }
 
     #[test]
     fn runs_and_listings_are_what_the_messages_show() {
