@@ -38,6 +38,28 @@ pub mod verify;
 
 /// The layers of docs/ARCHITECTURE.md, checked: a module uses only modules of layers below its
 /// own (doc comments and test code aside), so the crate's modules form a DAG.
+/// What the unit tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// A unit test cannot run its subject (a tool missing): under `CI` it fails; elsewhere it
+    /// says `SKIPPED` on the process's standard error (not captured by the test harness, so
+    /// `cargo test` shows it) and the caller returns without checking anything. The unit
+    /// tests' one skip, as `tests/it/common::cannot_run` is the integration tests'.
+    #[track_caller]
+    pub(crate) fn cannot_run(why: &str) {
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a test")
+            .to_string();
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set and {test} cannot run its subject: {why}"
+        );
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}");
+    }
+}
+
 #[cfg(test)]
 mod layers {
     /// Lowest first. A module may use the modules of the layers before its own.
