@@ -28,7 +28,8 @@ pub struct PackArgs {
     #[arg(value_name = "FOLDER")]
     pub folder: PathBuf,
     /// The pack to write: a new file (mode 0600), written whole or not at all; an existing
-    /// file is never replaced.
+    /// file is never replaced. `-` writes it onto standard output (not a terminal), and the
+    /// summary onto standard error.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// An age public key (age1...) that may open the pack: the game server, the archive, the
@@ -120,17 +121,29 @@ pub(super) fn run_pack(args: PackArgs) -> Result<Exit> {
         },
     )?;
     if !args.quiet {
-        outln!(
+        let to_stdout = args.out == std::path::Path::new("-");
+        let said = format!(
             "packed {} ({}: {} files, {} blocks, {} bytes) into {}: {} bytes ({:.3} of the folder)",
             shown_path(&args.folder),
             summary.emission,
             summary.members,
             summary.blocks,
             super::grouped(summary.folder_bytes),
-            shown_path(&args.out),
+            if to_stdout {
+                "standard output".to_string()
+            } else {
+                shown_path(&args.out)
+            },
             super::grouped(summary.pack_bytes),
             summary.pack_bytes as f64 / summary.folder_bytes.max(1) as f64
-        )?;
+        );
+        if to_stdout {
+            // Standard output holds the pack.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{said}");
+        } else {
+            outln!("{said}")?;
+        }
     }
     Ok(Exit::Ok)
 }

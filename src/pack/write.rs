@@ -64,7 +64,10 @@ pub struct PackSummary {
 }
 
 /// Packs the sealed emission `folder` into the new file `out` (which must not exist; mode 0600;
-/// written under a temporary name and published whole, or not at all).
+/// written under a temporary name and published whole, or not at all), or, if `out` is `-`,
+/// onto standard output (never a terminal: a pack is binary). A stream that fails part way
+/// (a block found changed while packed, a signal) stops before age's last chunk, so every
+/// reader of it refuses it as cut short; the caller's exit status says so too.
 ///
 /// A signal (SIGINT, SIGTERM, SIGHUP) stops it between reads: the temporary file is removed and
 /// the error is [`crate::interrupt::Interrupted`].
@@ -88,6 +91,25 @@ pub(super) fn stop_requested() -> std::io::Result<()> {
     }
 }
 
+/// A writer that counts the bytes written through it (the pack's size, whether a file or a
+/// stream).
+struct Counted<W> {
+    to: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.to.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.to.flush()
+    }
+}
+
 fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackSummary> {
     if options.recipients.is_empty() {
         bail!("no recipient: give --recipient AGE1... or --recipients-file FILE (who may open the pack)");
@@ -95,7 +117,15 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
     if !(1..=19).contains(&options.level) {
         bail!("--level {}: zstd levels here are 1 to 19", options.level);
     }
-    crate::fs::output::check(out, crate::fs::output::Replace::Never)?;
+    let to_stdout = out == Path::new("-");
+    if to_stdout {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() {
+            bail!("--out -: standard output is a terminal, and a pack is binary: redirect it (`> FILE`, `| ...`) or give --out FILE");
+        }
+    } else {
+        crate::fs::output::check(out, crate::fs::output::Replace::Never)?;
+    }
     let key = match &options.public_key {
         Some(key) => *key,
         None => keys::read_public_key(&folder.join(crate::block::PUBLIC_KEY_FILE))?,
@@ -178,9 +208,14 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs());
 
-    let mut staged = crate::fs::output::begin(out)?;
-    let file = staged.file().try_clone().context("cannot write the pack")?;
-    let sink = std::io::BufWriter::with_capacity(1 << 20, file);
+    let (mut staged, to): (_, Box<dyn Write>) = if to_stdout {
+        (None, Box::new(std::io::stdout()))
+    } else {
+        let mut staged = crate::fs::output::begin(out)?;
+        let file = staged.file().try_clone().context("cannot write the pack")?;
+        (Some(staged), Box::new(file))
+    };
+    let sink = std::io::BufWriter::with_capacity(1 << 20, Counted { to, bytes: 0 });
     let encryptor = age::Encryptor::with_recipients(
         options.recipients.iter().map(|r| r as &dyn age::Recipient),
     )
@@ -199,7 +234,12 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
     let mut tar = tar::Builder::new(zstd);
     let mut folder_bytes = 0u64;
     let mut csvs: BTreeMap<u32, (u64, String, u64)> = BTreeMap::new();
-    let write_err = |name: &str| format!("cannot write {name} into {}", shown_path(out));
+    let target = if to_stdout {
+        "standard output".to_string()
+    } else {
+        shown_path(out)
+    };
+    let write_err = |name: &str| format!("cannot write {name} into {target}");
     for (member, path) in &members {
         let name = member.name();
         let mut header = tar::Header::new_gnu();
@@ -302,15 +342,15 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         .finish()
         .with_context(|| write_err("the end of the encrypted stream"))?;
     sink.flush().with_context(|| write_err("the pack"))?;
-    drop(sink);
-    let pack_bytes = staged
-        .file()
-        .metadata()
-        .with_context(|| write_err("the pack"))?
-        .len();
-    let publishing = crate::interrupt::critical();
-    staged.commit()?;
-    drop(publishing);
+    let pack_bytes = sink
+        .into_inner()
+        .map_err(|e| anyhow!("{}: {}", write_err("the pack"), e.error()))?
+        .bytes;
+    if let Some(staged) = staged.take() {
+        let publishing = crate::interrupt::critical();
+        staged.commit()?;
+        drop(publishing);
+    }
     Ok(PackSummary {
         emission: seal.id.clone(),
         members: members.len(),

@@ -885,6 +885,45 @@ fn a_ruche_block_packs_to_under_045_of_its_folder_and_restores_exactly() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// `pack --out -` writes the pack onto standard output and its summary onto standard error
+/// (issue 19: `-` is standard output wherever a file is written; it made a file named `-`):
+/// the bytes are a pack that verifies, and no file is left.
+#[test]
+fn pack_out_dash_is_standard_output() {
+    let w = Workdir::new();
+    let folder = sealed(&w);
+    let (id, key) = identity(&w, "id.txt");
+    let out = w.run_expect(
+        &[
+            "pack",
+            "--out",
+            "-",
+            "--recipient",
+            &key,
+            folder.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert!(!w.path("-").exists(), "a file named - was written");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("into standard output"), "{said}");
+    assert!(
+        out.stdout.starts_with(b"age-encryption.org/v1\n"),
+        "no age stream on stdout"
+    );
+    std::fs::write(w.path("s.pack"), &out.stdout).unwrap();
+    let of_pack = text(&w.run_expect(&["verify", "--identity", id.to_str().unwrap(), "s.pack"], 0));
+    assert!(
+        of_pack.contains("3 block(s) checked: 3 OK, 0 failed"),
+        "{of_pack}"
+    );
+    // The same bytes as a pack written to a file (the pack is deterministic but for age's
+    // random file key): the same members, so the same size once opened.
+    pack(&w, &folder, "f.pack", &[&key], 0);
+    let opened = |p: &str| inner_tar(&read(&w.path(p)), &id);
+    assert_eq!(opened("s.pack"), opened("f.pack"));
+}
+
 /// `verify PACK --identity KEY`: every check of `verify FOLDER`, read as the pack streams.
 #[test]
 fn verify_of_a_pack_says_ok_with_the_folders_block_count() {

@@ -587,6 +587,22 @@ fn the_file_mode_carries_a_request_and_takes_back_only_its_own_reply() {
     let folder = "emissions/mini-ruche/2/e0001";
     let record = w.path(folder).join("emission.json");
     let cert_b = b.cert.to_str().unwrap();
+    // `-` is no file name here: the request is binary, standard output the report's (it made
+    // a file named `-` before).
+    let said = text(&w.run_expect(
+        &[
+            "timestamp",
+            folder,
+            "--tsa-cert",
+            cert_b,
+            "--tsa-request-out",
+            "-",
+        ],
+        2,
+    ));
+    assert!(said.contains("standard output"), "{said}");
+    assert!(!w.path("-").exists());
+    assert!(!w.path(folder).join("emission.json.tsq").exists());
     let said = text(&w.ok(&[
         "timestamp",
         folder,

@@ -149,6 +149,9 @@ pub fn stamp(
             Ok(Outcome::Stamped { token, stamp })
         }
         Source::RequestOut(out) => {
+            if out == Path::new("-") {
+                bail!("--tsa-request-out -: the request is binary and standard output carries this command's report: give a file name (the file to carry to the TSA)");
+            }
             if files::entry_exists(out)? {
                 bail!(
                     "--tsa-request-out {}: the file exists; give a new file name",
