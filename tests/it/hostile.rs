@@ -1652,8 +1652,16 @@ fn a_fifo_or_device_where_a_file_is_read_is_refused_at_once() {
 
 #[test]
 fn the_first_sigterm_ends_a_run_that_waits_in_a_system_call() {
-    // emit waits for its seed on a pipe nobody writes to: a read() that a signal flag alone
-    // never ends (the handler only raises the flag; the read is restarted).
+    // SIGINT (Ctrl-C) the same way: 130.
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        first_signal_ends_a_run_waiting_in_a_read(signal, code);
+    }
+}
+
+/// emit waits for its seed on a pipe nobody writes to: a read() that a signal flag alone never
+/// ends (the handler only raises the flag; the read is restarted). The first SIG`signal` must
+/// end it promptly, with status `code`, saying which signal.
+fn first_signal_ends_a_run_waiting_in_a_read(signal: &str, code: i32) {
     let w = Workdir::new();
     w.ok(&["keygen", "--out", "keys"]);
     let game = data("mini-ruche.toml");
@@ -1681,21 +1689,25 @@ fn the_first_sigterm_ends_a_run_that_waits_in_a_system_call() {
     );
     let pid = child.id().to_string();
     let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
+        .args([format!("-{signal}").as_str(), &pid])
         .status();
-    assert!(killed.is_ok_and(|s| s.success()), "SIGTERM sent");
+    assert!(killed.is_ok_and(|s| s.success()), "SIG{signal} sent");
     let start = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > std::time::Duration::from_secs(15) {
             let _ = child.kill();
-            panic!("the first SIGTERM did not end emit within 15 s");
+            panic!("the first SIG{signal} did not end emit within 15 s");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     drop(writer);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(143), "{}", text(&out));
-    assert!(text(&out).contains("SIGTERM"), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(code), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("SIG{signal}")),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
