@@ -137,6 +137,7 @@ fn act(
             outln!(
                 "made a new seed for emission {emission} from the system's CSPRNG; it was written nowhere"
             )?;
+            removed_note(&made.removed);
             print_set(&made.info, "shares")?;
             outln!(
                 "record:      {} (signed), SHA-256 {}: write it in the ceremony's minutes; `verify --record-sha256` checks it",
@@ -191,6 +192,7 @@ fn act(
                 hex::encode(old.share_set),
                 hex::encode(old.seed_sha256)
             )?;
+            removed_note(&made.removed);
             print_set(&made.info, "new shares")?;
             outln!(
                 "recorded:    {} (signed), SHA-256 {}: write it in the ceremony's minutes",
@@ -327,6 +329,16 @@ fn print_set(info: &ShareSetInfo, what: &str) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Says which temporary files a killed run had left, now removed (as emit and seal say it).
+fn removed_note(removed: &[(std::path::PathBuf, usize)]) {
+    for (path, count) in removed {
+        eprintln!(
+            "note: removed {count} temporary file(s) of {} left by a run that was killed",
+            shown_path(path)
+        );
+    }
 }
 
 #[cfg(test)]

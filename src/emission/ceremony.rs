@@ -66,6 +66,9 @@ pub struct Made {
     pub document: PathBuf,
     /// Its SHA-256, for the ceremony's minutes.
     pub document_sha256: [u8; 32],
+    /// Temporary files a killed run left in the emission folder, removed under the lock
+    /// ([`crate::emission::remove_stale`]): each file's path with how many.
+    pub removed: Vec<(PathBuf, usize)>,
 }
 
 /// A reshare's custody file: the new share set of an emission's seed, signed like the record.
@@ -133,6 +136,7 @@ impl Ceremony<'_> {
         let access = files::emission_folder(&folder, None)?;
         let lock = LockFile::emission(&folder)?;
         let _held = lock.acquire(&mut |_| {})?;
+        let removed = crate::emission::remove_stale(&folder)?;
         refuse_existing(&record_path)?;
         crate::emission::write_or_check_public_key(&folder, &signing_key.verifying_key(), access)?;
         let seed = SecretSeed::fresh()?;
@@ -163,6 +167,7 @@ impl Ceremony<'_> {
             info,
             document: record_path,
             document_sha256: Sha256::digest(&bytes).into(),
+            removed,
         })
     }
 
@@ -184,6 +189,7 @@ impl Ceremony<'_> {
         let public = signing_key.verifying_key();
         let lock = LockFile::emission(&folder)?;
         let _held = lock.acquire(&mut |_| {})?;
+        let removed = crate::emission::remove_stale(&folder)?;
         let (seed, old) =
             custody::rebuild_seed_with(shares, identities, &self.id(), self.exposure)?;
         let (record, _) = record::read(&folder, &public)?.ok_or_else(|| {
@@ -224,6 +230,7 @@ impl Ceremony<'_> {
                 info,
                 document: path,
                 document_sha256: Sha256::digest(&bytes).into(),
+                removed,
             },
         ))
     }

@@ -56,8 +56,9 @@ pub const STAGED_FILES: &[&str] = &[
 ];
 
 /// Removes the temporary files that a killed run left for the emission-wide files of `folder`
-/// ([`STAGED_FILES`]). Call it only while holding the emission lock: a live run's temporary
-/// file would be removed too. Returns each file's path with how many were removed for it.
+/// ([`STAGED_FILES`], and every reshare's custody file and its signature). Call it only while
+/// holding the emission lock: a live run's temporary file would be removed too. Returns each
+/// file's path (for custody files, the pattern of their names) with how many were removed.
 pub fn remove_stale(folder: &Path) -> Result<Vec<(std::path::PathBuf, usize)>> {
     let mut removed = Vec::new();
     for name in STAGED_FILES {
@@ -66,6 +67,10 @@ pub fn remove_stale(folder: &Path) -> Result<Vec<(std::path::PathBuf, usize)>> {
         if count > 0 {
             removed.push((path, count));
         }
+    }
+    let count = crate::fs::files::remove_stale_temps_of(folder, ".emission.shares-")?;
+    if count > 0 {
+        removed.push((folder.join(ceremony::reshare_file("*")), count));
     }
     Ok(removed)
 }

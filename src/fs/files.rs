@@ -461,9 +461,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<()> {
 /// and `.<name>.tmp` of earlier versions). Call it only while holding the lock that covers
 /// `path`: a temporary file of a live process would be removed too. Returns how many.
 pub fn remove_stale_temps(path: &Path) -> Result<usize> {
-    let dir = parent(path);
-    let name = file_name(path);
-    let prefix = format!(".{name}.");
+    remove_stale_temps_of(parent(path), &format!(".{}.", file_name(path)))
+}
+
+/// [`remove_stale_temps`] of every file of `dir` whose temporary files' names start with
+/// `prefix` (`.<name>.` for one file; `.emission.shares-` for every reshare's custody file).
+pub fn remove_stale_temps_of(dir: &Path, prefix: &str) -> Result<usize> {
     let mut removed = 0;
     let entries = match crate::fs::dir::list(dir) {
         Ok(entries) => entries,
@@ -474,7 +477,7 @@ pub fn remove_stale_temps(path: &Path) -> Result<usize> {
         let Some(file) = entry.name.to_str() else {
             continue;
         };
-        if file.starts_with(&prefix) && file.ends_with(".tmp") {
+        if file.starts_with(prefix) && file.ends_with(".tmp") {
             let stale = entry.path;
             match fs::remove_file(&stale) {
                 Ok(()) => removed += 1,

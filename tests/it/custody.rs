@@ -1052,7 +1052,29 @@ fn the_ceremony_writes_a_signed_record_once_and_prints_its_hash() {
 fn reshared_shares_are_admitted_through_their_signed_custody_file() {
     let w = Workdir::new();
     let old = custodians(&w, 3, "old");
-    seed(&w, &old, 2, "old", 3);
+    // What a killed seed leaves under the lock is removed by the next one, which says so
+    // (seed removed none before): the record's and a reshare's custody file's temporary files.
+    let folder = w.path("emissions/ruche-or/2/e0003");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let planted = [
+        folder.join(".emission.json.AbCdEfGh.tmp"),
+        folder.join(".emission.shares-00ff.json.sig.AbCdEfGh.tmp"),
+    ];
+    for path in &planted {
+        write_private(path, b"half written");
+    }
+    let out = seed(&w, &old, 2, "old", 3);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("left by a run that was killed"),
+        "{}",
+        text(&out)
+    );
+    for path in &planted {
+        assert!(!path.exists(), "{} is still there", path.display());
+    }
+    write_private(&planted[1], b"half written");
     let s = share_paths("old", EMISSION, 3);
     let new = custodians(&w, 3, "new");
     let mut args = vec![
@@ -1084,6 +1106,11 @@ fn reshared_shares_are_admitted_through_their_signed_custody_file() {
     }
     let out = w.ok(&args);
     assert!(text(&out).contains("emission.shares-"), "{}", text(&out));
+    assert!(
+        !planted[1].exists(),
+        "the reshare left {}",
+        planted[1].display()
+    );
     let n = share_paths("new", EMISSION, 3);
     let ids: Vec<&str> = new.identities.iter().map(String::as_str).collect();
     let out = emit_with_shares(&w, "3", &[&n[0], &n[2]], &ids);
