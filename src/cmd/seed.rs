@@ -11,7 +11,6 @@ use emission_factory::custody::{
     ShareSetInfo,
 };
 use emission_factory::emission::ceremony::Ceremony;
-use emission_factory::emission::log::Entry;
 use emission_factory::fs::files;
 use emission_factory::game::Game;
 use emission_factory::untrusted::{shown_path, shown_text, SHOWN_CHARS};
@@ -84,36 +83,18 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
     let checking = matches!(task, Ok(Task::Check(_)));
     let outcome =
         task.and_then(|task| act(task, &emission, &ceremony, exposure, stamp.as_ref(), quiet));
-    // Every run on an emission leaves a line in its audit log (no seed, share or key in it),
-    // in its folder if there is one: a refused new seed makes no folder.
-    if folder.is_dir() {
-        // 0700 and 0600 (0750 and 0640 with --group), as emit makes them.
-        files::emission_folder(&folder, group)?;
-        let mut entry = Entry::for_this_run("seed");
-        if let Err(e) = &outcome {
-            entry.result = format!("error: {e:#}").chars().take(1000).collect();
-        }
-        match &key {
-            Some(key) => {
-                emission_factory::emission::log::append(&folder, entry, key)?;
-            }
-            // Without a key (a --check, or options refused before the key was read) the line
-            // can be added only unsigned, before any signed line; a --check, which writes
-            // nothing, says so rather than fail.
-            None => match emission_factory::emission::log::append_seed_line(&folder, entry) {
-                Ok(_) => {}
-                Err(e) if checking && outcome.is_ok() => {
-                    if !quiet {
-                        errln!("note: this check is not in the emission's audit log: {e:#}")
-                    }
-                }
-                // A failed run wrote nothing: its own error is the one to say.
-                Err(_) if outcome.is_err() => {}
-                Err(e) => return Err(e),
-            },
-        }
+    // Every run on an emission leaves a line in its audit log: the engine's rule.
+    let note = emission_factory::emission::ceremony::log_seed_run(
+        &folder,
+        group,
+        key.as_ref(),
+        checking,
+        outcome.as_ref().map(Option::as_ref),
+    )?;
+    if let (Some(note), false) = (note, quiet) {
+        errln!("{note}");
     }
-    outcome
+    outcome.map(|_| Exit::Ok)
 }
 
 /// Carries out the task of a `seed` run.
@@ -124,8 +105,8 @@ fn act(
     exposure: Exposure,
     stamp: Option<&super::tsa::Plan>,
     quiet: bool,
-) -> Result<Exit> {
-    match task {
+) -> Result<Option<emission_factory::emission::ceremony::Made>> {
+    let made = match task {
         Task::New(split) => {
             let made = ceremony.new_seed(
                 &split.signing_key,
@@ -174,6 +155,7 @@ fn act(
                     })?;
                 outln!("{said}")?;
             }
+            Some(made)
         }
         Task::Reshare(existing, split) => {
             let (old, made) = ceremony.reshare(
@@ -203,6 +185,7 @@ fn act(
                 "the old set {} still rebuilds the same seed: have every old share file destroyed (witnessed), or retire the seed by starting a new emission",
                 hex::encode(old.share_set)
             )?;
+            Some(made)
         }
         Task::Check(existing) => {
             let (_seed, info) =
@@ -215,9 +198,10 @@ fn act(
             outln!(
                 "compare seed_sha256 with the seed_sha256 of the emission's record and manifests to know it is the seed that made them"
             )?;
+            None
         }
-    }
-    Ok(Exit::Ok)
+    };
+    Ok(made)
 }
 
 /// Checks which options go together, and reads the recipients and the signing key.

@@ -71,6 +71,66 @@ pub struct Made {
     pub removed: Vec<(PathBuf, usize)>,
 }
 
+/// Appends the audit-log line of a `seed` run on the emission `folder` (issue 20 item 1: every
+/// run leaves one, whatever its outcome; no seed, share or key in it), if the folder exists (a
+/// refused new seed makes none), first giving the folder its modes (0700 and 0600, 0750 and
+/// 0640 with `group`, as emit makes them). The line is signed with `key`, the ceremony's key,
+/// when the run had one; its result names what a ceremony made: the signed document and its
+/// SHA-256, the seed's commitment and the new share set, or the error. Without a key (a
+/// `--check`, or options refused before the key was read) the line can be added only unsigned,
+/// before any signed line: then a check that succeeded gets `Ok(Some(note))` to say it is not
+/// in the log, and a run that failed keeps its own error (the line is not added). Anything
+/// else that stops the line from being written is the error.
+pub fn log_seed_run(
+    folder: &Path,
+    group: Option<u32>,
+    key: Option<&SigningKey>,
+    checking: bool,
+    outcome: Result<Option<&Made>, &anyhow::Error>,
+) -> Result<Option<String>> {
+    if !folder.is_dir() {
+        return Ok(None);
+    }
+    files::emission_folder(folder, group)?;
+    let mut entry = crate::emission::log::Entry::for_this_run("seed");
+    match outcome {
+        Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
+        Ok(Some(made)) => entry.result = made_result(made),
+        Ok(None) => {}
+    }
+    match key {
+        Some(key) => crate::emission::log::append(folder, entry, key).map(|_| None),
+        None => match crate::emission::log::append_seed_line(folder, entry) {
+            Ok(_) => Ok(None),
+            Err(e) if checking && outcome.is_ok() => Ok(Some(format!(
+                "note: this check is not in the emission's audit log: {e:#}"
+            ))),
+            // A failed run wrote nothing: its own error is the one to say.
+            Err(_) if outcome.is_err() => Ok(None),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// The result of the log line of a ceremony that made `made`: `ok: ` then the signed document
+/// (file name) and its SHA-256, the seed's commitment, the new share set's id, k and n (the
+/// custodians' shares themselves never).
+fn made_result(made: &Made) -> String {
+    let file = made
+        .document
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        "ok: {file} (SHA-256 {}), seed_sha256 {}, share set {} ({} of {})",
+        hex::encode(made.document_sha256),
+        hex::encode(made.info.seed_sha256),
+        hex::encode(made.info.share_set),
+        made.info.threshold,
+        made.info.shares
+    )
+}
+
 /// A reshare's custody file: the new share set of an emission's seed, signed like the record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -953,6 +953,22 @@ fn the_ceremony_writes_a_signed_record_once_and_prints_its_hash() {
     let record: serde_json::Value = serde_json::from_slice(&record_bytes).unwrap();
     assert_eq!(record["kind"], "production");
     assert_eq!(record["blocks"], 4);
+    // The ceremony's audit-log line names what it made (it said only "ok" before): the record
+    // and its SHA-256, the seed's commitment and the share set, never a share.
+    let log = String::from_utf8(read(&folder.join("emission.log.jsonl"))).unwrap();
+    let line: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    let result = line["result"].as_str().unwrap();
+    assert_eq!(
+        result,
+        format!(
+            "ok: emission.json (SHA-256 {}), seed_sha256 {}, share set {} (2 of 3)",
+            sha256_file(&folder.join("emission.json")),
+            record["seed_sha256"].as_str().unwrap(),
+            record["custody"]["share_set"].as_str().unwrap()
+        )
+    );
+    assert_eq!(line["command"], "seed");
+    assert!(line["signature"].is_string(), "{line}");
     let files = record["custody"]["files"].as_array().unwrap();
     assert_eq!(files.len(), 3);
     assert_eq!(files[0]["label"], "Alice Martin, notary");
