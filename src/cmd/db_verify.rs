@@ -74,7 +74,8 @@ pub(super) fn run(args: DbVerifyArgs) -> Result<Exit> {
         } else {
             failed += 1;
             outln!(
-                "FAILED  {} block {}: changed in the database:\n  - {}{}",
+                "{}  {} block {}: changed in the database:\n  - {}{}",
+                super::output::failed(),
                 v.emission,
                 v.block,
                 v.problems.join("\n  - "),

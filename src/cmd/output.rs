@@ -135,20 +135,36 @@ pub fn stdout_colours() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stdout().is_terminal()
 }
 
+/// True if what goes to standard error may be coloured, as [`stdout_colours`] says of
+/// standard output.
+pub fn stderr_colours() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stderr().is_terminal()
+}
+
+/// `FAILED`, in bold red if `coloured`.
+fn failed_word(coloured: bool) -> String {
+    if coloured {
+        let red = anstyle::Style::new()
+            .bold()
+            .fg_color(Some(anstyle::AnsiColor::Red.into()));
+        format!("{red}FAILED{red:#}")
+    } else {
+        "FAILED".into()
+    }
+}
+
 /// The word that marks a failure on standard output: `FAILED`, in bold red when
 /// [`stdout_colours`] (decided once: standard output does not change during a run).
 pub fn failed() -> &'static str {
     static WORD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    WORD.get_or_init(|| {
-        if stdout_colours() {
-            let red = anstyle::Style::new()
-                .bold()
-                .fg_color(Some(anstyle::AnsiColor::Red.into()));
-            format!("{red}FAILED{red:#}")
-        } else {
-            "FAILED".into()
-        }
-    })
+    WORD.get_or_init(|| failed_word(stdout_colours()))
+}
+
+/// [`failed`] for standard error (`show` says there that a ticket or block fails).
+pub fn failed_on_stderr() -> &'static str {
+    static WORD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    WORD.get_or_init(|| failed_word(stderr_colours()))
 }
 
 /// Writes one line to standard output; use [`outln!`](crate::cmd).
@@ -190,6 +206,13 @@ impl Lines {
 pub fn write_stderr(args: fmt::Arguments<'_>) {
     let line = defanged(&args.to_string());
     let _ = writeln!(io::stderr().lock(), "{line}");
+}
+
+/// Writes one line to standard error that starts with [`failed_on_stderr`] (its colour kept),
+/// the rest escaped as [`write_stderr`] escapes a line.
+pub fn write_stderr_failed(rest: fmt::Arguments<'_>) {
+    let line = defanged(&rest.to_string());
+    let _ = writeln!(io::stderr().lock(), "{}{line}", failed_on_stderr());
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
         errln!("warning: {w}");
     }
     let Some(checked) = checked else {
-        errln!("FAILED  {name}");
+        super::output::write_stderr_failed(format_args!("  {name}"));
         for p in &report.problems {
             errln!("  - {p}");
         }
@@ -61,7 +61,7 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
             let index = ticket_index(ticket, &prefix, count)?;
             let line = read_ticket_line(csv, index, manifest.csv.bytes, tickets.max_line())?;
             if let Err(problem) = tickets.check(&line, index) {
-                errln!("FAILED  {name} {problem}");
+                super::output::write_stderr_failed(format_args!("  {name} {problem}"));
                 return Ok(Exit::Failed);
             }
             (index, line)
@@ -72,7 +72,7 @@ pub(super) fn run(args: ShowArgs) -> Result<Exit> {
             match search.find(&mut lines, &tickets, count)? {
                 Ok(found) => found,
                 Err(problem) => {
-                    errln!("FAILED  {name} {problem}");
+                    super::output::write_stderr_failed(format_args!("  {name} {problem}"));
                     return Ok(Exit::Failed);
                 }
             }

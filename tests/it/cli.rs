@@ -886,6 +886,26 @@ fn failed_is_red_on_a_terminal_only() {
         piped.contains("FAILED  ") && !piped.contains('\x1b'),
         "{piped:?}"
     );
+    // `show` says FAILED on standard error the same way (it was never red).
+    let show = [
+        "show",
+        "--game",
+        &game,
+        "--public-key",
+        "keys/public-key.pem",
+        "--ticket",
+        "0",
+        csv.to_str().unwrap(),
+    ];
+    let coloured = on_a_terminal(&w, &show, None).unwrap();
+    assert!(coloured.contains(&format!("{red}  ")), "{coloured:?}");
+    let piped = w.command(&show).env_remove("NO_COLOR").output().unwrap();
+    assert_eq!(piped.status.code(), Some(1), "{}", text(&piped));
+    let piped = String::from_utf8(piped.stderr).unwrap();
+    assert!(
+        piped.contains("FAILED  ") && !piped.contains('\x1b'),
+        "{piped:?}"
+    );
 }
 
 #[test]
