@@ -372,6 +372,7 @@ pub fn load_block_from(
                 Some(mut from) => crate::verify::verify_block_from(
                     csv,
                     &mut from,
+                    crate::verify::Form::Csv,
                     verify_options,
                     &crate::progress::NoProgress,
                 ),

@@ -18,7 +18,7 @@ use super::read::{read_pack, PackContents};
 use super::stage::{stream_to, Staged, StagedCheck};
 use crate::block::id::EmissionId;
 use crate::progress::Progress;
-use crate::verify::{verify_block_from, verify_block_from_lines, BlockReport, VerifyOptions};
+use crate::verify::{verify_block_from, BlockReport, Form, VerifyOptions};
 use anyhow::Result;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -96,18 +96,18 @@ impl StagedCheck for Checking<'_> {
     fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()> {
         let (options, progress, pool) = (&self.options, self.progress, self.pool);
         let report = stream_to(&self.pack, block, reader, |source| {
-            pool.install(|| verify_block_from(&csv, source, options, progress))
+            pool.install(|| verify_block_from(&csv, source, Form::Csv, options, progress))
         })?;
         self.reports.push(report);
         Ok(())
     }
 
-    /// The lines are checked as they are ([`verify_block_from_lines`]): not rebuilt into the
-    /// CSV first, then hashed again to be checked.
+    /// The lines are checked as they are ([`Form::Lines`]): not rebuilt into the CSV first,
+    /// then hashed again to be checked.
     fn check_lines(&mut self, block: u32, csv: &Path, reader: &mut dyn Read) -> Option<Result<()>> {
         let (options, progress, pool) = (&self.options, self.progress, self.pool);
         let checked = stream_to(&self.pack, block, reader, |source| {
-            pool.install(|| verify_block_from_lines(csv, source, options, progress))
+            pool.install(|| verify_block_from(csv, source, Form::Lines, options, progress))
         });
         Some(checked.map(|report| self.reports.push(report)))
     }

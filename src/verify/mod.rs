@@ -260,13 +260,17 @@ pub fn verify_block_observed(
     report
 }
 
-/// [`verify_block`] of a block whose CSV is not a file but the bytes `source` gives (a pack's
-/// member as it streams: [`crate::pack::verify`]): `csv` is where it would be, beside its
-/// manifest, its signature and its emission's files, which are read from there. Every check
-/// is the same; `source` is read once, at most the manifest's size plus one byte.
+/// [`verify_block`] of a block whose CSV is not a file but the bytes `source` gives in `form`
+/// (a pack's member as it streams: [`crate::pack::verify`]): `csv` is where it would be,
+/// beside its manifest, its signature and its emission's files, which are read from there.
+/// Every check is the same; in the lines form ([`Form::Lines`]) they are made on the CSV
+/// rebuilt from them, its size and SHA-256 against the manifest among them, so a block passes
+/// only if the rebuilt CSV is the one its manifest names. `source` is read once, at most the
+/// manifest's CSV size plus one byte.
 pub fn verify_block_from(
     csv: &Path,
     source: &mut (dyn std::io::Read + Send),
+    form: Form,
     options: &VerifyOptions,
     progress: &dyn Progress,
 ) -> BlockReport {
@@ -281,34 +285,7 @@ pub fn verify_block_from(
         options,
         progress,
         None,
-        Some((source, Form::Csv)),
-    );
-    report
-}
-
-/// [`verify_block_from`] of a block whose bytes come in their lines form (a pack's
-/// `block-NNNNN.lines.csv` as it streams, [`Form::Lines`]): every check is made on the CSV
-/// rebuilt from them, as it is made on a CSV's bytes, its size and SHA-256 against the
-/// manifest among them, so a block passes only if the rebuilt CSV is the one its manifest
-/// names. `source` is read once, at most the manifest's CSV size plus one byte.
-pub fn verify_block_from_lines(
-    csv: &Path,
-    source: &mut (dyn std::io::Read + Send),
-    options: &VerifyOptions,
-    progress: &dyn Progress,
-) -> BlockReport {
-    let mut report = BlockReport {
-        csv: csv.to_path_buf(),
-        ..BlockReport::default()
-    };
-    // Stopped early: what stopped it is in the report already.
-    let _ = check_block(
-        &mut report,
-        csv,
-        options,
-        progress,
-        None,
-        Some((source, Form::Lines)),
+        Some((source, form)),
     );
     report
 }

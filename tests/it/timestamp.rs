@@ -587,30 +587,26 @@ fn the_file_mode_carries_a_request_and_takes_back_only_its_own_reply() {
     let folder = "emissions/mini-ruche/2/e0001";
     let record = w.path(folder).join("emission.json");
     let cert_b = b.cert.to_str().unwrap();
+    let request_out = |out: &str, code| {
+        text(&w.run_expect(
+            &[
+                "timestamp",
+                folder,
+                "--tsa-cert",
+                cert_b,
+                "--tsa-request-out",
+                out,
+            ],
+            code,
+        ))
+    };
     // `-` is no file name here: the request is binary, standard output the report's (it made
     // a file named `-` before).
-    let said = text(&w.run_expect(
-        &[
-            "timestamp",
-            folder,
-            "--tsa-cert",
-            cert_b,
-            "--tsa-request-out",
-            "-",
-        ],
-        2,
-    ));
+    let said = request_out("-", 2);
     assert!(said.contains("standard output"), "{said}");
     assert!(!w.path("-").exists());
     assert!(!w.path(folder).join("emission.json.tsq").exists());
-    let said = text(&w.ok(&[
-        "timestamp",
-        folder,
-        "--tsa-cert",
-        cert_b,
-        "--tsa-request-out",
-        "carried.tsq",
-    ]));
+    let said = request_out("carried.tsq", 0);
     assert!(said.contains("request written to"), "{said}");
     assert!(w.path(folder).join("emission.json.tsq").exists());
     assert!(!w.path(folder).join("emission.json.tsr").exists());
@@ -660,17 +656,7 @@ fn the_file_mode_carries_a_request_and_takes_back_only_its_own_reply() {
     let token = w.path(folder).join("emission.json.tsr");
     openssl_accepts(&b, &record, &token);
     // A token is never replaced.
-    let said = text(&w.run_expect(
-        &[
-            "timestamp",
-            folder,
-            "--tsa-cert",
-            cert_b,
-            "--tsa-request-out",
-            "again.tsq",
-        ],
-        2,
-    ));
+    let said = request_out("again.tsq", 2);
     assert!(said.contains("never replaced"), "{said}");
 
     let said = verify(&w, folder, &[&b.cert], 0);
