@@ -167,13 +167,22 @@ pub fn run(
             on_event(Event::StaleRemoved { path, count });
         }
     }
-    let (seed, seed_note, custody) = resolve_seed(
+    let resolved = resolve_seed(
         &request.seed,
         &private.join(format!("{base}.seed")),
         &crate::block::id::EmissionId::new(&game.id, stake, request.emission),
         request.exposure,
         on_event,
-    )?;
+    );
+    let (seed, seed_note, custody) = match resolved {
+        Ok(resolved) => resolved,
+        Err(e) => {
+            if production {
+                log_refused_shares(&folder, &request.key, request.exposure, &e, on_event);
+            }
+            return Err(e);
+        }
+    };
     let (signing_key, key_note) = resolve_key(
         &request.key,
         &private.join(format!("{base}.signing-key.pem")),
@@ -343,6 +352,37 @@ fn resolve_seed(
 }
 
 /// The run's signing key and which it is (for the summary). Called under the emission lock.
+/// A production run whose shares were refused (forged, of another set, not enough...) leaves
+/// its line in the emission's audit log, signed, when the key it was given is the emission's
+/// (the signed record verifies with it): an attempt with forged shares is on the record. With
+/// another key, or no record, nothing is written (a line signed by another key would be a
+/// forged line). Called under the emission lock; a failure to log is a warning, the refusal
+/// stays the error.
+fn log_refused_shares(
+    folder: &Path,
+    key: &KeySource,
+    exposure: Exposure,
+    error: &anyhow::Error,
+    on_event: &mut dyn FnMut(Event),
+) {
+    let KeySource::File(path) = key else { return };
+    let mut quiet = |_: Event| {};
+    let Ok((key, _)) = resolve_key(&KeySource::File(path.clone()), path, exposure, &mut quiet)
+    else {
+        return;
+    };
+    if !matches!(record::read(folder, &key.verifying_key()), Ok(Some(_))) {
+        return;
+    }
+    let mut entry = Entry::for_this_run("emit");
+    entry.result = error_line(&format!("{error:#}"));
+    if let Err(e) = audit::append_locked(folder, &mut entry, Some(&key)) {
+        on_event(Event::Warning(format!(
+            "cannot append to the emission's audit log: {e:#}"
+        )));
+    }
+}
+
 fn resolve_key(
     source: &KeySource,
     own_file: &Path,

@@ -428,6 +428,8 @@ impl Game {
                 .next()
                 .ok_or_else(|| invalid(format!("{where_}.layout"), "not read".into()))?
                 .map_err(|e| invalid(format!("{where_}.layout"), e.to_string()))?;
+            profile::check_near_misses(profile.as_ref(), &mechanic.near_miss_rates())
+                .map_err(|e| invalid(format!("{where_}.layout.near_miss"), e.to_string()))?;
             stakes.push(Stake {
                 price,
                 cents: price_cents,

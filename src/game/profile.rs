@@ -42,6 +42,23 @@ pub enum ProfileError {
     MaxPrize(String),
 }
 
+/// A stake's near-miss settings asking for more than its profile allows (the loader places it
+/// under the stake's `layout.near_miss`).
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("{feature} is asked at {rate}, more than the {max} profile {profile} ({source_}) allows")]
+pub struct NearMissError {
+    /// The near miss, by the report's feature name (`near_miss_rows`...).
+    pub feature: String,
+    /// The rate asked.
+    pub rate: f64,
+    /// The profile's bound.
+    pub max: f64,
+    /// The profile's id.
+    pub profile: String,
+    /// Where its bounds come from.
+    pub source_: String,
+}
+
 /// A stake's table that pays back more than its stakes, or is outside its profile's bounds
 /// (the loader places it under the stake's `prizes`). Each names the figure and the bound.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -106,6 +123,10 @@ pub struct Profile {
     pub payout_max: Decimal,
     /// Largest prize a ticket may win, if the jurisdiction bounds it.
     pub max_prize: Option<Decimal>,
+    /// Highest rate a definition may ask for any one near miss (the rates of
+    /// [`crate::mechanic::Mechanic::near_miss_rates`], between 0 and 1), if the jurisdiction
+    /// bounds them.
+    pub near_miss_max: Option<Decimal>,
 }
 
 #[derive(Deserialize)]
@@ -118,6 +139,8 @@ struct RawProfile {
     payout_max: String,
     #[serde(default)]
     max_prize: Option<String>,
+    #[serde(default)]
+    near_miss_max: Option<String>,
 }
 
 /// The ids of the built-in profiles.
@@ -165,6 +188,11 @@ impl Profile {
                     .ok_or_else(|| ProfileError::MaxPrize(text.clone()))?,
             ),
         };
+        let near_miss_max = raw
+            .near_miss_max
+            .as_deref()
+            .map(|text| share("near_miss_max", text))
+            .transpose()?;
         Ok(Profile {
             id: raw.id,
             name: raw.name,
@@ -172,6 +200,7 @@ impl Profile {
             payout_min,
             payout_max,
             max_prize,
+            near_miss_max,
         })
     }
 }
@@ -233,9 +262,64 @@ pub fn check_stake(
     Ok(())
 }
 
+/// Checks one stake's near-miss settings (`rates`, as the mechanic asks them) against
+/// `profile`'s bound, if it has one: the error names the near miss, the rate and the bound.
+pub fn check_near_misses(
+    profile: Option<&Profile>,
+    rates: &[(&'static str, f64)],
+) -> Result<(), NearMissError> {
+    use rust_decimal::prelude::ToPrimitive;
+    let Some((profile, max)) = profile.and_then(|p| Some((p, p.near_miss_max?.to_f64()?))) else {
+        return Ok(());
+    };
+    match rates.iter().find(|(_, rate)| *rate > max) {
+        None => Ok(()),
+        Some((feature, rate)) => Err(NearMissError {
+            feature: (*feature).to_string(),
+            rate: *rate,
+            max,
+            profile: profile.id.clone(),
+            source_: profile.source.clone(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A profile may bound the near-miss rates a definition asks (data, as its payout bounds
+    /// are); the FDJ's sets none (the décret sets none), and a rate above the bound is refused
+    /// naming the near miss, the rate and the bound.
+    #[test]
+    fn near_miss_rates_asked_are_bounded_by_a_profile_that_says_so() {
+        let fdj = Profile::builtin("fdj").unwrap();
+        assert_eq!(fdj.near_miss_max, None);
+        let rates = [("near_miss_rows", 0.3), ("near_miss_honey", 0.6)];
+        assert_eq!(check_near_misses(Some(&fdj), &rates), Ok(()));
+        assert_eq!(check_near_misses(None, &rates), Ok(()));
+        let strict = Profile::parse(
+            "id = \"lab\"\nname = \"a test\"\nsource = \"a test\"\npayout_min = \"0\"\npayout_max = \"1\"\nnear_miss_max = \"0.5\"\n",
+        )
+        .unwrap();
+        assert_eq!(strict.near_miss_max, Some(d("0.5")));
+        let e = check_near_misses(Some(&strict), &rates).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "near_miss_honey is asked at 0.6, more than the 0.5 profile lab (a test) allows"
+        );
+        assert_eq!(check_near_misses(Some(&strict), &rates[..1]), Ok(()));
+        let bad = Profile::parse(
+            "id = \"lab\"\nname = \"n\"\nsource = \"s\"\npayout_min = \"0\"\npayout_max = \"1\"\nnear_miss_max = \"1.5\"\n",
+        );
+        assert!(matches!(
+            bad,
+            Err(ProfileError::Share {
+                key: "near_miss_max",
+                ..
+            })
+        ));
+    }
 
     fn d(s: &str) -> Decimal {
         s.parse().unwrap()

@@ -885,13 +885,52 @@ fn forged_shares_make_no_production_emission() {
     assert!(!w
         .path("emissions/ruche-or/2/e0003/block-00001.csv")
         .exists());
+    // The attempt is on the record: the emission's audit log ends with the refused run's line,
+    // signed with the emission's key (no line before), and the log still verifies.
+    let log = String::from_utf8(read(
+        &w.path("emissions/ruche-or/2/e0003/emission.log.jsonl"),
+    ))
+    .unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(last["command"], "emit", "{log}");
+    let result = last["result"].as_str().unwrap();
+    assert!(
+        result.starts_with("error: ") && result.contains("not made by this emission's ceremony"),
+        "{result}"
+    );
+    assert!(last["signature"].is_string(), "{last}");
+    // So is a run refused before its seed is rebuilt (one share of a 2-of-3 set), which left
+    // no line before.
+    let s = share_paths("shares", EMISSION, 3);
+    let out = emit_with_shares(&w, "3", &[&s[1]], &ids);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let log = String::from_utf8(read(
+        &w.path("emissions/ruche-or/2/e0003/emission.log.jsonl"),
+    ))
+    .unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(last["command"], "emit", "{log}");
+    assert!(
+        last["result"].as_str().unwrap().starts_with("error: "),
+        "{last}"
+    );
+    assert_ne!(last["result"].as_str().unwrap(), result, "{log}");
+    assert!(last["signature"].is_string(), "{last}");
     // The ceremony's own shares make it; the record is the ceremony's, unchanged by emit.
     let record = w.path("emissions/ruche-or/2/e0003/emission.json");
     let before = read(&record);
-    let s = share_paths("shares", EMISSION, 3);
     let out = emit_with_shares(&w, "3", &[&s[0], &s[2]], &ids);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(read(&record), before);
+    // The log, the refused run's line in it, verifies.
+    let out = w.run(&[
+        "verify",
+        "--public-key",
+        "keys/public-key.pem",
+        "--allow-unsealed",
+        "emissions/ruche-or/2/e0003",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
 #[test]

@@ -1329,6 +1329,26 @@ fn the_definition_is_kept_in_the_emission_folder_and_verify_needs_no_game_option
     assert!(said.contains("give --game"), "{said}");
 }
 
+/// `--emission-blocks` given to a later run of an emission whose record plans no block count
+/// is refused, naming the fix (issue 20: it was ignored silently), and nothing is written.
+#[test]
+fn emission_blocks_given_once_the_record_plans_none_is_refused_naming_the_fix() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let record = read(&w.path(FOLDER).join("emission.json"));
+    let out = run(
+        &w,
+        &emit_args(&["--first-block", "2", "--emission-blocks", "3"]),
+        2,
+    );
+    let said = text(&out);
+    assert!(said.contains("no planned block count"), "{said}");
+    assert!(said.contains("leave out --emission-blocks"), "{said}");
+    assert!(said.contains("Nothing was written"), "{said}");
+    assert!(!w.path(FOLDER).join("block-00002.csv").exists());
+    assert_eq!(read(&w.path(FOLDER).join("emission.json")), record);
+}
+
 /// `seal` of an emission of a game that is not built in reads the definition kept in its
 /// folder, as `verify` does, so the hints that say "run `emission-factory seal FOLDER`" can be
 /// run as printed (it asked for `--game` before); a changed copy is refused, naming it.

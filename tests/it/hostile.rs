@@ -1648,6 +1648,43 @@ fn a_fifo_or_device_where_a_file_is_read_is_refused_at_once() {
         limit,
     );
     said(&out, 2, "not a regular file");
+    let out = run_within(
+        &w,
+        &[
+            "emit",
+            "--game",
+            &game,
+            "--seed-file",
+            "fifo",
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--first-block",
+            "3",
+        ],
+        limit,
+    );
+    said(&out, 2, "not a regular file");
+    // A FIFO where the seal would be.
+    let seal = folder.join("emission.seal.json");
+    mkfifo(&seal);
+    let out = run_within(&w, &["verify", "--game", &game, &f], limit);
+    said(&out, 1, "is a FIFO");
+    let out = run_within(
+        &w,
+        &[
+            "seal",
+            "--game",
+            &game,
+            "--signing-key",
+            "keys/signing-key.pem",
+            "--blocks",
+            "1",
+            &f,
+        ],
+        limit,
+    );
+    said(&out, 2, "FIFO");
+    std::fs::remove_file(&seal).unwrap();
 }
 
 #[test]
