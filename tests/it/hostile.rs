@@ -1521,21 +1521,29 @@ fn walks_follow_no_link_to_a_folder() {
         limit,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let out = run_within(
-        &w,
-        &[
-            "seal",
-            "--game",
-            &game,
-            "--signing-key",
-            "keys/signing-key.pem",
-            "--blocks",
-            "2",
-            f,
-        ],
-        limit,
-    );
+    let out = seal_within(&w, &game, f, "2", limit);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// `seal FOLDER` of the mini game for `blocks` blocks, with the test key, within `limit`.
+fn seal_within(
+    w: &Workdir,
+    game: &str,
+    folder: &str,
+    blocks: &str,
+    limit: std::time::Duration,
+) -> Output {
+    let args = [
+        "seal",
+        "--game",
+        game,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--blocks",
+        blocks,
+        folder,
+    ];
+    run_within(w, &args, limit)
 }
 
 #[test]
@@ -1669,20 +1677,7 @@ fn a_fifo_or_device_where_a_file_is_read_is_refused_at_once() {
     mkfifo(&seal);
     let out = run_within(&w, &["verify", "--game", &game, &f], limit);
     said(&out, 1, "is a FIFO");
-    let out = run_within(
-        &w,
-        &[
-            "seal",
-            "--game",
-            &game,
-            "--signing-key",
-            "keys/signing-key.pem",
-            "--blocks",
-            "1",
-            &f,
-        ],
-        limit,
-    );
+    let out = seal_within(&w, &game, &f, "1", limit);
     said(&out, 2, "FIFO");
     std::fs::remove_file(&seal).unwrap();
 }
