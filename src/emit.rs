@@ -32,6 +32,7 @@ use crate::mechanic::{Decoder, Synthesizer};
 use crate::money::{canonical, cents, from_cents};
 use crate::plan::{seed_commitment, BlockKey, Seed};
 use crate::progress::{NoProgress, Progress};
+use crate::untrusted::shown_path;
 use anyhow::{bail, Context, Result};
 use ed25519_dalek::SigningKey;
 use rayon::prelude::*;
@@ -287,6 +288,18 @@ pub(crate) fn emit(
                     count,
                 });
             }
+        }
+        // Before the block is made, not after: a block's files are regular files of ours, and
+        // nothing else at their names (a FIFO, a device, a link) is replaced, even with --force.
+        for path in [&paths.csv, &paths.manifest, &paths.signature] {
+            crate::fs::output::check(path, crate::fs::output::Replace::RegularFile).with_context(
+                || {
+                    format!(
+                        "block {number} cannot be written in {}",
+                        shown_path(&folder)
+                    )
+                },
+            )?;
         }
         if paths.manifest.exists() && !config.force {
             // A manifest is renamed last: the block was complete. Keep it, if it is sound.

@@ -184,6 +184,8 @@ codes! {
     EmissionForeignBlock = "emission.foreign_block",
     /// The audit log cannot be read, or its chain or signatures fail.
     EmissionLog = "emission.log",
+    /// The record is there and the audit log holds no signed line (deleted or emptied).
+    EmissionLogMissing = "emission.log_missing",
     /// The audit log is not the one sealed.
     EmissionLogChanged = "emission.log_changed",
     /// A block of the emission failed (listed with the blocks).

@@ -4,6 +4,7 @@ use super::{Exit, KeygenArgs};
 use anyhow::{bail, Context, Result};
 use emission_factory::block::keys;
 use emission_factory::fs::files;
+use emission_factory::fs::output::{self, OutputError, Replace};
 use emission_factory::untrusted::shown_path;
 use std::path::Path;
 
@@ -13,11 +14,15 @@ pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
     let private = args.out.join("signing-key.pem");
     let public = args.out.join("public-key.pem");
     for path in [&private, &public] {
-        if files::entry_exists(path)? && !args.force {
-            bail!(
+        // Only a regular file is ever replaced, with --force: a link, a FIFO, a socket or a
+        // device at a key's name is refused, and so is any file without --force (both before
+        // anything is written).
+        match output::check(path, Replace::when(args.force)) {
+            Err(OutputError::Exists(_)) => bail!(
                 "{} already exists: keys are never overwritten (give --force to replace them)",
-                path.display()
-            );
+                shown_path(path)
+            ),
+            checked => checked?,
         }
     }
     let key = keys::generate()?;
@@ -40,9 +45,11 @@ pub(super) fn run(args: KeygenArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Writes a new file at `path` with exactly `mode`, after removing whatever is there (a link
-/// is removed, not followed): the new file is created afresh, never written through.
+/// Writes a new file at `path` with exactly `mode`, after removing the regular file there if
+/// any (checked again: anything else is refused, a link is never followed): the new file is
+/// created afresh, never written through.
 fn replace(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    output::check(path, Replace::RegularFile)?;
     if files::entry_exists(path)? {
         std::fs::remove_file(path)
             .with_context(|| format!("cannot remove the old {}", path.display()))?;

@@ -24,7 +24,7 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
         bail!("--json - and --html - both ask for standard output: give a file to one of them");
     }
     if let (Some(Target::File(a)), Some(Target::File(b))) = (&args.json, &args.html) {
-        if a == b {
+        if same_place(a, b) {
             bail!(
                 "--json and --html name the same file {}: give two files",
                 a.display()
@@ -128,4 +128,25 @@ pub(super) fn run(args: ReportArgs) -> Result<Exit> {
         outln!("{}", text::render(&made).trim_end())?;
     }
     Ok(if made.failed { Exit::Failed } else { Exit::Ok })
+}
+
+/// True if `a` and `b` name the same place: the same name in the same folder, however the
+/// folders are spelt (`out.json`, `./out.json`, `dir/../out.json`, through a link to a folder).
+/// Compared as written, `--json X --html ./X --force` wrote the JSON and then replaced it with
+/// the page.
+fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let place = |p: &std::path::Path| {
+        let folder = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        (
+            folder.canonicalize().ok(),
+            p.file_name().map(|n| n.to_owned()),
+        )
+    };
+    match (place(a), place(b)) {
+        ((Some(fa), na), (Some(fb), nb)) => fa == fb && na == nb,
+        _ => a == b,
+    }
 }

@@ -122,7 +122,7 @@ fn act(
             print_set(&made.info, "shares")?;
             outln!(
                 "record:      {} (signed), SHA-256 {}: write it in the ceremony's minutes; `verify --record-sha256` checks it",
-                made.document.display(),
+                shown_path(&made.document),
                 hex::encode(made.document_sha256)
             )?;
             if let Some(round) = ceremony.beacon {
@@ -178,7 +178,7 @@ fn act(
             print_set(&made.info, "new shares")?;
             outln!(
                 "recorded:    {} (signed), SHA-256 {}: write it in the ceremony's minutes",
-                made.document.display(),
+                shown_path(&made.document),
                 hex::encode(made.document_sha256)
             )?;
             outln!(
@@ -318,7 +318,7 @@ fn print_set(info: &ShareSetInfo, what: &str) -> Result<()> {
 /// Says which temporary files a killed run had left, now removed (as emit and seal say it).
 fn removed_note(removed: &[(std::path::PathBuf, usize)]) {
     for (path, count) in removed {
-        eprintln!(
+        errln!(
             "note: removed {count} temporary file(s) of {} left by a run that was killed",
             shown_path(path)
         );

@@ -6,6 +6,7 @@
 use crate::block::id::{EmissionId, EmissionKind, FieldError};
 use crate::emission::{read_signed, write_signed};
 use crate::json::{parse_strict, Layout};
+use crate::untrusted::shown;
 use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
@@ -432,19 +433,38 @@ impl Record {
     }
 }
 
-/// The kind of the emission of `folder` as its record says, without checking the record's
-/// signature (for a refusal before anything is made; [`read`] checks it under the lock).
-/// `None` if there is no record, or if its kind cannot be read.
+/// The kind of the emission of `folder` as its record says, for a refusal before anything is
+/// made (no seed or key file written yet, so the key the run will sign with is not known):
+/// the record must verify against the folder's `emission.pub.pem`, which must be the key the
+/// record names (`public_key_sha256`). [`read`] checks it again, against the run's key, under
+/// the lock. `None` if there is no record. A record that is damaged or edited (its kind made
+/// `test`, say, so that a run without shares drew a new seed into `private/` before the
+/// signed read refused it) is refused here, before any secret is made.
 pub fn peek_kind(folder: &Path) -> Result<Option<EmissionKind>> {
     let path = folder.join(RECORD_FILE);
     if !crate::fs::files::entry_exists(&path)? {
         return Ok(None);
     }
-    let bytes = crate::emission::read_bounded(&path, MAX_RECORD_BYTES)?;
-    Ok(serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|v| v.get("kind").cloned())
-        .and_then(|k| serde_json::from_value(k).ok()))
+    let refuse = |why: String| {
+        anyhow!(
+            "{}: {why}; restore emission.json, emission.json.sig and emission.pub.pem from the archive. Nothing was written",
+            path.display()
+        )
+    };
+    let key_path = folder.join(crate::block::PUBLIC_KEY_FILE);
+    let key = crate::block::keys::read_public_key(&key_path)
+        .map_err(|e| refuse(format!("the emission's key cannot be read ({e:#})")))?;
+    let bytes = read_signed(&path, &folder.join(RECORD_SIG_FILE), MAX_RECORD_BYTES, &key)
+        .map_err(|e| refuse(format!("{e:#}")))?;
+    let record = parse(&bytes, &path).map_err(|e| refuse(format!("{e:#}")))?;
+    let key_sha256 = hex::encode(crate::block::keys::public_key_sha256(&key)?);
+    if record.public_key_sha256 != key_sha256 {
+        return Err(refuse(format!(
+            "it names the key {}, and emission.pub.pem is {key_sha256}",
+            shown(&record.public_key_sha256)
+        )));
+    }
+    Ok(Some(record.kind))
 }
 
 /// Reads and checks the record of `folder` against `key`; `None` if there is none yet.

@@ -559,6 +559,16 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     }
     let chain = match log::read_chain(folder, key) {
         Ok(c) => {
+            // The run that writes the record appends its signed line (the ceremony, or the
+            // first emit): a record with no signed line after it lost its log, which an insider
+            // could otherwise delete to remove what it said.
+            if c.lines == c.unsigned {
+                report.problem(Code::EmissionLogMissing, format!(
+                    "{}: {}, though the record is there: the audit log was deleted or emptied; restore it from the archive (if the run that made the record was killed before writing its line, run it again with the emission's key: it appends one)",
+                    folder.join(log::LOG_FILE).display(),
+                    if c.lines == 0 { "missing or empty" } else { "no signed line" }
+                ));
+            }
             if c.unsigned > 0 {
                 report.notes.push(format!(
                     "{}: its first {} line(s), of seed runs, are not signed (seed takes no signing key yet); the next line, signed, names the hash of the last of them",

@@ -61,11 +61,15 @@ impl Staged {
             .with_context(|| format!("cannot write {tmp} (disk full?)"))
     }
 
-    /// Renames the finished file to its final name, replacing any file there, and fsyncs the
+    /// Renames the finished file to its final name, replacing a regular file there (anything
+    /// else at the name, a link, a FIFO, a socket or a device, is refused), and fsyncs the
     /// folder. On failure the temporary file is removed.
     pub fn publish(self) -> Result<()> {
         let Staged { file, path } = self;
         let tmp = file.path().display().to_string();
+        // A rename replaces whatever has the name, a device node or a FIFO included: only a
+        // regular file is ever replaced (the temporary file is dropped, so removed, on refusal).
+        crate::fs::output::check(&path, crate::fs::output::Replace::RegularFile)?;
         // On error `persist` hands the file back; dropping it deletes it.
         file.persist(&path)
             .map_err(|e| e.error)

@@ -60,7 +60,8 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
             path,
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
             Mode::empty(),
-        )?;
+        )
+        .map_err(|e| socket_said(path, e))?;
         let file = File::from(fd);
         check_regular(&file)?;
         let flags = fcntl_getfl(&file)?;
@@ -92,7 +93,7 @@ pub fn open_regular_nofollow(path: &Path) -> io::Result<File> {
                 io::ErrorKind::InvalidInput,
                 "is a symbolic link: files of an emission folder are never read through links; remove the link",
             ),
-            e => e.into(),
+            e => socket_said(path, e),
         })?;
         let file = File::from(fd);
         check_regular(&file)?;
@@ -102,6 +103,19 @@ pub fn open_regular_nofollow(path: &Path) -> io::Result<File> {
     }
     #[cfg(not(unix))]
     open_regular(path)
+}
+
+/// The error of a failed `open()`: a socket cannot be opened at all (`ENXIO`, "No such device
+/// or address", which names nothing the user can act on), so when the path is one, the error
+/// says so in [`not_regular`]'s words, as for a FIFO or a device.
+#[cfg(unix)]
+fn socket_said(path: &Path, e: rustix::io::Errno) -> io::Error {
+    if e == rustix::io::Errno::NXIO {
+        if let Ok(meta) = std::fs::metadata(path) {
+            return not_regular(meta.file_type());
+        }
+    }
+    e.into()
 }
 
 /// `Ok` if the open `file` is a regular file, else the error of [`not_regular`].
@@ -190,6 +204,16 @@ mod tests {
         assert!(err.to_string().contains("is a character device"), "{err}");
         let err = open_regular(dir.path()).unwrap_err();
         assert!(err.to_string().contains("is a folder"), "{err}");
+        // A socket cannot be opened at all: the error says what it is, not the kernel's ENXIO
+        // ("No such device or address").
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        for err in [
+            open_regular(&socket).unwrap_err(),
+            open_regular_nofollow(&socket).unwrap_err(),
+        ] {
+            assert!(err.to_string().contains("is a socket"), "{err}");
+        }
         // The file opened is left blocking: O_NONBLOCK is cleared after the check.
         let opened = open_regular(&file).unwrap();
         let flags = rustix::fs::fcntl_getfl(&opened).unwrap();

@@ -170,6 +170,7 @@ fn recombined(a: &[u8], b: &[u8], rng: &mut LayoutRng) -> Vec<u8> {
 /// The properties that use these layouts cannot pass on refusals alone: for every stake, some
 /// of them are valid layouts no synthesizer drew, and some of those win a prize.
 #[test]
+#[allow(clippy::print_stderr)] // says what it saw, for --nocapture
 fn changed_layouts_include_valid_ones_no_synthesizer_drew() {
     for layouts in stakes() {
         let dec = layouts.stake().decoder();

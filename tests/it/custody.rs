@@ -1266,3 +1266,38 @@ fn seed_refuses_a_share_folder_others_may_write_into() {
         "no share written"
     );
 }
+
+/// `seed` says on standard error which temporary files of a killed run it removed. With
+/// standard error full (or closed), that note is lost but the ceremony completes: exit 0,
+/// the record made, the temporary file gone, never a panic. (It printed the note with
+/// `eprintln!`, which panics when standard error cannot be written: exit 101 after the record
+/// and shares were written, as if the ceremony had failed.)
+#[test]
+fn a_full_standard_error_never_panics_a_ceremony_that_removed_a_killed_runs_files() {
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    let folder = w.path("emissions/ruche-or/2/e0003");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let planted = folder.join(".emission.json.AbCdEfGh.tmp");
+    write_private(&planted, b"half a record");
+    let args = seed_args(&c, 2, "shares", 3, "emissions");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = w
+        .command(&args)
+        .stderr(full)
+        .output()
+        .expect("the binary runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(!planted.exists(), "the killed run's file was removed");
+    assert!(folder.join("emission.json").exists(), "the record is made");
+    assert!(
+        said.contains(&sha256_file(&folder.join("emission.json"))),
+        "the record's SHA-256 is printed:\n{said}"
+    );
+}

@@ -525,6 +525,40 @@ fn only_custody_shares_make_a_production_emission_and_any_two_of_three_extend_it
         private_before, private_after,
         "a seed or key file was made: {said}"
     );
+    // Nor when an insider edits the record to say `test` (its signature then fails): the run
+    // without shares that would draw its own seed and key is refused before it makes either.
+    // (The kind was read without the signature: a new seed and key were written into
+    // private/, then the signed read refused the run.)
+    let record_path = folder.join("emission.json");
+    let record_bytes = read(&record_path);
+    let edited = String::from_utf8(record_bytes.clone())
+        .unwrap()
+        .replace("\"kind\": \"production\"", "\"kind\": \"test\"");
+    assert_ne!(edited.as_bytes(), &record_bytes[..], "the kind was edited");
+    std::fs::write(&record_path, edited).unwrap();
+    let own = [
+        "emit",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--price",
+        "2",
+        "-q",
+        "--first-block",
+        "3",
+    ];
+    let said = text(&w.run_expect(&own, 2));
+    assert!(
+        said.contains("emission.json") && said.contains("Nothing was written"),
+        "{said}"
+    );
+    let private_after = std::fs::read_dir(w.path("emissions/private"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(
+        private_before, private_after,
+        "a seed or key file was made for an edited record: {said}"
+    );
+    std::fs::write(&record_path, &record_bytes).unwrap();
     // The auditor rebuilds the seed from two shares and replays every ticket.
     let out = w.ok(&[
         "verify",
@@ -877,15 +911,48 @@ fn a_sealed_emission_that_lost_its_seal_fails_and_a_complete_one_must_be_sealed(
     let said = verify_with(&w, &folder, &["--allow-unsealed"], 1);
     assert!(said.contains("the audit log records a seal"), "{said}");
     // Without the log either, the emission is complete (its record plans 3 blocks, all here)
-    // and not sealed: that fails unless --allow-unsealed says it is expected.
+    // and not sealed: that fails unless --allow-unsealed says it is expected; and the log's
+    // loss fails on its own, --allow-unsealed or not.
     std::fs::remove_file(folder.join("emission.log.jsonl")).unwrap();
     let said = verify(&w, &folder, 1);
     assert!(
         said.contains("all its 3 planned blocks are here, but it is not sealed"),
         "{said}"
     );
-    let said = verify_with(&w, &folder, &["--allow-unsealed"], 0);
-    assert!(said.contains("OK      emission"), "{said}");
+    let said = verify_with(&w, &folder, &["--allow-unsealed"], 1);
+    assert!(
+        said.contains("the audit log was deleted or emptied"),
+        "{said}"
+    );
+}
+
+/// The run that writes the record appends a signed line, so an emission folder with a record
+/// and no log (or an empty one, or one of unsigned lines only) lost its log: verify fails,
+/// sealed or not. (An unsealed emission's whole log could be deleted and verify said OK.)
+#[test]
+fn a_deleted_or_emptied_log_of_an_unsealed_emission_fails_verify() {
+    let w = setup();
+    run(&w, &emit_args(&["--emission-blocks", "3"]), 0);
+    let folder = w.path(FOLDER);
+    let log = folder.join("emission.log.jsonl");
+    let kept = read(&log);
+    assert!(!kept.is_empty());
+    assert!(verify(&w, &folder, 0).contains("OK      emission"));
+    std::fs::remove_file(&log).unwrap();
+    assert!(!log.exists(), "the log was deleted");
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("missing or empty, though the record is there"),
+        "{said}"
+    );
+    std::fs::write(&log, b"").unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("the audit log was deleted or emptied"),
+        "{said}"
+    );
+    std::fs::write(&log, &kept).unwrap();
+    assert!(verify(&w, &folder, 0).contains("OK      emission"));
 }
 
 #[test]
@@ -1063,6 +1130,39 @@ fn an_emission_pub_pem_that_is_not_the_emission_key_fails() {
     let said = verify(&w, &folder, 1);
     assert!(said.contains("emission.pub.pem"), "{said}");
     assert!(said.contains("public_key_sha256"), "{said}");
+}
+
+/// A record signed by the key given with --public-key but naming another key, which is the
+/// one in `emission.pub.pem`: the folder's key is not the one the verifier trusts, whatever the
+/// record says (the record's own check passes: it names the file's key).
+#[test]
+fn an_emission_pub_pem_that_is_not_the_key_given_fails() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let folder = w.path(FOLDER);
+    let other = w.ok(&["keygen", "--out", "other-keys", "-q"]);
+    let other_sha = String::from_utf8(other.stdout).unwrap().trim().to_string();
+    assert_eq!(other_sha.len(), 64, "{other_sha}");
+    let record_path = folder.join("emission.json");
+    let record = String::from_utf8(read(&record_path)).unwrap();
+    let ours = json(&record_path)["public_key_sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let edited = record.replace(&ours, &other_sha);
+    assert_ne!(edited, record);
+    std::fs::write(&record_path, edited).unwrap();
+    resign(&w, &record_path);
+    std::fs::copy(
+        w.path("other-keys/public-key.pem"),
+        folder.join("emission.pub.pem"),
+    )
+    .unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("emission.pub.pem: it is not the key given with --public-key"),
+        "{said}"
+    );
 }
 
 /// Sets every line's `prev_sha256` to the SHA-256 of the line before, as an insider editing the

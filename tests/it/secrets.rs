@@ -307,7 +307,7 @@ fn a_seed_or_key_file_others_can_read_is_refused_unless_allowed() {
 }
 
 #[test]
-fn keygen_makes_a_0600_key_under_any_umask_and_force_never_writes_through_a_link() {
+fn keygen_makes_a_0600_key_under_any_umask_and_force_replaces_only_a_regular_file() {
     let w = Workdir::new();
     let umask_000 = "umask 000; exec \"$0\" \"$@\"";
     sh_expect(&w, umask_000, &["keygen", "--out", "keys"], b"", 0);
@@ -323,7 +323,40 @@ fn keygen_makes_a_0600_key_under_any_umask_and_force_never_writes_through_a_link
     fs::remove_file(w.path("keys/signing-key.pem")).unwrap();
     symlink(w.path("victim.txt"), w.path("keys/signing-key.pem")).unwrap();
     let out = sh_expect(&w, umask_000, &["keygen", "--out", "keys"], b"", 2);
-    says(&out, "already exists");
+    says(&out, "is a symbolic link");
+    // --force replaces a regular file only: the link is refused, left as it is, nothing is
+    // written (--force removed the link and wrote a key in its place before, issue 19).
+    let public_before = read(&w.path("keys/public-key.pem"));
+    let out = sh_expect(
+        &w,
+        umask_000,
+        &["keygen", "--out", "keys", "--force"],
+        b"",
+        2,
+    );
+    says(&out, "is a symbolic link");
+    assert!(fs::symlink_metadata(w.path("keys/signing-key.pem"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(read(&w.path("keys/public-key.pem")), public_before);
+    // A FIFO at the key's name is refused too (rename would have replaced it).
+    fs::remove_file(w.path("keys/signing-key.pem")).unwrap();
+    let fifo = Command::new("mkfifo")
+        .arg(w.path("keys/signing-key.pem"))
+        .status()
+        .expect("mkfifo (coreutils) runs");
+    assert!(fifo.success());
+    let out = sh_expect(
+        &w,
+        umask_000,
+        &["keygen", "--out", "keys", "--force"],
+        b"",
+        2,
+    );
+    says(&out, "is a FIFO (named pipe)");
+    assert_eq!(read(&w.path("keys/public-key.pem")), public_before);
+    fs::remove_file(w.path("keys/signing-key.pem")).unwrap();
     let out = sh_expect(
         &w,
         umask_000,
@@ -332,6 +365,7 @@ fn keygen_makes_a_0600_key_under_any_umask_and_force_never_writes_through_a_link
         0,
     );
     says(&out, "mode 0600");
+    assert_ne!(read(&w.path("keys/public-key.pem")), public_before);
     assert_eq!(fs::read_to_string(w.path("victim.txt")).unwrap(), VICTIM);
     assert_secret_file(&w.path("keys/signing-key.pem"));
     let public = w.path("keys/public-key.pem");

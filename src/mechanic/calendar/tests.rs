@@ -1,6 +1,9 @@
 //! Tests of the calendar mechanic: the decoder on hand-written layouts (every rule and every
 //! invalid case of SPEC §3), the parameters, and the synthesizer checked by the decoder.
 
+// These tests print what they saw, for whoever runs them with --nocapture.
+#![allow(clippy::print_stdout)]
+
 use super::{CalendarDecoder, CalendarParams, CalendarSettings, CalendarSynthesizer};
 use crate::game::Game;
 use crate::mechanic::{Mechanic, Params};

@@ -1,6 +1,9 @@
 //! Decoder unit tests on hand-written layouts (every rule of SPEC §3), round-trip properties of
 //! the synthesizer, and checks of the variety a player expects.
 
+// These tests print what they saw, for whoever runs them with --nocapture.
+#![allow(clippy::print_stdout)]
+
 use super::{BonusEntry, MaxiDecoder, MaxiParams, MaxiSettings, MaxiSynthesizer};
 use crate::game::{Game, Stake};
 use crate::mechanic::text::{DecodeText, SynthesizeText};
