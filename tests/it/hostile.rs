@@ -449,7 +449,8 @@ fn nothing_half_written(w: &Workdir, folder: &Path, context: &str, interrupted: 
         let unlogged = interrupted
             && out.status.code() == Some(1)
             && problems.len() == 1
-            && problems[0].contains("emission.log.jsonl: missing or empty, though the record is there")
+            && problems[0]
+                .contains("emission.log.jsonl: missing or empty, though the record is there")
             && problems[0].contains("run it again with the emission's key");
         assert!(
             out.status.code() == Some(0) || unlogged,
@@ -2239,7 +2240,8 @@ fn emit_replaces_nothing_but_a_regular_file_at_a_blocks_names() {
         }
         run_within(&w, &args, std::time::Duration::from_secs(60))
     };
-    let cases: [(&str, &str, fn(&Path)); 3] = [
+    type Make = fn(&Path);
+    let cases: [(&str, &str, Make); 3] = [
         ("block-00001.csv", "is a FIFO", |p| mkfifo(p)),
         ("block-00001.manifest.json.sig", "is a socket", |p| {
             drop(std::os::unix::net::UnixListener::bind(p).unwrap())

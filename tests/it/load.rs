@@ -223,7 +223,18 @@ fn loads_verified_blocks_once_and_skips_them_after() {
     );
     assert!(db.tables().is_empty(), "{:?}", db.tables());
 
+    // A block others may read is loaded, with a warning that names it and the fix (issue 20:
+    // a block is as secret as the seed until sold); the private one gets none.
+    use std::os::unix::fs::PermissionsExt;
+    let open_block = folder.join("block-00001.csv");
+    std::fs::set_permissions(&open_block, std::fs::Permissions::from_mode(0o644)).unwrap();
     let out = load(&w, &db, &["--allow-test", "em"], 0);
+    assert!(
+        out.contains("block-00001.csv has mode 0644: every user of this machine may read it")
+            && out.contains("chmod o-rwx"),
+        "{out}"
+    );
+    assert_eq!(out.matches("has mode").count(), 1, "{out}");
     assert!(
         out.contains("schema  created or migrated to version 7"),
         "{out}"
