@@ -245,9 +245,11 @@ pub(crate) fn emit(
             on_event(Event::StaleRemoved { path, count });
         }
         check_emission_key(&folder, &public, access)?;
-        let joined = join_or_create(&folder, &wanted, config, &blocks)?;
-        // After the record: a run of another definition is refused by it, naming both hashes.
-        crate::emission::write_or_check_definition(&folder, game, access)?;
+        let write_definition = || crate::emission::write_or_check_definition(&folder, game, access);
+        let joined = join_or_create(&folder, &wanted, config, &blocks, &write_definition)?;
+        // Joining: after the record, so that a run of another definition is refused by it,
+        // naming both hashes (and a deleted copy is written again, its hash the record's).
+        write_definition()?;
         held.release()?;
         joined
     };
@@ -346,6 +348,7 @@ fn record_of(config: &EmitConfig, game: &Game, stake: &Stake) -> Result<Record> 
         id: crate::block::id::EmissionId::new(&game.id, stake, config.emission),
         game_name: game.name.clone(),
         game_definition_sha256: hex::encode(game.sha256),
+        game_definition_file: true,
         block_size: game.block_size,
         blocks: config.planned_blocks,
         kind: config.kind,
@@ -371,6 +374,7 @@ fn join_or_create(
     wanted: &Record,
     config: &EmitConfig,
     blocks: &std::ops::RangeInclusive<u32>,
+    write_definition: &dyn Fn() -> Result<()>,
 ) -> Result<(Option<u32>, String, Seed)> {
     let public = config.signing_key.verifying_key();
     let record_path = folder.join(record::RECORD_FILE);
@@ -413,6 +417,8 @@ fn join_or_create(
                 &config.seed,
                 config.beacon.as_ref(),
             )?;
+            // The record names the definition's copy: the copy is there before the record.
+            write_definition()?;
             record::write(folder, wanted, &config.signing_key)?;
             (wanted.blocks, wanted.to_bytes(), block_seed)
         }

@@ -163,6 +163,10 @@ codes! {
     EmissionRecord = "emission.record",
     /// The record's SHA-256 is not the one pinned with `--record-sha256`.
     EmissionRecordPin = "emission.record_pin",
+    /// The record names the emission's copy of its definition, and it is not there.
+    EmissionDefinitionMissing = "emission.definition_missing",
+    /// The emission's copy of its definition cannot be read, or is not the one the record names.
+    EmissionDefinition = "emission.definition",
     /// `emission.pub.pem` cannot be read.
     EmissionKey = "emission.key",
     /// `emission.pub.pem` is not the key the record names.

@@ -27,6 +27,45 @@ pub fn signature_name(block: u32) -> String {
     format!("block-{block:05}.manifest.json.sig")
 }
 
+/// `block-<block:05>.lines.csv`: the block's lines form, a pack's member (FORMAT.md, "Emission
+/// pack"); never a file of a folder.
+pub fn lines_name(block: u32) -> String {
+    format!("block-{block:05}.lines.csv")
+}
+
+/// What a file named like one of a block's is (`block-NNNNN` then one of these ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockFile {
+    /// `.csv`: the block's tickets.
+    Csv,
+    /// `.lines.csv`: its lines form, as a pack carries it (never a file of a folder).
+    Lines,
+    /// `.manifest.json`.
+    Manifest,
+    /// `.manifest.json.sig`.
+    Signature,
+}
+
+/// The block number and kind of a file name as [`csv_name`], [`manifest_name`],
+/// [`signature_name`] or [`lines_name`] write it: `block-`, exactly five digits, one of
+/// [`BlockFile`]'s ends; `None` for any other name. The one reading of these names (folders,
+/// walks, packs); block 0 is returned too, for the caller to refuse by name.
+pub fn parse_file_name(name: &str) -> Option<(u32, BlockFile)> {
+    let rest = name.strip_prefix("block-")?;
+    let (digits, end) = rest.split_at_checked(5)?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let kind = match end {
+        ".csv" => BlockFile::Csv,
+        ".lines.csv" => BlockFile::Lines,
+        ".manifest.json" => BlockFile::Manifest,
+        ".manifest.json.sig" => BlockFile::Signature,
+        _ => return None,
+    };
+    Some((digits.parse().ok()?, kind))
+}
+
 /// The public key file of an emission folder.
 pub const PUBLIC_KEY_FILE: &str = "emission.pub.pem";
 /// The emission's game definition, the exact bytes its first run was given (FORMAT.md,
@@ -89,6 +128,37 @@ mod tests {
     use super::*;
     use crate::game::Game;
     use rust_decimal::Decimal;
+
+    #[test]
+    fn block_file_names_read_back_to_what_wrote_them_and_nothing_else() {
+        for n in [0, 1, 7, 99_999] {
+            assert_eq!(parse_file_name(&csv_name(n)), Some((n, BlockFile::Csv)));
+            assert_eq!(
+                parse_file_name(&manifest_name(n)),
+                Some((n, BlockFile::Manifest))
+            );
+            assert_eq!(
+                parse_file_name(&signature_name(n)),
+                Some((n, BlockFile::Signature))
+            );
+            assert_eq!(parse_file_name(&lines_name(n)), Some((n, BlockFile::Lines)));
+        }
+        for name in [
+            "block-1.csv",
+            "block-000001.csv",
+            "block-0000a.csv",
+            "block-+0001.csv",
+            "block-00001.csv.tmp",
+            "block-00001.CSV",
+            "block-00001",
+            "block-",
+            "xblock-00001.csv",
+            "block-00001.manifest.json.sig.sig",
+            "block-é0001.csv",
+        ] {
+            assert_eq!(parse_file_name(name), None, "{name}");
+        }
+    }
 
     #[test]
     fn names_follow_the_format() {

@@ -441,6 +441,11 @@ pub struct SealArgs {
     /// Blocks the emission holds, if its record does not say (emit --emission-blocks).
     #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..=99_999))]
     pub blocks: Option<u32>,
+    /// The public key (SPKI PEM) the emission must be signed with: a signing key of another is
+    /// refused, and once sealed the folder is checked as a whole against it as `verify` checks
+    /// an emission (exit 1 if it fails), so a batch seals and verifies reading each block once.
+    #[arg(long, value_name = "PEM")]
+    pub public_key: Option<PathBuf>,
     /// The game definition (id or .toml path), if it is not a built-in game.
     #[arg(long, value_name = "ID|FILE")]
     pub game: Option<String>,

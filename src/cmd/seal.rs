@@ -26,6 +26,11 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         game: args.game.as_deref().map(Game::resolve).transpose()?,
         group: args.group.as_deref().map(group_id).transpose()?,
         timestamp_pin: stamp.as_ref().map(super::tsa::Plan::pin),
+        public_key: args
+            .public_key
+            .as_deref()
+            .map(emission_factory::block::keys::read_public_key)
+            .transpose()?,
     };
     let quiet = args.quiet;
     let done = seal(&request, &pool(args.threads)?, &mut |event| {
@@ -64,11 +69,16 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
             Some(seal) => seal,
             None => seal::read_seal(folder, &done.public).map_err(|e| e.context(said.clone()))?,
         };
-        let json = SealJson::of(folder, &seal, already_sealed);
+        let mut json = SealJson::of(folder, &seal, already_sealed);
+        json.emission_check = done.checked.as_ref().map(|report| EmissionCheckJson {
+            ok: report.problems.is_empty(),
+            problems: report.problems.clone(),
+        });
+        let ok = done.checked.as_ref().is_none_or(|r| r.problems.is_empty());
         let text = serde_json::to_string_pretty(&json)
             .map_err(|e| anyhow!("cannot write the JSON: {e}; {said}"))?;
         outln!("{text}").map_err(|e| e.done(said))?;
-        return Ok(Exit::Ok);
+        return Ok(if ok { Exit::Ok } else { Exit::Failed });
     }
     let line = match &done.written {
         Some(s) => outln!(
@@ -84,8 +94,35 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
             done.matching.len()
         ),
     };
-    line.map_err(|e| e.done(said))?;
-    Ok(Exit::Ok)
+    line.map_err(|e| e.done(said.clone()))?;
+    let Some(report) = &done.checked else {
+        return Ok(Exit::Ok);
+    };
+    for note in &report.notes {
+        errln!("note: {}", emission_factory::untrusted::defanged(note));
+    }
+    let failed = !report.problems.is_empty();
+    let verdict = if failed {
+        outln!(
+            "{}  emission {name}: checked against --public-key once sealed",
+            super::output::failed()
+        )
+    } else {
+        outln!(
+            "OK      emission {name}: checked against --public-key once sealed ({})",
+            match &done.written {
+                Some(_) => "every block verified in full by this run",
+                None =>
+                    "every manifest matched the seal; its blocks were verified when it was made",
+            }
+        )
+    };
+    verdict.map_err(|e| e.done(said.clone()))?;
+    for p in &report.problems {
+        outln!("  - {}", emission_factory::untrusted::defanged(&p.message))
+            .map_err(|e| e.done(said.clone()))?;
+    }
+    Ok(if failed { Exit::Failed } else { Exit::Ok })
 }
 
 /// What the engine says while sealing, on standard error.
@@ -152,6 +189,16 @@ struct SealJson {
     total_prizes: String,
     record_sha256: String,
     public_key_sha256: String,
+    /// With `--public-key`: the folder checked as a whole against it, once sealed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emission_check: Option<EmissionCheckJson>,
+}
+
+/// `seal --public-key --json`: the emission's check, as `verify --json` gives an emission's.
+#[derive(Debug, serde::Serialize)]
+struct EmissionCheckJson {
+    ok: bool,
+    problems: Vec<emission_factory::problem::Problem>,
 }
 
 impl SealJson {
@@ -173,6 +220,7 @@ impl SealJson {
             total_prizes: seal.total_prizes.clone(),
             record_sha256: seal.record_sha256.clone(),
             public_key_sha256: seal.public_key_sha256.clone(),
+            emission_check: None,
         }
     }
 }

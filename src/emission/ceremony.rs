@@ -199,6 +199,9 @@ impl Ceremony<'_> {
         let removed = crate::emission::remove_stale(&folder)?;
         refuse_existing(&record_path)?;
         crate::emission::write_or_check_public_key(&folder, &signing_key.verifying_key(), access)?;
+        // The record names the definition's copy: the copy is there before the record (and
+        // before the seed is drawn, so that a copy of another definition refuses it first).
+        crate::emission::write_or_check_definition(&folder, self.game, access)?;
         let seed = SecretSeed::fresh()?;
         let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
         let record = Record {
@@ -209,6 +212,7 @@ impl Ceremony<'_> {
             id: crate::block::id::EmissionId::new(&self.game.id, self.stake, self.emission),
             game_name: self.game.name.clone(),
             game_definition_sha256: hex::encode(self.game.sha256),
+            game_definition_file: true,
             block_size: self.game.block_size,
             blocks: self.planned_blocks,
             kind: EmissionKind::Production,

@@ -4,6 +4,7 @@
 //! when its seed, key, game definition or generator differs.
 
 use crate::block::id::{EmissionId, EmissionKind, FieldError};
+use crate::block::DEFINITION_FILE;
 use crate::emission::{read_signed, write_signed};
 use crate::json::{parse_strict, Layout};
 use crate::untrusted::shown;
@@ -217,6 +218,10 @@ pub struct Record {
     pub game_name: String,
     /// SHA-256 of the game definition's bytes.
     pub game_definition_sha256: String,
+    /// The record names the emission's copy of its definition ([`DEFINITION_FILE`], written
+    /// before the record): then that file must be in the folder with that SHA-256. Records made
+    /// before the field was written do not name it (`false`).
+    pub game_definition_file: bool,
     /// Tickets per block.
     pub block_size: u64,
     /// Blocks the emission is planned to hold, when the first run said (`--emission-blocks`);
@@ -257,6 +262,10 @@ struct RecordWire {
     pub game_name: String,
     /// SHA-256 of the game definition's bytes.
     pub game_definition_sha256: String,
+    /// `emission.game.toml`, the emission's copy of its definition, named by records made since
+    /// the field was written (absent in older ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game_definition_file: Option<String>,
     /// Canonical stake.
     pub stake: String,
     /// Emission number.
@@ -291,16 +300,33 @@ struct RecordWire {
     pub timestamp_authority_sha256: Option<String>,
 }
 
-impl TryFrom<RecordWire> for Record {
-    type Error = FieldError;
+/// Why a record's fields are not a record's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// Its `game` or `stake` names no emission.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    /// Its `game_definition_file` is not the one name it may have (the value, escaped).
+    #[error("game_definition_file {0} is not \"{DEFINITION_FILE}\", the only file a record names")]
+    DefinitionFile(String),
+}
 
-    fn try_from(w: RecordWire) -> Result<Record, FieldError> {
+impl TryFrom<RecordWire> for Record {
+    type Error = WireError;
+
+    fn try_from(w: RecordWire) -> Result<Record, WireError> {
         let id = EmissionId::of_fields(&w.game, &w.stake, w.emission)?;
+        let game_definition_file = match w.game_definition_file.as_deref() {
+            None => false,
+            Some(DEFINITION_FILE) => true,
+            Some(other) => return Err(WireError::DefinitionFile(shown(other))),
+        };
         Ok(Record {
             format: w.format,
             id,
             game_name: w.game_name,
             game_definition_sha256: w.game_definition_sha256,
+            game_definition_file,
             block_size: w.block_size,
             blocks: w.blocks,
             kind: w.kind,
@@ -323,6 +349,7 @@ impl From<Record> for RecordWire {
             game: r.id.game().to_string(),
             game_name: r.game_name,
             game_definition_sha256: r.game_definition_sha256,
+            game_definition_file: r.game_definition_file.then(|| DEFINITION_FILE.to_string()),
             stake: r.id.stake().to_string(),
             emission: r.id.number(),
             block_size: r.block_size,
@@ -559,6 +586,7 @@ mod tests {
             id: "ruche-or/0.5/e0003".parse().unwrap(),
             game_name: "La ruche d'or".into(),
             game_definition_sha256: "11".repeat(32),
+            game_definition_file: false,
             block_size: 100,
             blocks: Some(2),
             kind: EmissionKind::Test,
@@ -597,6 +625,49 @@ mod tests {
                 .to_string();
             assert!(
                 e.contains("is not a valid emission record") && e.contains(field),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_record_names_its_definition_file_after_its_hash_and_no_other_file() {
+        let old = String::from_utf8(record().to_bytes()).unwrap();
+        assert!(!old.contains("game_definition_file"), "{old}");
+        let named = Record {
+            game_definition_file: true,
+            ..record()
+        };
+        let bytes = named.to_bytes();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let sha = format!("\"game_definition_sha256\": \"{}\",\n", "11".repeat(32));
+        assert!(
+            text.contains(&format!(
+                "{sha}  \"game_definition_file\": \"emission.game.toml\",\n  \"stake\""
+            )),
+            "{text}"
+        );
+        let again = parse(&bytes, Path::new("emission.json")).unwrap();
+        assert_eq!(again, named);
+        assert_eq!(again.to_bytes(), bytes);
+        for other in [
+            "../../etc/passwd",
+            "emission.json",
+            "",
+            "EMISSION.GAME.TOML",
+        ] {
+            let bad = text.replace(
+                "\"game_definition_file\": \"emission.game.toml\"",
+                &format!("\"game_definition_file\": \"{other}\""),
+            );
+            assert_ne!(bad, text);
+            let e = parse(bad.as_bytes(), Path::new("emission.json"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("is not a valid emission record")
+                    && e.contains("game_definition_file")
+                    && e.contains("the only file a record names"),
                 "{e}"
             );
         }

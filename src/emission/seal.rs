@@ -15,6 +15,7 @@ use crate::emission::{read_bounded, read_signed, shown, write_signed};
 use crate::json::{parse_strict, Layout};
 use crate::money::{canonical, parse_canonical};
 use crate::problem::{Code, Problem};
+use crate::untrusted::shown_path;
 use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use rust_decimal::Decimal;
@@ -200,16 +201,8 @@ pub fn complete_blocks(folder: &Path) -> Result<Vec<u32>> {
         let Some(name) = entry.name.to_str() else {
             continue;
         };
-        let Some(digits) = name
-            .strip_prefix("block-")
-            .and_then(|n| n.strip_suffix(".manifest.json"))
-        else {
-            continue;
-        };
-        if digits.len() == 5 && digits.bytes().all(|b| b.is_ascii_digit()) {
-            if let Ok(n) = digits.parse::<u32>() {
-                blocks.push(n);
-            }
+        if let Some((n, crate::block::BlockFile::Manifest)) = crate::block::parse_file_name(name) {
+            blocks.push(n);
         }
     }
     blocks.sort_unstable();
@@ -490,6 +483,42 @@ pub struct FolderCheck {
     pub tsa_certs: Vec<crate::emission::timestamp::TsaCert>,
 }
 
+/// The emission's copy of its definition, when the record names it: there, a regular file of
+/// at most [`crate::game::MAX_DEFINITION_BYTES`], with the record's `game_definition_sha256`.
+fn check_definition(report: &mut FolderReport, folder: &Path, record: &Record) {
+    if !record.game_definition_file {
+        return;
+    }
+    let path = folder.join(crate::block::DEFINITION_FILE);
+    match crate::fs::files::entry_exists(&path) {
+        Ok(true) => {}
+        Ok(false) => {
+            report.problem(Code::EmissionDefinitionMissing, format!(
+                "{}: missing; the record names it (game_definition_file), the emission's copy of its game definition (deleted?): restore it from the archive",
+                shown_path(&path)
+            ));
+            return;
+        }
+        Err(e) => {
+            report.problem(Code::EmissionDefinition, format!("{e:#}"));
+            return;
+        }
+    }
+    match read_bounded(&path, crate::game::MAX_DEFINITION_BYTES) {
+        Ok(bytes) => {
+            let found = hex::encode(Sha256::digest(&bytes));
+            if found != record.game_definition_sha256 {
+                report.problem(Code::EmissionDefinition, format!(
+                    "{}: its SHA-256 is {found}, not the record's game_definition_sha256 {}: the emission's copy of its definition was replaced; restore it from the archive",
+                    shown_path(&path),
+                    shown(&record.game_definition_sha256)
+                ));
+            }
+        }
+        Err(e) => report.problem(Code::EmissionDefinition, format!("{e:#}")),
+    }
+}
+
 /// Checks an emission folder as a whole (not the blocks' contents: `verify_block` does that):
 /// the record (which must be there) and its signature, `emission.pub.pem` against the record
 /// and `key`, every manifest against the record, the audit log's chain, the seal (which must be
@@ -523,6 +552,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
         }
     }
     check_public_key(&mut report, folder, &record, key);
+    check_definition(&mut report, folder, &record);
     let stamped = check_token(
         &mut report,
         &folder.join(RECORD_FILE),

@@ -15,14 +15,14 @@ use crate::block::keys;
 use crate::emission::lock::LockFile;
 use crate::emission::log::{append_locked, Entry, CHECKING_SEAL, SEALING, SEALING_FAILED};
 use crate::emission::record::{Record, RECORD_FILE};
-use crate::emission::seal::{self as sealing, Seal, SEAL_FILE};
+use crate::emission::seal::{self as sealing, FolderCheck, FolderReport, Seal, SEAL_FILE};
 use crate::game::Game;
 use crate::money::parse_canonical;
 use crate::progress::NoProgress;
 use crate::untrusted::{shown, shown_path};
 use crate::verify::{verify_block, VerifyOptions};
 use anyhow::{anyhow, bail, Result};
-use ed25519_dalek::SigningKey;
+use ed25519_dalek::{SigningKey, VerifyingKey};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -51,6 +51,11 @@ pub struct Request {
     /// The TSA certificate (SHA-256) this run asks a token of, if any: the seal pins it. With
     /// none, a record that asked one makes a seal that asks one of the same TSA.
     pub timestamp_pin: Option<String>,
+    /// The public key the emission must be signed with (`--public-key`): a signing key whose
+    /// public half is another is refused before anything is done, and once sealed the folder is
+    /// checked as a whole against it, as `verify` checks one ([`Outcome::checked`]), so that
+    /// sealing and verifying read each block once.
+    pub public_key: Option<VerifyingKey>,
 }
 
 /// What a sealing did.
@@ -64,6 +69,11 @@ pub struct Outcome {
     pub record: Record,
     /// The key's public half: the seal's.
     pub public: ed25519_dalek::VerifyingKey,
+    /// With [`Request::public_key`]: the folder checked as a whole against it once sealed
+    /// (record, key, definition, manifests, audit log, seal and its numbers: `verify`'s checks
+    /// of an emission, the blocks' contents being those this run verified, or, sealed already,
+    /// whose manifests matched the seal).
+    pub checked: Option<FolderReport>,
     /// The error releasing the lock, if any (the seal is written: reported, not undone).
     pub release: Result<()>,
 }
@@ -89,6 +99,16 @@ pub fn seal(
     };
     let key = keys::read_signing_key(&key_path)?;
     let public = key.verifying_key();
+    if let Some(given) = &request.public_key {
+        if *given != public {
+            bail!(
+                "the signing key {} (public key SHA-256 {}) is not the one --public-key names (SHA-256 {}): give the emission's signing key, or its public key. Nothing was done",
+                shown_path(&key_path),
+                hex::encode(keys::public_key_sha256(&public)?),
+                hex::encode(keys::public_key_sha256(given)?)
+            );
+        }
+    }
     if let Some(gid) = request.group {
         crate::fs::files::emission_folder(folder, Some(gid))?;
     }
@@ -117,7 +137,13 @@ pub fn seal(
             &|b| good.contains(&b),
         );
         match written {
-            Ok(written) => Ok((written, matching, record)),
+            Ok(written) => {
+                // Under the lock, so that no other run's log line is read half-written.
+                let checked = request
+                    .public_key
+                    .map(|given| sealing::check_folder(folder, &given, &FolderCheck::default()));
+                Ok((written, matching, record, checked))
+            }
             Err(e) => {
                 let mut failed = Entry::for_this_run("seal");
                 failed.result = format!("{SEALING_FAILED}: {e:#}")
@@ -134,11 +160,12 @@ pub fn seal(
     });
     let release = held.release();
     match outcome {
-        Ok((written, matching, record)) => Ok(Outcome {
+        Ok((written, matching, record, checked)) => Ok(Outcome {
             written,
             matching,
             record,
             public,
+            checked,
             release,
         }),
         Err(e) => Err(match release {

@@ -5,7 +5,7 @@
 //! can check a pack while streaming it; and two packs of one folder list the same members in
 //! the same order.
 
-use crate::block::{DEFINITION_FILE, PUBLIC_KEY_FILE};
+use crate::block::{BlockFile, DEFINITION_FILE, PUBLIC_KEY_FILE};
 use crate::emission::closing::{CLOSING_FILE, CLOSING_SIG_FILE};
 use crate::emission::log::LOG_FILE;
 use crate::emission::record::{RECORD_FILE, RECORD_SIG_FILE};
@@ -18,9 +18,6 @@ pub const SEAL_TOKEN_FILE: &str = "emission.seal.json.tsr";
 
 /// Most bytes of a CSV member, whatever its manifest says (a Maxi block is 1.5 GB).
 pub const MAX_CSV_BYTES: u64 = 64 << 30;
-
-/// The end of a lines member's name, `block-NNNNN.lines.csv`.
-pub const LINES_SUFFIX: &str = ".lines.csv";
 
 /// Most reshare custody files (`emission.shares-<set>.json` and `.sig`) a pack holds.
 pub const MAX_RESHARE_FILES: usize = 512;
@@ -104,21 +101,12 @@ impl Member {
                     let n: u32 = digits.parse().ok().filter(|&n| n >= 1)?;
                     return Some(Member::Withdrawal(n, signed));
                 }
-                let rest = name.strip_prefix("block-")?;
-                let (digits, suffix) = rest.split_at_checked(5)?;
-                if !digits.bytes().all(|b| b.is_ascii_digit()) {
-                    return None;
-                }
-                let block: u32 = digits.parse().ok()?;
-                if block == 0 {
-                    return None;
-                }
-                match suffix {
-                    ".csv" => Member::Csv(block),
-                    ".lines.csv" => Member::Lines(block),
-                    ".manifest.json" => Member::Manifest(block, false),
-                    ".manifest.json.sig" => Member::Manifest(block, true),
-                    _ => return None,
+                match crate::block::parse_file_name(name)? {
+                    (0, _) => return None,
+                    (block, BlockFile::Csv) => Member::Csv(block),
+                    (block, BlockFile::Lines) => Member::Lines(block),
+                    (block, BlockFile::Manifest) => Member::Manifest(block, false),
+                    (block, BlockFile::Signature) => Member::Manifest(block, true),
                 }
             }
         })
@@ -146,7 +134,7 @@ impl Member {
             Member::Manifest(block, false) => crate::block::manifest_name(*block),
             Member::Manifest(block, true) => crate::block::signature_name(*block),
             Member::Csv(block) => crate::block::csv_name(*block),
-            Member::Lines(block) => format!("block-{block:05}{LINES_SUFFIX}"),
+            Member::Lines(block) => crate::block::lines_name(*block),
         }
     }
 

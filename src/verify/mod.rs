@@ -228,11 +228,10 @@ pub fn folder_definition(folder: &Path, sha256: &str) -> Result<Option<Game>, De
 
 /// The block number in a `block-NNNNN.csv` file name.
 pub fn block_number(path: &Path) -> Option<u32> {
-    let name = path.file_name()?.to_str()?;
-    let digits = name.strip_prefix("block-")?.strip_suffix(".csv")?;
-    (digits.len() == 5 && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
+    match crate::block::parse_file_name(path.file_name()?.to_str()?)? {
+        (number, crate::block::BlockFile::Csv) => Some(number),
+        _ => None,
+    }
 }
 
 /// The check of a block ended early; the reason is the report's last problem.

@@ -11,8 +11,8 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     assert_pinned(
         &folder,
         "e16be1cd7e9b326c1de57b73ea45696511f5f2dd2e206b981cded2ff86aeccdd",
-        "6ab08d46ccc1973c6e1939fe30e1a3d8c1f80af5abd0478409e51b11f37f973b",
-        "8bae84e5d17a14f4be3f34aeef3d9e2e87a0d99489f9fc32f917f9de978c2aa1",
+        "1c4e3c6c9a02110c2b653c75a16561c14f501472bbb9e8d72ecf914eb7092062",
+        "e200d8d73af22453d8e918314fc503a8be9b72ce3a02ef60cdf384488e0532bf",
     );
     verify_with_forms(&w, &folder, "2 000 000");
     assert_article_3(

@@ -1487,6 +1487,57 @@ fn seal_of_a_custom_game_uses_the_definition_kept_in_its_folder() {
     assert!(said.contains("OK      emission"), "{said}");
 }
 
+/// The record names the emission's copy of its definition, so that deleting the copy (a verify
+/// with `--game` then passed: the copy was only a convenience) or replacing it is caught by
+/// verify, whatever definition is given; a later emit writes a deleted copy again.
+#[test]
+fn the_definition_copy_the_record_names_cannot_be_deleted_or_replaced() {
+    let w = setup();
+    run(&w, &emit_args(&[]), 0);
+    let record = String::from_utf8(read(&w.path(FOLDER).join("emission.json"))).unwrap();
+    assert!(
+        record.contains("\"game_definition_file\": \"emission.game.toml\""),
+        "{record}"
+    );
+    let copy = w.path(FOLDER).join("emission.game.toml");
+    let kept = read(&copy);
+    let verify = |code| {
+        text(&w.run_expect(
+            &[
+                "verify",
+                "--game",
+                &data("mini-ruche.toml"),
+                "--public-key",
+                "keys/public-key.pem",
+                FOLDER,
+            ],
+            code,
+        ))
+    };
+    assert!(verify(0).contains("OK      emission"));
+    std::fs::remove_file(&copy).unwrap();
+    assert!(!copy.exists(), "the copy was deleted");
+    let said = verify(1);
+    assert!(
+        said.contains("emission.game.toml: missing; the record names it"),
+        "{said}"
+    );
+    let mut changed = kept.clone();
+    changed.extend_from_slice(b"# an added comment\n");
+    std::fs::write(&copy, &changed).unwrap();
+    let said = verify(1);
+    assert!(
+        said.contains("emission.game.toml: its SHA-256 is")
+            && said.contains("not the record's game_definition_sha256"),
+        "{said}"
+    );
+    // A later run of the emission writes the deleted copy again, its bytes the record's.
+    std::fs::remove_file(&copy).unwrap();
+    run(&w, &emit_args(&["--first-block", "2"]), 0);
+    assert_eq!(read(&copy), kept);
+    assert!(verify(0).contains("OK      emission"));
+}
+
 #[test]
 fn emit_json_prints_one_object_with_the_blocks_and_never_the_seed() {
     let w = setup();
@@ -1638,6 +1689,7 @@ fn a_library_caller_of_seal_gets_every_check_of_the_command() {
         game: Some(emission_factory::game::Game::resolve(&data("mini-ruche.toml")).unwrap()),
         group: None,
         timestamp_pin: None,
+        public_key: None,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
@@ -1680,5 +1732,55 @@ fn a_library_caller_of_seal_gets_every_check_of_the_command() {
     assert!(
         log.lines().last().unwrap().contains("\"command\":\"seal\""),
         "{log}"
+    );
+}
+
+/// `seal --public-key`: a signing key whose public half is not the key given is refused before
+/// anything is done; once sealed, the folder is checked as a whole against the key, as verify
+/// checks an emission (a batch's seal job seals and verifies in one reading of the blocks), and
+/// a problem there (a re-chained log line, the definition's copy deleted) fails it, exit 1.
+#[test]
+fn seal_with_the_public_key_checks_the_folder_once_sealed() {
+    let w = setup();
+    let folder = sealed(&w);
+    let f = folder.to_str().unwrap();
+    let game = data("mini-ruche.toml");
+    let seal = |public: &str, code: i32| {
+        text(&w.run_expect(
+            &[
+                "seal",
+                "--game",
+                &game,
+                "--signing-key",
+                "keys/signing-key.pem",
+                "--public-key",
+                public,
+                f,
+            ],
+            code,
+        ))
+    };
+    let said = seal("keys/public-key.pem", 0);
+    assert!(
+        said.contains("OK      emission")
+            && said.contains("checked against --public-key once sealed")
+            && said.contains("every manifest matched the seal"),
+        "{said}"
+    );
+    w.ok(&["keygen", "--out", "other-keys"]);
+    let log_before = read(&folder.join("emission.log.jsonl"));
+    let said = seal("other-keys/public-key.pem", 2);
+    assert!(said.contains("is not the one --public-key names"), "{said}");
+    assert_eq!(
+        read(&folder.join("emission.log.jsonl")),
+        log_before,
+        "a refused seal wrote nothing"
+    );
+    std::fs::remove_file(folder.join("emission.game.toml")).unwrap();
+    let said = seal("keys/public-key.pem", 1);
+    assert!(
+        said.contains("FAILED")
+            && said.contains("emission.game.toml: missing; the record names it"),
+        "{said}"
     );
 }

@@ -11,8 +11,8 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
     assert_pinned(
         &folder,
         "6395ce22055578fe273ae25c5d034aec6a154c96c3549e32495d4e4810756d62",
-        "a656190a44c89be4f9de715391bd0903e51d25afe8a36ac51b9384a15393eeba",
-        "c2c14dd4a9c49c46107042ff316ffee40167bc057d67bd8a5edff7c690cc5b62",
+        "e3b1d143f03ae073ef4dfa0f61046b50097527034f0935bc519f1f9a34f41f17",
+        "bcc71352bf0e4d0003208dcdbe1503dd4e46fc4c31be4137fe613ea8af1b77f2",
     );
     verify_with_forms(&w, &folder, "7 500 000");
     assert_article_3(

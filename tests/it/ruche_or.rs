@@ -145,8 +145,8 @@ fn one_and_two_threads_give_identical_files() {
     assert_pinned(
         &folder,
         "ee4191f8da61f825b13235b0cd1df8e8dd7aa4faa7e022cab385595a38854b4a",
-        "291a5cfdf681245a876c985d70513e09c10e0d563b27b477236a9b6e97c51db9",
-        "0b52ff730ef4819d29d9382dff9b155115e9202d31b65198e274f1d749496add",
+        "e4ac302963b5b82391ba72a6c3d4aba61b544679b89b981e36268ad45cd1c860",
+        "88f2984086e36f9a992c1fd3c8dfee5b96cc5309f7c95147a4c2659290e5983f",
     );
     verify_with_forms(&w, &folder, "900 000");
 }

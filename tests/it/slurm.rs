@@ -330,10 +330,12 @@ fn array_makes_the_same_blocks_as_one_process() {
     batch.require_completed(&seal);
     assert_eq!(batch.states(&array).len(), 4, "{:?}", batch.states(&array));
     let seal_log = batch.log("seal", &seal, "4294967294");
+    // One `seal --public-key` run: sealed (by the last task, or here) and the folder checked
+    // as a whole against the public key, each block read once after it was made.
     assert!(
-        seal_log.contains("8 block(s) checked: 8 OK, 0 failed")
-            && seal_log.contains("1 emission(s) checked: 1 OK, 0 failed"),
-        "the seal job's verify did not pass:\n{}",
+        seal_log.contains("OK      emission")
+            && seal_log.contains("checked against --public-key once sealed"),
+        "the seal job's check did not pass:\n{}",
         batch.logs()
     );
     let one_time = batch.one_process(&mini, "2", 8, "one");
@@ -655,8 +657,10 @@ fn a_price_written_as_emit_takes_it_seals_the_folder_emit_wrote() {
         );
         let seal_log = batch.log("seal", seal, "4294967294");
         assert!(
-            seal_log.contains(&format!("sealing {}", folder.display()))
-                && seal_log.contains(&format!("{b} block(s) checked: {b} OK, 0 failed")),
+            seal_log.contains(&format!("sealing and checking {}", folder.display()))
+                && seal_log.contains("OK      emission")
+                && seal_log.contains("checked against --public-key once sealed")
+                && folder.join(format!("block-{b:05}.manifest.json")).exists(),
             "the seal job did not seal and verify {}:\n{}",
             folder.display(),
             batch.logs()
@@ -881,8 +885,7 @@ fn k8s_jobs_refuse_leading_zeros_and_ask_the_binary_for_the_folder() {
     assert_eq!(code, Some(0), "{said}");
     assert_eq!(
         calls,
-        "seal --signing-key /secrets/signing-key.pem /shared/emissions/ruche-or/2/e0010\n\
-         verify --public-key /secrets/public-key.pem --quiet /shared/emissions/ruche-or/2/e0010\n",
+        "seal --signing-key /secrets/signing-key.pem --public-key /secrets/public-key.pem /shared/emissions/ruche-or/2/e0010\n",
         "{said}"
     );
     let (code, said, calls) = run_k8s(

@@ -169,6 +169,7 @@ fn record(round: u64, created: &str) -> Record {
         id: "ruche-or/2/e0003".parse().unwrap(),
         game_name: "La ruche d'or".into(),
         game_definition_sha256: "00".repeat(32),
+        game_definition_file: true,
         block_size: 100,
         blocks: None,
         kind: EmissionKind::Production,
