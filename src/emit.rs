@@ -245,6 +245,10 @@ pub(crate) fn emit(
             on_event(Event::StaleRemoved { path, count });
         }
         check_emission_key(&folder, &public, access)?;
+        // The run ends by appending its line to the audit log: a log that cannot take it (a
+        // FIFO or a link at its name, a broken chain) is refused now, before any block is made.
+        crate::emission::log::read_chain(&folder, &public)
+            .context("the emission's audit log, read before any block is made")?;
         let write_definition = || crate::emission::write_or_check_definition(&folder, game, access);
         let joined = join_or_create(&folder, &wanted, config, &blocks, &write_definition)?;
         // Joining: after the record, so that a run of another definition is refused by it,

@@ -48,7 +48,13 @@ fn main() -> ExitCode {
                 .find_map(|c| c.downcast_ref::<interrupt::Interrupted>())
             {
                 Some(signal) => ExitCode::from(signal.exit_code()),
-                None => Exit::Error.into(),
+                // A signal that a lower layer reported as its own error (an I/O error "stopped
+                // by a signal" from a reader, say): still the signal's status, as a shell
+                // expects (`unpack` said 2).
+                None => match interrupt::requested() {
+                    Some(signal) => ExitCode::from(interrupt::Interrupted(signal).exit_code()),
+                    None => Exit::Error.into(),
+                },
             }
         }
     }

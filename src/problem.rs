@@ -192,6 +192,11 @@ codes! {
     EmissionLogMissing = "emission.log_missing",
     /// The audit log is not the one sealed.
     EmissionLogChanged = "emission.log_changed",
+    /// A block's CSV is missing beside its manifest, or a block the log says was made is gone.
+    EmissionBlockMissing = "emission.block_missing",
+    /// A withdrawal record fails its signature, is another emission's, is not the one the log
+    /// records, or one the log records is missing.
+    EmissionWithdrawal = "emission.withdrawal",
     /// A block of the emission failed (listed with the blocks).
     EmissionBlockFailed = "emission.block_failed",
     /// The seal is missing where something says it was made.

@@ -300,6 +300,7 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
         manifest.id.number(),
     );
     let (line, leaf_path) = read_path(csv, &manifest, index, tickets.max_line())?;
+    crate::interrupt::check()?;
     let proof = TicketProof {
         format: FORMAT.to_string(),
         line,
@@ -359,6 +360,10 @@ fn read_path(
         match i {
             None => i = Some(0),
             Some(at) => {
+                // The second reading of the block is as long as the first: a signal ends it.
+                if at % 4096 == 0 {
+                    crate::interrupt::check()?;
+                }
                 builder.push(&ticket_hash(text));
                 if at == index {
                     found = Some(

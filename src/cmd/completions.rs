@@ -111,14 +111,34 @@ pub(super) fn run_man(args: ManArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Writes the page of `command` and of each of its subcommands into `dir`.
+/// Writes the page of `command` and of each of its subcommands into `dir`: every page's path
+/// is checked first, so that a refusal (a FIFO, a link, a file without --force at one page's
+/// name) writes no page at all (it wrote the pages before the refused one).
 fn write_pages(command: &clap::Command, dir: &Path, force: bool) -> Result<()> {
+    let mut pages = Vec::new();
+    collect_pages(command, dir, &mut pages)?;
+    for (path, _) in &pages {
+        output::check(path, Replace::when(force))
+            .map_err(|e| anyhow::anyhow!("{e}; no page was written"))?;
+    }
+    for (path, bytes) in &pages {
+        output::write(path, bytes, Replace::when(force)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    Ok(())
+}
+
+/// The path in `dir` and the bytes of the page of `command` and of each of its subcommands.
+fn collect_pages(
+    command: &clap::Command,
+    dir: &Path,
+    pages: &mut Vec<(std::path::PathBuf, Vec<u8>)>,
+) -> Result<()> {
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
-        write_pages(sub, dir, force)?;
+        collect_pages(sub, dir, pages)?;
     }
     let name = clap_mangen::Man::new(command.clone()).get_filename();
-    let path = dir.join(name);
-    output::write(&path, &page(command)?, Replace::when(force)).map_err(|e| anyhow::anyhow!("{e}"))
+    pages.push((dir.join(name), page(command)?));
+    Ok(())
 }
 
 /// One manual page: clap_mangen's sections, with the examples of `--help` as an EXAMPLES

@@ -173,6 +173,27 @@ pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     writeln!(out, "{args}").map_err(|error| StdoutError { error, done: None })
 }
 
+/// Set once standard output's reader is gone, for [`write_stdout_unless_gone`].
+static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// [`write_stdout`] for a verifying command, whose exit status is its verdict: once the reader
+/// of standard output has gone (`verify | head -1`), the lines are dropped and the checks go on,
+/// so that the status still says whether everything held (it said 0 for a failed block when
+/// the reader left early). A write that fails otherwise (a full disk) is still an error.
+pub fn write_stdout_unless_gone(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    use std::sync::atomic::Ordering;
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    match write_stdout(args) {
+        Err(e) if e.is_broken_pipe() => {
+            STDOUT_GONE.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        other => other,
+    }
+}
+
 /// Writes standard output's lines for a command whose work goes on whatever becomes of them
 /// (`load`: each block is committed, then said): the first failure is kept and the lines
 /// after it are dropped, and [`Lines::finish`] returns it once the work is done.

@@ -10,6 +10,14 @@ use emission_factory::proof::{self, Ticket, MAX_PROOF_BYTES};
 use emission_factory::untrusted::{defanged, shown_path, shown_text, SHOWN_CHARS};
 use std::path::PathBuf;
 
+/// In a verifying command the exit status is the verdict: a closed standard output drops the
+/// lines, never the checks ([`output::write_stdout_unless_gone`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cmd::output::write_stdout_unless_gone(format_args!($($arg)*))
+    };
+}
+
 /// `prove` arguments.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:

@@ -7,16 +7,21 @@ use anyhow::{bail, Result};
 use emission_factory::block::id::EmissionId;
 use emission_factory::block::id::EmissionKind;
 use emission_factory::block::keys;
-use emission_factory::block::PUBLIC_KEY_FILE;
-use emission_factory::emission::log::LOG_FILE;
-use emission_factory::emission::record::RECORD_FILE;
-use emission_factory::emission::seal::{check_folder, FolderCheck, SEAL_FILE};
+use emission_factory::emission::seal::{check_folder, FolderCheck};
 use emission_factory::money::canonical;
 use emission_factory::problem::{Code, Problem};
 use emission_factory::untrusted::{defanged, shown_path};
 use emission_factory::verify::{find_blocks, verify_block, BlockReport, VerifyOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+
+/// In a verifying command the exit status is the verdict: a closed standard output drops the
+/// lines, never the checks ([`output::write_stdout_unless_gone`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cmd::output::write_stdout_unless_gone(format_args!($($arg)*))
+    };
+}
 
 pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
     let trusted = super::trusted(args.public_key.as_deref(), args.game.as_deref())?;
@@ -130,17 +135,9 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         .iter()
         .map(|b| emission_factory::verify::folder_of(b).to_path_buf())
         .collect();
-    emissions.extend(
-        args.paths
-            .iter()
-            .filter(|p| {
-                p.is_dir()
-                    && [RECORD_FILE, SEAL_FILE, LOG_FILE, PUBLIC_KEY_FILE]
-                        .iter()
-                        .any(|f| p.join(f).exists())
-            })
-            .cloned(),
-    );
+    emissions.extend(emission_factory::verify::find_emission_folders(
+        &args.paths,
+    )?);
     if blocks.is_empty() && emissions.is_empty() {
         bail!("no block file (block-NNNNN.csv) found in the paths given");
     }

@@ -345,7 +345,9 @@ pub fn read_labelled_recipients_file(
                 Some((key, label)) => (key.trim(), label.trim()),
                 None => (line, ""),
             };
-            let label: String = label
+            // The label goes into the signed record: a secret pasted there by mistake (an age
+            // secret key, a PEM private key) is redacted, never written.
+            let label: String = crate::secrets::scrub(label)
                 .chars()
                 .filter(|c| !c.is_control())
                 .take(MAX_LABEL_CHARS)

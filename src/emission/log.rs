@@ -15,6 +15,7 @@ use anyhow::{bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -64,6 +65,12 @@ pub struct Entry {
     pub blocks_failed: Vec<u32>,
     /// `ok`, or the error.
     pub result: String,
+    /// SHA-256 of the emission record (`emission.json`) in the folder when the line was
+    /// written, if there was one: it binds the line to its emission, so that another
+    /// emission's log signed by the same key is not taken for this one's. Absent in lines
+    /// written before the field was (and in the lines of runs before the record existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_sha256: Option<String>,
     /// SHA-256 of the previous line (without its line end), or [`GENESIS`].
     pub prev_sha256: String,
     /// The emission key's Ed25519 signature (128 hex digits) of this line's bytes without
@@ -87,6 +94,7 @@ impl Entry {
             blocks_kept: Vec::new(),
             blocks_failed: Vec::new(),
             result: "ok".into(),
+            record_sha256: None,
             prev_sha256: GENESIS.into(),
             signature: None,
         }
@@ -157,6 +165,29 @@ pub struct Chain {
     /// The last line (from 1) of a `close` run that says the emission was closed, with the
     /// SHA-256 of the final reconciliation it names ([`closing_result`]).
     pub closing_recorded: Option<(u64, String)>,
+    /// The record each signed line names (`record_sha256`), with its line (from 1).
+    pub records_named: Vec<(u64, String)>,
+    /// Every block a signed line says its run made, with the first such line.
+    pub blocks_made: BTreeMap<u32, u64>,
+    /// The withdrawal records the signed lines of `withdraw` runs name: line, file name and
+    /// SHA-256 ([`withdrawal_named`]).
+    pub withdrawals_recorded: Vec<(u64, String, String)>,
+}
+
+/// The withdrawal record a `withdraw` run's line names, as `withdraw` writes its result:
+/// `withdrew … from sale: withdrawal-NNNN.json (SHA-256 HEX)`; the file name and hash.
+pub fn withdrawal_named(entry: &Entry) -> Option<(String, String)> {
+    if entry.command != "withdraw" || !entry.result.starts_with("withdrew ") {
+        return None;
+    }
+    let (_, tail) = entry.result.rsplit_once(": ")?;
+    let (file, rest) = tail.split_once(" (SHA-256 ")?;
+    let sha = rest.strip_suffix(')')?;
+    let well_formed = file.starts_with("withdrawal-")
+        && file.ends_with(".json")
+        && sha.len() == 64
+        && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    well_formed.then(|| (file.to_string(), sha.to_string()))
 }
 
 /// Checks the signature of a line, if it has one: the key's signature of
@@ -267,6 +298,9 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
         seal_recorded: None,
         unsigned: 0,
         closing_recorded: None,
+        records_named: Vec::new(),
+        blocks_made: BTreeMap::new(),
+        withdrawals_recorded: Vec::new(),
     };
     let mut sealing: Option<u64> = None;
     let mut prev = GENESIS.to_string();
@@ -312,10 +346,20 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
                 )
             })?;
         }
+        chain.lines += 1;
         if entry.signature.is_none() {
             chain.unsigned += 1;
+        } else {
+            if let Some(sha) = &entry.record_sha256 {
+                chain.records_named.push((chain.lines, sha.clone()));
+            }
+            for &block in &entry.blocks_made {
+                chain.blocks_made.entry(block).or_insert(chain.lines);
+            }
+            if let Some((file, sha)) = withdrawal_named(&entry) {
+                chain.withdrawals_recorded.push((chain.lines, file, sha));
+            }
         }
-        chain.lines += 1;
         prev = line_hash(line);
         chain.hashes.push(prev.clone());
         if let Some(sha) = closing_sha256(&entry) {
@@ -377,6 +421,15 @@ pub fn append_locked(folder: &Path, entry: &mut Entry, key: Option<&SigningKey>)
         );
     }
     entry.prev_sha256 = chain.last();
+    // The line names the record it is written under (FORMAT.md, "Audit log").
+    let record_path = folder.join(crate::emission::record::RECORD_FILE);
+    entry.record_sha256 = if crate::fs::files::entry_exists(&record_path)? {
+        let bytes =
+            crate::emission::read_bounded(&record_path, crate::emission::record::MAX_RECORD_BYTES)?;
+        Some(hex::encode(Sha256::digest(&bytes)))
+    } else {
+        None
+    };
     // Whatever a caller put there, nothing that looks like a secret is written.
     entry.result = crate::secrets::scrub(&entry.result);
     for arg in &mut entry.args {

@@ -22,7 +22,7 @@ pub const RECORD_FORMAT: u32 = 1;
 /// The format of a record that names a beacon round (`beacon`); format 1 names none.
 pub const RECORD_FORMAT_BEACON: u32 = 2;
 /// Largest record accepted (it is a few hundred bytes).
-const MAX_RECORD_BYTES: u64 = 1 << 20;
+pub const MAX_RECORD_BYTES: u64 = 1 << 20;
 
 /// Who holds the seed of a production emission: the share set, by public key, never by
 /// content.

@@ -233,7 +233,21 @@ pub fn ranges(blocks: &[u32]) -> String {
 /// Reads and parses the manifest of `block` in `folder`, with its SHA-256.
 fn manifest(folder: &Path, block: u32) -> Result<(Manifest, String)> {
     let path = folder.join(crate::block::manifest_name(block));
-    let bytes = read_bounded(&path, MAX_MANIFEST_BYTES)?;
+    parse_manifest(&path, read_bounded(&path, MAX_MANIFEST_BYTES)?)
+}
+
+/// [`manifest`], its signature checked with `key` first: the folder check reads every
+/// manifest, those whose block is not verified (its CSV missing) included.
+fn signed_manifest(folder: &Path, block: u32, key: &VerifyingKey) -> Result<(Manifest, String)> {
+    let path = folder.join(crate::block::manifest_name(block));
+    let sig_path = folder.join(crate::block::signature_name(block));
+    parse_manifest(
+        &path,
+        read_signed(&path, &sig_path, MAX_MANIFEST_BYTES, key)?,
+    )
+}
+
+fn parse_manifest(path: &Path, bytes: Vec<u8>) -> Result<(Manifest, String)> {
     let manifest = Manifest::from_bytes(&bytes)
         .map_err(|e| anyhow!("{}: not a valid manifest: {e}", path.display()))?;
     Ok((manifest, hex::encode(Sha256::digest(&bytes))))
@@ -519,6 +533,167 @@ fn check_definition(report: &mut FolderReport, folder: &Path, record: &Record) {
     }
 }
 
+/// Every block the folder has a manifest of has its CSV (a regular file: its contents are
+/// `verify`'s), and every block a signed line of the log says was made has its manifest: a
+/// block deleted whole, or its CSV alone, is evidence removed. (The folder check counted blocks
+/// by their manifests and the block checks ran on the CSVs found, so a deleted CSV was
+/// checked by neither.)
+fn check_blocks_there(
+    report: &mut FolderReport,
+    folder: &Path,
+    present: &[u32],
+    chain: Option<&Chain>,
+) {
+    for &number in present {
+        let csv = folder.join(crate::block::csv_name(number));
+        match crate::fs::files::entry_exists(&csv) {
+            Ok(true) => {}
+            Ok(false) => report.problem(
+                Code::EmissionBlockMissing,
+                format!(
+                    "{}: missing, and its manifest is here: the block's tickets were deleted; restore the block from the archive (or a pack of the emission)",
+                    shown_path(&csv)
+                ),
+            ),
+            Err(e) => report.problem(Code::EmissionBlockMissing, format!("{e:#}")),
+        }
+    }
+    let Some(chain) = chain else { return };
+    for (&number, &line) in &chain.blocks_made {
+        if !present.contains(&number) {
+            report.problem(
+                Code::EmissionBlockMissing,
+                format!(
+                    "{}: block {number} is not here ({} missing), and the audit log says a run made it ({} line {line}): the block was deleted (or a run replacing it with --force was cut); restore it from the archive, or make it again with `emit` and the emission's seed and key",
+                    shown_path(folder),
+                    crate::block::manifest_name(number),
+                    log::LOG_FILE
+                ),
+            );
+        }
+    }
+}
+
+/// The log is this emission's: its signed lines name this record (`record_sha256`), none
+/// another. Lines of runs before the field was written name none; a record that names its
+/// definition file (`game_definition_file`) was made since, so at least one signed line (the
+/// run that made it, or the next one) names it: another emission's log signed by the same
+/// key, put in this one's place, names another record, or none.
+fn check_log_names_the_record(
+    report: &mut FolderReport,
+    folder: &Path,
+    record: &Record,
+    record_sha256: &str,
+    chain: &Chain,
+) {
+    let path = folder.join(log::LOG_FILE);
+    for (line, named) in &chain.records_named {
+        if named != record_sha256 {
+            report.problem(
+                Code::EmissionLog,
+                format!(
+                    "{} line {line}: it names the record {}, and this emission's record ({RECORD_FILE}) is {record_sha256}: the line is another emission's (the log was replaced or spliced); restore the emission's own log from the archive",
+                    shown_path(&path),
+                    shown(named)
+                ),
+            );
+            return;
+        }
+    }
+    if record.game_definition_file && chain.records_named.is_empty() && chain.lines > chain.unsigned
+    {
+        report.problem(
+            Code::EmissionLog,
+            format!(
+                "{}: no signed line names this emission's record (SHA-256 {record_sha256}), though every run made since this record's version names it: the log is not this emission's (replaced?); restore the emission's own log from the archive",
+                shown_path(&path)
+            ),
+        );
+    }
+}
+
+/// The withdrawal records (`withdrawal-NNNN.json` and `.sig`): each one signed with the key,
+/// of this emission (its record, seed and key), and recorded by a signed line of the log with
+/// its SHA-256; and every withdrawal the log records is there, unchanged. A deleted withdrawal
+/// puts a block withdrawn for cause back on sale at the next `load`.
+fn check_withdrawals(
+    report: &mut FolderReport,
+    folder: &Path,
+    key: &VerifyingKey,
+    record: &Record,
+    record_sha256: &str,
+    chain: Option<&Chain>,
+) {
+    use crate::emission::withdrawal;
+    let found = match withdrawal::read_all(folder, key) {
+        Ok(found) => found,
+        Err(e) => {
+            report.problem(Code::EmissionWithdrawal, format!("{e:#}"));
+            return;
+        }
+    };
+    let binding = withdrawal::RecordBinding {
+        emission: &record.id,
+        seed_sha256: &record.seed_sha256,
+        public_key_sha256: &record.public_key_sha256,
+        record_sha256: Some(record_sha256),
+    };
+    for w in &found {
+        if let Err(e) = withdrawal::check_for(w, &binding) {
+            report.problem(Code::EmissionWithdrawal, format!("{e:#}"));
+        }
+    }
+    let Some(chain) = chain else { return };
+    for w in &found {
+        let name = w
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !chain
+            .withdrawals_recorded
+            .iter()
+            .any(|(_, file, sha)| *file == name && *sha == w.sha256)
+        {
+            report.problem(
+                Code::EmissionWithdrawal,
+                format!(
+                    "{}: no signed line of the audit log records this withdrawal with its SHA-256 {}: it was not written by `withdraw` on this folder, or it was changed",
+                    shown_path(&w.path),
+                    w.sha256
+                ),
+            );
+        }
+    }
+    for (line, file, sha) in &chain.withdrawals_recorded {
+        let there = found.iter().find(|w| {
+            w.path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy() == file.as_str())
+        });
+        match there {
+            None => report.problem(
+                Code::EmissionWithdrawal,
+                format!(
+                    "{}: the audit log records the withdrawal {file} (SHA-256 {sha}, {} line {line}), and it is missing: it was deleted, which would put what it withdrew back on sale; restore it from the archive",
+                    shown_path(folder),
+                    log::LOG_FILE
+                ),
+            ),
+            Some(w) if w.sha256 != *sha => report.problem(
+                Code::EmissionWithdrawal,
+                format!(
+                    "{}: its SHA-256 is {}, the withdrawal the audit log records ({} line {line}) {sha}: the file was replaced",
+                    shown_path(&w.path),
+                    w.sha256,
+                    log::LOG_FILE
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
 /// Checks an emission folder as a whole (not the blocks' contents: `verify_block` does that):
 /// the record (which must be there) and its signature, `emission.pub.pem` against the record
 /// and `key`, every manifest against the record, the audit log's chain, the seal (which must be
@@ -570,7 +745,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     };
     let mut manifests: BTreeMap<u32, (Manifest, String)> = BTreeMap::new();
     for &number in &present {
-        match manifest(folder, number) {
+        match signed_manifest(folder, number, key) {
             Ok((manifest, sha)) => {
                 let wrong = against_record(&manifest, &record, &record_sha256);
                 if !wrong.is_empty() {
@@ -613,6 +788,18 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             None
         }
     };
+    check_blocks_there(&mut report, folder, &present, chain.as_ref());
+    if let Some(chain) = &chain {
+        check_log_names_the_record(&mut report, folder, &record, &record_sha256, chain);
+    }
+    check_withdrawals(
+        &mut report,
+        folder,
+        key,
+        &record,
+        &record_sha256,
+        chain.as_ref(),
+    );
     let mut closing = Vec::new();
     crate::emission::closing::check_in_folder(
         folder,

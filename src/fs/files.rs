@@ -7,7 +7,7 @@
 //! deleted). A process killed with SIGKILL cannot clean up: the next run that holds the same
 //! lock removes such stale files with [`remove_stale_temps`].
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -670,6 +670,9 @@ pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access> {
             }
         }
     }
+    if existed {
+        refuse_foreign_folder(dir)?;
+    }
     let access = match group {
         Some(gid) => Access::shared_with(gid),
         None if existed => return Access::of_folder(dir),
@@ -688,6 +691,37 @@ pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access> {
         }
     }
     Ok(access)
+}
+
+/// An emission folder found already there must be this user's, and nobody else may write
+/// into it: a folder made beforehand by another account (or left 0777) lets that account
+/// replace the emission's files and its lock between two runs.
+fn refuse_foreign_folder(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::metadata(dir)
+            .with_context(|| format!("cannot look at folder {}", dir.display()))?;
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            bail!(
+                "{} belongs to user id {}, not to this user (id {me}): an emission folder must be its maker's alone, or its owner could replace the emission's files and lock. Remove it, or give it to this user (chown), and run again",
+                crate::untrusted::shown_path(dir),
+                meta.uid()
+            );
+        }
+        if meta.mode() & 0o022 != 0 {
+            bail!(
+                "{} has mode {:04o}: others may write into it, and could replace the emission's files and lock. Run `chmod go-w {}` (emit makes it 0700, or 0750 with --group), then run again",
+                crate::untrusted::shown_path(dir),
+                meta.mode() & 0o7777,
+                shell_quoted(dir)
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// `path` opened without following a link or blocking on a FIFO, if it is a regular file

@@ -134,6 +134,43 @@ pub fn find_blocks(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The emission folders under `paths` (the folders themselves, and those found walking the
+/// folders named, links not followed): every folder holding a file of an emission's
+/// (record, seal, log, key, or a block's manifest or its signature), whether or not a block's
+/// CSV is there. A folder whose CSVs were all deleted is still checked as an emission (it was
+/// skipped: only the folders of the CSVs found were).
+pub fn find_emission_folders(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    use crate::block::BlockFile;
+    let wanted = |name: &std::ffi::OsStr| {
+        let Some(name) = name.to_str() else {
+            return false;
+        };
+        [
+            crate::emission::record::RECORD_FILE,
+            crate::emission::seal::SEAL_FILE,
+            crate::emission::log::LOG_FILE,
+            crate::block::PUBLIC_KEY_FILE,
+        ]
+        .contains(&name)
+            || matches!(
+                crate::block::parse_file_name(name),
+                Some((_, BlockFile::Manifest | BlockFile::Signature))
+            )
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for path in paths {
+        if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let found = crate::fs::dir::walk(path, &wanted).map_err(|e| match e {
+            crate::fs::dir::WalkError::Interrupted(i) => anyhow::Error::new(i),
+            e => anyhow::Error::new(e),
+        })?;
+        out.extend(found.iter().map(|f| folder_of(f).to_path_buf()));
+    }
+    Ok(out.into_iter().collect())
+}
+
 /// The folder holding a block (or any file named by a path): its parent, `.` for a bare name.
 pub fn folder_of(path: &Path) -> &Path {
     match path.parent() {

@@ -1301,3 +1301,47 @@ fn a_full_standard_error_never_panics_a_ceremony_that_removed_a_killed_runs_file
         "the record's SHA-256 is printed:\n{said}"
     );
 }
+
+/// A custodian's label (the `# comment` after the key in the recipients file) goes into the
+/// signed record: a secret key pasted there by mistake is redacted, never written (it was
+/// copied into emission.json as it was).
+#[test]
+fn a_secret_pasted_as_a_custodians_label_is_never_written() {
+    let w = Workdir::new();
+    let c = custodians(&w, 3, "c");
+    let secret = "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSVQX7JR";
+    std::fs::write(
+        w.path("custodians.txt"),
+        format!(
+            "{} # {secret}\n{} # Bob\n{}\n",
+            c.recipients[0], c.recipients[1], c.recipients[2]
+        ),
+    )
+    .unwrap();
+    let out = w.run(&[
+        "seed",
+        "--game",
+        "ruche-or",
+        "--price",
+        "2",
+        "--emission",
+        "3",
+        "--shares-needed",
+        "2",
+        "--recipients-file",
+        "custodians.txt",
+        "--out",
+        "shares",
+        "--signing-key",
+        "keys/signing-key.pem",
+    ]);
+    assert!(!text(&out).contains(secret), "{}", text(&out));
+    let folder = w.path("emissions/ruche-or/2/e0003");
+    for name in ["emission.json", "emission.log.jsonl"] {
+        let bytes = String::from_utf8(read(&folder.join(name))).unwrap_or_default();
+        assert!(!bytes.contains("AGE-SECRET-KEY"), "{name}: {bytes}");
+    }
+    let record = String::from_utf8(read(&folder.join("emission.json"))).unwrap();
+    assert!(record.contains("<redacted"), "{record}");
+    assert!(record.contains("\"Bob\""), "{record}");
+}

@@ -1784,3 +1784,160 @@ fn seal_with_the_public_key_checks_the_folder_once_sealed() {
         "{said}"
     );
 }
+
+/// Insider attacks on the folder that `verify` did not see (issue 20, a second hostile pass):
+/// a block's CSV deleted beside its manifest (the folder check counted manifests, the block
+/// checks ran on the CSVs found: neither saw it, and verify said OK, sealed and pinned or not);
+/// every CSV deleted (the folder was no longer found as an emission); a manifest whose CSV is
+/// gone edited and its signature spoilt.
+#[test]
+fn a_block_whose_tickets_were_deleted_fails_verify() {
+    let w = setup();
+    let folder = sealed(&w);
+    let seal_sha = common::sha256_file(&folder.join("emission.seal.json"));
+    assert!(verify(&w, &folder, 0).contains("OK      emission"));
+    let csv2 = folder.join("block-00002.csv");
+    let kept = read(&csv2);
+    std::fs::remove_file(&csv2).unwrap();
+    let said = verify_with(&w, &folder, &["--seal-sha256", &seal_sha], 1);
+    assert!(
+        said.contains("block-00002.csv: missing, and its manifest is here"),
+        "{said}"
+    );
+    // Every CSV gone: the folder is still found and checked, named or below a folder named.
+    for n in [1, 3] {
+        std::fs::remove_file(folder.join(format!("block-{n:05}.csv"))).unwrap();
+    }
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("block-00001.csv: missing"), "{said}");
+    let out = w.run_expect(
+        &[
+            "verify",
+            "--game",
+            &data("mini-ruche.toml"),
+            "--public-key",
+            "keys/public-key.pem",
+            "emissions",
+        ],
+        1,
+    );
+    assert!(
+        text(&out).contains("block-00003.csv: missing"),
+        "{}",
+        text(&out)
+    );
+    std::fs::write(&csv2, &kept).unwrap();
+    // A manifest without its CSV is read with its signature checked.
+    let manifest = folder.join("block-00001.manifest.json");
+    let edited = String::from_utf8(read(&manifest))
+        .unwrap()
+        .replace("\"tickets\": 2000", "\"tickets\": 1999");
+    std::fs::write(&manifest, edited).unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("block-00001.manifest.json.sig"), "{said}");
+}
+
+/// A block the audit log says a run made is gone, CSV, manifest and signature: the emission is
+/// not sealed and the planned count not reached, so only the log tells (verify said OK).
+#[test]
+fn a_block_the_log_says_was_made_cannot_be_deleted_quietly() {
+    let w = setup();
+    run(
+        &w,
+        &emit_args(&["--blocks", "2", "--emission-blocks", "3"]),
+        0,
+    );
+    let folder = w.path(FOLDER);
+    assert!(verify(&w, &folder, 0).contains("OK      emission"));
+    for name in [
+        "block-00002.csv",
+        "block-00002.manifest.json",
+        "block-00002.manifest.json.sig",
+    ] {
+        std::fs::remove_file(folder.join(name)).unwrap();
+    }
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("block 2 is not here (block-00002.manifest.json missing), and the audit log says a run made it"),
+        "{said}"
+    );
+    // Making it again (same seed and key: the same bytes) restores the emission.
+    run(&w, &emit_args(&["--first-block", "2"]), 0);
+    assert!(verify(&w, &folder, 0).contains("OK      emission"));
+}
+
+/// Another emission's log signed by the same key, put in this one's place: its lines name
+/// another record (every line names the record it was written under), so verify fails; it
+/// passed before (the chain and the signatures hold, and nothing tied a line to its emission).
+#[test]
+fn the_log_of_another_emission_signed_by_the_same_key_is_refused() {
+    let w = setup();
+    run(&w, &emit_args(&["--emission-blocks", "3"]), 0);
+    let other = [
+        "--seed",
+        OTHER_SEED,
+        "--out",
+        "elsewhere",
+        "--emission-blocks",
+        "3",
+    ];
+    run(&w, &emit_args(&other), 0);
+    let folder = w.path(FOLDER);
+    let log = String::from_utf8(read(&folder.join("emission.log.jsonl"))).unwrap();
+    let record_sha = common::sha256_file(&folder.join("emission.json"));
+    assert!(
+        log.contains(&format!("\"record_sha256\":\"{record_sha}\"")),
+        "the line names its record: {log}"
+    );
+    std::fs::copy(
+        w.path("elsewhere/mini-ruche/2/e0001/emission.log.jsonl"),
+        folder.join("emission.log.jsonl"),
+    )
+    .unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("line 1: it names the record")
+            && said.contains("the line is another emission's"),
+        "{said}"
+    );
+}
+
+/// A withdrawal record is evidence too: deleted (the block would be back on sale at the next
+/// load), changed, or another's, verify fails; verify did not read them at all before.
+#[test]
+fn a_withdrawal_record_cannot_be_deleted_or_changed_quietly() {
+    let w = setup();
+    let folder = sealed(&w);
+    let f = folder.to_str().unwrap();
+    w.ok(&[
+        "withdraw",
+        "--key",
+        "keys/signing-key.pem",
+        "--block",
+        "2",
+        "--reason",
+        "winner leaked",
+        f,
+    ]);
+    assert!(verify(&w, &folder, 0).contains("OK      emission"));
+    let record = folder.join("withdrawal-0001.json");
+    let sig = folder.join("withdrawal-0001.json.sig");
+    let (kept, kept_sig) = (read(&record), read(&sig));
+    std::fs::remove_file(&record).unwrap();
+    std::fs::remove_file(&sig).unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("the audit log records the withdrawal withdrawal-0001.json")
+            && said.contains("it is missing"),
+        "{said}"
+    );
+    let changed = String::from_utf8(kept.clone())
+        .unwrap()
+        .replace("winner leaked", "nothing");
+    std::fs::write(&record, changed).unwrap();
+    std::fs::write(&sig, &kept_sig).unwrap();
+    let said = verify(&w, &folder, 1);
+    assert!(said.contains("withdrawal-0001.json"), "{said}");
+    std::fs::write(&record, &kept).unwrap();
+    assert!(verify(&w, &folder, 0).contains("OK      emission"));
+}

@@ -128,6 +128,96 @@ fn a_closed_standard_output_ends_quietly_with_status_0() {
     // The block was made and the emission sealed all the same.
     assert!(folder.join("block-00002.manifest.json").exists());
     assert!(folder.join("emission.seal.json").exists());
+    // A verifier's status is its verdict, whoever reads its lines: with the reader gone, a
+    // block that fails still ends with 1 (`verify | head -1` ended with 0: the broken pipe
+    // stopped the run before the verdict).
+    let mut bytes = read(&csv);
+    let at = bytes.len() - 10;
+    bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+    std::fs::write(&csv, bytes).unwrap();
+    for args in [
+        vec!["verify", "--game", &game, csv.to_str().unwrap()],
+        vec!["verify", "--game", &game, folder.to_str().unwrap()],
+    ] {
+        let out = run_with_closed_stdout(&w, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// `man --out DIR` writes every page or none: a page's path that is refused (a FIFO there)
+/// is found before any page is written (it wrote the pages before the refused one, 24 of 25).
+#[test]
+fn man_out_writes_every_page_or_none() {
+    let w = Workdir::new();
+    std::fs::create_dir(w.path("man")).unwrap();
+    mkfifo(&w.path("man/emission-factory.1"));
+    let out = run_within(
+        &w,
+        &["man", "--out", "man", "-q"],
+        std::time::Duration::from_secs(60),
+    );
+    said(&out, 2, "is a FIFO");
+    let names: Vec<String> = std::fs::read_dir(w.path("man"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["emission-factory.1".to_string()],
+        "pages were written"
+    );
+    std::fs::remove_file(w.path("man/emission-factory.1")).unwrap();
+    let out = run_within(
+        &w,
+        &["man", "--out", "man", "-q"],
+        std::time::Duration::from_secs(60),
+    );
+    said(&out, 0, "");
+    assert!(std::fs::read_dir(w.path("man")).unwrap().count() > 10);
+}
+
+/// A FIFO or a link at the audit log's name is refused before any block is made (emit made
+/// every block, then failed on the log, leaving blocks no log line records).
+#[test]
+fn emit_refuses_a_log_it_cannot_append_to_before_making_a_block() {
+    let w = Workdir::new();
+    let folder = emit_mini(&w, "1");
+    let log = folder.join("emission.log.jsonl");
+    let kept = read(&log);
+    let game = data("mini-ruche.toml");
+    let args = [
+        "emit",
+        "--game",
+        &game,
+        "--seed",
+        SEED,
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--first-block",
+        "2",
+        "--quiet",
+    ];
+    std::fs::remove_file(&log).unwrap();
+    mkfifo(&log);
+    let out = run_within(&w, &args, std::time::Duration::from_secs(60));
+    said(&out, 2, "is a FIFO");
+    said(&out, 2, "before any block is made");
+    assert!(!folder.join("block-00002.csv").exists(), "a block was made");
+    std::fs::remove_file(&log).unwrap();
+    std::os::unix::fs::symlink("elsewhere.jsonl", &log).unwrap();
+    let out = run_within(&w, &args, std::time::Duration::from_secs(60));
+    said(&out, 2, "symbolic link");
+    assert!(!folder.join("block-00002.csv").exists(), "a block was made");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::write(&log, kept).unwrap();
+    said(
+        &run_within(&w, &args, std::time::Duration::from_secs(60)),
+        0,
+        "",
+    );
+    assert!(folder.join("block-00002.csv").exists());
 }
 
 /// `seal` of the emission in `folder` with the keygen key, planned for `blocks` blocks.

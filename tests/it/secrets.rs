@@ -1439,3 +1439,40 @@ fn a_reshare_refuses_old_shares_others_may_read_unless_allowed_and_then_warns() 
     says(&out, &format!("warning: {} has mode 0644", shares[1]));
     assert!(w.path("new-shares").is_dir());
 }
+
+/// An emission folder found already there must be this user's and closed to others' writes:
+/// made beforehand by another account, or left 0777, its owner (or anyone) could replace the
+/// emission's files and lock between two runs. It was used as it was, without a word.
+#[test]
+fn an_emission_folder_another_user_owns_or_may_write_into_is_refused() {
+    let w = Workdir::new();
+    let folder = w.path(FOLDER);
+    fs::create_dir_all(&folder).unwrap();
+    fs::set_permissions(&folder, fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(mode(&folder), 0o777, "the folder is really open");
+    let out = emit(&w, &["--seed", SEED], 2);
+    says(&out, "others may write into it");
+    says(&out, "chmod go-w");
+    assert_eq!(
+        fs::read_dir(&folder).unwrap().count(),
+        0,
+        "nothing was written"
+    );
+    fs::set_permissions(&folder, fs::Permissions::from_mode(0o700)).unwrap();
+    emit(&w, &["--seed", SEED], 0);
+    if !rustix::process::geteuid().is_root() {
+        return cannot_run("giving a folder to another user needs root here");
+    }
+    let w = Workdir::new();
+    let folder = w.path(FOLDER);
+    fs::create_dir_all(&folder).unwrap();
+    fs::set_permissions(&folder, fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::chown(&folder, Some(65534), Some(65534)).unwrap();
+    let out = emit(&w, &["--seed", SEED], 2);
+    says(&out, "belongs to user id 65534");
+    assert_eq!(
+        fs::read_dir(&folder).unwrap().count(),
+        0,
+        "nothing was written"
+    );
+}
