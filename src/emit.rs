@@ -247,8 +247,18 @@ pub(crate) fn emit(
         check_emission_key(&folder, &public, access)?;
         // The run ends by appending its line to the audit log: a log that cannot take it (a
         // FIFO or a link at its name, a broken chain) is refused now, before any block is made.
-        crate::emission::log::read_chain(&folder, &public)
+        let chain = crate::emission::log::read_chain(&folder, &public)
             .context("the emission's audit log, read before any block is made")?;
+        // A sealed emission takes no new block, its seal deleted or not.
+        if let Some(line) = chain.seal_recorded {
+            if !crate::fs::files::entry_exists(&folder.join(sealing::SEAL_FILE))? {
+                bail!(
+                    "the audit log of {} records a seal (line {line}), and {} is missing: it was deleted (restore it from the archive), or the sealing run was killed before writing it (run `emission-factory seal` again). A sealed emission takes no new block; nothing was made",
+                    shown_path(&folder),
+                    sealing::SEAL_FILE
+                );
+            }
+        }
         let write_definition = || crate::emission::write_or_check_definition(&folder, game, access);
         let joined = join_or_create(&folder, &wanted, config, &blocks, &write_definition)?;
         // Joining: after the record, so that a run of another definition is refused by it,

@@ -156,6 +156,13 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             .iter()
             .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
             .collect::<Result<_>>()?,
+        // A pack's CSVs were checked as they streamed, never written in the staged folder.
+        streamed_blocks: pack.as_ref().map(|_| {
+            blocks
+                .iter()
+                .filter_map(|b| emission_factory::verify::block_number(b))
+                .collect()
+        }),
     };
     // The blocks that failed, by emission folder: a failed block fails its emission.
     let mut failed_in: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();

@@ -495,6 +495,10 @@ pub struct FolderCheck {
     /// The TSA certificates that tokens are checked against (`--tsa-cert`). A token present,
     /// or named by the record or the seal, is always checked: without a certificate it fails.
     pub tsa_certs: Vec<crate::emission::timestamp::TsaCert>,
+    /// The blocks whose CSV was checked from a stream (`verify PACK`: the pack's CSVs are
+    /// never written into the folder checked), `None` for a folder: then each manifest's CSV
+    /// must be in the folder.
+    pub streamed_blocks: Option<Vec<u32>>,
 }
 
 /// The emission's copy of its definition, when the record names it: there, a regular file of
@@ -542,11 +546,16 @@ fn check_blocks_there(
     report: &mut FolderReport,
     folder: &Path,
     present: &[u32],
+    streamed: Option<&[u32]>,
     chain: Option<&Chain>,
 ) {
     for &number in present {
         let csv = folder.join(crate::block::csv_name(number));
-        match crate::fs::files::entry_exists(&csv) {
+        let there = match streamed {
+            Some(streamed) => Ok(streamed.contains(&number)),
+            None => crate::fs::files::entry_exists(&csv),
+        };
+        match there {
             Ok(true) => {}
             Ok(false) => report.problem(
                 Code::EmissionBlockMissing,
@@ -788,7 +797,13 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             None
         }
     };
-    check_blocks_there(&mut report, folder, &present, chain.as_ref());
+    check_blocks_there(
+        &mut report,
+        folder,
+        &present,
+        check.streamed_blocks.as_deref(),
+        chain.as_ref(),
+    );
     if let Some(chain) = &chain {
         check_log_names_the_record(&mut report, folder, &record, &record_sha256, chain);
     }

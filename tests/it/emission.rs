@@ -1941,3 +1941,35 @@ fn a_withdrawal_record_cannot_be_deleted_or_changed_quietly() {
     std::fs::write(&record, &kept).unwrap();
     assert!(verify(&w, &folder, 0).contains("OK      emission"));
 }
+
+/// A sealed emission takes no new block, its seal deleted or not: the log records the seal,
+/// and emit reads the log before making a block (with the seal deleted, emit made block 3 of
+/// an emission sealed at 2; verify caught it only later).
+#[test]
+fn emit_adds_no_block_to_an_emission_whose_seal_was_deleted() {
+    let w = setup();
+    run(&w, &emit_args(&["--blocks", "2"]), 0);
+    let folder = w.path(FOLDER);
+    w.ok(&[
+        "seal",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--signing-key",
+        "keys/signing-key.pem",
+        "--blocks",
+        "2",
+        folder.to_str().unwrap(),
+    ]);
+    for name in ["emission.seal.json", "emission.seal.json.sig"] {
+        std::fs::remove_file(folder.join(name)).unwrap();
+    }
+    let said = text(&run(&w, &emit_args(&["--first-block", "3"]), 2));
+    assert!(
+        said.contains("records a seal") && said.contains("nothing was made"),
+        "{said}"
+    );
+    assert!(
+        !folder.join("block-00003.csv").exists(),
+        "a block was added"
+    );
+}
