@@ -197,6 +197,9 @@ codes! {
     /// A withdrawal record fails its signature, is another emission's, is not the one the log
     /// records, or one the log records is missing.
     EmissionWithdrawal = "emission.withdrawal",
+    /// A reshare's custody file fails its signature, is another emission's, is not the one
+    /// the log names, or one the log names is missing.
+    EmissionCustody = "emission.custody",
     /// A block of the emission failed (listed with the blocks).
     EmissionBlockFailed = "emission.block_failed",
     /// The seal is missing where something says it was made.

@@ -157,7 +157,7 @@ pub fn reshare_file(set: &str) -> String {
 }
 
 /// Largest custody file read.
-const MAX_RESHARE_BYTES: u64 = 1 << 20;
+pub const MAX_RESHARE_BYTES: u64 = 1 << 20;
 
 impl Ceremony<'_> {
     fn folder(&self) -> PathBuf {

@@ -172,6 +172,25 @@ pub struct Chain {
     /// The withdrawal records the signed lines of `withdraw` runs name: line, file name and
     /// SHA-256 ([`withdrawal_named`]).
     pub withdrawals_recorded: Vec<(u64, String, String)>,
+    /// The reshares' custody files the signed lines of `seed` runs name: line, file name and
+    /// SHA-256 ([`custody_named`]).
+    pub custody_recorded: Vec<(u64, String, String)>,
+}
+
+/// The custody file a reshare's `seed` line names, as the ceremony writes its result:
+/// `ok: emission.shares-SET.json (SHA-256 HEX), …`; the file name and hash.
+pub fn custody_named(entry: &Entry) -> Option<(String, String)> {
+    if entry.command != "seed" {
+        return None;
+    }
+    let rest = entry.result.strip_prefix("ok: ")?;
+    let (file, rest) = rest.split_once(" (SHA-256 ")?;
+    let sha = rest.get(..64)?;
+    let well_formed = file.starts_with("emission.shares-")
+        && file.ends_with(".json")
+        && rest[64..].starts_with(')')
+        && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    well_formed.then(|| (file.to_string(), sha.to_string()))
 }
 
 /// The withdrawal record a `withdraw` run's line names, as `withdraw` writes its result:
@@ -301,6 +320,7 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
         records_named: Vec::new(),
         blocks_made: BTreeMap::new(),
         withdrawals_recorded: Vec::new(),
+        custody_recorded: Vec::new(),
     };
     let mut sealing: Option<u64> = None;
     let mut prev = GENESIS.to_string();
@@ -358,6 +378,9 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
             }
             if let Some((file, sha)) = withdrawal_named(&entry) {
                 chain.withdrawals_recorded.push((chain.lines, file, sha));
+            }
+            if let Some((file, sha)) = custody_named(&entry) {
+                chain.custody_recorded.push((chain.lines, file, sha));
             }
         }
         prev = line_hash(line);

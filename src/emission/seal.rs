@@ -553,7 +553,24 @@ fn check_blocks_there(
         let csv = folder.join(crate::block::csv_name(number));
         let there = match streamed {
             Some(streamed) => Ok(streamed.contains(&number)),
-            None => crate::fs::files::entry_exists(&csv),
+            // A regular file (a folder at a CSV's name was walked into, and its block never
+            // checked), through a link or not: dangling, it is missing.
+            None => match std::fs::metadata(&csv) {
+                Ok(meta) if meta.is_file() => Ok(true),
+                Ok(meta) => {
+                    report.problem(
+                        Code::EmissionBlockMissing,
+                        format!(
+                            "{}: is {}, not the block's tickets: the block was removed; restore it from the archive",
+                            shown_path(&csv),
+                            crate::fs::open::kind_name(meta.file_type())
+                        ),
+                    );
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(anyhow!("{}: {e}", shown_path(&csv))),
+            },
         };
         match there {
             Ok(true) => {}
@@ -618,6 +635,108 @@ fn check_log_names_the_record(
                 shown_path(&path)
             ),
         );
+    }
+}
+
+/// The reshares' custody files (`emission.shares-SET.json` and `.sig`): each one signed with
+/// the key, of this emission and seed, and named with its SHA-256 by a signed `seed` line of
+/// the log; and every custody file the log names is there, unchanged. (They were read only by
+/// `emit`, for the set it was given: deleted, changed or added, verify said nothing.)
+fn check_reshares(
+    report: &mut FolderReport,
+    folder: &Path,
+    key: &VerifyingKey,
+    record: &Record,
+    chain: Option<&Chain>,
+) {
+    use crate::emission::ceremony::{Reshare, MAX_RESHARE_BYTES};
+    let entries = match crate::fs::dir::list(folder) {
+        Ok(entries) => entries,
+        Err(e) => {
+            report.problem(
+                Code::EmissionCustody,
+                format!("cannot list {}: {e}", shown_path(folder)),
+            );
+            return;
+        }
+    };
+    let mut found: Vec<(String, String)> = Vec::new();
+    for entry in entries {
+        let Some(name) = entry.name.to_str() else {
+            continue;
+        };
+        let Some(stem) = name.strip_prefix("emission.shares-") else {
+            continue;
+        };
+        if stem.ends_with(".json.sig") {
+            let json = name.trim_end_matches(".sig");
+            if !crate::fs::files::entry_exists(&folder.join(json)).unwrap_or(false) {
+                report.problem(Code::EmissionCustody, format!(
+                    "{}: the signature of a reshare's custody file, and no {json}: it was deleted; restore it from the archive",
+                    shown_path(&entry.path)
+                ));
+            }
+            continue;
+        }
+        if !stem.ends_with(".json") {
+            continue;
+        }
+        let sig = folder.join(format!("{name}.sig"));
+        let bytes = match read_signed(&entry.path, &sig, MAX_RESHARE_BYTES, key) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                report.problem(Code::EmissionCustody, format!(
+                    "{e:#}: a reshare's custody file that is not signed with the emission's key, or was changed"
+                ));
+                continue;
+            }
+        };
+        match parse_strict::<Reshare>(&bytes, Layout::Pretty) {
+            Ok(r) if r.emission == record.id && r.seed_sha256 == record.seed_sha256 => {}
+            Ok(_) => report.problem(
+                Code::EmissionCustody,
+                format!(
+                    "{}: a reshare of another emission or seed than this record's",
+                    shown_path(&entry.path)
+                ),
+            ),
+            Err(e) => report.problem(
+                Code::EmissionCustody,
+                format!(
+                    "{}: not a valid custody file ({e})",
+                    shown_path(&entry.path)
+                ),
+            ),
+        }
+        found.push((name.to_string(), hex::encode(Sha256::digest(&bytes))));
+    }
+    let Some(chain) = chain else { return };
+    for (name, sha) in &found {
+        if !chain
+            .custody_recorded
+            .iter()
+            .any(|(_, f, s)| f == name && s == sha)
+        {
+            report.problem(Code::EmissionCustody, format!(
+                "{}: no signed `seed` line of the audit log names this custody file with its SHA-256 {sha}: it was not written by a reshare of this emission, or it was changed",
+                shown_path(&folder.join(name))
+            ));
+        }
+    }
+    for (line, file, sha) in &chain.custody_recorded {
+        match found.iter().find(|(f, _)| f == file) {
+            None => report.problem(Code::EmissionCustody, format!(
+                "{}: the audit log records the reshare's custody file {file} (SHA-256 {sha}, {} line {line}), and it is missing: it was deleted; restore it from the archive",
+                shown_path(folder),
+                log::LOG_FILE
+            )),
+            Some((_, s)) if s != sha => report.problem(Code::EmissionCustody, format!(
+                "{}: its SHA-256 is {s}, the custody file the audit log records ({} line {line}) {sha}: the file was replaced",
+                shown_path(&folder.join(file)),
+                log::LOG_FILE
+            )),
+            Some(_) => {}
+        }
     }
 }
 
@@ -807,6 +926,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     if let Some(chain) = &chain {
         check_log_names_the_record(&mut report, folder, &record, &record_sha256, chain);
     }
+    check_reshares(&mut report, folder, key, &record, chain.as_ref());
     check_withdrawals(
         &mut report,
         folder,

@@ -1234,6 +1234,50 @@ fn reshared_shares_are_admitted_through_their_signed_custody_file() {
     resign(&w, &custody);
     let out = w.run(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // verify checks the custody files against the log's signed `seed` lines: deleted, changed
+    // or added, it fails (it read none of them: the three passed).
+    let folder = custody.parent().unwrap().to_path_buf();
+    let verify = |code| {
+        text(&w.run_expect(
+            &[
+                "verify",
+                "--public-key",
+                "keys/public-key.pem",
+                folder.to_str().unwrap(),
+            ],
+            code,
+        ))
+    };
+    assert!(verify(0).contains("OK      emission"));
+    let sig = folder.join(format!(
+        "{}.sig",
+        custody.file_name().unwrap().to_string_lossy()
+    ));
+    let kept_sig = read(&sig);
+    std::fs::remove_file(&custody).unwrap();
+    std::fs::remove_file(&sig).unwrap();
+    let said = verify(1);
+    assert!(
+        said.contains("the audit log records the reshare's custody file")
+            && said.contains("it is missing"),
+        "{said}"
+    );
+    std::fs::write(&custody, b"junk").unwrap();
+    std::fs::write(&sig, &kept_sig).unwrap();
+    let said = verify(1);
+    assert!(
+        said.contains("not signed with the emission's key, or was changed"),
+        "{said}"
+    );
+    std::fs::write(&custody, &text_before).unwrap();
+    assert!(verify(0).contains("OK      emission"));
+    let extra = folder.join(format!("emission.shares-{}.json", "0".repeat(32)));
+    std::fs::write(&extra, &text_before).unwrap();
+    let said = verify(1);
+    assert!(
+        said.contains(&format!("emission.shares-{}.json", "0".repeat(32))),
+        "{said}"
+    );
 }
 
 /// One private-folder policy (issue 21): `seed --out` refuses a share folder that group or

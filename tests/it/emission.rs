@@ -1973,3 +1973,22 @@ fn emit_adds_no_block_to_an_emission_whose_seal_was_deleted() {
         "a block was added"
     );
 }
+
+/// A folder in place of a block's CSV: the walk went into it and the block was never checked,
+/// and the folder check took it for the CSV (it asked only that something was there): a sealed
+/// emission whose every CSV was made a folder verified OK, "0 block(s) checked".
+#[test]
+fn a_folder_in_place_of_a_blocks_csv_fails_verify() {
+    let w = setup();
+    let folder = sealed(&w);
+    for n in 1..=3 {
+        let csv = folder.join(format!("block-{n:05}.csv"));
+        std::fs::remove_file(&csv).unwrap();
+        std::fs::create_dir(&csv).unwrap();
+    }
+    let said = verify(&w, &folder, 1);
+    assert!(
+        said.contains("block-00002.csv: is a folder, not the block's tickets"),
+        "{said}"
+    );
+}
