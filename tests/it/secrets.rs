@@ -327,14 +327,16 @@ fn keygen_makes_a_0600_key_under_any_umask_and_force_replaces_only_a_regular_fil
     // --force replaces a regular file only: the link is refused, left as it is, nothing is
     // written (--force removed the link and wrote a key in its place before, issue 19).
     let public_before = read(&w.path("keys/public-key.pem"));
-    let out = sh_expect(
-        &w,
-        umask_000,
-        &["keygen", "--out", "keys", "--force"],
-        b"",
-        2,
-    );
-    says(&out, "is a symbolic link");
+    let forced = |code| {
+        sh_expect(
+            &w,
+            umask_000,
+            &["keygen", "--out", "keys", "--force"],
+            b"",
+            code,
+        )
+    };
+    says(&forced(2), "is a symbolic link");
     assert!(fs::symlink_metadata(w.path("keys/signing-key.pem"))
         .unwrap()
         .file_type()
@@ -347,23 +349,10 @@ fn keygen_makes_a_0600_key_under_any_umask_and_force_replaces_only_a_regular_fil
         .status()
         .expect("mkfifo (coreutils) runs");
     assert!(fifo.success());
-    let out = sh_expect(
-        &w,
-        umask_000,
-        &["keygen", "--out", "keys", "--force"],
-        b"",
-        2,
-    );
-    says(&out, "is a FIFO (named pipe)");
+    says(&forced(2), "is a FIFO (named pipe)");
     assert_eq!(read(&w.path("keys/public-key.pem")), public_before);
     fs::remove_file(w.path("keys/signing-key.pem")).unwrap();
-    let out = sh_expect(
-        &w,
-        umask_000,
-        &["keygen", "--out", "keys", "--force"],
-        b"",
-        0,
-    );
+    let out = forced(0);
     says(&out, "mode 0600");
     assert_ne!(read(&w.path("keys/public-key.pem")), public_before);
     assert_eq!(fs::read_to_string(w.path("victim.txt")).unwrap(), VICTIM);
