@@ -76,6 +76,12 @@ pub struct UnpackArgs {
     /// must not exist. Nothing is written there unless the whole pack reads.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// The certificate (PEM or DER) of the time-stamping authority of the emission's tokens
+    /// (emission.json.tsr, emission.seal.json.tsr), when the pack holds any: the restored
+    /// folder is checked as a sealed emission before it is published, its tokens included.
+    /// Repeatable.
+    #[arg(long, value_name = "PEM")]
+    pub tsa_cert: Vec<PathBuf>,
     /// Use an identity file that group or others may read, with a warning, instead of refusing
     /// it (better: `chmod 600 FILE`).
     #[arg(long)]
@@ -154,7 +160,19 @@ pub(super) fn run_unpack(args: UnpackArgs) -> Result<Exit> {
         super::emit::exposure(args.allow_insecure_key),
     )?;
     super::emit::warn_exposed(&read.exposed);
-    let done = emission_factory::pack::unpack(&args.pack, &read.identities, &args.out)?;
+    let tsa_certs = args
+        .tsa_cert
+        .iter()
+        .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
+        .collect::<Result<Vec<_>>>()?;
+    let done = emission_factory::pack::unpack(&args.pack, &read.identities, &args.out, &tsa_certs)?;
+    if done.removed > 0 {
+        errln!(
+            "note: removed {} staging folder(s) (.unpack-*) of {} left by an unpack that was killed",
+            done.removed,
+            shown_path(&args.out)
+        );
+    }
     if !args.quiet {
         outln!(
             "unpacked {} into {}: {} files, {} blocks; check it with `emission-factory verify {}`",

@@ -369,11 +369,21 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         )?;
     }
     if let Some(round) = &options.beacon {
-        outln!(
-            "beacon: the seed of the blocks replayed is HKDF-SHA256(secret, salt = the signature of round {} of {}, info = the emission), the round each emission's signed record names; signature checked against the chain's pinned key",
-            round.round,
-            emission_factory::emission::beacon::CHAIN
-        )?;
+        // Said only of blocks that were replayed from it and matched: a round the record does
+        // not name fails every block, and is then no seed of anything here.
+        if replayed > 0 {
+            outln!(
+                "beacon: the seed of the {replayed} block(s) replayed is HKDF-SHA256(secret, salt = the signature of round {} of {}, info = the emission), the round each emission's signed record names; signature checked against the chain's pinned key",
+                round.round,
+                emission_factory::emission::beacon::CHAIN
+            )?;
+        } else {
+            outln!(
+                "beacon: round {} of {} was given (signature checked against the chain's pinned key); no block was replayed from it (see the failures above)",
+                round.round,
+                emission_factory::emission::beacon::CHAIN
+            )?;
+        }
     }
     if !emissions.is_empty() {
         outln!(

@@ -5,9 +5,10 @@
 //! written and must be what its manifest says. Only once the whole pack has been read to its
 //! authenticated end is the staging folder renamed to `<out>/<game>/<stake>/e<emission:04>`,
 //! never over anything there (`renameat2(RENAME_NOREPLACE)`). On any error before that, the
-//! staging folder is removed and nothing is left. What the restored folder proves is for
-//! `verify` to say: unpacking checks the pack's form and that each CSV is its manifest's, not
-//! signatures or tickets.
+//! staging folder is removed and nothing is left. Before it is published, the restored folder
+//! must hold together as a sealed emission against the key it carries ([`check_restored`]);
+//! that the key is the lottery's, and the tickets, are for `verify --public-key` to say. A run
+//! first removes the staging folders killed runs left (`.unpack-*` that no live run holds).
 
 use super::member::Member;
 use super::read::{read_pack, PackContents, Sink};
@@ -27,11 +28,18 @@ pub struct Unpacked {
     pub folder: PathBuf,
     /// What the pack held.
     pub contents: PackContents,
+    /// Staging folders of killed runs removed first.
+    pub removed: usize,
 }
 
 /// Restores the emission of `pack` under the existing folder `out`, as
 /// `out/<game>/<stake>/e<emission:04>` (which must not exist), whole or not at all.
-pub fn unpack(pack: &Path, identities: &[age::x25519::Identity], out: &Path) -> Result<Unpacked> {
+pub fn unpack(
+    pack: &Path,
+    identities: &[age::x25519::Identity],
+    out: &Path,
+    tsa_certs: &[crate::emission::timestamp::TsaCert],
+) -> Result<Unpacked> {
     let meta = std::fs::metadata(out).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => anyhow!(
             "--out {}: no such folder; create it first (mkdir -m 700 {})",
@@ -43,10 +51,15 @@ pub fn unpack(pack: &Path, identities: &[age::x25519::Identity], out: &Path) -> 
     if !meta.is_dir() {
         bail!("--out {}: not a folder", shown_path(out));
     }
+    let removed = remove_stale_stagings(out)?;
     let stage = tempfile::Builder::new()
         .prefix(".unpack-")
         .tempdir_in(out)
         .with_context(|| format!("cannot create a staging folder in {}", shown_path(out)))?;
+    // Held until the folder is published: a later run removes only stagings nobody holds.
+    let held = File::open(stage.path())
+        .and_then(|d| d.lock().map(|()| d))
+        .with_context(|| format!("cannot lock {}", shown_path(stage.path())))?;
     // The emission folder it becomes is private, as emit makes it (0700), whatever the umask.
     #[cfg(unix)]
     {
@@ -62,6 +75,7 @@ pub fn unpack(pack: &Path, identities: &[age::x25519::Identity], out: &Path) -> 
     File::open(stage.path())
         .and_then(|d| d.sync_all())
         .with_context(|| format!("cannot sync {}", shown_path(stage.path())))?;
+    check_restored(stage.path(), tsa_certs)?;
     let folder = contents.emission.folder(out);
     let parent = crate::fs::files::parent(&folder).to_path_buf();
     crate::interrupt::check()?;
@@ -74,7 +88,74 @@ pub fn unpack(pack: &Path, identities: &[age::x25519::Identity], out: &Path) -> 
     File::open(&parent)
         .and_then(|d| d.sync_all())
         .with_context(|| format!("cannot sync {}", shown_path(&parent)))?;
-    Ok(Unpacked { folder, contents })
+    drop(held);
+    Ok(Unpacked {
+        folder,
+        contents,
+        removed,
+    })
+}
+
+/// The restored folder holds together as a sealed emission, checked as `verify` checks one
+/// (record, key, definition, manifests and their signatures, log, withdrawals, custody files,
+/// seal and its blocks) against the key it carries, before it is published: a pack with a
+/// sealed block, the log, a withdrawal or the definition left out is refused whole (anyone
+/// with a recipient's public key can make a pack; unpack restored such packs, exit 0). That
+/// the key is the lottery's, and the tickets, are for `verify --public-key` to say.
+fn check_restored(folder: &Path, tsa_certs: &[crate::emission::timestamp::TsaCert]) -> Result<()> {
+    let key = crate::block::keys::read_public_key(&folder.join(crate::block::PUBLIC_KEY_FILE))?;
+    let report = crate::emission::seal::check_folder(
+        folder,
+        &key,
+        &crate::emission::seal::FolderCheck {
+            tsa_certs: tsa_certs.to_vec(),
+            ..crate::emission::seal::FolderCheck::default()
+        },
+    );
+    if !report.problems.is_empty() {
+        bail!(
+            "the pack's emission does not hold together, so nothing was restored:\n  - {}",
+            report
+                .problems
+                .iter()
+                .map(|p| crate::untrusted::defanged(&p.message))
+                .collect::<Vec<_>>()
+                .join("\n  - ")
+        );
+    }
+    Ok(())
+}
+
+/// Removes the staging folders (`.unpack-*`) that runs killed before publishing left in `out`
+/// (the blocks in clear, as secret as the seed), skipping any a live run holds locked. Returns
+/// how many.
+fn remove_stale_stagings(out: &Path) -> Result<usize> {
+    let mut removed = 0;
+    let entries =
+        crate::fs::dir::list(out).with_context(|| format!("cannot read {}", shown_path(out)))?;
+    for entry in entries {
+        let stale = entry.kind == crate::fs::dir::Kind::Folder
+            && entry
+                .name
+                .to_str()
+                .is_some_and(|n| n.starts_with(".unpack-"));
+        if !stale {
+            continue;
+        }
+        let Ok(dir) = File::open(&entry.path) else {
+            continue;
+        };
+        if dir.try_lock().is_ok() {
+            std::fs::remove_dir_all(&entry.path).with_context(|| {
+                format!(
+                    "cannot remove {}, left by an unpack that was killed",
+                    shown_path(&entry.path)
+                )
+            })?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// Renames the folder `from` to `to`, which must not exist.

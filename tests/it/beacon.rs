@@ -303,6 +303,14 @@ fn a_beacon_emission_is_made_from_its_round_and_audited_with_it() {
     let out = with_shares(&w, &ids, verify, &["--beacon", &round_2]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("names round 3"), "{}", text(&out));
+    // The summary never says the refused round seeded anything (it said "the seed of the
+    // blocks replayed is HKDF-SHA256(secret, salt = the signature of round 2 ...)").
+    assert!(
+        !text(&out).contains("the seed of the")
+            && text(&out).contains("no block was replayed from it"),
+        "{}",
+        text(&out)
+    );
     refused(
         &with_shares(&w, &ids, verify, &["--beacon", &bit]),
         &["bit.json", "signature"],

@@ -1438,3 +1438,58 @@ fn a_withdrawal_made_after_the_seal_travels_in_the_pack() {
     assert_eq!(hashes(&restored), hashes(&folder));
     assert!(hashes(&restored).contains_key("withdrawal-0001.json.sig"));
 }
+
+/// Anyone with a recipient's public key can make a pack: one with a sealed block, the
+/// definition's copy or the log's last line left out is refused whole by `unpack`, which checks
+/// the restored folder as a sealed emission before publishing it (it restored each of them,
+/// exit 0: "13 files, 2 blocks"); and the staging folder a killed unpack left (the blocks in
+/// clear) is removed by the next run (it stayed for ever).
+#[test]
+fn unpack_refuses_a_pack_with_evidence_left_out_and_removes_a_killed_runs_staging() {
+    let w = Workdir::new();
+    let (_folder, id, key) = packed(&w);
+    let genuine = members_of(&inner_tar(&read(&w.path("e.pack")), &id));
+    let without = |gone: &dyn Fn(&str) -> bool| -> Vec<Raw> {
+        let kept: Vec<Raw> = genuine.iter().filter(|m| !gone(&m.name)).cloned().collect();
+        assert!(kept.len() < genuine.len(), "a member was left out");
+        kept
+    };
+    let cases: Vec<(&str, Vec<Raw>)> = vec![
+        ("block 3", without(&|n| n.contains("block-00003."))),
+        (
+            "the definition",
+            without(&|n| n.ends_with("emission.game.toml")),
+        ),
+        ("the log's last line", {
+            let mut members = genuine.clone();
+            let log = members
+                .iter_mut()
+                .find(|m| m.name.ends_with("emission.log.jsonl"))
+                .unwrap();
+            let text = String::from_utf8(log.data.clone()).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines.len() > 1);
+            log.data = format!("{}\n", lines[..lines.len() - 1].join("\n")).into_bytes();
+            members
+        }),
+    ];
+    for (case, members) in cases {
+        refused(
+            &w,
+            &id,
+            &seal_tar(&raw_tar(&members), &key),
+            "does not hold together, so nothing was restored",
+            case,
+        );
+    }
+    // A killed run's staging folder (no run holds it): removed, and said.
+    let out_dir = w.path("out");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    std::fs::create_dir(&out_dir).unwrap();
+    let stale = out_dir.join(".unpack-AbCdEf");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join("block-00001.csv"), b"tickets in clear").unwrap();
+    let said = unpack(&w, &id, "e.pack", "out", 0);
+    assert!(said.contains("left by an unpack that was killed"), "{said}");
+    assert!(!stale.exists(), "the staging folder is still there");
+}

@@ -392,10 +392,27 @@ fn seed_and_seal_get_tokens_that_openssl_accepts_and_verify_refuses_every_bad_on
     let said = text(&w.run_expect(&["verify", "--identity", "archive.key", "e0001.pack"], 1));
     assert!(said.contains("no --tsa-cert was given"), "{said}");
     std::fs::create_dir(w.path("restored")).unwrap();
+    // unpack checks the restored folder as verify does, its tokens included: the TSA's
+    // certificate is needed, and nothing is restored without it.
+    let said = text(&w.run_expect(
+        &[
+            "unpack",
+            "--identity",
+            "archive.key",
+            "--out",
+            "restored",
+            "e0001.pack",
+        ],
+        2,
+    ));
+    assert!(said.contains("no --tsa-cert was given"), "{said}");
+    assert_eq!(std::fs::read_dir(w.path("restored")).unwrap().count(), 0);
     w.ok(&[
         "unpack",
         "--identity",
         "archive.key",
+        "--tsa-cert",
+        cert_a,
         "--out",
         "restored",
         "e0001.pack",
