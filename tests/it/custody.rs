@@ -933,6 +933,27 @@ fn forged_shares_make_no_production_emission() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
+/// The ceremony of ruche-or 2 € emission 3, 2 of the custodians of `custodians.txt`, 4 blocks.
+const CEREMONY: [&str; 17] = [
+    "seed",
+    "--game",
+    "ruche-or",
+    "--price",
+    "2",
+    "--emission",
+    "3",
+    "--shares-needed",
+    "2",
+    "--recipients-file",
+    "custodians.txt",
+    "--out",
+    "shares",
+    "--signing-key",
+    "keys/signing-key.pem",
+    "--emission-blocks",
+    "4",
+];
+
 #[test]
 fn the_ceremony_writes_a_signed_record_once_and_prints_its_hash() {
     let w = Workdir::new();
@@ -945,25 +966,7 @@ fn the_ceremony_writes_a_signed_record_once_and_prints_its_hash() {
         ),
     )
     .unwrap();
-    let out = w.ok(&[
-        "seed",
-        "--game",
-        "ruche-or",
-        "--price",
-        "2",
-        "--emission",
-        "3",
-        "--shares-needed",
-        "2",
-        "--recipients-file",
-        "custodians.txt",
-        "--out",
-        "shares",
-        "--signing-key",
-        "keys/signing-key.pem",
-        "--emission-blocks",
-        "4",
-    ]);
+    let out = w.ok(&CEREMONY);
     let folder = w.path("emissions/ruche-or/2/e0003");
     let record_bytes = read(&folder.join("emission.json"));
     let printed = text(&out);
@@ -1362,23 +1365,7 @@ fn a_secret_pasted_as_a_custodians_label_is_never_written() {
         ),
     )
     .unwrap();
-    let out = w.run(&[
-        "seed",
-        "--game",
-        "ruche-or",
-        "--price",
-        "2",
-        "--emission",
-        "3",
-        "--shares-needed",
-        "2",
-        "--recipients-file",
-        "custodians.txt",
-        "--out",
-        "shares",
-        "--signing-key",
-        "keys/signing-key.pem",
-    ]);
+    let out = w.run(&CEREMONY);
     assert!(!text(&out).contains(secret), "{}", text(&out));
     let folder = w.path("emissions/ruche-or/2/e0003");
     for name in ["emission.json", "emission.log.jsonl"] {
