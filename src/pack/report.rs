@@ -36,11 +36,45 @@ pub fn report_pack(
         pool,
         reporter: Reporter::new(),
     };
-    read_pack(pack, identities, &mut sink)?;
+    let contents = read_pack(pack, identities, &mut sink)?;
     let Reporting {
         staged, reporter, ..
     } = sink;
     let mut report = reporter.finish(options, settings);
+    // A pack is a whole sealed emission: a sealed block it lacks fails the report (the report
+    // of a pack with a block left out said PASSED for the blocks it read).
+    let key = match options.public_key {
+        Some(key) => Some(key),
+        None => {
+            crate::block::keys::read_public_key(&staged.folder.join(crate::block::PUBLIC_KEY_FILE))
+                .ok()
+        }
+    };
+    if let Some(seal) = key.and_then(|k| crate::emission::seal::read_seal(&staged.folder, &k).ok())
+    {
+        let missing: Vec<String> = seal
+            .blocks
+            .iter()
+            .map(|b| b.block)
+            .filter(|b| !contents.blocks.contains(b))
+            .map(|b| b.to_string())
+            .collect();
+        if !missing.is_empty() {
+            let message = format!(
+                "{}: the seal lists block(s) {} that the pack does not hold: a pack holds every sealed block; this one had blocks left out",
+                crate::untrusted::shown_path(pack),
+                missing.join(", ")
+            );
+            report.failed = true;
+            report.failures.push(message.clone());
+            if let Some(e) = report.emissions.first_mut() {
+                e.problems.push(crate::problem::Problem::new(
+                    crate::problem::Code::ReportSealBlocks,
+                    message,
+                ));
+            }
+        }
+    }
     // What the report says of the staged files, said of the pack's members.
     let un = |t: &mut String| *t = staged.unstaged(t);
     let un_problem = |p: &mut crate::problem::Problem| {

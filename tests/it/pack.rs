@@ -1473,15 +1473,32 @@ fn unpack_refuses_a_pack_with_evidence_left_out_and_removes_a_killed_runs_stagin
             members
         }),
     ];
-    for (case, members) in cases {
+    for (case, members) in &cases {
         refused(
             &w,
             &id,
-            &seal_tar(&raw_tar(&members), &key),
+            &seal_tar(&raw_tar(members), &key),
             "does not hold together, so nothing was restored",
             case,
         );
     }
+    // The report of the pack without block 3 fails too (it said PASSED for the 2 blocks read).
+    std::fs::write(w.path("short.pack"), seal_tar(&raw_tar(&cases[0].1), &key)).unwrap();
+    let out = w.run(&[
+        "report",
+        "-q",
+        "--game",
+        &data("mini-ruche.toml"),
+        "--identity",
+        id.to_str().unwrap(),
+        "short.pack",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("the seal lists block(s) 3 that the pack does not hold"),
+        "{}",
+        text(&out)
+    );
     // A killed run's staging folder (no run holds it): removed, and said.
     let out_dir = w.path("out");
     let _ = std::fs::remove_dir_all(&out_dir);
