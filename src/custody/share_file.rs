@@ -237,6 +237,21 @@ fn hex_field(text: &str, out: &mut [u8]) -> Result<(), ()> {
 }
 
 /// At most 80 characters of a public text, for a message.
+/// A value refused as a recipient, as an error shows it: whole when short (a typo), its first
+/// characters only when it is as long as a key, for it may be a secret key's data pasted by
+/// mistake (`age1` followed by an identity's characters: the full text was echoed).
+fn shown_recipient(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= 24 {
+        return cut(text);
+    }
+    let head: String = text.chars().take(6).collect();
+    format!(
+        "{}… ({n} characters, not shown in full: a value as long as a key may be a secret pasted by mistake)",
+        head.escape_debug()
+    )
+}
+
 pub(super) fn cut(text: &str) -> String {
     let mut s: String = text.chars().take(80).collect();
     if s.len() < text.len() {
@@ -301,7 +316,7 @@ pub fn parse_recipient(text: &str, what: &str) -> Result<Recipient, CustodyError
     }
     Recipient::from_str(text.trim()).map_err(|reason| CustodyError::Recipient {
         what: what.to_string(),
-        text: cut(text.trim()),
+        text: shown_recipient(text.trim()),
         reason,
     })
 }

@@ -617,6 +617,18 @@ fn bad_options_are_refused_clearly_and_write_nothing() {
             ],
             "'age1nope' is not an age X25519 public key",
         ),
+        // A secret key's data after `age1` (a paste gone wrong): never echoed in full (it was).
+        (
+            vec![
+                "--shares-needed",
+                "2",
+                "--recipient",
+                r[0],
+                "--recipient",
+                "age1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSVQX7JR",
+            ],
+            "'age1QY… (62 characters, not shown in full",
+        ),
         (
             vec![
                 "--shares-needed",
