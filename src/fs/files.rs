@@ -697,31 +697,20 @@ pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access> {
 /// into it: a folder made beforehand by another account (or left 0777) lets that account
 /// replace the emission's files and its lock between two runs.
 fn refuse_foreign_folder(dir: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let meta = fs::metadata(dir)
-            .with_context(|| format!("cannot look at folder {}", dir.display()))?;
-        let me = rustix::process::geteuid().as_raw();
-        if meta.uid() != me {
-            bail!(
-                "{} belongs to user id {}, not to this user (id {me}): an emission folder must be its maker's alone, or its owner could replace the emission's files and lock. Remove it, or give it to this user (chown), and run again",
-                crate::untrusted::shown_path(dir),
-                meta.uid()
-            );
-        }
-        if meta.mode() & 0o022 != 0 {
-            bail!(
-                "{} has mode {:04o}: others may write into it, and could replace the emission's files and lock. Run `chmod go-w {}` (emit makes it 0700, or 0750 with --group), then run again",
-                crate::untrusted::shown_path(dir),
-                meta.mode() & 0o7777,
-                shell_quoted(dir)
-            );
-        }
+    let meta =
+        fs::metadata(dir).with_context(|| format!("cannot look at folder {}", dir.display()))?;
+    match not_ours_alone(&meta) {
+        Some(NotOurs::Owner { uid, me }) => bail!(
+            "{} belongs to user id {uid}, not to this user (id {me}): an emission folder must be its maker's alone, or its owner could replace the emission's files and lock. Remove it, or give it to this user (chown), and run again",
+            crate::untrusted::shown_path(dir)
+        ),
+        Some(NotOurs::Writable(mode)) => bail!(
+            "{} has mode {mode:04o}: others may write into it, and could replace the emission's files and lock. Run `chmod go-w {}` (emit makes it 0700, or 0750 with --group), then run again",
+            crate::untrusted::shown_path(dir),
+            shell_quoted(dir)
+        ),
+        None => Ok(()),
     }
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
 }
 
 /// `path` opened without following a link or blocking on a FIFO, if it is a regular file
@@ -982,27 +971,55 @@ pub fn private_dir(dir: &Path) -> Result<()> {
     if !meta.is_dir() {
         anyhow::bail!("{} is not a folder", dir.display());
     }
+    match not_ours_alone(&meta) {
+        Some(NotOurs::Writable(mode)) => anyhow::bail!(
+            "folder {} has mode {mode:04o}: group or others may write into it, and so replace the secret files kept there. Run `chmod 700 {}`, then try again",
+            dir.display(),
+            shell_quoted(dir)
+        ),
+        Some(NotOurs::Owner { uid, me }) => anyhow::bail!(
+            "folder {} belongs to user id {uid}, not to the user running this (id {me}): secret files are kept only in a folder of one's own. Give another folder, or `chown` it",
+            dir.display()
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Why a folder is not this user's alone, by the one policy of folders that hold secrets or an
+/// emission ([`private_dir`], [`emission_folder`]): others may write into it, or another user
+/// owns it (either could replace the files kept there).
+enum NotOurs {
+    /// Group or others may write into it: its mode.
+    Writable(u32),
+    /// Another user owns it.
+    Owner {
+        /// The owner's user id.
+        uid: u32,
+        /// This process's effective user id.
+        me: u32,
+    },
+}
+
+/// [`NotOurs`] of a folder's metadata, `None` when it is this user's alone.
+fn not_ours_alone(meta: &fs::Metadata) -> Option<NotOurs> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         let mode = meta.mode() & 0o7777;
         if mode & 0o022 != 0 {
-            anyhow::bail!(
-                "folder {} has mode {mode:04o}: group or others may write into it, and so replace the secret files kept there. Run `chmod 700 {}`, then try again",
-                dir.display(),
-                shell_quoted(dir)
-            );
+            return Some(NotOurs::Writable(mode));
         }
         let me = rustix::process::geteuid().as_raw();
         if meta.uid() != me {
-            anyhow::bail!(
-                "folder {} belongs to user id {}, not to the user running this (id {me}): secret files are kept only in a folder of one's own. Give another folder, or `chown` it",
-                dir.display(),
-                meta.uid()
-            );
+            return Some(NotOurs::Owner {
+                uid: meta.uid(),
+                me,
+            });
         }
     }
-    Ok(())
+    #[cfg(not(unix))]
+    let _ = meta;
+    None
 }
 
 /// Whether a secret file that group or others may read is refused or let through.
