@@ -82,17 +82,77 @@ mod layers {
         LAYERS.iter().position(|l| l.contains(&module))
     }
 
-    /// The code of a file without its comments and its `#[cfg(test)]` modules (which sit at
-    /// the end of a file, by the crate's habit).
+    /// The code of a file without its comments and its `#[cfg(test)]` modules, wherever they
+    /// sit: each such module is cut from its `#[cfg(test)]` to its closing brace (or its `;`),
+    /// and the code after it is still read.
     fn production_code(text: &str) -> String {
-        let code = match text.find("#[cfg(test)]\nmod ") {
-            Some(at) => &text[..at],
-            None => text,
-        };
+        let mut code = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find("#[cfg(test)]") {
+            code.push_str(&rest[..at]);
+            let after = &rest[at + "#[cfg(test)]".len()..];
+            let item = after.trim_start();
+            let item = item.strip_prefix("pub(crate) ").unwrap_or(item);
+            if !item.starts_with("mod ") {
+                // Another test-only item (a function, a static): kept, read as production.
+                code.push_str("#[cfg(test)]");
+                rest = after;
+                continue;
+            }
+            rest = &item[item_end(item)..];
+        }
+        code.push_str(rest);
         code.lines()
             .filter(|l| !l.trim_start().starts_with("//"))
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// Where the module item at the start of `item` ends: after its `;`, or after the brace
+    /// that closes its body (braces inside string and character literals and comments are not
+    /// counted).
+    fn item_end(item: &str) -> usize {
+        let bytes = item.as_bytes();
+        let mut depth = 0usize;
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b';' if depth == 0 => return i + 1,
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return i + 1;
+                    }
+                }
+                b'"' => {
+                    i += 1;
+                    while i < bytes.len() && bytes[i] != b'"' {
+                        i += if bytes[i] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'\'' if bytes.get(i + 2) == Some(&b'\'') => i += 2,
+                b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                    while i < bytes.len() && bytes[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        bytes.len()
+    }
+
+    #[test]
+    fn code_after_a_test_module_is_still_read() {
+        let text = "use crate::a;\n#[cfg(test)]\nmod tests {\n    fn f() { let s = \"}\"; }\n}\n\
+                    fn g() { crate::b::h() }\n#[cfg(test)]\nmod other;\nuse crate::c;\n";
+        let code = production_code(text);
+        assert!(
+            code.contains("crate::a") && code.contains("crate::b") && code.contains("crate::c")
+        );
+        assert!(!code.contains("fn f()"), "{code}");
     }
 
     fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
