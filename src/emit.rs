@@ -762,7 +762,7 @@ impl BlockMaker<'_> {
         files::remove(&paths.manifest)?;
         csv.publish()?;
         signature.publish()?;
-        manifest.publish()
+        Ok(manifest.publish()?)
     }
 
     /// Makes and writes the CSV, overlapping the making of a batch with the writing of the

@@ -2,15 +2,127 @@
 //! public key, and the raw 64-byte signature of FORMAT.md.
 
 use crate::fs::files;
-use crate::fs::open::read_at_most;
-use anyhow::{anyhow, Context, Result};
+use crate::fs::open::{read_at_most, ReadError};
+use crate::fs::FsError;
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{
     DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, KeypairBytes,
 };
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use sha2::{Digest, Sha256};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// What an operator runs to make a signing key, as errors about one suggest.
+const MAKE_ONE: &str =
+    "make one with `emission-factory keygen --out DIR` or `openssl genpkey -algorithm ed25519`";
+
+/// Why a key was not made, written out, read or accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// A secret key file was refused or could not be read (a link, a mode that lets others
+    /// in, too large...): see [`FsError`].
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    /// A PEM file (a public key) could not be read: missing, not a regular file, or larger
+    /// than any key.
+    #[error("cannot read {what} {}: {error}", .path.display())]
+    Read {
+        /// What the file is, e.g. `public key`.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ReadError,
+    },
+    /// A PEM file holds bytes that are not text: it is not a key file.
+    #[error("{what} {} is not text (a PEM file is ASCII)", .path.display())]
+    NotText {
+        /// What the file is, e.g. `public key`.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+    },
+    /// The operating system's random generator failed, so no key was made.
+    #[error("the system's random generator failed: {0}")]
+    Random(getrandom::Error),
+    /// A private key could not be written as PKCS#8 PEM.
+    #[error("cannot encode the private key: {0}")]
+    EncodePrivate(ed25519_dalek::pkcs8::Error),
+    /// A public key could not be written as SPKI (PEM or DER).
+    #[error("cannot encode the public key: {0}")]
+    EncodePublic(ed25519_dalek::pkcs8::spki::Error),
+    /// The file given as a signing key is not text, so not a PEM key.
+    #[error("{} is not a PEM key (it is not text); {}", .path.display(), MAKE_ONE)]
+    SigningKeyNotText {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file given as a signing key holds a public key: signing needs the private key.
+    #[error(
+        "{} holds {what}: that is a public key, and signing needs the private key (signing-key.pem from keygen)",
+        .path.display()
+    )]
+    SigningKeyIsPublic {
+        /// The file.
+        path: PathBuf,
+        /// What it holds, e.g. `an Ed25519 public key (SPKI, ...)`.
+        what: String,
+    },
+    /// The file given as a signing key holds a key of another algorithm than Ed25519.
+    #[error(
+        "{} holds {what}, but manifests are signed with Ed25519 keys only: {}",
+        .path.display(),
+        MAKE_ONE
+    )]
+    SigningKeyNotEd25519 {
+        /// The file.
+        path: PathBuf,
+        /// What it holds, e.g. `an RSA private key (PKCS#1)`.
+        what: String,
+    },
+    /// The file given as a signing key is not an Ed25519 private key in PKCS#8 PEM, nor a key
+    /// this program can name.
+    #[error(
+        "{} is not an Ed25519 private key in PKCS#8 PEM ({error}); {}",
+        .path.display(),
+        MAKE_ONE
+    )]
+    NotSigningKey {
+        /// The file.
+        path: PathBuf,
+        /// The parser's words (shown in the sentence).
+        error: ed25519_dalek::pkcs8::Error,
+    },
+    /// The text given as a public key holds a private key, which must be kept secret: the
+    /// public key is wanted.
+    #[error(
+        "this file holds {what}: that is a private key (keep it secret); give the public key (SPKI PEM, public-key.pem from keygen)"
+    )]
+    PublicKeyIsPrivate {
+        /// What it holds, e.g. `an Ed25519 private key (PKCS#8, ...)`.
+        what: String,
+    },
+    /// The text given as a public key holds a key of another algorithm than Ed25519, or
+    /// something else than a key.
+    #[error("this file holds {what}, but manifests are signed with Ed25519 keys only")]
+    PublicKeyNotEd25519 {
+        /// What it holds, e.g. `an RSA public key (SPKI, ...)`.
+        what: String,
+    },
+    /// The text given as a public key is not an Ed25519 public key in SPKI PEM, nor a key this
+    /// program can name.
+    #[error("not an Ed25519 public key in SPKI PEM ({0})")]
+    NotPublicKey(ed25519_dalek::pkcs8::spki::Error),
+    /// A public key file was read but its key was refused: the file, then why.
+    #[error("in {}", .path.display())]
+    In {
+        /// The file.
+        path: PathBuf,
+        /// Why the key was refused.
+        #[source]
+        source: Box<KeyError>,
+    },
+}
 
 /// The most a PEM key file may hold: a key is a few hundred bytes.
 pub const MAX_PEM_BYTES: u64 = 64 << 10;
@@ -19,56 +131,55 @@ pub const MAX_PEM_BYTES: u64 = 64 << 10;
 pub const SIGNATURE_BYTES: u64 = 64;
 
 /// Reads a PEM file of at most [`MAX_PEM_BYTES`] as text; `what` names it in errors.
-fn read_pem(path: &Path, what: &str) -> Result<String> {
-    let bytes = read_at_most(path, MAX_PEM_BYTES, "a key file")
-        .map_err(|e| anyhow!("cannot read {what} {}: {e}", path.display()))?;
-    String::from_utf8(bytes).map_err(|_| {
-        anyhow!(
-            "{what} {} is not text (a PEM file is ASCII)",
-            path.display()
-        )
+fn read_pem(path: &Path, what: &'static str) -> Result<String, KeyError> {
+    let bytes =
+        read_at_most(path, MAX_PEM_BYTES, "a key file").map_err(|error| KeyError::Read {
+            what,
+            path: path.to_path_buf(),
+            error,
+        })?;
+    String::from_utf8(bytes).map_err(|_| KeyError::NotText {
+        what,
+        path: path.to_path_buf(),
     })
 }
 
 /// A new key from the operating system's CSPRNG.
-pub fn generate() -> Result<SigningKey> {
+pub fn generate() -> Result<SigningKey, KeyError> {
     let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret)
-        .map_err(|e| anyhow!("the system's random generator failed: {e}"))?;
+    getrandom::fill(&mut secret).map_err(KeyError::Random)?;
     Ok(SigningKey::from_bytes(&secret))
 }
 
 /// The private key as PKCS#8 PEM, version 1 (without the public key), the form OpenSSL 3.0
 /// reads and writes for Ed25519.
-pub fn private_pem(key: &SigningKey) -> Result<String> {
+pub fn private_pem(key: &SigningKey) -> Result<String, KeyError> {
     let bytes = KeypairBytes {
         secret_key: key.to_bytes(),
         public_key: None,
     };
     Ok(bytes
         .to_pkcs8_pem(LineEnding::LF)
-        .map_err(|e| anyhow!("cannot encode the private key: {e}"))?
+        .map_err(KeyError::EncodePrivate)?
         .to_string())
 }
 
 /// The public key as SPKI PEM.
-pub fn public_pem(key: &VerifyingKey) -> Result<String> {
+pub fn public_pem(key: &VerifyingKey) -> Result<String, KeyError> {
     key.to_public_key_pem(LineEnding::LF)
-        .map_err(|e| anyhow!("cannot encode the public key: {e}"))
+        .map_err(KeyError::EncodePublic)
 }
 
 /// SHA-256 of the public key's DER (SPKI) bytes, as written in manifests.
-pub fn public_key_sha256(key: &VerifyingKey) -> Result<[u8; 32]> {
-    let der = key
-        .to_public_key_der()
-        .map_err(|e| anyhow!("cannot encode the public key: {e}"))?;
+pub fn public_key_sha256(key: &VerifyingKey) -> Result<[u8; 32], KeyError> {
+    let der = key.to_public_key_der().map_err(KeyError::EncodePublic)?;
     Ok(Sha256::digest(der.as_bytes()).into())
 }
 
 /// Reads a PKCS#8 PEM Ed25519 private key (as written by `keygen` or `openssl genpkey`),
 /// as a secret file: not through a link, and refused when group or others may read it
 /// (see [`files::read_secret`]).
-pub fn read_signing_key(path: &Path) -> Result<SigningKey> {
+pub fn read_signing_key(path: &Path) -> Result<SigningKey, KeyError> {
     let secret = files::read_secret(
         path,
         "signing key",
@@ -80,52 +191,36 @@ pub fn read_signing_key(path: &Path) -> Result<SigningKey> {
 
 /// Parses a PKCS#8 PEM Ed25519 private key read from `path` (which errors name). A key of
 /// another algorithm or form is named as what it is.
-pub fn parse_signing_key(pem: &[u8], path: &Path) -> Result<SigningKey> {
-    let make_one =
-        "make one with `emission-factory keygen --out DIR` or `openssl genpkey -algorithm ed25519`";
-    let text = std::str::from_utf8(pem).map_err(|_| {
-        anyhow!(
-            "{} is not a PEM key (it is not text); {make_one}",
-            path.display()
-        )
-    })?;
-    SigningKey::from_pkcs8_pem(text).map_err(|e| match held(text) {
-        Some(h) if h.kind == Kind::Public => anyhow!(
-            "{} holds {}: that is a public key, and signing needs the private key (signing-key.pem from keygen)",
-            path.display(),
-            h.what
-        ),
-        Some(h) if !h.ed25519 => anyhow!(
-            "{} holds {}, but manifests are signed with Ed25519 keys only: {make_one}",
-            path.display(),
-            h.what
-        ),
-        _ => anyhow!(
-            "{} is not an Ed25519 private key in PKCS#8 PEM ({e}); {make_one}",
-            path.display()
-        ),
+pub fn parse_signing_key(pem: &[u8], path: &Path) -> Result<SigningKey, KeyError> {
+    let path = path.to_path_buf();
+    let Ok(text) = std::str::from_utf8(pem) else {
+        return Err(KeyError::SigningKeyNotText { path });
+    };
+    SigningKey::from_pkcs8_pem(text).map_err(|error| match held(text) {
+        Some(h) if h.kind == Kind::Public => KeyError::SigningKeyIsPublic { path, what: h.what },
+        Some(h) if !h.ed25519 => KeyError::SigningKeyNotEd25519 { path, what: h.what },
+        _ => KeyError::NotSigningKey { path, error },
     })
 }
 
 /// Reads an SPKI PEM Ed25519 public key (at most [`files::SECRET_LIMIT`] bytes are read).
-pub fn read_public_key(path: &Path) -> Result<VerifyingKey> {
+pub fn read_public_key(path: &Path) -> Result<VerifyingKey, KeyError> {
     let text = read_pem(path, "public key")?;
-    parse_public_key(&text).with_context(|| format!("in {}", path.display()))
+    parse_public_key(&text).map_err(|e| KeyError::In {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })
 }
 
 /// Parses an SPKI PEM Ed25519 public key. A key of another algorithm or form is named as
 /// what it is.
-pub fn parse_public_key(text: &str) -> Result<VerifyingKey> {
+pub fn parse_public_key(text: &str) -> Result<VerifyingKey, KeyError> {
     VerifyingKey::from_public_key_pem(text).map_err(|e| match held(text) {
-        Some(h) if h.kind == Kind::Private => anyhow!(
-            "this file holds {}: that is a private key (keep it secret); give the public key (SPKI PEM, public-key.pem from keygen)",
-            h.what
-        ),
-        Some(h) if !h.ed25519 || h.kind != Kind::Public => anyhow!(
-            "this file holds {}, but manifests are signed with Ed25519 keys only",
-            h.what
-        ),
-        _ => anyhow!("not an Ed25519 public key in SPKI PEM ({e})"),
+        Some(h) if h.kind == Kind::Private => KeyError::PublicKeyIsPrivate { what: h.what },
+        Some(h) if !h.ed25519 || h.kind != Kind::Public => {
+            KeyError::PublicKeyNotEd25519 { what: h.what }
+        }
+        _ => KeyError::NotPublicKey(e),
     })
 }
 

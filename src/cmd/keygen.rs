@@ -54,5 +54,5 @@ fn replace(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         std::fs::remove_file(path)
             .with_context(|| format!("cannot remove the old {}", path.display()))?;
     }
-    files::write_new(path, bytes, mode)
+    Ok(files::write_new(path, bytes, mode)?)
 }

@@ -271,6 +271,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             Some(key) => key,
             None => {
                 match keys::read_public_key(&folder.join(emission_factory::block::PUBLIC_KEY_FILE))
+                    .map_err(anyhow::Error::from)
                 {
                     Ok(key) => key,
                     Err(e) => {

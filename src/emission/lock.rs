@@ -19,15 +19,78 @@
 //! cannot be released is an error ([`LockGuard::release`]), and its file is closed all the
 //! same, which releases it.
 
-use crate::fs::files;
+use crate::fs::{files, FsError};
 use crate::interrupt;
-use anyhow::{Context, Result};
 use std::collections::BTreeSet;
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
+
+/// Why a lock of an emission folder was not opened, taken or released.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// The access of the folder's files could not be found out (see [`FsError`]).
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    /// The lock file could not be opened or created (a link at its name, no permission...).
+    #[error("cannot open the lock file {}", .path.display())]
+    Open {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: FsError,
+    },
+    /// The lock file, once open, could not be looked at.
+    #[error("cannot read the lock file {}", .path.display())]
+    Read {
+        /// The lock file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// This process already holds (or waits for) the lock it asked for: waiting would never
+    /// end. A bug of the program, to report.
+    #[error(
+        "{what} is already held by this process (lock file {}): taking it again would wait forever. This is a bug of emission-factory: please report it",
+        .path.display()
+    )]
+    HeldHere {
+        /// What the lock covers, e.g. `the emission`, `block 00001`.
+        what: String,
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// A signal came while the run waited for the lock: it stopped without taking it.
+    #[error(transparent)]
+    Interrupted(#[from] interrupt::Interrupted),
+    /// The kernel refused to lock the file.
+    #[error("cannot lock {what} ({})", .path.display())]
+    Lock {
+        /// What the lock covers.
+        what: String,
+        /// The lock file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kernel refused to release the lock; its file was closed all the same, which
+    /// releases it.
+    #[error("cannot release the lock of {what} ({})", .path.display())]
+    Release {
+        /// What the lock covers.
+        what: String,
+        /// The lock file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// The emission-wide lock file's name.
 pub const EMISSION_LOCK: &str = ".emission.lock";
@@ -62,27 +125,30 @@ pub struct LockGuard {
 
 impl LockFile {
     /// Opens (or creates) the emission lock of `folder`.
-    pub fn emission(folder: &Path) -> Result<LockFile> {
+    pub fn emission(folder: &Path) -> Result<LockFile, LockError> {
         LockFile::open(&folder.join(EMISSION_LOCK), "the emission".into())
     }
 
     /// Opens (or creates) the lock of block `block` in `folder`.
-    pub fn block(folder: &Path, block: u32) -> Result<LockFile> {
+    pub fn block(folder: &Path, block: u32) -> Result<LockFile, LockError> {
         LockFile::open(
             &folder.join(block_lock_name(block)),
             format!("block {block:05}"),
         )
     }
 
-    fn open(path: &Path, what: String) -> Result<LockFile> {
+    fn open(path: &Path, what: String) -> Result<LockFile, LockError> {
         // 0600 (0640 in a folder shared with a group), never through a link: a lock file that
         // others can open, they can flock, and stall every run.
         let access = files::Access::of_folder(files::parent(path))?;
-        let file = files::open_in_place(path, access, false)
-            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
-        let meta = file
-            .metadata()
-            .with_context(|| format!("cannot read the lock file {}", path.display()))?;
+        let file = files::open_in_place(path, access, false).map_err(|source| LockError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let meta = file.metadata().map_err(|source| LockError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(LockFile {
             file,
             path: path.to_path_buf(),
@@ -94,13 +160,12 @@ impl LockFile {
     /// Takes the lock, waiting while another process holds it; `on_wait` is told once, with a
     /// sentence naming the holder. A signal stops the wait ([`interrupt::Interrupted`]). A lock
     /// this process already holds (or waits for) is refused at once: waiting would never end.
-    pub fn acquire(self, on_wait: &mut dyn FnMut(String)) -> Result<LockGuard> {
+    pub fn acquire(self, on_wait: &mut dyn FnMut(String)) -> Result<LockGuard, LockError> {
         if !held().insert(self.id) {
-            anyhow::bail!(
-                "{} is already held by this process (lock file {}): taking it again would wait forever. This is a bug of emission-factory: please report it",
-                self.what,
-                self.path.display()
-            );
+            return Err(LockError::HeldHere {
+                what: self.what.clone(),
+                path: self.path.clone(),
+            });
         }
         if let Err(e) = self.wait(on_wait) {
             let id = self.id;
@@ -119,7 +184,7 @@ impl LockFile {
     }
 
     /// Waits until the lock is ours (see [`LockFile::acquire`]).
-    fn wait(&self, on_wait: &mut dyn FnMut(String)) -> Result<()> {
+    fn wait(&self, on_wait: &mut dyn FnMut(String)) -> Result<(), LockError> {
         let mut told = false;
         loop {
             match self.file.try_lock() {
@@ -137,9 +202,11 @@ impl LockFile {
                     interrupt::check()?;
                     std::thread::sleep(Duration::from_millis(100));
                 }
-                Err(TryLockError::Error(e)) => {
-                    return Err(e).with_context(|| {
-                        format!("cannot lock {} ({})", self.what, self.path.display())
+                Err(TryLockError::Error(source)) => {
+                    return Err(LockError::Lock {
+                        what: self.what.clone(),
+                        path: self.path.clone(),
+                        source,
                     })
                 }
             }
@@ -165,7 +232,7 @@ impl LockFile {
 impl LockGuard {
     /// Releases the lock. An error says the kernel refused; the lock file is closed all the
     /// same, which releases the lock (closing cannot fail to), so no run waits for it after.
-    pub fn release(mut self) -> Result<()> {
+    pub fn release(mut self) -> Result<(), LockError> {
         let Some(lock) = self.lock.take() else {
             return Ok(());
         };
@@ -174,7 +241,7 @@ impl LockGuard {
         // Closed before the claim is given back: until then, the lock may still be held.
         drop(lock);
         held().remove(&id);
-        unlocked.with_context(|| format!("cannot release the lock of {what} ({})", path.display()))
+        unlocked.map_err(|source| LockError::Release { what, path, source })
     }
 }
 
@@ -193,18 +260,19 @@ impl Drop for LockGuard {
 
 /// A file's (device, inode).
 #[cfg(unix)]
-fn identity(meta: &std::fs::Metadata, _path: &Path) -> Result<(u64, u64)> {
+fn identity(meta: &std::fs::Metadata, _path: &Path) -> Result<(u64, u64), LockError> {
     use std::os::unix::fs::MetadataExt;
     Ok((meta.dev(), meta.ino()))
 }
 
 /// Without inodes: a hash of the file's canonical path.
 #[cfg(not(unix))]
-fn identity(_meta: &std::fs::Metadata, path: &Path) -> Result<(u64, u64)> {
+fn identity(_meta: &std::fs::Metadata, path: &Path) -> Result<(u64, u64), LockError> {
     use std::hash::{Hash, Hasher};
-    let canonical = path
-        .canonicalize()
-        .with_context(|| format!("cannot read the lock file {}", path.display()))?;
+    let canonical = path.canonicalize().map_err(|source| LockError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     canonical.hash(&mut hasher);
     Ok((0, hasher.finish()))

@@ -35,7 +35,7 @@ pub fn write_signed(path: &Path, sig_path: &Path, bytes: &[u8], key: &SigningKey
     let access = Access::of_folder(crate::fs::files::parent(path))?;
     let _publishing = crate::interrupt::critical();
     write_atomic(sig_path, &keys::sign(key, bytes), access)?;
-    write_atomic(path, bytes, access)
+    Ok(write_atomic(path, bytes, access)?)
 }
 
 /// The temporary files a killed run may have left in an emission folder, beside the files of
@@ -98,7 +98,7 @@ pub fn write_or_check_definition(
         }
         return Ok(());
     }
-    write_atomic(&path, game.text.as_bytes(), access)
+    Ok(write_atomic(&path, game.text.as_bytes(), access)?)
 }
 
 /// Reads `path` (at most `max` bytes) and checks its signature in `sig_path` against `key`.

@@ -480,6 +480,7 @@ pub fn peek_kind(folder: &Path) -> Result<Option<EmissionKind>> {
     };
     let key_path = folder.join(crate::block::PUBLIC_KEY_FILE);
     let key = crate::block::keys::read_public_key(&key_path)
+        .map_err(anyhow::Error::from)
         .map_err(|e| refuse(format!("the emission's key cannot be read ({e:#})")))?;
     let bytes = read_signed(&path, &folder.join(RECORD_SIG_FILE), MAX_RECORD_BYTES, &key)
         .map_err(|e| refuse(format!("{e:#}")))?;

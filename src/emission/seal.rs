@@ -508,7 +508,7 @@ fn check_definition(report: &mut FolderReport, folder: &Path, record: &Record) {
         return;
     }
     let path = folder.join(crate::block::DEFINITION_FILE);
-    match crate::fs::files::entry_exists(&path) {
+    match crate::fs::files::entry_exists(&path).map_err(anyhow::Error::from) {
         Ok(true) => {}
         Ok(false) => {
             report.problem(Code::EmissionDefinitionMissing, format!(
@@ -1116,7 +1116,7 @@ fn check_beacon_after_stamp(
 /// with `--public-key`, or itself).
 fn check_public_key(report: &mut FolderReport, folder: &Path, record: &Record, key: &VerifyingKey) {
     let path = folder.join(crate::block::PUBLIC_KEY_FILE);
-    let found = match crate::block::keys::read_public_key(&path) {
+    let found = match crate::block::keys::read_public_key(&path).map_err(anyhow::Error::from) {
         Ok(found) => found,
         Err(e) => {
             report.problem(Code::EmissionKey, format!("{}: {e:#}", path.display()));

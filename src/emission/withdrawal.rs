@@ -274,7 +274,7 @@ pub fn withdraw(
         crate::fs::files::stage(&sig_path, &signature, access)?.publish_new()?;
         if let Err(e) = crate::fs::files::stage(&path, &bytes, access)?.publish_new() {
             let _ = crate::fs::files::remove(&sig_path);
-            return Err(e);
+            return Err(e.into());
         }
     }
     let sha256 = hex::encode(Sha256::digest(&bytes));

@@ -158,7 +158,7 @@ pub fn seal(
             }
         }
     });
-    let release = held.release();
+    let release = held.release().map_err(anyhow::Error::from);
     match outcome {
         Ok((written, matching, record, checked)) => Ok(Outcome {
             written,

@@ -7,7 +7,7 @@
 //! deleted). A process killed with SIGKILL cannot clean up: the next run that holds the same
 //! lock removes such stale files with [`remove_stale_temps`].
 
-use anyhow::{bail, Context, Result};
+use crate::fs::FsError;
 use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -22,18 +22,18 @@ pub struct Staged {
 impl Staged {
     /// Creates a new, empty temporary file for `path` (`O_CREAT|O_EXCL`, mode 0600 from the
     /// start), then gives it exactly `access` (its mode and group, whatever the umask).
-    pub fn create(path: &Path, access: Access) -> Result<Staged> {
+    pub fn create(path: &Path, access: Access) -> Result<Staged, FsError> {
         let dir = parent(path);
         let prefix = format!(".{}.", file_name(path));
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp").rand_bytes(8);
-        let file = builder.tempfile_in(dir).with_context(|| {
-            format!(
-                "cannot create a temporary file for {} in {}",
-                path.display(),
-                dir.display()
-            )
-        })?;
+        let file = builder
+            .tempfile_in(dir)
+            .map_err(|source| FsError::CreateTemp {
+                path: path.to_path_buf(),
+                dir: dir.to_path_buf(),
+                source,
+            })?;
         // Dropping `file` on an error removes it.
         access.apply(file.as_file(), file.path())?;
         Ok(Staged {
@@ -53,43 +53,45 @@ impl Staged {
     }
 
     /// Flushes the file to the disk (fsync), so that it can be published.
-    pub fn finish(&mut self) -> Result<()> {
-        let tmp = self.file.path().display().to_string();
+    pub fn finish(&mut self) -> Result<(), FsError> {
         self.file
             .as_file_mut()
             .sync_all()
-            .with_context(|| format!("cannot write {tmp} (disk full?)"))
+            .map_err(|source| FsError::Write {
+                path: self.file.path().to_path_buf(),
+                source,
+            })
     }
 
     /// Renames the finished file to its final name, replacing a regular file there (anything
     /// else at the name, a link, a FIFO, a socket or a device, is refused), and fsyncs the
     /// folder. On failure the temporary file is removed.
-    pub fn publish(self) -> Result<()> {
+    pub fn publish(self) -> Result<(), FsError> {
         let Staged { file, path } = self;
-        let tmp = file.path().display().to_string();
+        let tmp = file.path().to_path_buf();
         // A rename replaces whatever has the name, a device node or a FIFO included: only a
         // regular file is ever replaced (the temporary file is dropped, so removed, on refusal).
         crate::fs::output::check(&path, crate::fs::output::Replace::RegularFile)?;
         // On error `persist` hands the file back; dropping it deletes it.
-        file.persist(&path)
-            .map_err(|e| e.error)
-            .with_context(|| format!("cannot rename {tmp} to {}", path.display()))?;
+        file.persist(&path).map_err(|e| FsError::Rename {
+            from: tmp,
+            to: path.clone(),
+            source: e.error,
+        })?;
         sync_dir(&path)
     }
 
     /// [`Staged::publish`] that never replaces a file: it fails, removing the temporary
     /// file, when `path` exists (a link, `O_EXCL`-like: a concurrent writer cannot be
     /// overwritten either). For records that are written once, never rewritten.
-    pub fn publish_new(self) -> Result<()> {
+    pub fn publish_new(self) -> Result<(), FsError> {
         let Staged { file, path } = self;
-        let tmp = file.path().display().to_string();
+        let tmp = file.path().to_path_buf();
         file.persist_noclobber(&path)
-            .map_err(|e| e.error)
-            .with_context(|| {
-                format!(
-                    "cannot publish {tmp} as {}, which must not exist yet (nothing is overwritten)",
-                    path.display()
-                )
+            .map_err(|e| FsError::PublishNew {
+                from: tmp,
+                to: path.clone(),
+                source: e.error,
             })?;
         sync_dir(&path)
     }
@@ -445,37 +447,37 @@ fn set_direct(file: &File, on: bool) -> bool {
 }
 
 /// Writes `bytes` to a temporary file for `path` and fsyncs it, to [`Staged::publish`] later.
-pub fn stage(path: &Path, bytes: &[u8], access: Access) -> Result<Staged> {
+pub fn stage(path: &Path, bytes: &[u8], access: Access) -> Result<Staged, FsError> {
     let mut staged = Staged::create(path, access)?;
-    let tmp = staged.temp_path().display().to_string();
+    let tmp = staged.temp_path().to_path_buf();
     staged
         .file()
         .write_all(bytes)
-        .with_context(|| format!("cannot write {tmp} (disk full?)"))?;
+        .map_err(|source| FsError::Write { path: tmp, source })?;
     staged.finish()?;
     Ok(staged)
 }
 
 /// Writes `bytes` to `path` atomically (temporary file, fsync, rename), with exactly `access`.
-pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<(), FsError> {
     stage(path, bytes, access)?.publish()
 }
 
 /// Removes the temporary files left for `path` by a process that was killed (`.<name>.*.tmp`,
 /// and `.<name>.tmp` of earlier versions). Call it only while holding the lock that covers
 /// `path`: a temporary file of a live process would be removed too. Returns how many.
-pub fn remove_stale_temps(path: &Path) -> Result<usize> {
+pub fn remove_stale_temps(path: &Path) -> Result<usize, FsError> {
     remove_stale_temps_of(parent(path), &format!(".{}.", file_name(path)))
 }
 
 /// [`remove_stale_temps`] of every file of `dir` whose temporary files' names start with
 /// `prefix` (`.<name>.` for one file; `.emission.shares-` for every reshare's custody file).
-pub fn remove_stale_temps_of(dir: &Path, prefix: &str) -> Result<usize> {
+pub fn remove_stale_temps_of(dir: &Path, prefix: &str) -> Result<usize, FsError> {
     let mut removed = 0;
     let entries = match crate::fs::dir::list(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e).with_context(|| format!("cannot read folder {}", dir.display())),
+        Err(e) => return Err(FsError::io("read folder", dir)(e)),
     };
     for entry in entries {
         let Some(file) = entry.name.to_str() else {
@@ -486,10 +488,7 @@ pub fn remove_stale_temps_of(dir: &Path, prefix: &str) -> Result<usize> {
             match fs::remove_file(&stale) {
                 Ok(()) => removed += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e)
-                        .with_context(|| format!("cannot remove stale {}", stale.display()))
-                }
+                Err(e) => return Err(FsError::io("remove stale", &stale)(e)),
             }
         }
     }
@@ -497,18 +496,21 @@ pub fn remove_stale_temps_of(dir: &Path, prefix: &str) -> Result<usize> {
 }
 
 /// Removes `path` if it exists, and fsyncs its folder.
-pub fn remove(path: &Path) -> Result<()> {
+pub fn remove(path: &Path) -> Result<(), FsError> {
     match fs::remove_file(path) {
         Ok(()) => sync_dir(path),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+        Err(e) => Err(FsError::io("remove", path)(e)),
     }
 }
 
 /// Renames `from` to `to` and fsyncs the folder.
-pub fn rename(from: &Path, to: &Path) -> Result<()> {
-    fs::rename(from, to)
-        .with_context(|| format!("cannot rename {} to {}", from.display(), to.display()))?;
+pub fn rename(from: &Path, to: &Path) -> Result<(), FsError> {
+    fs::rename(from, to).map_err(|source| FsError::Rename {
+        from: from.to_path_buf(),
+        to: to.to_path_buf(),
+        source,
+    })?;
     sync_dir(to)
 }
 
@@ -527,19 +529,19 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Fsyncs the folder holding `path`, so that a rename survives a crash.
-fn sync_dir(path: &Path) -> Result<()> {
+fn sync_dir(path: &Path) -> Result<(), FsError> {
     #[cfg(unix)]
     {
         let dir = parent(path);
         File::open(dir)
             .and_then(|d| d.sync_all())
-            .with_context(|| format!("cannot sync folder {}", dir.display()))?;
+            .map_err(FsError::io("sync folder", dir))?;
     }
     Ok(())
 }
 
 /// Creates a folder (and its parents) with the given Unix mode for the last one.
-pub fn create_dir(path: &Path, mode: u32) -> Result<()> {
+pub fn create_dir(path: &Path, mode: u32) -> Result<(), FsError> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -551,7 +553,7 @@ pub fn create_dir(path: &Path, mode: u32) -> Result<()> {
     let _ = mode;
     builder
         .create(path)
-        .with_context(|| format!("cannot create folder {}", path.display()))
+        .map_err(FsError::io("create folder", path))
 }
 
 /// Who may read the files of an emission folder: its owner alone (folder 0700, files 0600), or
@@ -600,12 +602,11 @@ impl Access {
     /// The access the files of `dir` get: shared with the folder's group when the folder is
     /// exactly group-readable and closed to others (0750, as `--group` makes it), else private.
     /// (A folder of an earlier version, 0755, gets private files.)
-    pub fn of_folder(dir: &Path) -> Result<Access> {
+    pub fn of_folder(dir: &Path) -> Result<Access, FsError> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            let meta = fs::metadata(dir)
-                .with_context(|| format!("cannot look at folder {}", dir.display()))?;
+            let meta = fs::metadata(dir).map_err(FsError::io("look at folder", dir))?;
             if meta.mode() & 0o077 == 0o050 {
                 return Ok(Access::shared_with(meta.gid()));
             }
@@ -617,29 +618,25 @@ impl Access {
 
     /// Gives the open `file` (at `path`, for messages) this access: its group first (a chown
     /// may clear mode bits), then exactly its mode.
-    pub fn apply(&self, file: &File, path: &Path) -> Result<()> {
+    pub fn apply(&self, file: &File, path: &Path) -> Result<(), FsError> {
         self.apply_mode(file, path, self.file_mode())
     }
 
-    fn apply_mode(&self, file: &File, path: &Path, mode: u32) -> Result<()> {
+    fn apply_mode(&self, file: &File, path: &Path, mode: u32) -> Result<(), FsError> {
         #[cfg(unix)]
         {
             use rustix::fs::{fchmod, fchown, Gid, Mode};
             if let Some(gid) = self.group {
-                fchown(file, None, Some(Gid::from_raw(gid))).map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot give {} to group id {gid}: {}. Changing a file's group needs root, or membership of the group (`id` lists yours)",
-                        path.display(),
-                        std::io::Error::from(e)
-                    )
+                fchown(file, None, Some(Gid::from_raw(gid))).map_err(|e| FsError::GiveToGroup {
+                    path: path.to_path_buf(),
+                    gid,
+                    error: e.into(),
                 })?;
             }
-            fchmod(file, Mode::from_raw_mode(mode)).map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot set the mode of {} to {mode:04o}: {}",
-                    path.display(),
-                    std::io::Error::from(e)
-                )
+            fchmod(file, Mode::from_raw_mode(mode)).map_err(|e| FsError::SetMode {
+                path: path.to_path_buf(),
+                mode,
+                error: e.into(),
             })?;
         }
         #[cfg(not(unix))]
@@ -655,7 +652,7 @@ impl Access {
 /// left as it is when `group` is `None` (its files get [`Access::of_folder`]); with a group, it
 /// and every regular file directly in it are given to that group, 0750 and 0640 (links are
 /// not followed, nor changed).
-pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access> {
+pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access, FsError> {
     let existed = dir.is_dir();
     if !existed {
         if let Some(up) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -665,9 +662,7 @@ pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access> {
             Ok(()) => {}
             // Another run made it at the same moment.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot create folder {}", dir.display()))
-            }
+            Err(e) => return Err(FsError::io("create folder", dir)(e)),
         }
     }
     if existed {
@@ -678,13 +673,10 @@ pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access> {
         None if existed => return Access::of_folder(dir),
         None => Access::PRIVATE,
     };
-    let folder =
-        File::open(dir).with_context(|| format!("cannot open folder {}", dir.display()))?;
+    let folder = File::open(dir).map_err(FsError::io("open folder", dir))?;
     access.apply_mode(&folder, dir, access.dir_mode())?;
     if existed && group.is_some() {
-        for entry in crate::fs::dir::list(dir)
-            .with_context(|| format!("cannot read folder {}", dir.display()))?
-        {
+        for entry in crate::fs::dir::list(dir).map_err(FsError::io("read folder", dir))? {
             if let Some(file) = open_own_file(&entry.path)? {
                 access.apply(&file, &entry.path)?;
             }
@@ -696,26 +688,25 @@ pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access> {
 /// An emission folder found already there must be this user's, and nobody else may write
 /// into it: a folder made beforehand by another account (or left 0777) lets that account
 /// replace the emission's files and its lock between two runs.
-fn refuse_foreign_folder(dir: &Path) -> Result<()> {
-    let meta =
-        fs::metadata(dir).with_context(|| format!("cannot look at folder {}", dir.display()))?;
+fn refuse_foreign_folder(dir: &Path) -> Result<(), FsError> {
+    let meta = fs::metadata(dir).map_err(FsError::io("look at folder", dir))?;
     match not_ours_alone(&meta) {
-        Some(NotOurs::Owner { uid, me }) => bail!(
-            "{} belongs to user id {uid}, not to this user (id {me}): an emission folder must be its maker's alone, or its owner could replace the emission's files and lock. Remove it, or give it to this user (chown), and run again",
-            crate::untrusted::shown_path(dir)
-        ),
-        Some(NotOurs::Writable(mode)) => bail!(
-            "{} has mode {mode:04o}: others may write into it, and could replace the emission's files and lock. Run `chmod go-w {}` (emit makes it 0700, or 0750 with --group), then run again",
-            crate::untrusted::shown_path(dir),
-            shell_quoted(dir)
-        ),
+        Some(NotOurs::Owner { uid, me }) => Err(FsError::ForeignEmissionFolder {
+            path: dir.to_path_buf(),
+            uid,
+            me,
+        }),
+        Some(NotOurs::Writable(mode)) => Err(FsError::WritableEmissionFolder {
+            path: dir.to_path_buf(),
+            mode,
+        }),
         None => Ok(()),
     }
 }
 
 /// `path` opened without following a link or blocking on a FIFO, if it is a regular file
 /// (`None` for anything else, or when it is gone).
-fn open_own_file(path: &Path) -> Result<Option<File>> {
+fn open_own_file(path: &Path) -> Result<Option<File>, FsError> {
     #[cfg(unix)]
     {
         use rustix::fs::{Mode, OFlags};
@@ -726,15 +717,12 @@ fn open_own_file(path: &Path) -> Result<Option<File>> {
         ) {
             Ok(fd) => fd,
             Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOENT) => return Ok(None),
-            Err(e) => {
-                return Err(std::io::Error::from(e))
-                    .with_context(|| format!("cannot open {}", path.display()))
-            }
+            Err(e) => return Err(FsError::io("open", path)(e.into())),
         };
         let file = File::from(fd);
         let regular = file
             .metadata()
-            .with_context(|| format!("cannot look at {}", path.display()))?
+            .map_err(FsError::io("look at", path))?
             .is_file();
         Ok(regular.then_some(file))
     }
@@ -751,7 +739,7 @@ fn open_own_file(path: &Path) -> Result<Option<File>> {
 /// blocking on a FIFO; only a regular file. An existing file of ours that others may read or
 /// write (made by an earlier version) is given `access`'s mode: anyone who can open a lock
 /// file can `flock` it and stall every run.
-pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File> {
+pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File, FsError> {
     #[cfg(unix)]
     {
         use rustix::fs::{fcntl_getfl, fcntl_setfl, Mode, OFlags};
@@ -761,15 +749,13 @@ pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File> 
         if append {
             flags |= OFlags::APPEND;
         }
-        let refused = |e: rustix::io::Errno| -> anyhow::Error {
+        let refused = |e: rustix::io::Errno| -> FsError {
             if e == rustix::io::Errno::LOOP {
-                anyhow::anyhow!(
-                    "{} is a symbolic link: files of an emission folder are never opened through links; remove the link",
-                    path.display()
-                )
+                FsError::InPlaceLink {
+                    path: path.to_path_buf(),
+                }
             } else {
-                anyhow::Error::new(std::io::Error::from(e))
-                    .context(format!("cannot open {}", path.display()))
+                FsError::io("open", path)(e.into())
             }
         };
         let (file, created) = match rustix::fs::open(
@@ -784,20 +770,19 @@ pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File> 
             ),
             Err(e) => return Err(refused(e)),
         };
-        let meta = file
-            .metadata()
-            .with_context(|| format!("cannot look at {}", path.display()))?;
+        let meta = file.metadata().map_err(FsError::io("look at", path))?;
         if !meta.is_file() {
-            return Err(crate::fs::open::not_regular(meta.file_type()))
-                .with_context(|| format!("cannot open {}", path.display()));
+            return Err(FsError::io("open", path)(crate::fs::open::not_regular(
+                meta.file_type(),
+            )));
         }
         let me = rustix::process::geteuid().as_raw();
         if created || (meta.uid() == me && meta.mode() & 0o007 != 0) {
             access.apply(&file, path)?;
         }
-        let now = fcntl_getfl(&file).with_context(|| format!("cannot open {}", path.display()))?;
+        let now = fcntl_getfl(&file).map_err(|e| FsError::io("open", path)(e.into()))?;
         fcntl_setfl(&file, now - OFlags::NONBLOCK)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+            .map_err(|e| FsError::io("open", path)(e.into()))?;
         Ok(file)
     }
     #[cfg(not(unix))]
@@ -809,24 +794,23 @@ pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File> 
             .append(append)
             .create(true)
             .open(path)
-            .with_context(|| format!("cannot open {}", path.display()))
+            .map_err(FsError::io("open", path))
     }
 }
 
 /// The id of the group `name` (a name known to the system's group database, NSS included,
 /// or a number), for `--group`.
 #[allow(unsafe_code)] // getgrnam_r: no safe wrapper in std or rustix
-pub fn group_id(name: &str) -> Result<u32> {
+pub fn group_id(name: &str) -> Result<u32, FsError> {
     if let Ok(gid) = name.parse::<u32>() {
         if gid == u32::MAX {
-            anyhow::bail!("--group {gid}: not a group id (it means \"no group\" to the system)");
+            return Err(FsError::ReservedGroupId { gid });
         }
         return Ok(gid);
     }
     #[cfg(target_os = "linux")]
     {
-        let c_name = std::ffi::CString::new(name)
-            .map_err(|_| anyhow::anyhow!("--group: a group name holds no NUL character"))?;
+        let c_name = std::ffi::CString::new(name).map_err(|_| FsError::GroupNameNul)?;
         let mut buf: Vec<libc::c_char> = vec![0; 4096];
         loop {
             // SAFETY: `group` is plain data (integers and pointers) for which all-zero is a valid
@@ -849,23 +833,23 @@ pub fn group_id(name: &str) -> Result<u32> {
                 continue;
             }
             if rc != 0 {
-                anyhow::bail!(
-                    "--group {}: cannot look the group up: {}",
-                    crate::untrusted::shown(name),
-                    std::io::Error::from_raw_os_error(rc)
-                );
+                return Err(FsError::GroupLookup {
+                    name: name.to_string(),
+                    error: std::io::Error::from_raw_os_error(rc),
+                });
             }
             if found.is_null() {
-                anyhow::bail!(
-                    "--group {}: no such group (`getent group` lists them; make one with groupadd, or give a group id)",
-                    crate::untrusted::shown(name)
-                );
+                return Err(FsError::NoSuchGroup {
+                    name: name.to_string(),
+                });
             }
             return Ok(group.gr_gid);
         }
     }
     #[cfg(not(target_os = "linux"))]
-    anyhow::bail!("--group {name}: give the group's number (names are looked up on Linux only)")
+    Err(FsError::GroupNameUnsupported {
+        name: name.to_string(),
+    })
 }
 
 /// The mode of `path` when others may read it (a block, for `verify` and `load` to warn).
@@ -888,7 +872,7 @@ pub const SECRET_LIMIT: u64 = 64 * 1024;
 
 /// Writes `bytes` to `path` as a secret: mode 0600, published atomically and never over an
 /// existing file or link. See [`write_new`].
-pub fn write_secret(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_secret(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
     write_new(path, bytes, 0o600)
 }
 
@@ -900,14 +884,14 @@ pub fn write_secret(path: &Path, bytes: &[u8]) -> Result<()> {
 /// under `path` without replacing anything there (`renameat2(RENAME_NOREPLACE)`, or a hard
 /// link): a file or a link found at `path` is an error naming it, and a link is not followed.
 /// The folder is fsynced last. On every error the temporary file is removed.
-pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), FsError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} does not name a file", path.display()))?;
+    let name = path.file_name().ok_or_else(|| FsError::NoFileName {
+        path: path.to_path_buf(),
+    })?;
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(name);
     prefix.push(".");
@@ -916,32 +900,37 @@ pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         .suffix(".tmp")
         .rand_bytes(8)
         .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        .map_err(|source| FsError::CreateTempIn {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     // Dropping `tmp` on an early return removes the temporary file.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file()
             .set_permissions(fs::Permissions::from_mode(mode))
-            .with_context(|| format!("cannot set the mode of {}", tmp.path().display()))?;
+            .map_err(FsError::io("set the mode of", tmp.path()))?;
     }
     #[cfg(not(unix))]
     let _ = mode;
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {} (disk full?)", tmp.path().display()))?;
+        .map_err(|source| FsError::Write {
+            path: tmp.path().to_path_buf(),
+            source,
+        })?;
     tmp.persist_noclobber(path).map_err(|e| {
         if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-            anyhow::anyhow!(
-                "{} already exists (a file or a link): it is never overwritten nor written through; remove it first if it must go",
-                path.display()
-            )
+            FsError::AlreadyExists {
+                path: path.to_path_buf(),
+            }
         } else {
-            anyhow::Error::new(e.error).context(format!(
-                "cannot publish {} as {}",
-                e.file.path().display(),
-                path.display()
-            ))
+            FsError::Publish {
+                from: e.file.path().to_path_buf(),
+                to: path.to_path_buf(),
+                source: e.error,
+            }
         }
     })?;
     sync_dir(path)
@@ -952,35 +941,33 @@ pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
 /// An existing folder is refused when it is a link, when group or others may write into it
 /// (they could then replace or add files there), or when it belongs to another user. The
 /// mode bits themselves are checked, since root may write anywhere whatever they say.
-pub fn private_dir(dir: &Path) -> Result<()> {
+pub fn private_dir(dir: &Path) -> Result<(), FsError> {
     match fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_dir(dir, 0o700)?,
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot look at folder {}", dir.display()))
-        }
+        Err(e) => return Err(FsError::io("look at folder", dir)(e)),
         Ok(_) => {}
     }
-    let meta = fs::symlink_metadata(dir)
-        .with_context(|| format!("cannot look at folder {}", dir.display()))?;
+    let meta = fs::symlink_metadata(dir).map_err(FsError::io("look at folder", dir))?;
     if meta.file_type().is_symlink() {
-        anyhow::bail!(
-            "{} is a symbolic link: secret files are kept only in a real folder; give the folder itself, or replace the link with a folder of mode 0700",
-            dir.display()
-        );
+        return Err(FsError::PrivateFolderLink {
+            path: dir.to_path_buf(),
+        });
     }
     if !meta.is_dir() {
-        anyhow::bail!("{} is not a folder", dir.display());
+        return Err(FsError::NotAFolder {
+            path: dir.to_path_buf(),
+        });
     }
     match not_ours_alone(&meta) {
-        Some(NotOurs::Writable(mode)) => anyhow::bail!(
-            "folder {} has mode {mode:04o}: group or others may write into it, and so replace the secret files kept there. Run `chmod 700 {}`, then try again",
-            dir.display(),
-            shell_quoted(dir)
-        ),
-        Some(NotOurs::Owner { uid, me }) => anyhow::bail!(
-            "folder {} belongs to user id {uid}, not to the user running this (id {me}): secret files are kept only in a folder of one's own. Give another folder, or `chown` it",
-            dir.display()
-        ),
+        Some(NotOurs::Writable(mode)) => Err(FsError::WritablePrivateFolder {
+            path: dir.to_path_buf(),
+            mode,
+        }),
+        Some(NotOurs::Owner { uid, me }) => Err(FsError::ForeignPrivateFolder {
+            path: dir.to_path_buf(),
+            uid,
+            me,
+        }),
         None => Ok(()),
     }
 }
@@ -1052,51 +1039,57 @@ impl Secret {
 /// The file is opened without following a link (`O_NOFOLLOW`), and without blocking on a
 /// FIFO; it must be a regular file no larger than `limit`, else it is refused without being
 /// read. A file whose mode lets group or others in is refused unless `exposure` allows it.
-pub fn read_secret(path: &Path, what: &str, limit: u64, exposure: Exposure) -> Result<Secret> {
+pub fn read_secret(
+    path: &Path,
+    what: &str,
+    limit: u64,
+    exposure: Exposure,
+) -> Result<Secret, FsError> {
     use std::io::Read;
+    let unreadable = |source| FsError::ReadSecret {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        source,
+    };
     let file = open_nofollow(path, what)?;
-    let meta = file
-        .metadata()
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let meta = file.metadata().map_err(unreadable)?;
     if !meta.is_file() {
-        anyhow::bail!(
-            "{} is {}, not a regular file: secret files are read only from regular files",
-            path.display(),
-            crate::fs::open::kind_name(meta.file_type())
-        );
+        return Err(FsError::SecretNotRegular {
+            path: path.to_path_buf(),
+            kind: crate::fs::open::kind_name(meta.file_type()),
+        });
     }
     if meta.len() > limit {
-        anyhow::bail!(
-            "{} holds {} bytes, more than the {limit} a seed or key file may hold: is it the right file?",
-            path.display(),
-            meta.len()
-        );
+        return Err(FsError::SecretTooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            limit,
+        });
     }
     let mode = permission_bits(&meta);
     if mode & 0o077 != 0 && exposure == Exposure::Refuse {
-        anyhow::bail!(
-            "{} has mode {mode:04o}: group or others may read or change it, and it holds a secret. Run `chmod 600 {}` (or give --allow-insecure-key to use it anyway)",
-            path.display(),
-            shell_quoted(path)
-        );
+        return Err(FsError::SecretExposed {
+            path: path.to_path_buf(),
+            mode,
+        });
     }
     // Room for all of it at once: no reallocation leaves a copy of the secret behind.
     let room = usize::try_from(meta.len().min(limit)).unwrap_or(0) + 1;
     let mut bytes = Vec::with_capacity(room);
     file.take(limit + 1)
         .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+        .map_err(unreadable)?;
     if bytes.len() as u64 > limit {
-        anyhow::bail!(
-            "{} grew past {limit} bytes while being read",
-            path.display()
-        );
+        return Err(FsError::SecretGrew {
+            path: path.to_path_buf(),
+            limit,
+        });
     }
     Ok(Secret { bytes, mode })
 }
 
 #[cfg(unix)]
-fn open_nofollow(path: &Path, what: &str) -> Result<File> {
+fn open_nofollow(path: &Path, what: &str) -> Result<File, FsError> {
     use rustix::fs::{Mode, OFlags};
     match rustix::fs::open(
         path,
@@ -1104,28 +1097,32 @@ fn open_nofollow(path: &Path, what: &str) -> Result<File> {
         Mode::empty(),
     ) {
         Ok(fd) => Ok(File::from(fd)),
-        Err(rustix::io::Errno::LOOP) => anyhow::bail!(
-            "{} is a symbolic link: secret files are not read through links; give the path of the file itself",
-            path.display()
-        ),
-        Err(e) => Err(std::io::Error::from(e))
-            .with_context(|| format!("cannot read {what} {}", path.display())),
+        Err(rustix::io::Errno::LOOP) => Err(FsError::SecretLink {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(FsError::ReadSecret {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+            source: e.into(),
+        }),
     }
 }
 
 #[cfg(not(unix))]
-fn open_nofollow(path: &Path, what: &str) -> Result<File> {
+fn open_nofollow(path: &Path, what: &str) -> Result<File, FsError> {
     if fs::symlink_metadata(path)
         .map(|m| m.file_type().is_symlink())
         .unwrap_or(false)
     {
-        anyhow::bail!(
-            "{} is a symbolic link: secret files are not read through links; give the path of the file itself",
-            path.display()
-        );
+        return Err(FsError::SecretLink {
+            path: path.to_path_buf(),
+        });
     }
-    crate::fs::open::open_regular(path)
-        .with_context(|| format!("cannot read {what} {}", path.display()))
+    crate::fs::open::open_regular(path).map_err(|source| FsError::ReadSecret {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(unix)]
@@ -1140,11 +1137,11 @@ fn permission_bits(_: &fs::Metadata) -> u32 {
 }
 
 /// Whether anything (a file, a folder, a link, even a dangling one) is at `path`.
-pub fn entry_exists(path: &Path) -> Result<bool> {
+pub fn entry_exists(path: &Path) -> Result<bool, FsError> {
     match fs::symlink_metadata(path) {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e).with_context(|| format!("cannot look at {}", path.display())),
+        Err(e) => Err(FsError::io("look at", path)(e)),
     }
 }
 

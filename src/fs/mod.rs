@@ -11,9 +11,14 @@
 //!   a socket, a folder or a link.
 //! - [`pipe`]: a stream read by two checks in one pass (a bounded channel as a reader, and a
 //!   reader that copies what it reads into one).
+//! - [`error`]: [`FsError`], the errors of [`files`], each naming what was being done and
+//!   where.
 
 pub mod dir;
+pub mod error;
 pub mod files;
 pub mod open;
 pub mod output;
 pub mod pipe;
+
+pub use error::FsError;

@@ -161,7 +161,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
     let public = key.verifying_key();
     let held = LockFile::emission(folder)
         .and_then(|l| l.acquire(&mut |_| {}))
-        .map_err(unchanged)?;
+        .map_err(|e| unchanged(e.into()))?;
     let (record, _) = record::read(folder, &public)
         .map_err(unchanged)?
         .ok_or_else(|| {
@@ -206,7 +206,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
             )))
         }
     };
-    held.release().map_err(|e| {
+    held.release().map_err(anyhow::Error::from).map_err(|e| {
         CloseError::Refused(format!(
             "{e:#}: the emission is closed and recorded, but the emission lock could not be released"
         ))
@@ -410,7 +410,8 @@ fn write_new_or_same(
     signature: &[u8],
 ) -> Result<(), CloseError> {
     let folder = crate::fs::files::parent(path);
-    let refused = |e: anyhow::Error| CloseError::Refused(format!("{e:#}"));
+    let refused =
+        |e: crate::fs::FsError| CloseError::Refused(format!("{:#}", anyhow::Error::from(e)));
     let access = crate::fs::files::Access::of_folder(folder).map_err(refused)?;
     for (p, b) in [(sig_path, signature), (path, bytes)] {
         if crate::fs::files::entry_exists(p).map_err(refused)? {

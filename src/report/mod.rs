@@ -713,7 +713,7 @@ fn seal_of(
         Some(key) => key,
         None => {
             let pem = folder.join(crate::block::PUBLIC_KEY_FILE);
-            match crate::block::keys::read_public_key(&pem) {
+            match crate::block::keys::read_public_key(&pem).map_err(anyhow::Error::from) {
                 Ok(key) => key,
                 Err(e) => {
                     problems.push(Problem::in_file(

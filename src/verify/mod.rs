@@ -235,7 +235,7 @@ impl DefinitionError {
 pub fn folder_definition(folder: &Path, sha256: &str) -> Result<Option<Game>, DefinitionError> {
     use sha2::{Digest, Sha256};
     let path = folder.join(block::DEFINITION_FILE);
-    match crate::fs::files::entry_exists(&path) {
+    match crate::fs::files::entry_exists(&path).map_err(anyhow::Error::from) {
         Ok(false) => return Ok(None),
         Ok(true) => {}
         Err(e) => return Err(DefinitionError::Entry(format!("{e:#}"))),

@@ -339,7 +339,7 @@ pub fn check_document(
     certs: &[TsaCert],
 ) -> Result<Option<Checked>, TimestampError> {
     let token = token_path(doc);
-    let present = files::entry_exists(&token).map_err(TimestampError::Lookup)?;
+    let present = files::entry_exists(&token).map_err(|e| TimestampError::Lookup(e.into()))?;
     if !present {
         return match pinned {
             None => Ok(None),
