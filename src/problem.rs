@@ -226,6 +226,11 @@ codes! {
     EmissionNotSealed = "emission.not_sealed",
     /// A block's manifest is not the one sealed.
     EmissionManifestChanged = "emission.manifest_changed",
+    // The emission pack.
+    /// The pack's own trusted timestamp (`PACK.tsr`, `--pack-token`) is missing where it was
+    /// asked for, cannot be read, or does not verify over the pack's bytes with a TSA
+    /// certificate given.
+    PackTimestamp = "pack.timestamp",
     // The audit report.
     /// More problems were found in the block than are listed.
     ReportUnlisted = "report.unlisted",

@@ -162,9 +162,9 @@ pub enum Command {
     Unpack(pack::UnpackArgs),
     /// The version; with --verbose the commit, build profile and SHA-256 of this binary.
     Version(version::VersionArgs),
-    /// Get an RFC 3161 trusted timestamp for an emission's record or seal, later than the run
-    /// that wrote it, or through files for a machine without a network (--tsa-request-out,
-    /// then --tsa-reply).
+    /// Get an RFC 3161 trusted timestamp for an emission's record or seal, or for a pack
+    /// (--pack), later than the run that wrote it, or through files for a machine without a
+    /// network (--tsa-request-out, then --tsa-reply).
     Timestamp(tsa::TimestampArgs),
 }
 
@@ -265,7 +265,9 @@ pub struct EmitArgs {
 #[command(after_help = "Examples:
   emission-factory verify --public-key keys/public-key.pem emissions/ruche-or/2/e0001
   emission-factory verify --forms emissions/ruche-or/2/e0001/block-00007.csv
-  emission-factory verify --seed-file - emissions/annee-chance/3/e0002 < audit.seed")]
+  emission-factory verify --seed-file - emissions/annee-chance/3/e0002 < audit.seed
+  emission-factory verify --identity auditor.key --tsa-cert tsa.pem --pack-token e0001.pack.tsr e0001.pack
+      # the pack, and its own trusted timestamp (pack --tsa-url), required: its time printed")]
 pub struct VerifyArgs {
     /// Block CSV files, or folders to search for block-NNNNN.csv files.
     #[arg(required = true, value_name = "PATH")]
@@ -312,8 +314,17 @@ pub struct VerifyArgs {
     /// emission (emission.json.tsr, emission.seal.json.tsr) is checked against it offline and
     /// its time printed. A token present, or named by the record or the seal, without the
     /// certificate that checks it fails. Repeatable (a TSA whose certificate was renewed).
+    /// Of an emission pack, the pack's own token (PACK.tsr beside it, or --pack-token) is
+    /// checked with them too, over the pack's bytes as read; a PACK.tsr without any
+    /// --tsa-cert is left unchecked, with a note saying so.
     #[arg(long, value_name = "PEM")]
     pub tsa_cert: Vec<PathBuf>,
+    /// Of an emission pack: its own RFC 3161 token (what `pack --tsa-url` keeps as PACK.tsr),
+    /// which must be there and verify over the pack's bytes with a --tsa-cert given: a token
+    /// missing or unreadable fails verify (exit 1), as one of another file or another TSA
+    /// does. Without it, a PACK.tsr beside the pack is checked when it is there.
+    #[arg(long, value_name = "FILE", requires = "tsa_cert")]
+    pub pack_token: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,

@@ -2,10 +2,12 @@
 //! (see [`emission_factory::pack`]).
 
 use super::Exit;
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use emission_factory::custody::{parse_recipient, read_recipients_file};
+use emission_factory::emission::timestamp::{self, http::Url, Source};
+use emission_factory::fs::files::shell_quoted;
 use emission_factory::untrusted::shown_path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `pack` arguments.
 #[derive(Debug, clap::Args)]
@@ -13,6 +15,11 @@ use std::path::PathBuf;
   emission-factory pack --recipient age1...server --recipient age1...archive \\
       --out ruche-or-2-e0001.pack emissions/ruche-or/2/e0001
   emission-factory pack --recipients-file recipients.txt --out e0001.pack emissions/ruche-or/2/e0001
+  emission-factory pack --recipients-file recipients.txt --out e0001.pack \\
+      --tsa-cert tsa.pem --tsa-url http://tsa.example/tsr emissions/ruche-or/2/e0001
+      # e0001.pack.tsr: the TSA's token over the pack's bytes, checked with tsa.pem (which also
+      # checks the emission's own tokens, if any: give one --tsa-cert per TSA); then
+      # emission-factory verify --identity KEY --tsa-cert tsa.pem e0001.pack  prints its time
 
 An auditor opens a pack with common tools:
   age -d -i identity.txt e0001.pack | zstd -d | tar tv
@@ -43,11 +50,34 @@ pub struct PackArgs {
     /// emission.pub.pem is used.
     #[arg(long, value_name = "PEM")]
     pub public_key: Option<PathBuf>,
-    /// The certificate of the TSA that signed the emission's trusted timestamps, if it has
-    /// any (emission.json.tsr, emission.seal.json.tsr): the pack carries them, and a folder is
-    /// packed only once they verify, as `verify --tsa-cert` checks them. Repeatable.
+    /// The certificate (PEM or DER) of a time-stamping authority (TSA). The emission's own
+    /// trusted timestamps, if it has any (emission.json.tsr, emission.seal.json.tsr), must
+    /// verify with one of those given: the pack carries them, and a folder is packed only once
+    /// they verify, as `verify --tsa-cert` checks them. With --tsa-url or --tsa-request-out,
+    /// the pack's own token must verify with one of them too. Repeatable: one per TSA (the
+    /// emission's and the pack's may be two).
     #[arg(long, value_name = "PEM")]
     pub tsa_cert: Vec<PathBuf>,
+    /// Once the pack is written and published, ask this RFC 3161 TSA (http:// URL) for a token
+    /// over the SHA-256 of the pack file's bytes, and keep it beside the pack as PACK.tsr (a
+    /// new file, 0600, never replacing one) once it verifies with a --tsa-cert given. If no
+    /// token can be had, the pack is kept and the command fails, saying how to get the token
+    /// later (`emission-factory timestamp --pack PACK --tsa-cert PEM --tsa-url URL`). Needs
+    /// --tsa-cert, and --out FILE (a pack written onto standard output has no file to keep a
+    /// token beside).
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "tsa_cert",
+        conflicts_with = "tsa_request_out"
+    )]
+    pub tsa_url: Option<String>,
+    /// The file mode of --tsa-url, for a machine without a network: once the pack is
+    /// published, write the RFC 3161 request over its SHA-256 to FILE (a new file, to carry to
+    /// the TSA) and keep a copy as PACK.tsq; `emission-factory timestamp --pack PACK --tsa-cert
+    /// PEM --tsa-reply REPLY` then takes the TSA's reply. Needs --tsa-cert and --out FILE.
+    #[arg(long, value_name = "FILE", requires = "tsa_cert")]
+    pub tsa_request_out: Option<PathBuf>,
     /// zstd compression level, 1 (fastest) to 19 (smallest).
     #[arg(long, default_value_t = emission_factory::pack::write::DEFAULT_LEVEL, value_name = "L", value_parser = clap::value_parser!(i32).range(1..=19))]
     pub level: i32,
@@ -111,23 +141,26 @@ pub(super) fn run_pack(args: PackArgs) -> Result<Exit> {
         Some(t) => u32::from(t),
         None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
+    let tsa_certs = args
+        .tsa_cert
+        .iter()
+        .map(|p| timestamp::read_cert(p, "--tsa-cert"))
+        .collect::<Result<Vec<_>>>()?;
+    let stamp = pack_stamp(&args)?;
     let summary = emission_factory::pack::pack(
         &args.folder,
         &args.out,
         &emission_factory::pack::PackOptions {
             recipients,
             public_key,
-            tsa_certs: args
-                .tsa_cert
-                .iter()
-                .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
-                .collect::<Result<_>>()?,
+            tsa_certs: tsa_certs.clone(),
             level: args.level,
             threads,
+            sha256: stamp.is_some(),
         },
     )?;
     if !args.quiet {
-        let to_stdout = args.out == std::path::Path::new("-");
+        let to_stdout = args.out == Path::new("-");
         let said = format!(
             "packed {} ({}: {} files, {} blocks, {} bytes) into {}: {} bytes ({:.3} of the folder)",
             shown_path(&args.folder),
@@ -151,7 +184,63 @@ pub(super) fn run_pack(args: PackArgs) -> Result<Exit> {
             outln!("{said}")?;
         }
     }
+    if let Some(source) = &stamp {
+        let Some(hash) = summary.sha256 else {
+            bail!("internal: the SHA-256 of {} was not made as it was written: get its token with `emission-factory timestamp --pack {} --tsa-cert PEM --tsa-url URL`", shown_path(&args.out), shell_quoted(&args.out));
+        };
+        let outcome = timestamp::stamp_file(&args.out, hash, &tsa_certs, source).map_err(|e| {
+            anyhow!(
+                "the pack {} is written and kept, without its trusted timestamp: {e:#}",
+                shown_path(&args.out)
+            )
+        })?;
+        if !args.quiet {
+            outln!("{}", super::tsa::said_of_file(&args.out, &outcome))?;
+        }
+    }
     Ok(Exit::Ok)
+}
+
+/// Where the pack's own token comes from (`--tsa-url`, `--tsa-request-out`), if it is asked,
+/// checked before anything is written: a pack onto standard output has no beside, and neither
+/// its token nor the request kept may be there already (nothing is ever replaced).
+fn pack_stamp(args: &PackArgs) -> Result<Option<Source>> {
+    let source = match (&args.tsa_url, &args.tsa_request_out) {
+        (Some(url), _) => Source::Url(Url::parse(url).map_err(anyhow::Error::msg)?),
+        (None, Some(out)) => Source::RequestOut(out.clone()),
+        (None, None) => return Ok(None),
+    };
+    let option = if args.tsa_url.is_some() {
+        "--tsa-url"
+    } else {
+        "--tsa-request-out"
+    };
+    if args.out == Path::new("-") {
+        bail!("--out - with {option}: a pack written onto standard output has no place beside it for its token (PACK.tsr): give --out FILE, or leave out {option} and, once the stream is saved as a file, get its token with `emission-factory timestamp --pack FILE --tsa-cert PEM --tsa-url URL`");
+    }
+    for beside in [
+        timestamp::token_path(&args.out),
+        timestamp::request_path(&args.out),
+    ] {
+        if emission_factory::fs::files::entry_exists(&beside)? {
+            bail!(
+                "{} exists, beside the pack to write: a token or a request of another pack of that name? It is never replaced: move it away, or give another --out",
+                shown_path(&beside)
+            );
+        }
+    }
+    if let Source::RequestOut(out) = &source {
+        if out == Path::new("-") {
+            bail!("--tsa-request-out -: the request is binary and standard output carries this command's report: give a file name (the file to carry to the TSA)");
+        }
+        if emission_factory::fs::files::entry_exists(out)? {
+            bail!(
+                "--tsa-request-out {}: the file exists, and is never replaced: give a new file name",
+                shown_path(out)
+            );
+        }
+    }
+    Ok(Some(source))
 }
 
 pub(super) fn run_unpack(args: UnpackArgs) -> Result<Exit> {

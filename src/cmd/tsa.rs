@@ -1,13 +1,16 @@
 //! Trusted timestamps on the command line: the `--tsa-*` options of `seed` and `seal`, and the
-//! `timestamp` command (the second step of the file mode, or a token got later). The work is
-//! the engine's (`emission_factory::emission::timestamp`).
+//! `timestamp` command (the second step of the file mode, or a token got later, of an
+//! emission's record or seal or of a pack, `--pack`). The work is the engine's
+//! (`emission_factory::emission::timestamp`).
 
 use super::Exit;
 use anyhow::{bail, Result};
 use emission_factory::emission::lock::LockFile;
 use emission_factory::emission::record::RECORD_FILE;
 use emission_factory::emission::seal::SEAL_FILE;
-use emission_factory::emission::timestamp::{self, http::Url, Outcome, Source, TsaCert};
+use emission_factory::emission::timestamp::{
+    self, http::Url, FileOutcome, Outcome, Source, TsaCert,
+};
 use emission_factory::untrusted::{shown, shown_path};
 use std::path::{Path, PathBuf};
 
@@ -43,14 +46,25 @@ pub struct TsaArgs {
 #[command(after_help = "Examples:
   emission-factory timestamp emissions/ruche-or/2/e0003 --tsa-cert tsa.pem --tsa-url http://tsa.example/
   emission-factory timestamp emissions/ruche-or/2/e0003 --tsa-cert tsa.pem --tsa-reply /media/usb/e0003.tsr
-  emission-factory timestamp emissions/ruche-or/2/e0003 --seal --tsa-cert tsa.pem --tsa-request-out /media/usb/seal.tsq")]
+  emission-factory timestamp emissions/ruche-or/2/e0003 --seal --tsa-cert tsa.pem --tsa-request-out /media/usb/seal.tsq
+  emission-factory timestamp --pack e0003.pack --tsa-cert tsa.pem --tsa-url http://tsa.example/
+      # e0003.pack.tsr, over the pack file's bytes: when `pack --tsa-url` got none")]
 pub struct TimestampArgs {
     /// The emission folder (<out>/<game>/<stake>/e<emission>).
-    #[arg(value_name = "FOLDER")]
-    pub folder: PathBuf,
+    #[arg(
+        value_name = "FOLDER",
+        required_unless_present = "pack",
+        conflicts_with = "pack"
+    )]
+    pub folder: Option<PathBuf>,
     /// The token is for the seal (emission.seal.json), not the record (emission.json).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "pack")]
     pub seal: bool,
+    /// The token is for this emission pack (a file `pack` wrote), over the SHA-256 of its
+    /// bytes, kept beside it as PACK.tsr (a new file: never replacing one); checked by
+    /// `verify --identity KEY --tsa-cert PEM PACK`.
+    #[arg(long, value_name = "PACK")]
+    pub pack: Option<PathBuf>,
     /// The certificate (PEM or DER) of the TSA: the token must be signed by it, and it must be
     /// the one the record or the seal names, if it names one.
     #[arg(long, value_name = "PEM", required = true)]
@@ -58,11 +72,12 @@ pub struct TimestampArgs {
     /// Ask this TSA (http:// URL) now.
     #[arg(long, value_name = "URL", conflicts_with_all = ["tsa_request_out", "tsa_reply"], required_unless_present_any = ["tsa_request_out", "tsa_reply"])]
     pub tsa_url: Option<String>,
-    /// File mode, first step: write the request to FILE (a copy is kept in the folder).
+    /// File mode, first step: write the request to FILE (a copy is kept in the folder, or
+    /// beside the pack as PACK.tsq).
     #[arg(long, value_name = "FILE", conflicts_with = "tsa_reply")]
     pub tsa_request_out: Option<PathBuf>,
     /// File mode, second step: the TSA's reply (a TimeStampResp, DER) to the request kept in
-    /// the folder; checked, then kept as the token.
+    /// the folder (or beside the pack); checked, then kept as the token.
     #[arg(long, value_name = "FILE")]
     pub tsa_reply: Option<PathBuf>,
     /// No notes on standard error.
@@ -163,10 +178,43 @@ fn pinned_of(doc: &Path) -> Result<Option<String>> {
         .map(str::to_string))
 }
 
+/// The line that says what [`timestamp::stamp_file`] did for `file` (a pack).
+pub(super) fn said_of_file(file: &Path, outcome: &FileOutcome) -> String {
+    let quoted = emission_factory::fs::files::shell_quoted(file);
+    match outcome {
+        FileOutcome::Stamped(checked) => format!(
+            "timestamp:   {} existed by {} (token {}, TSA {}, serial {}); `emission-factory verify --identity KEY --tsa-cert PEM {quoted}` checks it",
+            shown_path(file),
+            checked.stamp.time,
+            shown_path(&checked.token),
+            shown(&checked.tsa),
+            checked.stamp.serial
+        ),
+        FileOutcome::Requested { request, kept } => format!(
+            "timestamp:   request written to {} (kept as {}): carry it to the TSA, e.g. `curl --data-binary @REQUEST -H 'Content-Type: application/timestamp-query' -o REPLY URL`, then run `emission-factory timestamp --pack {quoted} --tsa-cert PEM --tsa-reply REPLY`; until then the pack has no token",
+            shown_path(request),
+            shown_path(kept)
+        ),
+    }
+}
+
 pub(super) fn run(args: TimestampArgs) -> Result<Exit> {
-    let doc = args
-        .folder
-        .join(if args.seal { SEAL_FILE } else { RECORD_FILE });
+    let source = || -> Result<Source> {
+        Ok(
+            match (&args.tsa_url, &args.tsa_request_out, &args.tsa_reply) {
+                (Some(url), _, _) => Source::Url(Url::parse(url).map_err(anyhow::Error::msg)?),
+                (_, Some(out), _) => Source::RequestOut(out.clone()),
+                (_, _, Some(reply)) => Source::Reply(reply.clone()),
+                _ => bail!("give --tsa-url URL, --tsa-request-out FILE or --tsa-reply FILE"),
+            },
+        )
+    };
+    let folder = match (&args.folder, &args.pack) {
+        (_, Some(pack)) => return run_pack(pack, source()?, &args.tsa_cert),
+        (Some(folder), None) => folder,
+        (None, None) => bail!("give the emission FOLDER, or --pack PACK"),
+    };
+    let doc = folder.join(if args.seal { SEAL_FILE } else { RECORD_FILE });
     if !emission_factory::fs::files::entry_exists(&doc)? {
         bail!(
             "{} is missing: give an emission folder{}",
@@ -178,18 +226,28 @@ pub(super) fn run(args: TimestampArgs) -> Result<Exit> {
             }
         );
     }
-    let source = match (&args.tsa_url, &args.tsa_request_out, &args.tsa_reply) {
-        (Some(url), _, _) => Source::Url(Url::parse(url).map_err(anyhow::Error::msg)?),
-        (_, Some(out), _) => Source::RequestOut(out.clone()),
-        (_, _, Some(reply)) => Source::Reply(reply.clone()),
-        _ => bail!("give --tsa-url URL, --tsa-request-out FILE or --tsa-reply FILE"),
-    };
     let plan = Plan {
+        source: source()?,
         cert: timestamp::read_cert(&args.tsa_cert, "--tsa-cert")?,
-        source,
     };
     let pinned = pinned_of(&doc)?;
-    let said = stamp(&args.folder, &doc, pinned.as_deref(), &plan, args.quiet)?;
+    let said = stamp(folder, &doc, pinned.as_deref(), &plan, args.quiet)?;
     outln!("{said}")?;
+    Ok(Exit::Ok)
+}
+
+/// `timestamp --pack PACK`: the pack's bytes hashed as a stream, then its token got as `pack
+/// --tsa-url` (or `--tsa-request-out`) gets it.
+fn run_pack(pack: &Path, source: Source, cert: &Path) -> Result<Exit> {
+    let cert = timestamp::read_cert(cert, "--tsa-cert")?;
+    if !pack.is_file() {
+        bail!(
+            "--pack {}: not a file: give the pack `emission-factory pack` wrote",
+            shown_path(pack)
+        );
+    }
+    let hash = timestamp::file_sha256(pack)?;
+    let outcome = timestamp::stamp_file(pack, hash, &[cert], &source)?;
+    outln!("{}", said_of_file(pack, &outcome))?;
     Ok(Exit::Ok)
 }

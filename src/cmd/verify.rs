@@ -31,6 +31,22 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         ..trusted
     };
     let pack = pack_of(&args.paths)?;
+    let tsa_certs = args
+        .tsa_cert
+        .iter()
+        .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
+        .collect::<Result<Vec<_>>>()?;
+    if let (Some(token), None) = (&args.pack_token, &pack) {
+        bail!(
+            "--pack-token {}: the trusted timestamp of an emission pack, and no pack is given: give the pack (one file, with --identity) with it",
+            shown_path(token)
+        );
+    }
+    // The pack's own trusted timestamps: the one asked for, and the one beside it if another.
+    let pack_tokens = match &pack {
+        Some(pack) => pack_tokens(pack, args.pack_token.as_deref())?,
+        None => Vec::new(),
+    };
     let mut verified = None;
     let blocks = match &pack {
         None => {
@@ -76,6 +92,8 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
                 (!args.shares.share.is_empty()).then_some(&seed_of as _),
                 &bar,
                 &pool,
+                // Hashed as it streams, for its token: the pack is read once.
+                !pack_tokens.is_empty() && !tsa_certs.is_empty(),
             )?;
             bar.finish_and_clear();
             options.seed = done.seed;
@@ -151,11 +169,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         allow_unsealed: args.allow_unsealed,
         record_sha256: args.record_sha256.clone(),
         seal_sha256: args.seal_sha256.clone(),
-        tsa_certs: args
-            .tsa_cert
-            .iter()
-            .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
-            .collect::<Result<_>>()?,
+        tsa_certs: tsa_certs.clone(),
         // A pack's CSVs were checked as they streamed, never written in the staged folder.
         streamed_blocks: pack.as_ref().map(|_| {
             blocks
@@ -344,8 +358,39 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             }
         }
     }
+    // The pack's own trusted timestamps, over its bytes as they were read.
+    let mut packs_failed = 0;
+    for (token, asked) in &pack_tokens {
+        let (Some(pack), Some(verified)) = (&pack, &verified) else {
+            continue;
+        };
+        let checked = check_pack_token(pack, token, *asked, verified.sha256.as_ref(), &tsa_certs);
+        packs_failed += usize::from(checked.ok == Some(false));
+        if !checked.checked {
+            errln!(
+                "note: {} is beside the pack, a trusted timestamp of it, and was NOT checked: no --tsa-cert was given. Give --tsa-cert PEM (the certificate of the TSA that signed it) to check it and print its time, and --pack-token {} to require it",
+                shown_path(token),
+                emission_factory::fs::files::shell_quoted(token)
+            );
+        }
+        if json {
+            result.pack_timestamps.push(checked);
+            continue;
+        }
+        match (&checked.timestamp, checked.problems.first()) {
+            (Some(line), None) => {
+                outln!("OK      pack {}", shown_path(pack))?;
+                outln!("        timestamp OK: {}", defanged(line))?;
+            }
+            (_, Some(problem)) => {
+                outln!("{}  pack {}", output::failed(), shown_path(pack))?;
+                outln!("  - {}", defanged(&problem.message))?;
+            }
+            (None, None) => {}
+        }
+    }
     if json {
-        result.ok = failed == 0 && emissions_failed == 0;
+        result.ok = failed == 0 && emissions_failed == 0 && packs_failed == 0;
         result.blocks_checked = blocks.len();
         result.blocks_failed = failed;
         result.seed_replayed = options.seed.as_ref().map(|_| replayed);
@@ -394,11 +439,115 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             emissions_failed
         )?;
     }
-    Ok(if failed == 0 && emissions_failed == 0 {
-        Exit::Ok
-    } else {
-        Exit::Failed
-    })
+    Ok(
+        if failed == 0 && emissions_failed == 0 && packs_failed == 0 {
+            Exit::Ok
+        } else {
+            Exit::Failed
+        },
+    )
+}
+
+/// The pack's own trusted timestamps to check: `asked` (`--pack-token`, required: `true`), and
+/// `PACK.tsr` beside the pack when it is there and is not that file (checked when present).
+fn pack_tokens(
+    pack: &std::path::Path,
+    asked: Option<&std::path::Path>,
+) -> Result<Vec<(PathBuf, bool)>> {
+    let mut tokens: Vec<(PathBuf, bool)> =
+        asked.map(|t| (t.to_path_buf(), true)).into_iter().collect();
+    let beside = emission_factory::emission::timestamp::token_path(pack);
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a == b
+            || matches!(
+                (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+                (Ok(x), Ok(y)) if x == y
+            )
+    };
+    if emission_factory::fs::files::entry_exists(&beside)?
+        && !asked.is_some_and(|a| same(a, &beside))
+    {
+        tokens.push((beside, false));
+    }
+    Ok(tokens)
+}
+
+/// The verdict on the pack's token `token` (`asked`: given with `--pack-token`, so required),
+/// the pack's bytes as read hashing to `sha256`, against `certs`. Without a certificate it is
+/// not checked (`checked: false`, `ok: None`): said, never passed as checked.
+fn check_pack_token(
+    pack: &std::path::Path,
+    token: &std::path::Path,
+    asked: bool,
+    sha256: Option<&[u8; 32]>,
+    certs: &[emission_factory::emission::timestamp::TsaCert],
+) -> PackTimestampJson {
+    use emission_factory::emission::timestamp::{check_token_file, TimestampError};
+    let mut json = PackTimestampJson {
+        token: shown_path(token),
+        checked: !certs.is_empty(),
+        ok: None,
+        timestamp: None,
+        time: None,
+        tsa: None,
+        serial: None,
+        policy: None,
+        problems: Vec::new(),
+    };
+    let quoted = emission_factory::fs::files::shell_quoted(pack);
+    let fail = |json: &mut PackTimestampJson, message: String| {
+        json.ok = Some(false);
+        json.problems.push(Problem::in_file(
+            Code::PackTimestamp,
+            &shown_path(token),
+            message,
+        ));
+    };
+    if certs.is_empty() {
+        return json;
+    }
+    let Some(sha256) = sha256 else {
+        fail(
+            &mut json,
+            format!(
+                "{}: the SHA-256 of {} was not made as it was read: its token is not checked (a bug: report it)",
+                shown_path(token),
+                shown_path(pack)
+            ),
+        );
+        return json;
+    };
+    match check_token_file(pack, token, sha256, certs) {
+        Ok(checked) => {
+            json.timestamp = Some(checked.line(pack));
+            json.ok = Some(true);
+            json.time = Some(checked.stamp.time);
+            json.tsa = Some(checked.tsa);
+            json.serial = Some(checked.stamp.serial);
+            json.policy = Some(checked.stamp.policy);
+        }
+        Err(TimestampError::Read { token: path, error }) => fail(
+            &mut json,
+            format!(
+                "{}{}: the pack's trusted timestamp cannot be read: {error}. {}",
+                if asked { "--pack-token " } else { "" },
+                shown_path(&path),
+                if asked {
+                    format!("It was asked for, and a missing piece of evidence is a failure: give the token's path, or restore it from the archive (a pack without one gets it with `emission-factory timestamp --pack {quoted} --tsa-cert PEM --tsa-url URL`)")
+                } else {
+                    "Restore it from the archive, or remove it if it is of no pack".to_string()
+                }
+            ),
+        ),
+        Err(e) => fail(
+            &mut json,
+            format!(
+                "{e}. A pack's token must be over its very bytes as read now (SHA-256 {}) and verify with a --tsa-cert given: the pack was changed or re-made since it was stamped, or the token is another file's, or its TSA's certificate was not given",
+                hex::encode(sha256)
+            ),
+        ),
+    }
+    json
 }
 
 /// Warns when others may read a block: until its tickets are sold, it tells which ticket wins
@@ -432,6 +581,27 @@ struct VerifyJson {
     seed_replayed: Option<u64>,
     blocks: Vec<BlockJson>,
     emissions: Vec<EmissionJson>,
+    /// The pack's own trusted timestamps (PACK.tsr, --pack-token), one object each.
+    pack_timestamps: Vec<PackTimestampJson>,
+}
+
+/// `verify --json` of a pack: its own trusted timestamp.
+#[derive(Debug, serde::Serialize)]
+struct PackTimestampJson {
+    /// The token file.
+    token: String,
+    /// Checked against the --tsa-cert given (`false`: none was given).
+    checked: bool,
+    /// `true` it verified, `false` it failed, `null` not checked.
+    ok: Option<bool>,
+    /// The line for the minutes when it verified (`PACK existed by ...`), else `null`.
+    timestamp: Option<String>,
+    /// What it says, when it verified.
+    time: Option<String>,
+    tsa: Option<String>,
+    serial: Option<String>,
+    policy: Option<String>,
+    problems: Vec<Problem>,
 }
 
 #[derive(Debug, serde::Serialize)]

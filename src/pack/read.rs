@@ -95,9 +95,65 @@ pub fn read_pack(
     identities: &[age::x25519::Identity],
     sink: &mut dyn Sink,
 ) -> Result<PackContents> {
+    read_pack_hashing(path, identities, sink, None)
+}
+
+/// [`read_pack`], and with `sha256`, the SHA-256 of the pack file's bytes fed to it as they
+/// are read: every byte of the file, those after the age stream's end too (none, in a pack
+/// this program made), so that the pack's own trusted timestamp is checked against the very
+/// bytes read, the file read once.
+pub fn read_pack_hashing(
+    path: &Path,
+    identities: &[age::x25519::Identity],
+    sink: &mut dyn Sink,
+    mut sha256: Option<&mut sha2::Sha256>,
+) -> Result<PackContents> {
     let name = shown_path(path);
     let file = crate::fs::open::open_regular(path)
         .with_context(|| format!("cannot read the pack {name}"))?;
+    let contents = read_stream(
+        &name,
+        Hashed {
+            inner: &file,
+            sha: sha256.as_deref_mut(),
+        },
+        identities,
+        sink,
+    )?;
+    if let Some(sha) = sha256 {
+        let mut rest = Hashed {
+            inner: &file,
+            sha: Some(sha),
+        };
+        std::io::copy(&mut rest, &mut std::io::sink())
+            .map_err(|e| anyhow!("{name}: cannot read it to its end: {e}"))?;
+    }
+    Ok(contents)
+}
+
+/// A reader that feeds what it reads to a SHA-256, if it has one.
+struct Hashed<'a, R> {
+    inner: R,
+    sha: Option<&'a mut sha2::Sha256>,
+}
+
+impl<R: Read> Read for Hashed<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(sha) = &mut self.sha {
+            sha2::Digest::update(&mut **sha, &buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
+/// [`read_pack`] of the pack file's bytes `file`, named `name` in errors.
+fn read_stream(
+    name: &str,
+    file: impl Read,
+    identities: &[age::x25519::Identity],
+    sink: &mut dyn Sink,
+) -> Result<PackContents> {
     let decryptor =
         age::Decryptor::new_buffered(BufReader::with_capacity(1 << 20, file)).map_err(|e| {
             anyhow!("{name}: not an emission pack (not an age file, or its header is damaged): {e}")
@@ -118,7 +174,7 @@ pub fn read_pack(
         .with_context(|| format!("{name}: cannot start reading the compressed stream"))?;
     let mut archive = tar::Archive::new(decoder);
     let mut state = State {
-        pack: name.clone(),
+        pack: name.to_string(),
         emission: None,
         members: 0,
         blocks: Vec::new(),

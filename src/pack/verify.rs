@@ -14,7 +14,7 @@
 //! emission's seed then (the shares are opened and must be of that emission; the replay of
 //! every block then checks the manifests' commitment to it).
 
-use super::read::{read_pack, PackContents};
+use super::read::{read_pack_hashing, PackContents};
 use super::stage::{stream_to, Staged, StagedCheck};
 use crate::block::id::EmissionId;
 use crate::progress::Progress;
@@ -38,13 +38,17 @@ pub struct VerifiedPack {
     pub seed: Option<crate::plan::Seed>,
     /// The staged small files, removed when dropped.
     pub staged: Staged,
+    /// When asked: the SHA-256 of the pack file's bytes, as they were read (for the pack's
+    /// own trusted timestamp).
+    pub sha256: Option<[u8; 32]>,
 }
 
 /// Reads `pack` with one of `identities`, checking every block with `options` as it streams
 /// (its line checks on `pool`); with `seed_of`, the blocks are replayed from the seed it gives
-/// for the emission the pack names. An error is the pack's form (damaged, changed, cut, out of
-/// order...) or the seed's: then no verdict holds; a block that fails its checks is a report
-/// that says so.
+/// for the emission the pack names; with `hash`, the pack file's bytes are hashed as they are
+/// read ([`VerifiedPack::sha256`]: the file is read once). An error is the pack's form
+/// (damaged, changed, cut, out of order...) or the seed's: then no verdict holds; a block that
+/// fails its checks is a report that says so.
 pub fn verify_pack(
     pack: &Path,
     identities: &[age::x25519::Identity],
@@ -52,6 +56,7 @@ pub fn verify_pack(
     seed_of: Option<SeedOf<'_>>,
     progress: &dyn Progress,
     pool: &rayon::ThreadPool,
+    hash: bool,
 ) -> Result<VerifiedPack> {
     let mut sink = Checking {
         pack: crate::untrusted::shown_path(pack),
@@ -62,12 +67,14 @@ pub fn verify_pack(
         pool,
         reports: Vec::new(),
     };
-    let contents = read_pack(pack, identities, &mut sink)?;
+    let mut sha = hash.then(<sha2::Sha256 as sha2::Digest>::new);
+    let contents = read_pack_hashing(pack, identities, &mut sink, sha.as_mut())?;
     Ok(VerifiedPack {
         reports: sink.reports,
         contents,
         seed: sink.options.seed,
         staged: sink.staged,
+        sha256: sha.map(|s| sha2::Digest::finalize(s).into()),
     })
 }
 

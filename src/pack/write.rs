@@ -46,6 +46,9 @@ pub struct PackOptions {
     pub level: i32,
     /// zstd worker threads (0 or 1: compress on the calling thread).
     pub threads: u32,
+    /// Hash the pack's bytes as they are written ([`PackSummary::sha256`]: what its trusted
+    /// timestamp is asked over).
+    pub sha256: bool,
 }
 
 /// What a pack holds.
@@ -61,6 +64,8 @@ pub struct PackSummary {
     pub folder_bytes: u64,
     /// Bytes of the pack.
     pub pack_bytes: u64,
+    /// With [`PackOptions::sha256`]: the SHA-256 of the pack's bytes, as written.
+    pub sha256: Option<[u8; 32]>,
 }
 
 /// Packs the sealed emission `folder` into the new file `out` (which must not exist; mode 0600;
@@ -92,16 +97,20 @@ pub(super) fn stop_requested() -> std::io::Result<()> {
 }
 
 /// A writer that counts the bytes written through it (the pack's size, whether a file or a
-/// stream).
+/// stream), and hashes them when asked.
 struct Counted<W> {
     to: W,
     bytes: u64,
+    sha: Option<Sha256>,
 }
 
 impl<W: Write> Write for Counted<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.to.write(buf)?;
         self.bytes += n as u64;
+        if let Some(sha) = &mut self.sha {
+            sha.update(&buf[..n]);
+        }
         Ok(n)
     }
 
@@ -215,7 +224,14 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         let file = staged.file().try_clone().context("cannot write the pack")?;
         (Some(staged), Box::new(file))
     };
-    let sink = std::io::BufWriter::with_capacity(1 << 20, Counted { to, bytes: 0 });
+    let sink = std::io::BufWriter::with_capacity(
+        1 << 20,
+        Counted {
+            to,
+            bytes: 0,
+            sha: options.sha256.then(Sha256::new),
+        },
+    );
     let encryptor = age::Encryptor::with_recipients(
         options.recipients.iter().map(|r| r as &dyn age::Recipient),
     )
@@ -342,10 +358,16 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         .finish()
         .with_context(|| write_err("the end of the encrypted stream"))?;
     sink.flush().with_context(|| write_err("the pack"))?;
-    let pack_bytes = sink
+    let counted = sink
         .into_inner()
-        .map_err(|e| anyhow!("{}: {}", write_err("the pack"), e.error()))?
-        .bytes;
+        .map_err(|e| anyhow!("{}: {}", write_err("the pack"), e.error()))?;
+    let Counted {
+        to,
+        bytes: pack_bytes,
+        sha,
+    } = counted;
+    drop(to);
+    let sha256 = sha.map(|s| s.finalize().into());
     if let Some(staged) = staged.take() {
         let publishing = crate::interrupt::critical();
         staged.commit()?;
@@ -357,6 +379,7 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         blocks: present.len(),
         folder_bytes,
         pack_bytes,
+        sha256,
     })
 }
 

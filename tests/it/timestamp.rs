@@ -777,3 +777,336 @@ fn a_beacon_round_published_before_the_record_s_trusted_time_is_refused() {
     let said = text(&w.run(&["verify", &folder]));
     assert!(said.contains("named no beacon round"), "{said}");
 }
+
+/// A new age identity `name` in the workdir (mode 0600): its file's name and its public key.
+fn age_identity(w: &Workdir, name: &str) -> String {
+    let id = age::x25519::Identity::generate();
+    std::fs::write(
+        w.path(name),
+        format!("{}\n", id.to_string().expose_secret()),
+    )
+    .unwrap();
+    std::fs::set_permissions(w.path(name), std::fs::Permissions::from_mode(0o600)).unwrap();
+    id.to_public().to_string()
+}
+
+/// `verify --identity archive.key [--tsa-cert C]... [extra...] PACK`, requiring exit `code`:
+/// its stdout and stderr.
+fn verify_pack(w: &Workdir, pack: &str, certs: &[&Path], extra: &[&str], code: i32) -> String {
+    text(&verify_pack_out(w, pack, certs, extra, code))
+}
+
+/// `verify --json` of [`verify_pack`]: its standard output, parsed.
+fn verify_pack_json(w: &Workdir, pack: &str, certs: &[&Path], code: i32) -> serde_json::Value {
+    let out = verify_pack_out(w, pack, certs, &["--json"], code);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn verify_pack_out(
+    w: &Workdir,
+    pack: &str,
+    certs: &[&Path],
+    extra: &[&str],
+    code: i32,
+) -> std::process::Output {
+    let mut args = vec![
+        "verify".to_string(),
+        "--quiet".to_string(),
+        "--identity".to_string(),
+        "archive.key".to_string(),
+    ];
+    for c in certs {
+        args.extend(["--tsa-cert".to_string(), c.display().to_string()]);
+    }
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.push(pack.to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    w.run_expect(&args, code)
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// Issue 24 item 2: `pack --tsa-url` keeps a token over the pack file's bytes beside it
+/// (PACK.tsr), which `openssl ts -verify` accepts and `verify PACK --tsa-cert` checks over the
+/// bytes it reads, printing its time; each attack fails verify: the token of another pack of
+/// the same emission put in place, a token of another TSA over the very bytes, one byte of the
+/// pack changed (with its token), `--pack-token` given and the token deleted.
+#[test]
+fn a_pack_gets_its_own_token_and_verify_checks_it_over_the_bytes_it_reads() {
+    if !require_tool("openssl", &["version"], "apt-get install openssl") {
+        return;
+    }
+    let w = Workdir::new();
+    let a = make_tsa(&w.path("tsa-a"), "A", "rsa");
+    let b = make_tsa(&w.path("tsa-b"), "B", "ec");
+    let url = serve(&a, 2);
+    let folder = emit_mini_signed(&w, SEED, "emissions", "1", &["--emission-blocks", "1"]);
+    let folder = folder.to_str().unwrap();
+    let recipient = age_identity(&w, "archive.key");
+    let cert_a = a.cert.to_str().unwrap();
+    let pack_args = |out: &str, extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["pack", "--recipient", &recipient, "--out", out];
+        args.extend_from_slice(extra);
+        args.push(folder);
+        args.iter().map(|a| a.to_string()).collect()
+    };
+
+    // A pack onto standard output has no beside: refused before anything is written.
+    let args = pack_args(
+        "-",
+        &["--tsa-cert", cert_a, "--tsa-url", "http://127.0.0.1:9/"],
+    );
+    let out = w.run_expect(&strs(&args), 2);
+    assert!(out.stdout.is_empty(), "something was written");
+    assert!(text(&out).contains("no place beside it"), "{}", text(&out));
+
+    // The pack, then its token over the pack's bytes.
+    let mut args = pack_args("e.pack", &["--tsa-cert", cert_a]);
+    args.splice(1..1, ["--tsa-url".to_string(), url.clone()]);
+    let said = text(&w.ok(&strs(&args)));
+    let (pack, token) = (w.path("e.pack"), w.path("e.pack.tsr"));
+    assert!(
+        said.contains("timestamp:   e.pack existed by 20") && said.contains("e.pack.tsr"),
+        "{said}"
+    );
+    let mode = std::fs::metadata(&token).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    openssl_accepts(&a, &pack, &token);
+
+    let said = verify_pack(&w, "e.pack", &[&a.cert], &[], 0);
+    assert!(said.contains("OK      pack e.pack"), "{said}");
+    assert!(
+        said.contains("timestamp OK: e.pack existed by 20")
+            && said.contains("RFC 3161 token e.pack.tsr, TSA 'CN=Test TSA A'"),
+        "{said}"
+    );
+    // The same token named with --pack-token is checked once.
+    let said = verify_pack(&w, "e.pack", &[&a.cert], &["--pack-token", "e.pack.tsr"], 0);
+    assert_eq!(said.matches("timestamp OK: e.pack").count(), 1, "{said}");
+    let json: serde_json::Value = verify_pack_json(&w, "e.pack", &[&a.cert], 0);
+    let stamp = &json["pack_timestamps"][0];
+    assert_eq!(stamp["token"], "e.pack.tsr");
+    assert_eq!(stamp["checked"], true);
+    assert_eq!(stamp["ok"], true);
+    assert!(stamp["time"].as_str().unwrap().starts_with("20"), "{json}");
+    assert_eq!(stamp["tsa"], "CN=Test TSA A");
+    assert_eq!(json["ok"], true);
+    // Without a certificate, the token is said to be unchecked, never passed as checked.
+    let said = verify_pack(&w, "e.pack", &[], &[], 0);
+    assert!(
+        said.contains("e.pack.tsr is beside the pack") && said.contains("was NOT checked"),
+        "{said}"
+    );
+    assert!(!said.contains("timestamp OK"), "{said}");
+    // --pack-token without a certificate to check it is refused outright.
+    let out = w.run_expect(
+        &[
+            "verify",
+            "--identity",
+            "archive.key",
+            "--pack-token",
+            "e.pack.tsr",
+            "e.pack",
+        ],
+        2,
+    );
+    assert!(text(&out).contains("--tsa-cert"), "{}", text(&out));
+
+    // A token is never replaced: a pack of the same name is refused before it is written.
+    std::fs::rename(&pack, w.path("kept.pack")).unwrap();
+    let mut args = pack_args("e.pack", &["--tsa-cert", cert_a]);
+    args.splice(1..1, ["--tsa-url".to_string(), url.clone()]);
+    let said = text(&w.run_expect(&strs(&args), 2));
+    assert!(said.contains("e.pack.tsr exists"), "{said}");
+    assert!(!pack.exists(), "a pack was written: {said}");
+    std::fs::rename(w.path("kept.pack"), &pack).unwrap();
+
+    let good_token = read(&token);
+    let attack = |name: &str, pack_bytes: &[u8], token_bytes: &[u8]| {
+        std::fs::write(w.path(name), pack_bytes).unwrap();
+        std::fs::write(w.path(&format!("{name}.tsr")), token_bytes).unwrap();
+    };
+
+    // 1. The token of another file put in place: another pack of the same emission (all of
+    // it verifies: only the token tells), with e.pack's token.
+    w.ok(&strs(&pack_args("f.pack", &[])));
+    let other_pack = read(&w.path("f.pack"));
+    assert_ne!(other_pack, read(&pack), "the two packs are the same bytes");
+    attack("f.pack", &other_pack, &good_token);
+    let said = verify_pack(&w, "f.pack", &[&a.cert], &[], 1);
+    assert!(said.contains("OK      emission"), "{said}");
+    assert!(
+        said.contains("FAILED  pack f.pack")
+            && said.contains("f.pack.tsr: the trusted timestamp of f.pack does not verify")
+            && said.contains("it is a token of another file"),
+        "{said}"
+    );
+    let json: serde_json::Value = verify_pack_json(&w, "f.pack", &[&a.cert], 1);
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["pack_timestamps"][0]["ok"], false);
+    assert_eq!(
+        json["pack_timestamps"][0]["problems"][0]["code"],
+        "pack.timestamp"
+    );
+
+    // 2. A token of another TSA (another CA), over the very bytes of the pack.
+    let query = w.path("other-tsa.tsq");
+    openssl(
+        &w.path(""),
+        &[
+            "ts",
+            "-query",
+            "-data",
+            pack.to_str().unwrap(),
+            "-sha256",
+            "-cert",
+            "-out",
+            query.to_str().unwrap(),
+        ],
+    );
+    let of_b = reply_to(&b, &query);
+    attack("g.pack", &read(&pack), &of_b);
+    openssl_accepts(&b, &w.path("g.pack"), &w.path("g.pack.tsr"));
+    let said = verify_pack(&w, "g.pack", &[&a.cert], &[], 1);
+    assert!(
+        said.contains("FAILED  pack g.pack")
+            && said.contains("g.pack.tsr")
+            && said.contains("its signer is not that certificate"),
+        "{said}"
+    );
+    // With B's certificate too, it verifies: the check is the certificate given.
+    let said = verify_pack(&w, "g.pack", &[&a.cert, &b.cert], &[], 0);
+    assert!(said.contains("TSA 'CN=Test TSA B'"), "{said}");
+
+    // 3. One byte of the pack changed, with its token: no verdict, and no time said.
+    let mut changed = read(&pack);
+    let at = changed.len() / 2;
+    changed[at] ^= 0x01;
+    assert_ne!(changed, read(&pack));
+    attack("h.pack", &changed, &good_token);
+    let said = verify_pack(&w, "h.pack", &[&a.cert], &["--pack-token", "h.pack.tsr"], 2);
+    assert!(said.contains("h.pack"), "{said}");
+    assert!(
+        !said.contains("timestamp OK") && !said.contains("OK      "),
+        "{said}"
+    );
+
+    // 4. --pack-token given, and the token deleted: a missing piece of evidence fails.
+    attack("i.pack", &read(&pack), &good_token);
+    verify_pack(&w, "i.pack", &[&a.cert], &["--pack-token", "i.pack.tsr"], 0);
+    std::fs::remove_file(w.path("i.pack.tsr")).unwrap();
+    let said = verify_pack(&w, "i.pack", &[&a.cert], &["--pack-token", "i.pack.tsr"], 1);
+    assert!(
+        said.contains("FAILED  pack i.pack")
+            && said.contains("--pack-token i.pack.tsr")
+            && said.contains("missing piece of evidence"),
+        "{said}"
+    );
+    // Without --pack-token, the pack alone verifies, with no time said.
+    let said = verify_pack(&w, "i.pack", &[&a.cert], &[], 0);
+    assert!(!said.contains("pack i.pack"), "{said}");
+}
+
+/// The pack's token when the TSA cannot be reached: the pack is kept, the command fails saying
+/// how to get the token later, and `timestamp --pack` gets it; through files too
+/// (`--tsa-request-out`, then `timestamp --pack --tsa-reply`).
+#[test]
+fn a_pack_whose_tsa_is_down_is_kept_and_timestamp_pack_gets_its_token_later() {
+    if !require_tool("openssl", &["version"], "apt-get install openssl") {
+        return;
+    }
+    let w = Workdir::new();
+    let a = make_tsa(&w.path("tsa-a"), "A", "rsa");
+    let url = serve(&a, 1);
+    let folder = emit_mini_signed(&w, SEED, "emissions", "1", &["--emission-blocks", "1"]);
+    let folder = folder.to_str().unwrap();
+    let recipient = age_identity(&w, "archive.key");
+    let cert_a = a.cert.to_str().unwrap();
+    let said = text(&w.run_expect(
+        &[
+            "pack",
+            "--recipient",
+            &recipient,
+            "--tsa-cert",
+            cert_a,
+            "--tsa-url",
+            "http://127.0.0.1:9/tsa",
+            "--out",
+            "e.pack",
+            folder,
+        ],
+        2,
+    ));
+    assert!(
+        said.contains("the pack e.pack is written and kept, without its trusted timestamp")
+            && said
+                .contains("emission-factory timestamp --pack e.pack --tsa-cert PEM --tsa-url URL"),
+        "{said}"
+    );
+    assert!(w.path("e.pack").exists() && !w.path("e.pack.tsr").exists());
+    verify_pack(&w, "e.pack", &[&a.cert], &[], 0);
+    let said = text(&w.ok(&[
+        "timestamp",
+        "--pack",
+        "e.pack",
+        "--tsa-cert",
+        cert_a,
+        "--tsa-url",
+        &url,
+    ]));
+    assert!(said.contains("e.pack existed by 20"), "{said}");
+    openssl_accepts(&a, &w.path("e.pack"), &w.path("e.pack.tsr"));
+    let said = verify_pack(&w, "e.pack", &[&a.cert], &["--pack-token", "e.pack.tsr"], 0);
+    assert!(
+        said.contains("timestamp OK: e.pack existed by 20"),
+        "{said}"
+    );
+
+    // The file mode: the request carried, the reply taken back for it alone.
+    w.ok(&[
+        "pack",
+        "--recipient",
+        &recipient,
+        "--tsa-cert",
+        cert_a,
+        "--tsa-request-out",
+        "carried.tsq",
+        "--out",
+        "f.pack",
+        folder,
+    ]);
+    assert!(w.path("f.pack.tsq").exists() && !w.path("f.pack.tsr").exists());
+    std::fs::write(w.path("carried.tsr"), reply_to(&a, &w.path("carried.tsq"))).unwrap();
+    // A reply over e.pack's bytes is not f.pack's.
+    let said = text(&w.run_expect(
+        &[
+            "timestamp",
+            "--pack",
+            "f.pack",
+            "--tsa-cert",
+            cert_a,
+            "--tsa-reply",
+            "e.pack.tsr",
+        ],
+        2,
+    ));
+    assert!(said.contains("--tsa-reply e.pack.tsr"), "{said}");
+    assert!(!w.path("f.pack.tsr").exists());
+    w.ok(&[
+        "timestamp",
+        "--pack",
+        "f.pack",
+        "--tsa-cert",
+        cert_a,
+        "--tsa-reply",
+        "carried.tsr",
+    ]);
+    assert!(!w.path("f.pack.tsq").exists());
+    let said = verify_pack(&w, "f.pack", &[&a.cert], &[], 0);
+    assert!(
+        said.contains("timestamp OK: f.pack existed by 20"),
+        "{said}"
+    );
+}

@@ -8,6 +8,11 @@
 //! air-gapped machine) and keeps it only once it is checked; [`check_document`] is what
 //! `verify` runs on each token. The record and the seal name the TSA certificate they asked
 //! (`timestamp_authority_sha256`), so a deleted token fails, never skips the check.
+//!
+//! An emission pack gets a token of its own, over the pack file's bytes (`PACK.tsr`):
+//! [`stamp_file`] gets it (the caller hashes the pack as it writes or reads it: a pack is too
+//! large to read whole), [`check_token_file`] checks it against the SHA-256 `verify` computed
+//! as the pack streamed.
 
 pub mod http;
 pub mod token;
@@ -199,6 +204,172 @@ pub fn stamp(
     }
 }
 
+/// What [`stamp_file`] did.
+#[derive(Debug, Clone)]
+pub enum FileOutcome {
+    /// The token was checked and kept.
+    Stamped(Checked),
+    /// The request was written to `request` (and kept at `kept`), for the reply to come.
+    Requested {
+        /// The request to carry to the TSA.
+        request: PathBuf,
+        /// The copy kept beside the file, against which the reply is checked.
+        kept: PathBuf,
+    },
+}
+
+/// Gets the token of `file` (an emission pack, published and final), whose bytes' SHA-256 is
+/// `hash` (hashed by the caller as it wrote or read them), from `source`, signed by one of
+/// `certs`, and keeps it beside `file` as `file.tsr`: a new file (mode 0600, staged under a
+/// temporary name created `O_EXCL`, published with `renameat2(RENAME_NOREPLACE)`), never
+/// replacing anything there, a link included. As for [`stamp`], a token is kept only once it
+/// is checked (status granted, over `hash`, the request's nonce echoed, signed by one of
+/// `certs`); in file mode the request kept beside `file` (`file.tsq`) is a new file too, and
+/// a reply is taken only for it, and only while `file` still has the SHA-256 it was made
+/// over. Each error names the file and says how to get the token later (`emission-factory
+/// timestamp --pack FILE`).
+pub fn stamp_file(
+    file: &Path,
+    hash: [u8; 32],
+    certs: &[TsaCert],
+    source: &Source,
+) -> Result<FileOutcome> {
+    if certs.is_empty() {
+        bail!("no --tsa-cert: the token of {} is kept only once it verifies with the TSA's certificate: give --tsa-cert PEM", shown_path(file));
+    }
+    let token = token_path(file);
+    let kept = request_path(file);
+    if files::entry_exists(&token)? {
+        bail!(
+            "{} exists: a token is never replaced (it proves an earlier time than a new one would); verify checks it (`emission-factory verify --identity KEY --tsa-cert PEM {}`)",
+            shown_path(&token),
+            files::shell_quoted(file)
+        );
+    }
+    let later = |how: &str| {
+        format!(
+            "get the token later with `emission-factory timestamp --pack {} --tsa-cert PEM {how}`",
+            files::shell_quoted(file)
+        )
+    };
+    match source {
+        Source::Url(url) => {
+            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
+            let reply = http::post(url, &request.der).map_err(|m| {
+                anyhow!(
+                    "no token for {}: {m}. The TSA may be down: {}",
+                    shown_path(file),
+                    later("--tsa-url URL")
+                )
+            })?;
+            let checked = checked_reply_any(&reply, &request, certs, &token).map_err(|m| {
+                anyhow!(
+                    "the reply of {} for {}: {m}; nothing was kept: {} (or check --tsa-cert: the TSA's own certificate)",
+                    shown(url_text(url)),
+                    shown_path(file),
+                    later("--tsa-url URL")
+                )
+            })?;
+            let _publishing = crate::interrupt::critical();
+            files::write_new(&token, &reply, 0o600).map_err(|e| {
+                anyhow!("{e:#}; the token was not kept: {}", later("--tsa-url URL"))
+            })?;
+            Ok(FileOutcome::Stamped(checked))
+        }
+        Source::RequestOut(out) => {
+            if out == Path::new("-") {
+                bail!("--tsa-request-out -: the request is binary and standard output carries this command's report: give a file name (the file to carry to the TSA)");
+            }
+            for (path, what) in [(out, "--tsa-request-out"), (&kept, "the request kept")] {
+                if files::entry_exists(path)? {
+                    bail!(
+                        "{what} {}: the file exists, and is never replaced: give a new file name{}",
+                        shown_path(path),
+                        if path == &kept {
+                            " (a request already waits for its reply: take it with `emission-factory timestamp --pack FILE --tsa-cert PEM --tsa-reply REPLY`, or remove it to make a new one)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
+            let _publishing = crate::interrupt::critical();
+            files::write_new(&kept, &request.der, 0o600)?;
+            files::write_new(out, &request.der, 0o600)?;
+            Ok(FileOutcome::Requested {
+                request: out.clone(),
+                kept,
+            })
+        }
+        Source::Reply(path) => {
+            if !files::entry_exists(&kept)? {
+                bail!(
+                    "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
+                    shown_path(file),
+                    shown_path(&kept)
+                );
+            }
+            let request_bytes = crate::fs::open::read_at_most(&kept, MAX_TOKEN_BYTES, "a request")
+                .map_err(|e| anyhow!("{}: cannot read: {e}", shown_path(&kept)))?;
+            let request = token::parse_request(&request_bytes)
+                .map_err(|m| anyhow!("{}: {m}", shown_path(&kept)))?;
+            if request.imprint != hash {
+                bail!(
+                    "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
+                    shown_path(&kept),
+                    hex::encode(request.imprint),
+                    shown_path(file),
+                    hex::encode(hash)
+                );
+            }
+            let reply = crate::fs::open::read_at_most(path, MAX_TOKEN_BYTES, "a TSA reply")
+                .map_err(|e| anyhow!("--tsa-reply {}: cannot read: {e}", shown_path(path)))?;
+            let checked = checked_reply_any(&reply, &request, certs, &token)
+                .map_err(|m| anyhow!("--tsa-reply {}: {m}", shown_path(path)))?;
+            let _publishing = crate::interrupt::critical();
+            files::write_new(&token, &reply, 0o600)?;
+            files::remove(&kept)?;
+            Ok(FileOutcome::Stamped(checked))
+        }
+    }
+}
+
+/// [`checked_reply`] with the first of `certs` the reply verifies with: the token (to be kept
+/// at `token`) checked, or every certificate's refusal.
+fn checked_reply_any(
+    reply: &[u8],
+    request: &Request,
+    certs: &[TsaCert],
+    token: &Path,
+) -> Result<Checked, String> {
+    let mut refusals = Vec::new();
+    for cert in certs {
+        match checked_reply(reply, request, cert) {
+            Ok(stamp) => {
+                return Ok(Checked {
+                    token: token.to_path_buf(),
+                    stamp,
+                    tsa: cert.subject.clone(),
+                })
+            }
+            Err(e) => refusals.push(format!("with {}: {e}", shown(&cert.subject))),
+        }
+    }
+    Err(refusals.join("; "))
+}
+
+/// The SHA-256 of the file at `path` (a regular file), read as a stream: for a file too large
+/// to read whole (an emission pack), whose token is asked later (`timestamp --pack`).
+pub fn file_sha256(path: &Path) -> Result<[u8; 32]> {
+    let mut file = crate::fs::open::open_regular(path)
+        .map_err(|e| anyhow!("cannot read {}: {e}", shown_path(path)))?;
+    let mut sha = Sha256::new();
+    std::io::copy(&mut file, &mut sha)
+        .map_err(|e| anyhow!("cannot read {}: {e}", shown_path(path)))?;
+    Ok(sha.finalize().into())
+}
+
 fn url_text(url: &http::Url) -> String {
     format!("http://{}:{}{}", url.host, url.port, url.path)
 }
@@ -376,29 +547,44 @@ pub fn check_document(
         }
         None => certs.iter().collect(),
     };
+    let hash: [u8; 32] = Sha256::digest(bytes).into();
+    check_token_file(doc, &token, &hash, candidates).map(Some)
+}
+
+/// Checks the token file `token` of `doc`, whose bytes' SHA-256 is `hash`, offline against
+/// each of `certs` (the first it verifies with wins): for a file too large to read whole, an
+/// emission pack, hashed as `verify` streamed it. The token is read at most
+/// [`MAX_TOKEN_BYTES`]; a token missing or unreadable is [`TimestampError::Read`], one that
+/// verifies with none of `certs` (over other bytes, of another TSA, changed)
+/// [`TimestampError::DoesNotVerify`], each naming the token.
+pub fn check_token_file<'a>(
+    doc: &Path,
+    token: &Path,
+    hash: &[u8; 32],
+    certs: impl IntoIterator<Item = &'a TsaCert>,
+) -> Result<Checked, TimestampError> {
     let reply =
-        crate::fs::open::read_at_most(&token, MAX_TOKEN_BYTES, "a token").map_err(|error| {
+        crate::fs::open::read_at_most(token, MAX_TOKEN_BYTES, "a token").map_err(|error| {
             TimestampError::Read {
-                token: token.clone(),
+                token: token.to_path_buf(),
                 error,
             }
         })?;
-    let hash: [u8; 32] = Sha256::digest(bytes).into();
     let mut refusals = Vec::new();
-    for cert in candidates {
-        match token::check_reply(&reply, &hash, cert) {
+    for cert in certs {
+        match token::check_reply(&reply, hash, cert) {
             Ok(stamp) => {
-                return Ok(Some(Checked {
-                    token,
+                return Ok(Checked {
+                    token: token.to_path_buf(),
                     stamp,
                     tsa: cert.subject.clone(),
-                }))
+                })
             }
             Err(m) => refusals.push(m),
         }
     }
     Err(TimestampError::DoesNotVerify {
-        token,
+        token: token.to_path_buf(),
         doc: doc.to_path_buf(),
         refusals,
     })
