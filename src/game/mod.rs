@@ -494,13 +494,9 @@ impl Stake {
     pub fn synthesizer(&self) -> Result<Box<dyn Synthesizer>, BuildError> {
         let prizes: Vec<Decimal> = self.prizes.iter().map(|p| p.amount).collect();
         crate::interrupt::check()?;
-        self.mechanic.synthesizer(&prizes).map_err(|e| match e {
-            BuildError::Unshowable(message) => BuildError::Unshowable(format!(
-                "stakes[price={}].layout: {message}",
-                canonical(self.price)
-            )),
-            e => e,
-        })
+        self.mechanic
+            .synthesizer(&prizes)
+            .map_err(|e| e.at_stake(self.price))
     }
 
     /// Every amount a ticket of this stake may win, highest first, then `0`.

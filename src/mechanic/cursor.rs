@@ -1,10 +1,10 @@
 //! The read position every decoder walks a layout with.
 //!
 //! A layout is untrusted bytes. The cursor only steps over ASCII bytes one at a time, or jumps
-//! to a separator found with `memchr`; messages quote what stands at the cursor escaped.
+//! to a separator found with `memchr`; errors name what stands at the cursor ([`Found`]), and
+//! their messages quote it escaped.
 
-use super::LayoutError;
-use crate::untrusted::shown;
+use super::{Expected, Found, LayoutError};
 
 /// A position in a layout.
 #[derive(Debug, Clone, Copy)]
@@ -52,8 +52,9 @@ impl<'a> Cursor<'a> {
         &rest[..memchr::memchr2(a, b, rest).unwrap_or(rest.len())]
     }
 
-    /// The character at the cursor (U+FFFD for bytes that are not UTF-8), if any.
-    fn char_here(&self) -> Option<char> {
+    /// The character at the cursor (U+FFFD for bytes that are not UTF-8), if any: what a
+    /// message quotes.
+    pub fn here(&self) -> Option<char> {
         let rest = self.rest();
         let first = *rest.first()?;
         let width = match first {
@@ -68,30 +69,29 @@ impl<'a> Cursor<'a> {
     }
 
     /// What stands at the cursor, for messages: `'x' at byte 12` or `the end of the layout`.
-    pub fn found(&self) -> String {
-        match self.char_here() {
-            Some(c) => format!("{c:?} at byte {}", self.pos),
-            None => "the end of the layout".into(),
+    #[cold]
+    pub fn found(&self) -> Found {
+        match self.here() {
+            Some(found) => Found::Char {
+                found,
+                at: self.pos,
+            },
+            None => Found::End,
         }
     }
 
-    /// The character at the cursor, quoted and escaped for messages (`end` if none).
-    pub fn rest_char(&self) -> String {
-        match self.char_here() {
-            Some(c) => shown(c.encode_utf8(&mut [0; 4])),
-            None => "end".to_string(),
-        }
-    }
-
-    /// An error for an unexpected character where `expected` should be.
-    pub fn unexpected(&self, expected: &str) -> LayoutError {
-        match self.char_here() {
-            Some(c) => LayoutError(format!(
-                "unexpected {} at character {}: expected {expected}",
-                shown(c.encode_utf8(&mut [0; 4])),
-                self.pos + 1
-            )),
-            None => LayoutError(format!("the layout ends early: expected {expected}")),
+    /// The error for what stands at the cursor where the grammar puts `expected`: an
+    /// unexpected character, or the end of the layout.
+    #[cold]
+    #[inline(never)]
+    pub fn unexpected(&self, expected: Expected) -> LayoutError {
+        match self.here() {
+            Some(found) => LayoutError::UnexpectedToken {
+                expected,
+                found,
+                at: self.pos,
+            },
+            None => LayoutError::EndsEarly { expected },
         }
     }
 }
@@ -148,11 +148,20 @@ mod tests {
     fn messages_quote_what_stands_at_the_cursor() {
         let mut c = Cursor::new("ab\u{e9}".as_bytes());
         c.pos = 2;
-        assert_eq!(c.found(), "'é' at byte 2");
+        assert_eq!(c.found().to_string(), "'é' at byte 2");
         c.pos = 3; // inside the é: not UTF-8 from here
-        assert_eq!(c.found(), "'\u{fffd}' at byte 3");
+        assert_eq!(c.found().to_string(), "'\u{fffd}' at byte 3");
+        let unexpected = c.unexpected(Expected::EndAfterClover);
+        assert_eq!(
+            unexpected.to_string(),
+            "unexpected '\u{fffd}' at character 4: expected the end of the layout after the clover amount"
+        );
         c.pos = 4;
-        assert_eq!(c.found(), "the end of the layout");
-        assert_eq!(c.rest_char(), "end");
+        assert_eq!(c.found(), Found::End);
+        assert_eq!(c.found().to_string(), "the end of the layout");
+        assert_eq!(
+            c.unexpected(Expected::CloverNumber { nth: 2 }).to_string(),
+            "the layout ends early: expected clover number 2 (1 to 13)"
+        );
     }
 }

@@ -16,10 +16,92 @@
 //!   near misses of that kind the ticket shows (0: none); the report gives the rate of tickets
 //!   with a value above 0 among losers.
 
-use super::hive::{read_row, ROW_LENGTHS};
-use super::LayoutError;
+use super::hive::{read_row, HiveName, ROW_LENGTHS};
+use super::{LayoutError, Quoted};
 use crate::money::AmountTable;
 use rust_decimal::Decimal;
+use thiserror::Error;
+
+/// Why an explainer, or the report's features path, cannot read a layout. `explain` reads only
+/// layouts its decoder accepts and `report` only blocks `verify` has accepted, so on those
+/// each is a defect of the program (the two readings disagree); on any other bytes the
+/// features path answers with one of these rather than a verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ExplainFault {
+    /// The layout is not of its mechanic's grammar, as the features path reads it
+    /// (`grammar` names it: `hive|hive...`, `hive|hive+bonus`, `months|clover`).
+    #[error("not {grammar}")]
+    Malformed {
+        /// The grammar, in short.
+        grammar: &'static str,
+    },
+    /// A hive that is not seven rows `amount:cells` joined by `/`.
+    #[error("a hive that is not seven rows amount:cells joined by '/'")]
+    NotSevenRows,
+    /// An amount the layout shows is not one of its table.
+    #[error("{text} is not an amount")]
+    NotAnAmount {
+        /// The text, quoted.
+        text: Quoted,
+    },
+    /// An amount's separator is missing after it.
+    #[error("'{separator}' missing after an amount")]
+    SeparatorMissing {
+        /// The separator (`:`, `#`, `/`, `|`).
+        separator: char,
+    },
+    /// An amount of the table that the report cannot count in whole cents.
+    #[error("an amount the report cannot count in cents")]
+    NotCountable,
+    /// An amount table longer than the report's codes can number.
+    #[error("more amounts than the report can count")]
+    TooManyAmounts,
+    /// More parts outside the winning ones than a ticket record holds ([`MAX_SEEN`]).
+    #[error("more parts than a ticket can show")]
+    TooManyParts,
+    /// More winning parts than the report's form key counts.
+    #[error("more winning parts than a ticket can show")]
+    TooManyWinningParts,
+    /// The winning parts the explanation reads do not add up to the decoder's prize.
+    #[error(
+        "the winning parts add up to {} but the decoder reads {}: explanation refused",
+        euros(*.parts),
+        euros(*.prize)
+    )]
+    PartsDisagree {
+        /// What the winning parts add up to.
+        parts: Decimal,
+        /// The decoder's prize.
+        prize: Decimal,
+    },
+    /// La ruche d'or: the honey pots of a hive the explanation reads are not the decoder's.
+    #[error("{hive}: the honey pots read here differ from the decoder's: explanation refused")]
+    HoneyDiffers {
+        /// The hive.
+        hive: HiveName,
+    },
+    /// Maxi Ruche d'or: a hive without its bee amount and `#`.
+    #[error("{hive}: no bee amount")]
+    NoBeeAmount {
+        /// The hive.
+        hive: HiveName,
+    },
+    /// Maxi Ruche d'or: a bonus stage with more bees than its table counts.
+    #[error("bonus stage: {bees} bees")]
+    BonusBees {
+        /// The bees shown.
+        bees: usize,
+    },
+    /// Année de la chance: a letter that is none of the game's symbols.
+    #[error("{symbol:?} is not a symbol")]
+    NotASymbol {
+        /// The character.
+        symbol: char,
+    },
+    /// Année de la chance: a losing month shows a byte that is none of the game's symbols.
+    #[error("a month shows a byte that is not a symbol")]
+    MonthNotSymbols,
+}
 
 /// Everything a ticket shows about its prize.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,7 +239,7 @@ impl Features {
         let slot = self
             .seen
             .get_mut(self.seen_len)
-            .ok_or_else(|| LayoutError::new("more parts than a ticket can show"))?;
+            .ok_or_else(too_many_parts)?;
         *slot = (feature, code);
         self.seen_len += 1;
         Ok(())
@@ -213,9 +295,7 @@ impl CentsTable {
         match self.table.index_bytes(text) {
             Some(i) => match (u16::try_from(i), self.cents[i]) {
                 (Ok(code), Some(cents)) => Ok((code, cents)),
-                _ => Err(LayoutError::new(
-                    "an amount the report cannot count in cents",
-                )),
+                _ => Err(ExplainFault::NotCountable.into()),
             },
             None => Err(not_an_amount(text)),
         }
@@ -240,15 +320,21 @@ impl CentsTable {
 /// The feature code of the amount at `index` of its table (its index, if it fits).
 #[inline]
 pub(crate) fn amount_code(index: usize) -> Result<u16, LayoutError> {
-    u16::try_from(index).map_err(|_| LayoutError::new("more amounts than the report can count"))
+    u16::try_from(index).map_err(|_| ExplainFault::TooManyAmounts.into())
+}
+
+/// The error of a ticket with more observations than a [`Features`] record holds.
+#[cold]
+fn too_many_parts() -> LayoutError {
+    ExplainFault::TooManyParts.into()
 }
 
 #[cold]
 fn not_an_amount(text: &[u8]) -> LayoutError {
-    LayoutError::new(format!(
-        "{} is not an amount",
-        crate::untrusted::shown(text)
-    ))
+    ExplainFault::NotAnAmount {
+        text: Quoted::new(text),
+    }
+    .into()
 }
 
 /// Reads the amount of `table` that runs from `*pos` to the next `sep`, and moves past both.
@@ -288,8 +374,8 @@ fn amount_before_by_bytes(
         .iter()
         .position(|&b| b == sep)
         .map(|i| start + i)
-        .ok_or_else(|| {
-            LayoutError::new(format!("'{}' missing after an amount", char::from(sep)))
+        .ok_or(ExplainFault::SeparatorMissing {
+            separator: char::from(sep),
         })?;
     let read = table.read(&text[start..end])?;
     *pos = end + 1;
@@ -299,9 +385,7 @@ fn amount_before_by_bytes(
 /// `a + b` in cents, for the fast path's wins.
 #[inline]
 pub(crate) fn add_cents(a: u64, b: u64) -> Result<u64, LayoutError> {
-    a.checked_add(b).ok_or_else(|| {
-        LayoutError::new("the wins of this layout add up to more than an amount can hold")
-    })
+    a.checked_add(b).ok_or_else(super::too_large)
 }
 
 /// Splits `text` at the first `sep`: (before, Some(after)), or (text, None).
@@ -325,9 +409,7 @@ impl FormKey {
     #[inline]
     pub(crate) fn push(&mut self, value: u32, bits: u32) -> Result<(), LayoutError> {
         if value >= 1 << bits || self.used + bits > 64 {
-            return Err(LayoutError::new(
-                "more winning parts than a ticket can show",
-            ));
+            return Err(ExplainFault::TooManyWinningParts.into());
         }
         self.key |= u64::from(value) << self.used;
         self.used += bits;
@@ -486,11 +568,11 @@ pub(crate) fn check_total(parts: &[Decimal], prize: Decimal) -> Result<(), Layou
     if total == prize {
         Ok(())
     } else {
-        Err(LayoutError::new(format!(
-            "the winning parts add up to {} but the decoder reads {}: explanation refused",
-            euros(total),
-            euros(prize)
-        )))
+        Err(ExplainFault::PartsDisagree {
+            parts: total,
+            prize,
+        }
+        .into())
     }
 }
 
@@ -502,7 +584,7 @@ pub(crate) fn hive_rows(
     amounts: &AmountTable,
     class: &[u8; 256],
 ) -> Result<Vec<HiveRow>, LayoutError> {
-    let malformed = || LayoutError::new("a hive that is not seven rows amount:cells joined by '/'");
+    let malformed = || LayoutError::from(ExplainFault::NotSevenRows);
     let mut rows = Vec::with_capacity(ROW_LENGTHS.len());
     let mut pos = 0;
     for (r, &len) in ROW_LENGTHS.iter().enumerate() {
@@ -530,12 +612,9 @@ pub(crate) fn hive_rows(
 /// An amount of a layout the decoder has accepted, read from the table it allows (a packed
 /// compare per entry: no parsing or formatting on the per-ticket path).
 pub(crate) fn parsed_amount(text: &str, amounts: &AmountTable) -> Result<Decimal, LayoutError> {
-    amounts.lookup(text).ok_or_else(|| {
-        LayoutError::new(format!(
-            "{} is not an amount",
-            crate::untrusted::shown(text)
-        ))
-    })
+    amounts
+        .lookup(text)
+        .ok_or_else(|| not_an_amount(text.as_bytes()))
 }
 
 /// How many `P` a row holds.

@@ -171,6 +171,54 @@ fn amount_by_bytes(text: &[u8], amounts: &AmountTable) -> Option<(usize, u64, us
     Some((index, cents, colon))
 }
 
+/// A hive of a ticket, as errors name it: the main hive, or an EXTRA hive (La ruche d'or's up
+/// to three are numbered from 1 in the order they follow the main hive; Maxi Ruche d'or has
+/// one, unnumbered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HiveName {
+    /// The main hive, the first of the layout.
+    Main,
+    /// Maxi Ruche d'or's one EXTRA hive.
+    Extra,
+    /// La ruche d'or's EXTRA hive `n`, from 1.
+    NthExtra(u8),
+}
+
+impl std::fmt::Display for HiveName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HiveName::Main => f.write_str("main hive"),
+            HiveName::Extra => f.write_str("EXTRA hive"),
+            HiveName::NthExtra(n) => write!(f, "EXTRA hive {n}"),
+        }
+    }
+}
+
+/// A row of a hive, as errors name it: `main hive, row 3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowPlace {
+    /// The hive.
+    pub hive: HiveName,
+    /// The row, from 1 at the top.
+    pub row: u8,
+}
+
+impl RowPlace {
+    /// Row `row` (from 1) of `hive`; a hive has 7 rows, far below a byte's 255.
+    pub fn new(hive: HiveName, row: usize) -> Self {
+        RowPlace {
+            hive,
+            row: u8::try_from(row).unwrap_or(u8::MAX),
+        }
+    }
+}
+
+impl std::fmt::Display for RowPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}, row {}", self.hive, self.row)
+    }
+}
+
 /// A row that breaks the `P`/`A`/`B` rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowFault {

@@ -17,8 +17,11 @@
 //! - `tests.rs`: the decoder on hand-written layouts, the synthesizer checked by the decoder.
 //!
 //! The two hive games share their geometry and row reading ([`hive`], [`hive::read_row`]);
-//! every decoder reads with one [`Cursor`]. [`agree`] states what ties each fast reading to
-//! its referee, for the tests and the fuzz targets. The registry below is the one place that lists the mechanics: the
+//! every decoder reads with one [`Cursor`]. What a decoder refuses is a [`LayoutError`] naming
+//! the rule broken (each mechanic's rules are an enum of its `decode.rs`); what a synthesizer
+//! cannot show is an [`Unshowable`] ([`BuildError`]). [`agree`] states what ties each fast
+//! reading to its referee, for the tests and the fuzz targets. The registry below is the one
+//! place that lists the mechanics: the
 //! [`Mechanic`] enum and the functions that build the two halves from it. `mechanic` knows
 //! nothing of `game`: it is given the `layout` tables and the prize amounts as plain data.
 
@@ -28,6 +31,7 @@ pub mod calendar;
 pub(crate) mod changed;
 pub(crate) mod cursor;
 pub(crate) mod draw;
+mod error;
 pub mod explain;
 pub mod hive;
 pub mod maxi_ruche;
@@ -36,6 +40,7 @@ pub mod ruche;
 pub(crate) mod util;
 
 pub(crate) use cursor::Cursor;
+pub use error::{BuildError, Expected, Found, LayoutError, Quoted, SynthesisError, Unshowable};
 
 use rust_decimal::Decimal;
 use serde::de::DeserializeOwned;
@@ -175,36 +180,12 @@ pub trait Params: Sized + Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The near-miss rates these settings ask for, by feature name (`near_miss_rows`...).
     fn near_miss_rates(&self) -> Vec<(&'static str, f64)>;
     /// The synthesizer for these parameters and the stake's prize amounts (losers excluded);
-    /// the message names a prize that cannot be shown and the setting to change. Its work is
-    /// polynomial in the sizes of the lists, which SPEC §6.1 bounds, and it calls
-    /// [`crate::interrupt::check`] as it goes.
+    /// the error ([`Unshowable`]) names a prize that cannot be shown and the setting to
+    /// change. Its work is polynomial in the sizes of the lists, which SPEC §6.1 bounds, and
+    /// it calls [`crate::interrupt::check`] as it goes.
     fn synthesizer(&self, prizes: &[Decimal]) -> Result<Self::Synthesizer, BuildError>;
     /// The explainer for these parameters.
     fn explainer(&self) -> Self::Explainer;
-}
-
-/// Why a synthesizer was not built.
-#[derive(Debug, Error)]
-pub enum BuildError {
-    /// A prize of the table cannot be shown with the stake's settings; the message names the
-    /// prize and the setting to change.
-    #[error("{0}")]
-    Unshowable(String),
-    /// A signal arrived while it was being built.
-    #[error(transparent)]
-    Interrupted(#[from] crate::interrupt::Interrupted),
-}
-
-impl From<String> for BuildError {
-    fn from(message: String) -> Self {
-        BuildError::Unshowable(message)
-    }
-}
-
-impl From<&str> for BuildError {
-    fn from(message: &str) -> Self {
-        BuildError::Unshowable(message.to_string())
-    }
 }
 
 /// Calls [`crate::interrupt::check`] once every `2^16` calls of [`Ticker::tick`]: what the
@@ -379,18 +360,6 @@ pub(crate) fn settings_of<P: Params>(definition: &str, index: usize) -> P::Setti
 /// the prize is given to the synthesizer, drawn beforehand by the ChaCha20 shuffle.
 pub type LayoutRng = rand_pcg::Pcg64Mcg;
 
-/// A layout that breaks a rule of SPEC §3 or the layout grammar; the message names the rule.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{0}")]
-pub struct LayoutError(pub String);
-
-impl LayoutError {
-    /// Builds an error from anything printable.
-    pub fn new(message: impl Into<String>) -> Self {
-        LayoutError(message.into())
-    }
-}
-
 /// `a + b` for the wins of a layout. Amounts a game may state are bounded (SPEC §6) so that
 /// no layout's wins can overflow, but a decoder reads untrusted files: it answers, it never
 /// panics, even on a stake built without those bounds.
@@ -407,34 +376,14 @@ pub(crate) fn multiply_win(amount: Decimal, factor: u32) -> Result<Decimal, Layo
 
 #[cold]
 fn too_large() -> LayoutError {
-    LayoutError::new("the wins of this layout add up to more than an amount can hold")
+    LayoutError::WinsOverflow
 }
 
 /// A prize read by a decoder's `Decimal` path, in whole cents (what
 /// [`Decoder::decode_cents`] answers when its one-pass reading declines a layout).
 #[cold]
 pub(crate) fn prize_in_cents(prize: Decimal) -> Result<u64, LayoutError> {
-    crate::money::cents(prize).ok_or_else(|| {
-        LayoutError::new(format!(
-            "the wins of this layout, {} €, are not a whole number of cents an amount can hold",
-            crate::money::canonical(prize)
-        ))
-    })
-}
-
-/// A prize the synthesizer cannot show (a game definition that slipped past `check`).
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{0}")]
-pub struct SynthesisError(pub String);
-
-impl SynthesisError {
-    /// The prize asked for is not in the stake's table.
-    pub fn not_a_prize(prize: Decimal) -> Self {
-        SynthesisError(format!(
-            "prize {} € is not in this stake's prize table",
-            crate::money::canonical(prize)
-        ))
-    }
+    crate::money::cents(prize).ok_or(LayoutError::NotWholeCents { prize })
 }
 
 /// Reads a layout under the game's rules. A layout is bytes: it comes from a file nobody

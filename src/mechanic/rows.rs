@@ -144,10 +144,10 @@ impl Text {
     pub fn new(text: &str, end: u8) -> Result<Text, super::BuildError> {
         let len = text.len() + 1;
         if len > MAX_TEXT {
-            return Err(super::BuildError::Unshowable(format!(
-                "the amount {} is too long to show in a hive",
-                crate::untrusted::shown(text)
-            )));
+            return Err(super::Unshowable::HiveAmountTooLong {
+                amount: super::Quoted::new(text),
+            }
+            .into());
         }
         let mut bytes = [0u8; MAX_TEXT];
         bytes[..text.len()].copy_from_slice(text.as_bytes());

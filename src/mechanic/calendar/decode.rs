@@ -5,18 +5,20 @@
 //! ticket and again in `verify`, so a valid layout is read in one pass without allocating.
 
 use super::params::{CalendarParams, CLOVER_MAX, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
-use crate::mechanic::{add_wins, Cursor, LayoutError};
+use crate::mechanic::error::quoted_char;
+use crate::mechanic::{add_wins, Cursor, Expected, LayoutError, Quoted};
 use crate::money::{parse_canonical, AmountTable};
-use crate::untrusted::shown;
 use rust_decimal::Decimal;
+use std::sync::Arc;
+use thiserror::Error;
 
 /// Decodes `month ( "/" month ){11} "|" clover` layouts for one stake.
 #[derive(Debug, Clone)]
 pub struct CalendarDecoder {
     /// Bit `i` set when letter `'A' + i` is a symbol: one test per cell, no table scan.
     symbols: u32,
-    /// The symbols as text, for messages.
-    symbol_list: String,
+    /// The symbols as text, for errors (shared with them, not copied).
+    symbol_list: Arc<str>,
     month_amounts: AmountTable,
     clover_amounts: AmountTable,
 }
@@ -38,7 +40,7 @@ impl CalendarDecoder {
             .fold(0u32, |mask, &l| mask | 1 << (l - b'A'));
         CalendarDecoder {
             symbols,
-            symbol_list: params.letter_list(),
+            symbol_list: Arc::from(params.letter_list()),
             month_amounts: params.month_amounts.clone(),
             clover_amounts: params.clover_amounts.clone(),
         }
@@ -59,33 +61,27 @@ impl CalendarDecoder {
             match cur.peek() {
                 Some(b':') => cur.pos += 1,
                 Some(b) if self.is_symbol(b) => {
-                    return Err(err(format!(
-                        "month {month} shows more than two symbols: a month shows exactly two, then ':' and its amount"
-                    )))
+                    return Err(CalendarRule::MoreThanTwoSymbols { month: nth(month) }.into())
                 }
-                _ => return Err(cur.unexpected(&format!("':' after the two symbols of month {month}"))),
+                _ => return Err(cur.unexpected(Expected::ColonAfterSymbols { month: nth(month) })),
             }
-            let amount = amount(&mut cur, &self.month_amounts, Place::Month(month))?;
+            let amount = amount(
+                &mut cur,
+                &self.month_amounts,
+                AmountPlace::Month(nth(month)),
+            )?;
             // Delimiter: '/' between months, '|' before the clover.
             match (cur.peek(), month < MONTHS) {
                 (Some(b'/'), true) | (Some(b'|'), false) => cur.pos += 1,
                 (Some(b'|'), true) => {
-                    return Err(err(format!(
-                        "the layout shows {month} months before '|': it must show exactly {MONTHS} (January to December)"
-                    )))
+                    return Err(CalendarRule::TooFewMonths { months: nth(month) }.into())
                 }
-                (Some(b'/'), false) => {
-                    return Err(err(format!(
-                        "the layout shows more than {MONTHS} months: it must show exactly {MONTHS}, then '|' and the clover"
-                    )))
+                (Some(b'/'), false) => return Err(CalendarRule::TooManyMonths.into()),
+                (None, _) => return Err(CalendarRule::EndsAfterMonth { month: nth(month) }.into()),
+                (Some(_), true) => {
+                    return Err(cur.unexpected(Expected::SlashAfterMonth { month: nth(month) }))
                 }
-                (None, _) => {
-                    return Err(err(format!(
-                        "the layout ends after month {month}: it must show {MONTHS} months, then '|' and the clover"
-                    )))
-                }
-                (Some(_), true) => return Err(cur.unexpected(&format!("'/' after the amount of month {month}"))),
-                (Some(_), false) => return Err(cur.unexpected("'|' and the clover after month 12")),
+                (Some(_), false) => return Err(cur.unexpected(Expected::CloverAfterDecember)),
             }
             // Rule 4.3.2: two identical symbols win the month's amount.
             if first == second {
@@ -95,44 +91,34 @@ impl CalendarDecoder {
         }
         let mut numbers = [0u8; CLOVER_NUMBERS];
         for (i, number) in numbers.iter_mut().enumerate() {
-            *number = clover_number(&mut cur, i + 1)?;
+            *number = clover_number(&mut cur, nth(i + 1))?;
             let last = i + 1 == CLOVER_NUMBERS;
             match cur.peek() {
                 Some(b'-') if !last => cur.pos += 1,
                 Some(b':') if last => cur.pos += 1,
                 Some(b':') => {
-                    return Err(err(format!(
-                        "the clover shows {} numbers: it must show exactly {CLOVER_NUMBERS}",
-                        i + 1
-                    )))
+                    return Err(CalendarRule::TooFewCloverNumbers {
+                        numbers: nth(i + 1),
+                    }
+                    .into())
                 }
-                Some(b'-') => {
-                    return Err(err(format!(
-                        "the clover shows more than {CLOVER_NUMBERS} numbers: it must show exactly {CLOVER_NUMBERS}"
-                    )))
+                Some(b'-') => return Err(CalendarRule::TooManyCloverNumbers.into()),
+                None => return Err(CalendarRule::EndsAfterCloverNumber { nth: nth(i + 1) }.into()),
+                Some(_) if last => return Err(cur.unexpected(Expected::ColonAfterCloverNumbers)),
+                Some(_) => {
+                    return Err(cur.unexpected(Expected::DashAfterCloverNumber { nth: nth(i + 1) }))
                 }
-                None => {
-                    return Err(err(format!(
-                        "the layout ends after clover number {}: the clover is n-n-n:amount",
-                        i + 1
-                    )))
-                }
-                Some(_) if last => return Err(cur.unexpected("':' after the third clover number")),
-                Some(_) => return Err(cur.unexpected(&format!("'-' after clover number {}", i + 1))),
             }
         }
         // SPEC §3: the clover numbers are distinct.
         for i in 0..CLOVER_NUMBERS {
             if numbers[..i].contains(&numbers[i]) {
-                return Err(err(format!(
-                    "the clover shows {} twice: its numbers must be distinct",
-                    numbers[i]
-                )));
+                return Err(CalendarRule::CloverNumberTwice { number: numbers[i] }.into());
             }
         }
-        let clover_amount = amount(&mut cur, &self.clover_amounts, Place::Clover)?;
+        let clover_amount = amount(&mut cur, &self.clover_amounts, AmountPlace::Clover)?;
         if cur.peek().is_some() {
-            return Err(cur.unexpected("the end of the layout after the clover amount"));
+            return Err(cur.unexpected(Expected::EndAfterClover));
         }
         // Rule 4.4.2: a 13 among the numbers wins the clover's amount.
         let clover_wins = numbers.contains(&CLOVER_WIN);
@@ -161,21 +147,22 @@ impl CalendarDecoder {
     /// Why the symbol at the cursor is refused. Cold: kept out of the scanning code.
     #[cold]
     #[inline(never)]
-    fn symbol_error(&self, cur: &Cursor, month: usize, nth: usize) -> LayoutError {
-        match cur.peek() {
-            Some(b':') => err(format!(
-                "month {month} shows {} symbol(s): a month shows exactly two symbols before ':'",
-                nth - 1
-            )),
-            Some(_) => err(format!(
-                "month {month}, symbol {nth}: {} is not a symbol; the symbols are {}",
-                cur.rest_char(),
-                self.symbol_list
-            )),
-            None => err(format!(
-                "the layout ends in month {month}: it must show {MONTHS} months, then '|' and the clover"
-            )),
+    fn symbol_error(&self, cur: &Cursor, month: usize, symbol: usize) -> LayoutError {
+        let month = nth(month);
+        match (cur.peek(), cur.here()) {
+            (Some(b':'), _) => CalendarRule::FewerThanTwoSymbols {
+                month,
+                symbols: nth(symbol - 1),
+            },
+            (Some(_), Some(found)) => CalendarRule::NotASymbol {
+                month,
+                nth: nth(symbol),
+                found,
+                symbols: Arc::clone(&self.symbol_list),
+            },
+            _ => CalendarRule::EndsInMonth { month },
         }
+        .into()
     }
 }
 
@@ -273,33 +260,165 @@ impl CalendarDecoder {
     }
 }
 
-fn err(message: String) -> LayoutError {
-    LayoutError(message)
+/// A month or a clover number's place (1 to 12, 1 to 3) as an error holds it.
+fn nth(n: usize) -> u8 {
+    u8::try_from(n).unwrap_or(u8::MAX)
 }
 
-/// Where an amount is read, named only when a message is built (no formatting on the fast
-/// path).
-#[derive(Clone, Copy)]
-enum Place {
-    Month(usize),
+/// A rule of Année de la chance (SPEC §2.3 and §3) that a layout breaks, with its place.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CalendarRule {
+    /// A month shows fewer than its two symbols before `:`.
+    #[error(
+        "month {month} shows {symbols} symbol(s): a month shows exactly two symbols before ':'"
+    )]
+    FewerThanTwoSymbols {
+        /// The month, from 1 (January).
+        month: u8,
+        /// The symbols it shows.
+        symbols: u8,
+    },
+    /// A month shows more than its two symbols.
+    #[error("month {month} shows more than two symbols: a month shows exactly two, then ':' and its amount")]
+    MoreThanTwoSymbols {
+        /// The month, from 1 (January).
+        month: u8,
+    },
+    /// A month shows a character that is not one of the game's symbols where a symbol goes.
+    #[error("month {month}, symbol {nth}: {} is not a symbol; the symbols are {symbols}", quoted_char(*.found))]
+    NotASymbol {
+        /// The month, from 1 (January).
+        month: u8,
+        /// The symbol's place in the month, 1 or 2.
+        nth: u8,
+        /// The character found (U+FFFD for bytes that are not UTF-8).
+        found: char,
+        /// The game's symbols, in the order of its pictures (`A, B, C`).
+        symbols: Arc<str>,
+    },
+    /// The layout stops inside a month.
+    #[error(
+        "the layout ends in month {month}: it must show {MONTHS} months, then '|' and the clover"
+    )]
+    EndsInMonth {
+        /// The month, from 1 (January).
+        month: u8,
+    },
+    /// The layout stops after a month's amount, where the next month (or, after December,
+    /// `|` and the clover) must follow.
+    #[error("the layout ends after month {month}: it must show {MONTHS} months, then '|' and the clover")]
+    EndsAfterMonth {
+        /// The last month shown, from 1 (January).
+        month: u8,
+    },
+    /// The clover (`|`) comes before the twelfth month.
+    #[error("the layout shows {months} months before '|': it must show exactly {MONTHS} (January to December)")]
+    TooFewMonths {
+        /// The months shown.
+        months: u8,
+    },
+    /// A thirteenth month follows December.
+    #[error("the layout shows more than {MONTHS} months: it must show exactly {MONTHS}, then '|' and the clover")]
+    TooManyMonths,
+    /// The layout stops after the `:` where an amount goes.
+    #[error("{place} has no amount: the layout ends after ':'")]
+    EndsBeforeAmount {
+        /// Whose amount.
+        place: AmountPlace,
+    },
+    /// Something else than an amount follows the `:` where one goes.
+    #[error("{place} has no amount after ':' (found {}); amounts are written like 6 or 0.5", quoted_char(*.found))]
+    NoAmount {
+        /// Whose amount.
+        place: AmountPlace,
+        /// The character found (U+FFFD for bytes that are not UTF-8).
+        found: char,
+    },
+    /// An amount not written canonically (a leading or trailing zero, a lone `.`).
+    #[error("{place}: amount {amount} is not written canonically (digits, no trailing zeros after '.', e.g. 6 or 0.5)")]
+    NotCanonical {
+        /// Whose amount.
+        place: AmountPlace,
+        /// The amount as written, quoted.
+        amount: Quoted,
+    },
+    /// An amount that is not one of the stake's list for its place.
+    #[error("{place}: amount {amount} is not one of the amounts this stake allows ({})", .place.key())]
+    NotAnAllowedAmount {
+        /// Whose amount.
+        place: AmountPlace,
+        /// The amount, written canonically.
+        amount: String,
+    },
+    /// The layout stops where a clover number goes.
+    #[error("the layout ends where clover number {nth} should be")]
+    EndsBeforeCloverNumber {
+        /// Which number, from 1.
+        nth: u8,
+    },
+    /// A clover number written with a leading zero.
+    #[error("clover number {nth} {number} has a leading zero: write numbers in plain decimal")]
+    LeadingZero {
+        /// Which number, from 1.
+        nth: u8,
+        /// The number as written, quoted.
+        number: Quoted,
+    },
+    /// A clover number outside 1 to 13.
+    #[error("clover number {nth} is {number}: clover numbers run from 1 to {CLOVER_MAX}")]
+    CloverNumberOutOfRange {
+        /// Which number, from 1.
+        nth: u8,
+        /// The number as written, quoted.
+        number: Quoted,
+    },
+    /// The clover shows fewer than its three numbers before `:`.
+    #[error("the clover shows {numbers} numbers: it must show exactly {CLOVER_NUMBERS}")]
+    TooFewCloverNumbers {
+        /// The numbers it shows.
+        numbers: u8,
+    },
+    /// The clover shows more than its three numbers.
+    #[error("the clover shows more than {CLOVER_NUMBERS} numbers: it must show exactly {CLOVER_NUMBERS}")]
+    TooManyCloverNumbers,
+    /// The layout stops after a clover number.
+    #[error("the layout ends after clover number {nth}: the clover is n-n-n:amount")]
+    EndsAfterCloverNumber {
+        /// The last number shown, from 1.
+        nth: u8,
+    },
+    /// The clover shows a number twice: its numbers are distinct.
+    #[error("the clover shows {number} twice: its numbers must be distinct")]
+    CloverNumberTwice {
+        /// The number.
+        number: u8,
+    },
+}
+
+/// Where a calendar layout shows an amount: a month's, or the clover's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AmountPlace {
+    /// The amount of a month, from 1 (January), from `month_amounts`.
+    Month(u8),
+    /// The clover's amount, from `clover_amounts`.
     Clover,
 }
 
-impl Place {
-    /// The layout parameter listing the amounts allowed here.
+impl AmountPlace {
+    /// The layout setting that lists the amounts allowed here.
     fn key(self) -> &'static str {
         match self {
-            Place::Month(_) => "month_amounts",
-            Place::Clover => "clover_amounts",
+            AmountPlace::Month(_) => "month_amounts",
+            AmountPlace::Clover => "clover_amounts",
         }
     }
 }
 
-impl std::fmt::Display for Place {
+impl std::fmt::Display for AmountPlace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Place::Month(m) => write!(f, "month {m}"),
-            Place::Clover => write!(f, "the clover"),
+            AmountPlace::Month(m) => write!(f, "month {m}"),
+            AmountPlace::Clover => write!(f, "the clover"),
         }
     }
 }
@@ -307,7 +426,11 @@ impl std::fmt::Display for Place {
 /// Reads a canonical amount that `table` allows; it runs up to the next byte that cannot be
 /// part of an amount.
 #[inline]
-fn amount(cur: &mut Cursor, table: &AmountTable, what: Place) -> Result<Decimal, LayoutError> {
+fn amount(
+    cur: &mut Cursor,
+    table: &AmountTable,
+    what: AmountPlace,
+) -> Result<Decimal, LayoutError> {
     // Fast path: the text up to the next delimiter ('/' between months, '|' before the
     // clover) or the end is an amount of the table. Table texts are digits and '.', so this is
     // exactly the digit run below when it is an amount; any other case takes the scan.
@@ -337,27 +460,30 @@ fn amount(cur: &mut Cursor, table: &AmountTable, what: Place) -> Result<Decimal,
 /// Why the amount starting at `start` is refused. Cold: kept out of the scanning code.
 #[cold]
 #[inline(never)]
-fn amount_error(cur: &Cursor, start: usize, what: Place) -> LayoutError {
-    let key = what.key();
+fn amount_error(cur: &Cursor, start: usize, place: AmountPlace) -> LayoutError {
     let text = std::str::from_utf8(cur.text().get(start..cur.pos).unwrap_or(&[])).unwrap_or("");
-    err(if text.is_empty() {
-        match cur.peek() {
-            None => format!("{what} has no amount: the layout ends after ':'"),
-            Some(_) => format!(
-                "{what} has no amount after ':' (found {}); amounts are written like 6 or 0.5",
-                cur.rest_char()
-            ),
+    if text.is_empty() {
+        match cur.here() {
+            None => CalendarRule::EndsBeforeAmount { place },
+            Some(found) => CalendarRule::NoAmount { place, found },
         }
     } else {
         match parse_canonical(text) {
-            None => format!("{what}: amount {} is not written canonically (digits, no trailing zeros after '.', e.g. 6 or 0.5)", shown(text)),
-            Some(_) => format!("{what}: amount {text} is not one of the amounts this stake allows ({key})"),
+            None => CalendarRule::NotCanonical {
+                place,
+                amount: Quoted::new(text),
+            },
+            Some(_) => CalendarRule::NotAnAllowedAmount {
+                place,
+                amount: text.to_string(),
+            },
         }
-    })
+    }
+    .into()
 }
 
 /// Reads clover number `nth`: plain decimal from 1 to 13, no leading zero.
-fn clover_number(cur: &mut Cursor, nth: usize) -> Result<u8, LayoutError> {
+fn clover_number(cur: &mut Cursor, nth: u8) -> Result<u8, LayoutError> {
     let start = cur.pos;
     let mut value: u32 = 0;
     while let Some(b) = cur.peek().filter(u8::is_ascii_digit) {
@@ -368,24 +494,24 @@ fn clover_number(cur: &mut Cursor, nth: usize) -> Result<u8, LayoutError> {
     let digits = cur.pos - start;
     if digits == 0 {
         return Err(match cur.peek() {
-            None => err(format!(
-                "the layout ends where clover number {nth} should be"
-            )),
-            Some(_) => cur.unexpected(&format!("clover number {nth} (1 to {CLOVER_MAX})")),
+            None => CalendarRule::EndsBeforeCloverNumber { nth }.into(),
+            Some(_) => cur.unexpected(Expected::CloverNumber { nth }),
         });
     }
     let text = std::str::from_utf8(cur.text().get(start..cur.pos).unwrap_or(&[])).unwrap_or("");
     if digits > 1 && text.starts_with('0') {
-        return Err(err(format!(
-            "clover number {nth} {} has a leading zero: write numbers in plain decimal",
-            shown(text)
-        )));
+        return Err(CalendarRule::LeadingZero {
+            nth,
+            number: Quoted::new(text),
+        }
+        .into());
     }
     match u8::try_from(value) {
         Ok(n) if (1..=CLOVER_MAX).contains(&n) => Ok(n),
-        _ => Err(err(format!(
-            "clover number {nth} is {}: clover numbers run from 1 to {CLOVER_MAX}",
-            shown(text)
-        ))),
+        _ => Err(CalendarRule::CloverNumberOutOfRange {
+            nth,
+            number: Quoted::new(text),
+        }
+        .into()),
     }
 }

@@ -5,8 +5,8 @@ use super::params::{CalendarParams, CLOVER_NUMBERS, CLOVER_WIN, MONTHS};
 use super::CalendarDecoder;
 use crate::mechanic::explain::{
     add_cents, amount_before, cents_code, check_total, euros, parsed_amount, split_once, Board,
-    CentsTable, Clover, Explain, Explanation, Feature, FeatureNames, Features, FormKey, Month,
-    MONTH_NAMES,
+    CentsTable, Clover, Explain, ExplainFault, Explanation, Feature, FeatureNames, Features,
+    FormKey, Month, MONTH_NAMES,
 };
 use crate::mechanic::Params;
 use crate::mechanic::{Decoder, LayoutError};
@@ -77,7 +77,7 @@ impl CalendarExplainer {
             .iter()
             .position(|&(l, _)| l == symbol)
             .map(|i| i as u32)
-            .ok_or_else(|| LayoutError::new(format!("{symbol:?} is not a symbol")))
+            .ok_or_else(|| ExplainFault::NotASymbol { symbol }.into())
     }
 }
 
@@ -86,7 +86,11 @@ impl Explain for CalendarExplainer {
         // The referee first: what follows reads only layouts it accepts.
         let prize = self.decoder.decode(layout.as_bytes())?;
         let form = self.decoder.form(layout.as_bytes())?;
-        let malformed = || LayoutError::new("not months|clover");
+        let malformed = || {
+            LayoutError::from(ExplainFault::Malformed {
+                grammar: "months|clover",
+            })
+        };
         let (months_text, clover_text) = layout.split_once('|').ok_or_else(malformed)?;
         let mut months = Vec::with_capacity(MONTHS);
         let mut wins = Vec::new();
@@ -174,7 +178,11 @@ impl Explain for CalendarExplainer {
     /// `explain`, reduced to what `report` counts: the same reading, in the same order.
     fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError> {
         out.clear();
-        let malformed = || LayoutError::new("not months|clover");
+        let malformed = || {
+            LayoutError::from(ExplainFault::Malformed {
+                grammar: "months|clover",
+            })
+        };
         let mut won = 0u64;
         let (mut near_months, mut winning_months) = (0u32, 0u32);
         // One cursor over the twelve months `XY:amount`, each ended by `/` (the last by `|`):
@@ -196,9 +204,7 @@ impl Explain for CalendarExplainer {
             } else {
                 let (ra, rb) = (self.ranks[usize::from(a)], self.ranks[usize::from(b)]);
                 if ra == NOT_A_SYMBOL || rb == NOT_A_SYMBOL {
-                    return Err(LayoutError::new(
-                        "a month shows a byte that is not a symbol",
-                    ));
+                    return Err(ExplainFault::MonthNotSymbols.into());
                 }
                 let distance = ra.abs_diff(rb);
                 out.see(LOSING_MONTH_DISTANCE, u16::from(distance))?;

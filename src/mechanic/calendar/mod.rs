@@ -17,9 +17,9 @@ mod synth;
 #[cfg(test)]
 mod tests;
 
-pub use decode::CalendarDecoder;
+pub use decode::{AmountPlace, CalendarDecoder, CalendarRule};
 pub use params::{
-    CalendarParams, CalendarSettings, NearMiss, NearMissSettings, SymbolEntry,
+    CalendarParams, CalendarSettings, NearMiss, NearMissSettings, SymbolEntry, CLOVER_MAX,
     MAX_CALENDAR_AMOUNTS, MAX_SYMBOLS, MAX_WINNING_MONTHS,
 };
 pub use synth::CalendarSynthesizer;

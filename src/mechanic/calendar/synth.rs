@@ -23,8 +23,8 @@
 
 use super::params::{CalendarParams, CLOVER_MAX, CLOVER_WIN, MAX_WINNING_MONTHS, MONTHS};
 use crate::mechanic::draw::{Bits, PrizeIndex, Rate, Table};
-use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker};
-use crate::money::{canonical, cents, AmountTable};
+use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker, Unshowable};
+use crate::money::{cents, AmountTable};
 use rust_decimal::Decimal;
 use rustc_hash::FxHashMap;
 
@@ -234,18 +234,20 @@ impl CalendarSynthesizer {
         )?;
         let mut plans = Vec::with_capacity(prizes.len());
         for (&prize, &target) in prizes.iter().zip(&prize_cents) {
-            let plan = plan(prize, target, &clover_cents, &lists, params.max_winning_months).ok_or_else(|| {
-                format!(
-                    "prize {} € cannot be shown: no sum of at most {} amounts of month_amounts plus at most one of clover_amounts makes it (add amounts, or raise max_winning_months)",
-                    canonical(prize),
-                    params.max_winning_months
-                )
+            let plan = plan(
+                prize,
+                target,
+                &clover_cents,
+                &lists,
+                params.max_winning_months,
+            )
+            .ok_or(Unshowable::NoCalendarSum {
+                prize,
+                max_winning_months: params.max_winning_months,
             })?;
             plans.push(plan);
         }
-        let too_long = |key: &str| {
-            format!("{key}: an amount longer than 12 characters (at most 999999999.99, SPEC §6.1)")
-        };
+        let too_long = |key: &'static str| Unshowable::AmountTooLong { key };
         let month_texts = texts(&params.month_amounts);
         let letters = &params.letters;
         let mut winning_months = Vec::with_capacity(letters.len() * month_texts.len());
@@ -280,8 +282,7 @@ impl CalendarSynthesizer {
             letters: letters.len(),
             month_amounts: month_texts.len(),
             winning_months,
-            losing_months: Table::new(&losing)
-                .ok_or("symbols: a losing month needs two different symbols")?,
+            losing_months: Table::new(&losing).ok_or(Unshowable::NoLosingMonth)?,
             losing_month_text,
             twelve: Rate::new(params.near_miss.twelve_rate),
             clover_wins: clovers(CLOVER_WIN, CLOVER_MAX - 1),
@@ -310,7 +311,7 @@ impl CalendarSynthesizer {
             .index
             .find(prize)
             .map(|i| &self.plans[i])
-            .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
+            .ok_or(SynthesisError::NotAPrize { prize })?;
         // The plan is never empty and its weights are positive.
         let count = &plan.counts[bits.pick(&plan.weights)];
         let form = &count.forms[bits.uniform_index(count.forms.len())];
@@ -454,10 +455,7 @@ fn amounts_in_cents(table: &AmountTable) -> Result<Vec<u64>, BuildError> {
 
 #[cold]
 fn not_cents(amount: Decimal) -> BuildError {
-    BuildError::Unshowable(format!(
-        "{} € is not a whole number of cents",
-        canonical(amount)
-    ))
+    Unshowable::NotWholeCents { amount }.into()
 }
 
 /// The month lists that the ways of the prizes `prizes` (cents) need: every non-decreasing

@@ -106,9 +106,9 @@ mod decode {
         match dec.decode_text(layout) {
             Ok(p) => panic!("{layout:?} decoded to {p}, expected an error about {needle:?}"),
             Err(e) => assert!(
-                e.0.contains(needle),
+                e.to_string().contains(needle),
                 "{layout:?}: message {:?} should mention {needle:?}",
-                e.0
+                e.to_string()
             ),
         }
         assert!(
@@ -369,7 +369,7 @@ mod decode {
         months[0] = format!("AA:{max}");
         let one_month_and_clover = format!("{}|1-2-13:{max}", months.join("/"));
         let err = dec.decode_text(&one_month_and_clover).unwrap_err();
-        assert!(err.0.contains("more than an amount can hold"), "{err}");
+        assert_eq!(err, crate::mechanic::LayoutError::WinsOverflow, "{err}");
         months[1] = format!("BB:{max}");
         let two_months = format!("{}|1-2-3:{max}", months.join("/"));
         assert!(dec.decode_text(&two_months).is_err());
@@ -536,7 +536,7 @@ mod params {
         assert!(dec
             .decode_text(&builtin)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("the symbols are X, Y, Z"));
     }
 }
@@ -665,7 +665,14 @@ mod synth {
             .0
             .synthesize_text(d("7"), &mut rng, &mut out)
             .unwrap_err();
-        assert!(e.0.contains("prize 7 €"), "{e}");
+        assert_eq!(
+            e,
+            crate::mechanic::SynthesisError::NotAPrize { prize: d("7") }
+        );
+        assert_eq!(
+            e.to_string(),
+            "prize 7 € is not in this stake's prize table"
+        );
         assert!(out.is_empty());
     }
 

@@ -7,14 +7,14 @@
 
 use super::params::{multiplier_index, MaxiParams, BONUS_CELLS, MAX_BONUS_BEES, MULTIPLIERS};
 use crate::mechanic::hive::{
-    count_cells, limit_bias, over_limits, packed_count, read_row, row_wins, RowFault, MAX_OTHER,
-    NOT_A_CELL, ROWS, ROW_LENGTHS, ROW_WIN,
+    count_cells, limit_bias, over_limits, packed_count, read_row, row_wins, HiveName, RowFault,
+    RowPlace, MAX_OTHER, NOT_A_CELL, ROWS, ROW_LENGTHS, ROW_WIN,
 };
-use crate::mechanic::{add_wins, multiply_win, Cursor, LayoutError};
+use crate::mechanic::{add_wins, multiply_win, Cursor, Found, LayoutError, Quoted};
 use crate::money::AmountTable;
-use crate::untrusted::shown;
 use rust_decimal::Decimal;
 use std::fmt;
+use thiserror::Error;
 
 /// Decodes Maxi Ruche d'or layouts for one stake.
 #[derive(Debug, Clone)]
@@ -210,19 +210,215 @@ fn is_cell(text: &[u8], pos: usize) -> bool {
         .is_some_and(|&b| CELL_CLASS[usize::from(b)] != NOT_A_CELL)
 }
 
-/// Which hive is being read, for messages and for the E rule.
+/// Which hive is being read, for the E rule and for errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Which {
     Main,
     Extra,
 }
 
-impl fmt::Display for Which {
+impl Which {
+    /// The hive as errors name it.
+    fn name(self) -> HiveName {
+        match self {
+            Which::Main => HiveName::Main,
+            Which::Extra => HiveName::Extra,
+        }
+    }
+}
+
+/// A rule of Maxi Ruche d'or (SPEC §2.2 and §3) that a layout breaks, with its place.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum MaxiRule {
+    /// No amount where a hive shows one (at its top, or at the start of a row).
+    #[error("{place}: the amount is missing (found {found})")]
+    AmountMissing {
+        /// Where the amount belongs.
+        place: AmountPlace,
+        /// What stands there instead.
+        found: Found,
+    },
+    /// An amount not followed by its separator (`#` after the bee amount, `:` after a row's).
+    #[error("{place}: expected '{}' after the amount {amount}, found {found}", .place.separator())]
+    NoSeparatorAfterAmount {
+        /// Where the amount stands.
+        place: AmountPlace,
+        /// The amount as written, quoted.
+        amount: Quoted,
+        /// What stands after it.
+        found: Found,
+    },
+    /// An amount that is not one of the stake's list for its place, written canonically.
+    #[error("{place}: amount {amount} is not one of the {} written canonically", .place.key())]
+    NotAnAllowedAmount {
+        /// Where the amount stands.
+        place: AmountPlace,
+        /// The amount as written, quoted.
+        amount: Quoted,
+    },
+    /// A row not followed by `/` and the next row: the hive has fewer than its 7 rows, or
+    /// something else stands between two of them.
+    #[error("{after}: expected '/' and row {} of {ROWS}, found {found}", .after.row + 1)]
+    RowSeparatorMissing {
+        /// The row read last.
+        after: RowPlace,
+        /// What stands after it.
+        found: Found,
+    },
+    /// A row of another number of cells than its place in the hive has (4, 5, 6, 7, 6, 5, 4),
+    /// or a row that holds a character that is not a cell.
+    #[error("{row}: {cells} cells, expected {len}{}", not_a_cell_hint(.not_a_cell))]
+    WrongCellCount {
+        /// The row.
+        row: RowPlace,
+        /// The cells written before the first character that is not a cell.
+        cells: usize,
+        /// The cells the row has.
+        len: usize,
+        /// The character that ends the row, when it is not a cell and not a separator.
+        not_a_cell: Option<Found>,
+    },
+    /// A row holds more than three `P`.
+    #[error("{row}: {p} P; a row holds at most three P")]
+    TooManyP {
+        /// The row.
+        row: RowPlace,
+        /// Its `P`.
+        p: usize,
+    },
+    /// A row holds three of `A` or of `B`, which would show the player that the choice of
+    /// symbol mattered.
+    #[error("{row}: {count} {symbol}; a row holds at most two A and two B (three would show that the choice matters)")]
+    TooManyOthers {
+        /// The row.
+        row: RowPlace,
+        /// The symbol, `A` or `B`.
+        symbol: char,
+        /// How many the row holds.
+        count: usize,
+    },
+    /// A row holds more than one multiplier.
+    #[error("{row}: {count} multipliers; a row holds at most one multiplier")]
+    TooManyMultipliers {
+        /// The row.
+        row: RowPlace,
+        /// Its multipliers.
+        count: usize,
+    },
+    /// A hive holds more than one bee (`Q`).
+    #[error("{hive}: {bees} bees (Q); a hive holds at most one bee")]
+    TooManyBees {
+        /// The hive.
+        hive: HiveName,
+        /// Its bees.
+        bees: usize,
+    },
+    /// The EXTRA hive holds an `E`: only the main hive may open the EXTRA hive.
+    #[error("EXTRA hive: holds an E; only the main hive may hold an E")]
+    EInExtraHive,
+    /// The main hive holds more than one `E`.
+    #[error("main hive: {count} E; the main hive holds at most one E")]
+    TooManyE {
+        /// Its `E`.
+        count: usize,
+    },
+    /// An EXTRA hive follows a main hive without an `E`.
+    #[error("an EXTRA hive ('|') follows but the main hive has no E: an EXTRA hive is opened only by an E")]
+    ExtraHiveWithoutE,
+    /// The main hive holds an `E` but no EXTRA hive follows.
+    #[error(
+        "the main hive has an E but no EXTRA hive follows: expected '|' and a hive, found {found}"
+    )]
+    EWithoutExtraHive {
+        /// What follows the main hive instead.
+        found: Found,
+    },
+    /// A second EXTRA hive: a ticket has at most one.
+    #[error("a second EXTRA hive starts at {found}: a ticket has at most one EXTRA hive")]
+    SecondExtraHive {
+        /// The `|` that starts it.
+        found: Found,
+    },
+    /// Something other than an EXTRA hive, a bonus stage or the end follows the hives.
+    #[error("unexpected {found} after the {hive}: expected '|', '+' or the end")]
+    UnexpectedAfterHives {
+        /// The last hive read.
+        hive: HiveName,
+        /// What follows it.
+        found: Found,
+    },
+    /// A bonus stage follows hives that win: the bonus stage is only for tickets whose hives
+    /// win nothing.
+    #[error("a bonus stage ('+') follows hives that win: the bonus stage is only for tickets whose hives win nothing")]
+    BonusAfterWin,
+    /// Hives that win nothing without the bonus stage they must be followed by.
+    #[error("the bonus stage is missing: hives that win nothing must be followed by '+' and 12 bonus cells")]
+    BonusMissing,
+    /// A character of the bonus stage that is neither a bee `Q` nor an empty cell `.`
+    /// (nothing may follow the bonus stage).
+    #[error(
+        "bonus stage: {found} is not a bonus cell (Q or .); nothing may follow the bonus stage"
+    )]
+    NotABonusCell {
+        /// The character.
+        found: Found,
+    },
+    /// A bonus stage of another number of cells than 12.
+    #[error("bonus stage: {cells} cells, expected {BONUS_CELLS}")]
+    BonusCellCount {
+        /// The cells written.
+        cells: usize,
+    },
+    /// A bonus stage showing more bees than the rules allow.
+    #[error("bonus stage: {bees} bees; the bonus stage shows at most {MAX_BONUS_BEES} bees")]
+    TooManyBonusBees {
+        /// The bees shown.
+        bees: usize,
+    },
+}
+
+/// ` ('x' at byte 12 is not a cell: …)` when a row ends on a character that is not a cell.
+fn not_a_cell_hint(found: &Option<Found>) -> String {
+    match found {
+        Some(found) => format!(" ({found} is not a cell: cells are P A B F E Q 2 3 4 5 6 X)"),
+        None => String::new(),
+    }
+}
+
+/// Where a Maxi layout shows an amount: at the top of a hive (its bee amount), or at the start
+/// of a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AmountPlace {
+    /// The bee amount at the top of a hive, from `bee_amounts`, followed by `#`.
+    Bee(HiveName),
+    /// A row's amount, from `row_amounts`, followed by `:`.
+    Row(RowPlace),
+}
+
+impl AmountPlace {
+    /// The byte that follows the amount.
+    fn separator(self) -> char {
+        match self {
+            AmountPlace::Bee(_) => '#',
+            AmountPlace::Row(_) => ':',
+        }
+    }
+
+    /// The layout setting that lists the amounts allowed here.
+    fn key(self) -> &'static str {
+        match self {
+            AmountPlace::Bee(_) => "bee_amounts",
+            AmountPlace::Row(_) => "row_amounts",
+        }
+    }
+}
+
+impl fmt::Display for AmountPlace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Which::Main => "main hive",
-            Which::Extra => "EXTRA hive",
-        })
+        match self {
+            AmountPlace::Bee(hive) => write!(f, "{hive}, bee amount at the top"),
+            AmountPlace::Row(row) => write!(f, "{row}"),
+        }
     }
 }
 
@@ -309,14 +505,14 @@ fn amount_cents(text: &[u8], at: usize, table: &AmountTable, sep: u8) -> Option<
     Some((cents, at + len + 1))
 }
 
-/// Reads a canonical amount of `table` followed by `sep`, and skips both.
+/// Reads a canonical amount of `table` followed by `sep`, and skips both; `place` names it in
+/// errors.
 #[inline]
 fn amount(
     c: &mut Cursor<'_>,
     table: &AmountTable,
     sep: u8,
-    what: &dyn Fn() -> String,
-    allowed: &str,
+    place: AmountPlace,
 ) -> Result<Decimal, LayoutError> {
     // Fast path: the text up to the separator is an amount of the table. Table texts are
     // digits and '.', so this is exactly "an amount of the table, then `sep`".
@@ -326,7 +522,7 @@ fn amount(
             return Ok(amount);
         }
     }
-    Err(amount_error(c, table, sep, what, allowed))
+    Err(amount_error(c, table, sep, place))
 }
 
 /// Why the amount at the cursor is refused. Cold: kept out of the scanning code.
@@ -336,8 +532,7 @@ fn amount_error(
     c: &mut Cursor<'_>,
     table: &AmountTable,
     sep: u8,
-    what: &dyn Fn() -> String,
-    allowed: &str,
+    place: AmountPlace,
 ) -> LayoutError {
     let start = c.pos;
     while let Some(b'0'..=b'9' | b'.') = c.peek() {
@@ -345,27 +540,26 @@ fn amount_error(
     }
     let text = &c.text()[start..c.pos];
     if text.is_empty() {
-        return LayoutError::new(format!(
-            "{}: the amount is missing (found {})",
-            what(),
-            c.found()
-        ));
+        return MaxiRule::AmountMissing {
+            place,
+            found: c.found(),
+        }
+        .into();
     }
     if c.peek() != Some(sep) {
-        return LayoutError::new(format!(
-            "{}: expected '{}' after the amount {}, found {}",
-            what(),
-            char::from(sep),
-            shown(text),
-            c.found()
-        ));
+        return MaxiRule::NoSeparatorAfterAmount {
+            place,
+            amount: Quoted::new(text),
+            found: c.found(),
+        }
+        .into();
     }
     debug_assert!(table.lookup_bytes(text).is_none());
-    LayoutError::new(format!(
-        "{}: amount {} is not one of the {allowed} written canonically",
-        what(),
-        shown(text)
-    ))
+    MaxiRule::NotAnAllowedAmount {
+        place,
+        amount: Quoted::new(text),
+    }
+    .into()
 }
 
 impl MaxiDecoder {
@@ -375,18 +569,13 @@ impl MaxiDecoder {
         let main = self.hive(&mut c, Which::Main)?;
         let extra = if c.peek() == Some(b'|') {
             if !main.has_e {
-                return Err(LayoutError::new(
-                    "an EXTRA hive ('|') follows but the main hive has no E: an EXTRA hive is opened only by an E",
-                ));
+                return Err(MaxiRule::ExtraHiveWithoutE.into());
             }
             c.pos += 1;
             Some(self.hive(&mut c, Which::Extra)?)
         } else {
             if main.has_e {
-                return Err(LayoutError::new(format!(
-                    "the main hive has an E but no EXTRA hive follows: expected '|' and a hive, found {}",
-                    c.found()
-                )));
+                return Err(MaxiRule::EWithoutExtraHive { found: c.found() }.into());
             }
             None
         };
@@ -396,9 +585,7 @@ impl MaxiDecoder {
         match c.peek() {
             Some(b'+') => {
                 if !hive_win.is_zero() {
-                    return Err(LayoutError::new(
-                        "a bonus stage ('+') follows hives that win: the bonus stage is only for tickets whose hives win nothing",
-                    ));
+                    return Err(MaxiRule::BonusAfterWin.into());
                 }
                 c.pos += 1;
                 let bees = self.bonus(&mut c)?;
@@ -407,27 +594,22 @@ impl MaxiDecoder {
             }
             None => {
                 if hive_win.is_zero() {
-                    return Err(LayoutError::new(
-                        "the bonus stage is missing: hives that win nothing must be followed by '+' and 12 bonus cells",
-                    ));
+                    return Err(MaxiRule::BonusMissing.into());
                 }
             }
             Some(b'|') => {
-                return Err(LayoutError::new(format!(
-                    "a second EXTRA hive starts at {}: a ticket has at most one EXTRA hive",
-                    c.found()
-                )));
+                return Err(MaxiRule::SecondExtraHive { found: c.found() }.into());
             }
             Some(_) => {
-                return Err(LayoutError::new(format!(
-                    "unexpected {} after the {}: expected '|', '+' or the end",
-                    c.found(),
-                    if extra.is_some() {
-                        "EXTRA hive"
+                return Err(MaxiRule::UnexpectedAfterHives {
+                    hive: if extra.is_some() {
+                        HiveName::Extra
                     } else {
-                        "main hive"
-                    }
-                )));
+                        HiveName::Main
+                    },
+                    found: c.found(),
+                }
+                .into());
             }
         }
         Ok(Outcome {
@@ -440,34 +622,23 @@ impl MaxiDecoder {
 
     /// Reads `amount "#" row ("/" row){6}`.
     fn hive(&self, c: &mut Cursor<'_>, which: Which) -> Result<HiveWins, LayoutError> {
-        let bee_amount = amount(
-            c,
-            &self.params.bees,
-            b'#',
-            &|| format!("{which}, bee amount at the top"),
-            "bee_amounts",
-        )?;
+        let bee_amount = amount(c, &self.params.bees, b'#', AmountPlace::Bee(which.name()))?;
         let mut wins = HiveWins::default();
         let mut bees = 0usize;
         let mut es = 0usize;
         for (r, &len) in ROW_LENGTHS.iter().enumerate() {
-            let row = r + 1;
+            let row = RowPlace::new(which.name(), r + 1);
             if r > 0 {
                 if c.peek() != Some(b'/') {
-                    return Err(LayoutError::new(format!(
-                        "{which}, row {r}: expected '/' and row {row} of {ROWS}, found {}",
-                        c.found()
-                    )));
+                    return Err(MaxiRule::RowSeparatorMissing {
+                        after: RowPlace::new(which.name(), r),
+                        found: c.found(),
+                    }
+                    .into());
                 }
                 c.pos += 1;
             }
-            let amount = amount(
-                c,
-                &self.params.rows,
-                b':',
-                &|| format!("{which}, row {row}"),
-                "row_amounts",
-            )?;
+            let amount = amount(c, &self.params.rows, b':', AmountPlace::Row(row))?;
             // The row is exactly `len` cells: classify them with a table (no branch per cell),
             // then make sure the next byte is not one more cell.
             let bytes = c.text();
@@ -475,7 +646,7 @@ impl MaxiDecoder {
             let cells = bytes.get(c.pos..end).unwrap_or(&[]);
             let counts: [u8; CLASSES] = count_cells(cells, &CELL_CLASS);
             if end > bytes.len() || counts[usize::from(NOT_A_CELL)] > 0 || is_cell(bytes, end) {
-                return Err(self.bad_row(c, which, row, len));
+                return Err(self.bad_row(c, row, len));
             }
             let count = |class: u8| usize::from(counts[usize::from(class)]);
             let mults = count(MULT);
@@ -488,17 +659,13 @@ impl MaxiDecoder {
             es += count(E);
             bees += count(Q);
             let winning = row_wins(count(P), count(A), count(B)).map_err(|fault| match fault {
-                RowFault::TooManyP(p) => LayoutError::new(format!(
-                    "{which}, row {row}: {p} P; a row holds at most three P"
-                )),
-                RowFault::TooManyOthers(count, sym) => LayoutError::new(format!(
-                    "{which}, row {row}: {count} {sym}; a row holds at most two A and two B (three would show that the choice matters)"
-                )),
+                RowFault::TooManyP(p) => MaxiRule::TooManyP { row, p },
+                RowFault::TooManyOthers(count, symbol) => {
+                    MaxiRule::TooManyOthers { row, symbol, count }
+                }
             })?;
             if mults > 1 {
-                return Err(LayoutError::new(format!(
-                    "{which}, row {row}: {mults} multipliers; a row holds at most one multiplier"
-                )));
+                return Err(MaxiRule::TooManyMultipliers { row, count: mults }.into());
             }
             if winning {
                 match mult {
@@ -514,19 +681,18 @@ impl MaxiDecoder {
             }
         }
         if bees > 1 {
-            return Err(LayoutError::new(format!(
-                "{which}: {bees} bees (Q); a hive holds at most one bee"
-            )));
+            return Err(MaxiRule::TooManyBees {
+                hive: which.name(),
+                bees,
+            }
+            .into());
         }
         if which == Which::Extra && es > 0 {
-            return Err(LayoutError::new(
-                "EXTRA hive: holds an E; only the main hive may hold an E",
-            ));
+            return Err(MaxiRule::EInExtraHive.into());
         }
         if es > 1 {
-            return Err(LayoutError::new(format!(
-                "{which}: {es} E; the main hive holds at most one E"
-            )));
+            // Only the main hive gets here: an E in the EXTRA hive is refused above.
+            return Err(MaxiRule::TooManyE { count: es }.into());
         }
         if bees == 1 {
             wins.bee = true;
@@ -537,7 +703,9 @@ impl MaxiDecoder {
     }
 
     /// The error for a row whose cells are not exactly `len` cells: counts them as written.
-    fn bad_row(&self, c: &Cursor<'_>, which: Which, row: usize, len: usize) -> LayoutError {
+    #[cold]
+    #[inline(never)]
+    fn bad_row(&self, c: &Cursor<'_>, row: RowPlace, len: usize) -> LayoutError {
         let start = c.pos;
         let mut end = start;
         while is_cell(c.text(), end) {
@@ -545,17 +713,17 @@ impl MaxiDecoder {
         }
         let mut stop = *c;
         stop.pos = end;
-        let hint = match stop.peek() {
-            Some(b'/' | b'|' | b'+') | None => String::new(),
-            Some(_) => format!(
-                " ({} is not a cell: cells are P A B F E Q 2 3 4 5 6 X)",
-                stop.found()
-            ),
+        let not_a_cell = match stop.peek() {
+            Some(b'/' | b'|' | b'+') | None => None,
+            Some(_) => Some(stop.found()),
         };
-        LayoutError::new(format!(
-            "{which}, row {row}: {} cells, expected {len}{hint}",
-            end - start
-        ))
+        MaxiRule::WrongCellCount {
+            row,
+            cells: end - start,
+            len,
+            not_a_cell,
+        }
+        .into()
     }
 
     /// Reads the 12 bonus cells, which must end the layout; returns the number of bees.
@@ -566,25 +734,16 @@ impl MaxiDecoder {
             match cell {
                 b'Q' => bees += 1,
                 b'.' => {}
-                _ => {
-                    return Err(LayoutError::new(format!(
-                        "bonus stage: {} is not a bonus cell (Q or .); nothing may follow the bonus stage",
-                        c.found()
-                    )))
-                }
+                _ => return Err(MaxiRule::NotABonusCell { found: c.found() }.into()),
             }
             c.pos += 1;
         }
         let n = c.pos - start;
         if n != BONUS_CELLS {
-            return Err(LayoutError::new(format!(
-                "bonus stage: {n} cells, expected {BONUS_CELLS}"
-            )));
+            return Err(MaxiRule::BonusCellCount { cells: n }.into());
         }
         if bees > MAX_BONUS_BEES {
-            return Err(LayoutError::new(format!(
-                "bonus stage: {bees} bees; the bonus stage shows at most {MAX_BONUS_BEES} bees"
-            )));
+            return Err(MaxiRule::TooManyBonusBees { bees }.into());
         }
         Ok(bees)
     }

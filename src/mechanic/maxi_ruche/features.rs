@@ -7,11 +7,11 @@ use super::params::{multiplier_index, MaxiParams, MAX_BONUS_BEES, MULTIPLIERS};
 use super::MaxiDecoder;
 use crate::mechanic::explain::{
     add_cents, amount_before, amount_code, cents_code, check_total, euros, hive_rows, p_count,
-    parsed_amount, Board, BonusStage, CentsTable, Explain, Explanation, Feature, FeatureNames,
-    Features, FormKey, Hive,
+    parsed_amount, Board, BonusStage, CentsTable, Explain, ExplainFault, Explanation, Feature,
+    FeatureNames, Features, FormKey, Hive,
 };
 use crate::mechanic::hive::ROW_WIN as WINNING_P;
-use crate::mechanic::hive::{packed_count, read_row, ROW_LENGTHS};
+use crate::mechanic::hive::{packed_count, read_row, HiveName, ROW_LENGTHS};
 use crate::mechanic::Params;
 use crate::mechanic::{add_wins, multiply_win, Decoder, LayoutError};
 use rust_decimal::Decimal;
@@ -103,9 +103,13 @@ impl Explain for MaxiExplainer {
                     format!("{name}, {what}")
                 }
             };
-            let (bee_text, rows_text) = text
-                .split_once('#')
-                .ok_or_else(|| LayoutError::new(format!("{name}: no bee amount")))?;
+            let (bee_text, rows_text) = text.split_once('#').ok_or(ExplainFault::NoBeeAmount {
+                hive: if h == 0 {
+                    HiveName::Main
+                } else {
+                    HiveName::Extra
+                },
+            })?;
             let bee_amount = parsed_amount(bee_text, &self.params.bees)?;
             let mut rows = hive_rows(rows_text.as_bytes(), &self.params.rows, &CELL_CLASS)?;
             let mut hive_win = Decimal::ZERO;
@@ -183,7 +187,7 @@ impl Explain for MaxiExplainer {
                     .bonus
                     .get(bees)
                     .copied()
-                    .ok_or_else(|| LayoutError::new(format!("bonus stage: {bees} bees")))?;
+                    .ok_or(ExplainFault::BonusBees { bees })?;
                 if win.is_zero() {
                     near_bonus += u32::from(bees + 1 == self.params.bonus_min);
                 } else {
@@ -226,7 +230,11 @@ impl Explain for MaxiExplainer {
     /// `explain`, reduced to what `report` counts: the same reading, in the same order.
     fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError> {
         out.clear();
-        let malformed = || LayoutError::new("not hive|hive+bonus");
+        let malformed = || {
+            LayoutError::from(ExplainFault::Malformed {
+                grammar: "hive|hive+bonus",
+            })
+        };
         // One cursor over the bytes: `hive ("|" hive)? ("+" bonus)?`, a hive `bee "#"` and its
         // seven rows joined by `/`, each read by `hive::read_row`.
         let mut pos = 0;
@@ -314,7 +322,7 @@ impl Explain for MaxiExplainer {
                 .get(bees)
                 .copied()
                 .flatten()
-                .ok_or_else(|| LayoutError::new(format!("bonus stage: {bees} bees")))?;
+                .ok_or(ExplainFault::BonusBees { bees })?;
             if win == 0 {
                 near_bonus += u32::from(bees + 1 == self.params.bonus_min);
             } else {

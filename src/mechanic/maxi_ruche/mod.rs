@@ -12,7 +12,7 @@ mod synth;
 #[cfg(test)]
 mod tests;
 
-pub use decode::MaxiDecoder;
+pub use decode::{AmountPlace, MaxiDecoder, MaxiRule};
 pub use params::{
     BonusEntry, MaxiParams, MaxiSettings, NearMiss, NearMissSettings, MAX_BONUS_BEES,
 };

@@ -22,8 +22,8 @@ use super::params::{MaxiParams, BONUS_CELLS, MULTIPLIERS};
 use crate::mechanic::draw::{Bits, PrizeIndex, Rate, Table};
 use crate::mechanic::hive::{MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::rows::{fill_slots, row_table, HiveText, RowTable, Text, MULT, SLOT};
-use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker};
-use crate::money::{canonical, cents};
+use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker, Unshowable};
+use crate::money::cents;
 use rust_decimal::Decimal;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -133,12 +133,7 @@ impl MaxiSynthesizer {
                 && plan.class_weights(false, 1).iter().any(|&w| w > 0)
                 && plan.class_weights(false, 0).iter().all(|&w| w == 0)
             {
-                return Err(format!(
-                    "prize {} € can only be shown by the bonus stage, and near_miss.bonus_weight is 0: give it a weight from 1 to {}",
-                    canonical(prize),
-                    crate::mechanic::util::MAX_WEIGHT
-                )
-                .into());
+                return Err(Unshowable::BonusWeighedZero { prize }.into());
             }
             // The E is drawn alike for every prize, so each prize must be showable without it.
             if plan
@@ -146,12 +141,10 @@ impl MaxiSynthesizer {
                 .iter()
                 .all(|&w| w == 0)
             {
-                return Err(format!(
-                    "prize {} € cannot be shown: no sum of up to {MAX_COMPONENTS} winning rows \
-                     (row_amounts, with multipliers 2-6 and 10) and bees (bee_amounts, one per hive) \
-                     makes it without an EXTRA hive, and the bonus table does not pay it; add an amount to row_amounts or bee_amounts",
-                    canonical(prize)
-                )
+                return Err(Unshowable::NoMaxiSum {
+                    prize,
+                    components: MAX_COMPONENTS,
+                }
                 .into());
             }
             plans.push(plan);
@@ -170,7 +163,9 @@ impl MaxiSynthesizer {
                 kinds.push(((p, m), u64::from(wp) * rate));
             }
         }
-        let row_kind = Table::new(&kinds).ok_or("near_miss.row_p_weights: all zero")?;
+        let row_kind = Table::new(&kinds).ok_or(Unshowable::AllWeightsZero {
+            key: "near_miss.row_p_weights",
+        })?;
         let mut rows = vec![Vec::new(); row_kind_index(MAX_ROW_LEN + 1, 0, false)];
         for &len in &ROW_LENGTHS {
             for p in 0..=ROW_WIN {
@@ -187,7 +182,7 @@ impl MaxiSynthesizer {
                                 &[(b'P', p), (MULT, usize::from(multiplied)), (SLOT, slots)],
                                 &[1],
                             )
-                            .ok_or("a row cannot be drawn")?,
+                            .ok_or(Unshowable::RowUndrawable { winning: false })?,
                         );
                     }
                 }
@@ -220,7 +215,7 @@ impl MaxiSynthesizer {
             bonus_weight: nm.bonus_weight,
             row_kind,
             rows,
-            loser_bees: Table::new(&loser_weights).ok_or("bonus: no losing bee count")?,
+            loser_bees: Table::new(&loser_weights).ok_or(Unshowable::NoLosingBonus)?,
             bonus_stages,
             row_amounts: (0..params.rows.len())
                 .map(|i| Text::new(params.rows.get(i).1, b':'))
@@ -376,10 +371,7 @@ fn decompositions(
 
 #[cold]
 fn not_cents(amount: Decimal) -> BuildError {
-    BuildError::Unshowable(format!(
-        "{} € is not a whole number of cents",
-        canonical(amount)
-    ))
+    Unshowable::NotWholeCents { amount }.into()
 }
 
 impl MaxiSynthesizer {
@@ -406,7 +398,7 @@ impl MaxiSynthesizer {
                 .prizes
                 .find(prize)
                 .map(|i| &self.plans[i])
-                .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
+                .ok_or(SynthesisError::NotAPrize { prize })?;
             match pick(plan, has_extra, self.bonus_weight, bits) {
                 None => bonus = plan.bonus_bees,
                 Some(d) => place(&d, has_extra, &mut main, &mut extra, bits),

@@ -105,9 +105,9 @@ fn refused(layout: &str, needle: &str) {
     match decoder().decode_text(layout) {
         Ok(p) => panic!("{layout} should be refused ({needle}) but decodes to {p}"),
         Err(e) => assert!(
-            e.0.contains(needle),
+            e.to_string().contains(needle),
             "{layout}: message {:?} should mention {needle:?}",
-            e.0
+            e.to_string()
         ),
     }
 }
@@ -691,8 +691,9 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
         hive("PPPA", "QFFFF"), // a row and the bee
     ] {
         let err = dec.decode_text(&layout).unwrap_err();
-        assert!(
-            err.0.contains("more than an amount can hold"),
+        assert_eq!(
+            err,
+            crate::mechanic::LayoutError::WinsOverflow,
             "{layout}: {err}"
         );
     }

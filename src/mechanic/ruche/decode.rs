@@ -4,12 +4,12 @@
 use super::params::{RucheParams, MAX_EXTRA};
 use crate::mechanic::cursor::split;
 use crate::mechanic::hive::{
-    count_cells, limit_bias, over_limits, packed_count, read_row, row_wins, RowFault, MAX_OTHER,
-    NOT_A_CELL, ROW_LENGTHS, ROW_WIN,
+    count_cells, limit_bias, over_limits, packed_count, read_row, row_wins, HiveName, RowFault,
+    RowPlace, MAX_OTHER, NOT_A_CELL, ROWS, ROW_LENGTHS, ROW_WIN,
 };
-use crate::mechanic::{add_wins, LayoutError};
-use crate::untrusted::shown;
+use crate::mechanic::{add_wins, LayoutError, Quoted};
 use rust_decimal::Decimal;
+use thiserror::Error;
 
 /// Reads La ruche d'or layouts of one stake.
 #[derive(Debug, Clone)]
@@ -85,16 +85,124 @@ pub struct Outcome {
     pub extra_count: usize,
 }
 
+/// A rule of La ruche d'or (SPEC §2.1 and §3) that a layout breaks, with its place.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RucheRule {
+    /// The main hive holds more `E` (EXTRA symbols) than the rules allow.
+    #[error("main hive: {extras} EXTRA symbols, at most {MAX_EXTRA} are allowed")]
+    TooManyExtraSymbols {
+        /// The `E` of the main hive.
+        extras: u8,
+    },
+    /// More EXTRA hives follow the main hive than it holds `E`: each `E` opens exactly one.
+    #[error("{hives} EXTRA hives follow the main hive but it holds {extras} EXTRA symbol(s): one EXTRA hive per E")]
+    ExtraHivesBeyondE {
+        /// The EXTRA hives written after the main hive.
+        hives: usize,
+        /// The `E` of the main hive.
+        extras: u8,
+    },
+    /// Fewer EXTRA hives follow the main hive than it holds `E`: each `E` opens exactly one.
+    #[error("the main hive holds {extras} EXTRA symbol(s) but {hives} EXTRA hive(s) follow: one EXTRA hive per E")]
+    MissingExtraHives {
+        /// The `E` of the main hive.
+        extras: u8,
+        /// The EXTRA hives written after it.
+        hives: usize,
+    },
+    /// An EXTRA hive holds an `E`: only the main hive may open EXTRA hives.
+    #[error("{hive}: EXTRA symbol in an EXTRA hive (E may only appear in the main hive)")]
+    EInExtraHive {
+        /// The EXTRA hive.
+        hive: HiveName,
+    },
+    /// A hive of fewer than its 7 rows.
+    #[error("{hive}: {rows} rows, a hive has {ROWS}")]
+    TooFewRows {
+        /// The hive.
+        hive: HiveName,
+        /// The rows it has.
+        rows: usize,
+    },
+    /// A hive of more than its 7 rows.
+    #[error("{hive}: more than {ROWS} rows")]
+    TooManyRows {
+        /// The hive.
+        hive: HiveName,
+    },
+    /// A row that is not `amount:cells`: no `:` in it.
+    #[error("{row}: expected amount:cells, got {text}")]
+    NotAmountAndCells {
+        /// The row.
+        row: RowPlace,
+        /// The row as written, quoted.
+        text: Quoted,
+    },
+    /// A row's amount is not one of the stake's `row_amounts`, written canonically.
+    #[error("{row}: {amount} is not an amount a row may show at this stake")]
+    NotARowAmount {
+        /// The row.
+        row: RowPlace,
+        /// The amount as written, quoted.
+        amount: Quoted,
+    },
+    /// A row of another number of cells than its place in the hive has (4, 5, 6, 7, 6, 5, 4).
+    #[error("{row}: {cells} cells, this row has {len}")]
+    WrongCellCount {
+        /// The row.
+        row: RowPlace,
+        /// The cells written (characters).
+        cells: usize,
+        /// The cells the row has.
+        len: usize,
+    },
+    /// A row holds a character that is not a cell of the game (`P A B H E F`).
+    #[error("{row}: {cells} is not a cell (cells are P A B H E F)")]
+    NotACell {
+        /// The row.
+        row: RowPlace,
+        /// The row's cells as written, quoted.
+        cells: Quoted,
+    },
+    /// A row holds more than three `P`.
+    #[error("{row}: {p} P, a row holds at most {ROW_WIN}")]
+    TooManyP {
+        /// The row.
+        row: RowPlace,
+        /// Its `P`.
+        p: usize,
+    },
+    /// A row holds three of `A` or of `B`, which would show the player that the choice of
+    /// symbol mattered.
+    #[error("{row}: {count} identical non-chosen symbols, a row holds at most {MAX_OTHER} A and {MAX_OTHER} B")]
+    TooManyOthers {
+        /// The row.
+        row: RowPlace,
+        /// The larger of its `A` and `B` counts.
+        count: usize,
+    },
+    /// A hive holds more honey pots than the honey table's largest count.
+    #[error("{hive}: {pots} honey pots, a hive holds at most {max}")]
+    TooManyPots {
+        /// The hive.
+        hive: HiveName,
+        /// Its honey pots (`H`).
+        pots: u8,
+        /// The most the stake's honey table counts.
+        max: usize,
+    },
+}
+
 /// Decodes a whole layout: the main hive, then one EXTRA hive per `E` in it.
 pub fn decode(params: &RucheParams, layout: &[u8]) -> Result<Outcome, LayoutError> {
     let mut hives = split(layout, b'|');
     let main_text = hives.next().unwrap_or_default();
-    let main = decode_hive(params, main_text, "main hive")?;
+    let main = decode_hive(params, main_text, HiveName::Main)?;
     if main.extras as usize > MAX_EXTRA {
-        return Err(LayoutError::new(format!(
-            "main hive: {} EXTRA symbols, at most {MAX_EXTRA} are allowed",
-            main.extras
-        )));
+        return Err(RucheRule::TooManyExtraSymbols {
+            extras: main.extras,
+        }
+        .into());
     }
     let mut outcome = Outcome {
         prize: add_wins(main.rows_win, main.honey_win)?,
@@ -104,28 +212,27 @@ pub fn decode(params: &RucheParams, layout: &[u8]) -> Result<Outcome, LayoutErro
     for hive_text in hives {
         let n = outcome.extra_count;
         if n >= main.extras as usize {
-            return Err(LayoutError::new(format!(
-                "{} EXTRA hives follow the main hive but it holds {} EXTRA symbol(s): one EXTRA hive per E",
-                split(layout, b'|').count() - 1,
-                main.extras
-            )));
+            return Err(RucheRule::ExtraHivesBeyondE {
+                hives: split(layout, b'|').count() - 1,
+                extras: main.extras,
+            }
+            .into());
         }
-        let hive = decode_hive(params, hive_text, EXTRA_NAMES[n])?;
+        let name = extra_name(n);
+        let hive = decode_hive(params, hive_text, name)?;
         if hive.extras > 0 {
-            return Err(LayoutError::new(format!(
-                "{}: EXTRA symbol in an EXTRA hive (E may only appear in the main hive)",
-                EXTRA_NAMES[n]
-            )));
+            return Err(RucheRule::EInExtraHive { hive: name }.into());
         }
         outcome.prize = add_wins(outcome.prize, add_wins(hive.rows_win, hive.honey_win)?)?;
         outcome.extra[n] = hive;
         outcome.extra_count += 1;
     }
     if outcome.extra_count != main.extras as usize {
-        return Err(LayoutError::new(format!(
-            "the main hive holds {} EXTRA symbol(s) but {} EXTRA hive(s) follow: one EXTRA hive per E",
-            main.extras, outcome.extra_count
-        )));
+        return Err(RucheRule::MissingExtraHives {
+            extras: main.extras,
+            hives: outcome.extra_count,
+        }
+        .into());
     }
     Ok(outcome)
 }
@@ -249,47 +356,52 @@ pub(super) const CELL_KIND: [u8; 256] = {
     t
 };
 
-const EXTRA_NAMES: [&str; MAX_EXTRA] = ["EXTRA hive 1", "EXTRA hive 2", "EXTRA hive 3"];
+/// EXTRA hive `n + 1`, the `n`-th after the main hive (`n` below [`MAX_EXTRA`]).
+fn extra_name(n: usize) -> HiveName {
+    HiveName::NthExtra(u8::try_from(n + 1).unwrap_or(u8::MAX))
+}
 
-fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutcome, LayoutError> {
+fn decode_hive(
+    params: &RucheParams,
+    text: &[u8],
+    name: HiveName,
+) -> Result<HiveOutcome, LayoutError> {
     let mut hive = HiveOutcome::default();
     let mut rows = split(text, b'/');
     for (r, &len) in ROW_LENGTHS.iter().enumerate() {
-        let row = rows.next().ok_or_else(|| {
-            LayoutError::new(format!(
-                "{name}: {r} rows, a hive has {}",
-                ROW_LENGTHS.len()
-            ))
+        let place = RowPlace::new(name, r + 1);
+        let row = rows.next().ok_or(RucheRule::TooFewRows {
+            hive: name,
+            rows: r,
         })?;
-        let colon = memchr::memchr(b':', row).ok_or_else(|| {
-            LayoutError::new(format!(
-                "{name}, row {}: expected amount:cells, got {}",
-                r + 1,
-                shown(row)
-            ))
+        let colon = memchr::memchr(b':', row).ok_or_else(|| RucheRule::NotAmountAndCells {
+            row: place,
+            text: Quoted::new(row),
         })?;
         let (amount_text, cells) = (&row[..colon], &row[colon + 1..]);
-        let amount = params.rows.lookup_bytes(amount_text).ok_or_else(|| {
-            LayoutError::new(format!(
-                "{name}, row {}: {} is not an amount a row may show at this stake",
-                r + 1,
-                shown(amount_text)
-            ))
-        })?;
+        let amount =
+            params
+                .rows
+                .lookup_bytes(amount_text)
+                .ok_or_else(|| RucheRule::NotARowAmount {
+                    row: place,
+                    amount: Quoted::new(amount_text),
+                })?;
         if cells.len() != len {
-            return Err(LayoutError::new(format!(
-                "{name}, row {}: {} cells, this row has {len}",
-                r + 1,
-                String::from_utf8_lossy(cells).chars().count()
-            )));
+            return Err(RucheRule::WrongCellCount {
+                row: place,
+                cells: String::from_utf8_lossy(cells).chars().count(),
+                len,
+            }
+            .into());
         }
         let count: [u8; KINDS] = count_cells(cells, &CELL_KIND);
         if count[usize::from(NOT_A_CELL)] > 0 {
-            return Err(LayoutError::new(format!(
-                "{name}, row {}: {} is not a cell (cells are P A B H E F)",
-                r + 1,
-                shown(cells)
-            )));
+            return Err(RucheRule::NotACell {
+                row: place,
+                cells: Quoted::new(cells),
+            }
+            .into());
         }
         let (p, a, b) = (
             usize::from(count[P]),
@@ -299,15 +411,11 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         hive.pots += count[H];
         hive.extras += count[E];
         let wins = row_wins(p, a, b).map_err(|fault| match fault {
-            RowFault::TooManyP(p) => LayoutError::new(format!(
-                "{name}, row {}: {p} P, a row holds at most {ROW_WIN}",
-                r + 1
-            )),
-            RowFault::TooManyOthers(..) => LayoutError::new(format!(
-                "{name}, row {}: {} identical non-chosen symbols, a row holds at most {MAX_OTHER} A and {MAX_OTHER} B",
-                r + 1,
-                a.max(b)
-            )),
+            RowFault::TooManyP(p) => RucheRule::TooManyP { row: place, p },
+            RowFault::TooManyOthers(..) => RucheRule::TooManyOthers {
+                row: place,
+                count: a.max(b),
+            },
         })?;
         if wins {
             hive.winning_rows += 1;
@@ -315,16 +423,15 @@ fn decode_hive(params: &RucheParams, text: &[u8], name: &str) -> Result<HiveOutc
         }
     }
     if rows.next().is_some() {
-        return Err(LayoutError::new(format!(
-            "{name}: more than {} rows",
-            ROW_LENGTHS.len()
-        )));
+        return Err(RucheRule::TooManyRows { hive: name }.into());
     }
     if hive.pots as usize > params.max_honey {
-        return Err(LayoutError::new(format!(
-            "{name}: {} honey pots, a hive holds at most {}",
-            hive.pots, params.max_honey
-        )));
+        return Err(RucheRule::TooManyPots {
+            hive: name,
+            pots: hive.pots,
+            max: params.max_honey,
+        }
+        .into());
     }
     hive.honey_win = params.honey_win(hive.pots as usize);
     Ok(hive)

@@ -6,9 +6,9 @@ use super::params::{RucheParams, MAX_EXTRA};
 use super::RucheDecoder;
 use crate::mechanic::explain::{
     add_cents, amount_code, cents_code, check_total, euros, hive_rows, p_count, Board, CentsTable,
-    Explain, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
+    Explain, ExplainFault, Explanation, Feature, FeatureNames, Features, FormKey, Hive,
 };
-use crate::mechanic::hive::{packed_count, read_row, ROW_LENGTHS, ROW_WIN};
+use crate::mechanic::hive::{packed_count, read_row, HiveName, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::LayoutError;
 use crate::mechanic::Params;
 use rust_decimal::Decimal;
@@ -119,9 +119,14 @@ impl Explain for RucheExplainer {
                 features.push(Feature::seen("extra_symbols", extras));
             }
             if u32::from(seen.pots) != pots || seen.honey_win != honey_win {
-                return Err(LayoutError::new(format!(
-                    "{name}: the honey pots read here differ from the decoder's: explanation refused"
-                )));
+                return Err(ExplainFault::HoneyDiffers {
+                    hive: if h == 0 {
+                        HiveName::Main
+                    } else {
+                        HiveName::NthExtra(u8::try_from(h).unwrap_or(u8::MAX))
+                    },
+                }
+                .into());
             }
             hives.push(Hive {
                 name,
@@ -159,7 +164,11 @@ impl Explain for RucheExplainer {
     /// `explain`, reduced to what `report` counts: the same reading, in the same order.
     fn features(&self, layout: &[u8], out: &mut Features) -> Result<(), LayoutError> {
         out.clear();
-        let malformed = || LayoutError::new("not hive|hive...");
+        let malformed = || {
+            LayoutError::from(ExplainFault::Malformed {
+                grammar: "hive|hive...",
+            })
+        };
         let min_pots = self.params.min_winning_pots() as u32;
         let mut won = 0u64;
         let [mut near_rows, mut near_honey, mut near_extra] = [0u32; 3];

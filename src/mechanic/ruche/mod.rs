@@ -12,7 +12,7 @@ mod synth;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{HiveOutcome, Outcome, RucheDecoder};
+pub use decode::{HiveOutcome, Outcome, RucheDecoder, RucheRule};
 pub use params::{
     HoneyEntry, NearMiss, NearMissSettings, RucheParams, RucheSettings, MAX_EXTRA, MAX_HONEY_POTS,
 };

@@ -20,8 +20,8 @@ use super::params::{RucheParams, MAX_EXTRA};
 use crate::mechanic::draw::{Bits, PrizeIndex, Table};
 use crate::mechanic::hive::{MAX_ROW_LEN, ROWS, ROW_LENGTHS, ROW_WIN};
 use crate::mechanic::rows::{fill_slots, row_table, HiveText, RowTable, Text, SLOT};
-use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker};
-use crate::money::{canonical, cents};
+use crate::mechanic::{BuildError, LayoutRng, SynthesisError, Ticker, Unshowable};
+use crate::money::cents;
 use rust_decimal::Decimal;
 use rustc_hash::FxHashMap;
 
@@ -125,37 +125,38 @@ impl RucheSynthesizer {
                     .is_some_and(|d| d.honey_count() <= MAX_EXTRA + 1)
             };
             if !(0..MAX_PARTS).any(showable) {
-                return Err(format!(
-                    "the prize {} € cannot be made of up to {MAX_PARTS} row amounts and honey wins: add a row amount",
-                    canonical(prize)
-                )
+                return Err(Unshowable::NoRucheSum {
+                    prize,
+                    parts: MAX_PARTS,
+                }
                 .into());
             }
             if !(0..MAX_PARTS).any(|k| showable(k) && part_weights[k] > 0) {
-                let sizes: Vec<String> = (0..MAX_PARTS)
-                    .filter(|&k| showable(k))
-                    .map(|k| (k + 1).to_string())
-                    .collect();
-                return Err(format!(
-                    "the prize {} € can only be shown with {} part(s), and near_miss.part_weights gives them weight 0: give them a weight from 1 to {}",
-                    canonical(prize),
-                    sizes.join(" or "),
-                    crate::mechanic::util::MAX_WEIGHT
-                )
+                return Err(Unshowable::PartsWeighedZero {
+                    prize,
+                    parts: (0..MAX_PARTS)
+                        .filter(|&k| showable(k))
+                        .map(|k| k + 1)
+                        .collect(),
+                }
                 .into());
             }
             let choices = std::array::from_fn(|drawn| choice(&by_size, drawn, &part_weights));
             plans.push(Plan { by_size, choices });
         }
         let nm = &params.near_miss;
-        let extras = counts_table(&nm.extra_weights).ok_or("near_miss.extra_weights: all zero")?;
+        let extras = counts_table(&nm.extra_weights).ok_or(Unshowable::AllWeightsZero {
+            key: "near_miss.extra_weights",
+        })?;
         // Loose pots stay below the smallest winning count: more would win honey.
         let loose_limit = params.min_winning_pots().saturating_sub(1);
         let mut loose = [0u32; 4];
         for (pots, &w) in nm.loose_pots_weights.iter().enumerate() {
             loose[pots.min(loose_limit)] += w;
         }
-        let loose_pots = counts_table(&loose).ok_or("near_miss.loose_pots_weights: all zero")?;
+        let loose_pots = counts_table(&loose).ok_or(Unshowable::AllWeightsZero {
+            key: "near_miss.loose_pots_weights",
+        })?;
         let mut losing = vec![Vec::new(); MAX_ROW_LEN + 1];
         let mut winning = vec![Vec::new(); MAX_ROW_LEN + 1];
         for &len in &ROW_LENGTHS {
@@ -169,14 +170,15 @@ impl RucheSynthesizer {
                 for (p, &weight) in nm.row_p_weights.iter().enumerate() {
                     w[p.min(free)] += u64::from(weight);
                 }
-                losing[len].push(
-                    row_table(len, &[(SLOT, slots)], &w)
-                        .ok_or("near_miss.row_p_weights: all zero")?,
-                );
+                losing[len].push(row_table(len, &[(SLOT, slots)], &w).ok_or(
+                    Unshowable::AllWeightsZero {
+                        key: "near_miss.row_p_weights",
+                    },
+                )?);
                 if slots + ROW_WIN <= len {
                     winning[len].push(
                         row_table(len, &[(b'P', ROW_WIN), (SLOT, slots)], &[1])
-                            .ok_or("a winning row cannot be drawn")?,
+                            .ok_or(Unshowable::RowUndrawable { winning: true })?,
                     );
                 }
             }
@@ -214,7 +216,7 @@ impl RucheSynthesizer {
                 .prizes
                 .find(prize)
                 .map(|i| &self.plans[i])
-                .ok_or_else(|| SynthesisError::not_a_prize(prize))?;
+                .ok_or(SynthesisError::NotAPrize { prize })?;
             // A hive wins honey once, so only the decompositions that fit are drawn.
             let choice = &plan.choices[extras];
             extras = choice.extras;
@@ -413,10 +415,7 @@ fn decompositions(
 
 #[cold]
 fn not_cents(amount: Decimal) -> BuildError {
-    BuildError::Unshowable(format!(
-        "{} € is not a whole number of cents",
-        canonical(amount)
-    ))
+    Unshowable::NotWholeCents { amount }.into()
 }
 
 #[cfg(test)]

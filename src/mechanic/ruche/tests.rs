@@ -91,7 +91,7 @@ fn extra_hives_add_their_wins() {
 fn rejects(layout: &str, needle: &str) {
     let err = decoder("0.5").decode_text(layout).unwrap_err();
     assert!(
-        err.0.contains(needle),
+        err.to_string().contains(needle),
         "error '{err}' should mention '{needle}' for {layout}"
     );
 }
@@ -277,7 +277,7 @@ fn wins_beyond_what_an_amount_holds_are_an_error_not_a_panic() {
     .map(|cells| format!("{max}:{cells}"));
     let two_rows = rows.join("/");
     let err = super::decode::decode(&params, two_rows.as_bytes()).unwrap_err();
-    assert!(err.0.contains("more than an amount can hold"), "{err}");
+    assert_eq!(err, crate::mechanic::LayoutError::WinsOverflow, "{err}");
     // One row and four honey pots.
     let honey = [
         "PPPA", "HHHHB", "FFFFFF", "FFFFFFF", "FFFFFF", "FFFFF", "FFFF",
