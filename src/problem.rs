@@ -365,6 +365,20 @@ pub fn messages(problems: &[Problem]) -> Vec<String> {
     problems.iter().map(|p| p.message.clone()).collect()
 }
 
+/// An error and its causes as the program prints an error (anyhow's `{:#}`): its message, then
+/// each cause's, after `: `. `{:#}` shows the causes of an `anyhow::Error` only; this shows
+/// those of any error, for a message that holds another error's whole text.
+pub fn chained(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,5 +466,17 @@ mod tests {
             plain,
             serde_json::json!({"code": "file.empty", "message": "f: the file is empty"})
         );
+    }
+
+    /// [`chained`] says what anyhow's `{:#}` says of the same error.
+    #[test]
+    fn an_error_is_chained_as_the_program_prints_it() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot read b.csv")]
+        struct Outer(#[source] std::io::Error);
+        let error = Outer(std::io::Error::other("disk on fire"));
+        assert_eq!(chained(&error), "cannot read b.csv: disk on fire");
+        assert_eq!(chained(&error), format!("{:#}", anyhow::Error::new(error)));
+        assert_eq!(chained(&std::io::Error::other("alone")), "alone");
     }
 }

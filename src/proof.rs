@@ -12,23 +12,25 @@
 //! manifest describes, and checks the proof before handing it out.
 
 use crate::block::id::{BlockId, EmissionKind};
+use crate::block::manifest::ManifestError;
 use crate::block::manifest::{
     Manifest, FORMAT as MANIFEST_FORMAT, FORMATS_READ, FORMAT_1, MAX_MANIFEST_BYTES,
 };
 use crate::block::{self, keys};
-use crate::fs::open::read_at_most;
+use crate::fs::open::{read_at_most, ReadError};
 use crate::game::{Game, Stake};
 use crate::hash::merkle::leaf_hash;
 use crate::hash::proof::{root_from_path, PathBuilder, MAX_PATH_LEN};
+use crate::interrupt::Interrupted;
 use crate::money::from_cents;
+use crate::problem::Problem;
 use crate::untrusted::{shown, shown_path, tamed};
 use crate::verify::{block_number, check_signed, verify_block, TicketCheck, VerifyOptions};
-use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The format named in every proof; raised on any change of its fields or their meaning.
 pub const FORMAT: &str = "emission-factory-ticket-proof/1";
@@ -236,47 +238,251 @@ pub fn check(bytes: &[u8], key: &VerifyingKey, game: Option<&Game>) -> Result<Pr
     })
 }
 
+/// Why no proof was made of a ticket ([`make`]): each names the file, or the `--ticket`, at
+/// fault. The proof of a ticket is issued only from a block that verifies whole, read again as
+/// the very bytes its manifest describes.
+#[derive(Debug, thiserror::Error)]
+pub enum ProofError {
+    /// The file given is not named as a block's CSV is, so its manifest and signature cannot
+    /// be found beside it.
+    #[error(
+        "{}: not a block file (block files are named block-NNNNN.csv)",
+        shown_path(.csv)
+    )]
+    NotABlock {
+        /// The file given.
+        csv: PathBuf,
+    },
+    /// A signal stopped the run (the command surfaces the [`Interrupted`] itself, for the
+    /// exit status).
+    #[error(transparent)]
+    Interrupted(#[from] Interrupted),
+    /// The block does not verify (each problem is `verify`'s): a proof of a broken block is
+    /// never issued.
+    #[error(
+        "{} does not verify, and a proof of a broken block is never issued:{}",
+        shown_path(.csv),
+        listed(.problems, *.unlisted)
+    )]
+    Broken {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// What `verify` found wrong, as it lists them.
+        problems: Vec<Problem>,
+        /// Ticket-line problems found beyond the listed ones.
+        unlisted: u64,
+    },
+    /// The manifest or the signature beside the block could not be read (missing, not a
+    /// regular file, larger than such a file can be).
+    #[error("cannot read {}", shown_path(.path))]
+    Read {
+        /// The manifest or signature file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: ReadError,
+    },
+    /// The manifest beside the block is not one (it changed since the block was verified).
+    #[error("{}: not a valid manifest", shown_path(.path))]
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: ManifestError,
+    },
+    /// The manifest's game, definition or stake is not the one at hand (`--game`).
+    #[error("{}: {error}", shown_path(.path))]
+    ManifestGame {
+        /// The manifest file.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ManifestGameError,
+    },
+    /// `--ticket` gave an index past the block's last ticket.
+    #[error(
+        "--ticket {index}: block {block} holds {tickets} tickets, numbered from 0 to {}",
+        .tickets.saturating_sub(1)
+    )]
+    NoSuchIndex {
+        /// The index given.
+        index: u64,
+        /// The block's number.
+        block: u32,
+        /// Tickets in the block.
+        tickets: u64,
+    },
+    /// `--ticket` gave a serial that is none of the block's.
+    #[error(
+        "--ticket {}: not a serial of this block; its serials are {prefix}0000000 to {prefix}{:07}",
+        shown(.serial),
+        .tickets.saturating_sub(1)
+    )]
+    NoSuchSerial {
+        /// The serial given.
+        serial: String,
+        /// The block's serials' prefix, up to the index.
+        prefix: String,
+        /// Tickets in the block.
+        tickets: u64,
+    },
+    /// The manifest's bytes are not UTF-8, so a proof (a JSON string) cannot hold them.
+    #[error("{}: not UTF-8", shown_path(.path))]
+    ManifestNotUtf8 {
+        /// The manifest file.
+        path: PathBuf,
+    },
+    /// The public key to check the proof with could not be read or was refused: see
+    /// [`keys::KeyError`].
+    #[error(transparent)]
+    Key(#[from] keys::KeyError),
+    /// The proof made does not check: the block changed while it was read (each problem as
+    /// `verify-proof` says it).
+    #[error(
+        "{}: the proof made does not check (was the block changed while it was read?):\n  - {}",
+        shown_path(.csv),
+        .problems.join("\n  - ")
+    )]
+    DoesNotCheck {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// What the check found wrong.
+        problems: Vec<String>,
+    },
+    /// The block's CSV could not be opened or read again, to make the ticket's path.
+    #[error("cannot read {}", shown_path(.csv))]
+    ReadBlock {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The ticket's index is not one of the manifest's tickets, so it has no audit path.
+    #[error(transparent)]
+    Tree(#[from] crate::hash::proof::PathError),
+    /// Read again, the block's CSV has a line without its line end, or longer than a ticket
+    /// line: it changed since it was verified.
+    #[error(
+        "{}: a line is unterminated or too long: the file changed since it was verified",
+        shown_path(.csv)
+    )]
+    LineCut {
+        /// The block's CSV.
+        csv: PathBuf,
+    },
+    /// Read again, the ticket's line is not UTF-8: the block changed since it was verified.
+    #[error("{}: the ticket's line is not UTF-8", shown_path(.csv))]
+    LineNotUtf8 {
+        /// The block's CSV.
+        csv: PathBuf,
+    },
+    /// Read again, the block's CSV is not the bytes (size and SHA-256) its manifest
+    /// describes: it changed since it was verified.
+    #[error(
+        "{}: the file is not the one its manifest describes (it changed since it was verified); no proof is issued",
+        shown_path(.csv)
+    )]
+    Changed {
+        /// The block's CSV.
+        csv: PathBuf,
+    },
+    /// Read again, the block's CSV holds another number of tickets than its manifest says.
+    #[error("{}: {error}", shown_path(.csv))]
+    Leaves {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// Why (shown in the sentence).
+        error: crate::hash::proof::PathError,
+    },
+    /// Read again, the block's CSV has no line at the ticket's index.
+    #[error("{}: no ticket at index {index}", shown_path(.csv))]
+    NoTicket {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// The ticket's index.
+        index: u64,
+    },
+}
+
+impl ProofError {
+    /// The [`ProofError::Read`] of the manifest or signature at `path`, for `map_err`.
+    fn read(path: &Path) -> impl FnOnce(ReadError) -> ProofError + '_ {
+        move |source| ProofError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// The [`ProofError::ReadBlock`] of the block's CSV `csv`, for `map_err`.
+    fn read_block(csv: &Path) -> impl FnOnce(std::io::Error) -> ProofError + '_ {
+        move |source| ProofError::ReadBlock {
+            csv: csv.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// `verify`'s problems with a block, one a line after `\n  - `, and how many more it found.
+fn listed(problems: &[Problem], unlisted: u64) -> String {
+    let mut text = String::new();
+    for p in problems {
+        text.push_str(&format!("\n  - {p}"));
+    }
+    if unlisted > 0 {
+        text.push_str(&format!("\n  - ... and {unlisted} more problems"));
+    }
+    text
+}
+
 /// Makes the proof of one ticket of the block whose CSV is `csv`. The block is verified whole
 /// first (signature, every ticket, the root: `options` as for `verify`), and a block that does
 /// not verify gets no proof; the path is made from the same bytes (their SHA-256 must be the
 /// manifest's), and the proof is checked before it is returned.
-pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<TicketProof> {
-    let name = shown_path(csv);
-    let number = block_number(csv).ok_or_else(|| {
-        anyhow!("{name}: not a block file (block files are named block-NNNNN.csv)")
+pub fn make(
+    csv: &Path,
+    ticket: &Ticket,
+    options: &VerifyOptions,
+) -> Result<TicketProof, ProofError> {
+    let number = block_number(csv).ok_or_else(|| ProofError::NotABlock {
+        csv: csv.to_path_buf(),
     })?;
     let dir = crate::verify::folder_of(csv);
     let report = verify_block(csv, options, &crate::progress::NoProgress);
     crate::interrupt::check()?;
     if !report.ok() {
-        let mut text =
-            format!("{name} does not verify, and a proof of a broken block is never issued:");
-        for p in &report.problems {
-            text.push_str(&format!("\n  - {p}"));
-        }
-        if report.unlisted > 0 {
-            text.push_str(&format!("\n  - ... and {} more problems", report.unlisted));
-        }
-        bail!(text);
+        return Err(ProofError::Broken {
+            csv: csv.to_path_buf(),
+            problems: report.problems,
+            unlisted: report.unlisted,
+        });
     }
     let manifest_path = dir.join(block::manifest_name(number));
     let manifest_bytes = read_at_most(&manifest_path, MAX_MANIFEST_BYTES, "a manifest")
-        .with_context(|| format!("cannot read {}", shown_path(&manifest_path)))?;
-    let manifest = Manifest::from_bytes(&manifest_bytes)
-        .with_context(|| format!("{}: not a valid manifest", shown_path(&manifest_path)))?;
+        .map_err(ProofError::read(&manifest_path))?;
+    let manifest =
+        Manifest::from_bytes(&manifest_bytes).map_err(|source| ProofError::Manifest {
+            path: manifest_path.clone(),
+            source,
+        })?;
     let signature_path = dir.join(block::signature_name(number));
     let signature = read_at_most(&signature_path, keys::SIGNATURE_BYTES, "a signature")
-        .with_context(|| format!("cannot read {}", shown_path(&signature_path)))?;
-    let (game, stake) = manifest_game(&manifest, options.game.as_ref())
-        .map_err(|m| anyhow!("{}: {m}", shown_path(&manifest_path)))?;
+        .map_err(ProofError::read(&signature_path))?;
+    let (game, stake) = manifest_game(&manifest, options.game.as_ref()).map_err(|error| {
+        ProofError::ManifestGame {
+            path: manifest_path.clone(),
+            error,
+        }
+    })?;
     let index = match ticket {
         Ticket::Index(i) if *i < manifest.tickets => *i,
-        Ticket::Index(i) => bail!(
-            "--ticket {i}: block {} holds {} tickets, numbered from 0 to {}",
-            manifest.id.number(),
-            manifest.tickets,
-            manifest.tickets.saturating_sub(1)
-        ),
+        Ticket::Index(i) => {
+            return Err(ProofError::NoSuchIndex {
+                index: *i,
+                block: manifest.id.number(),
+                tickets: manifest.tickets,
+            })
+        }
         Ticket::Serial(serial) => {
             let prefix = manifest.id.serial_prefix();
             serial
@@ -284,12 +490,10 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
                 .filter(|d| d.len() == 7 && d.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|d| d.parse::<u64>().ok())
                 .filter(|&i| i < manifest.tickets)
-                .ok_or_else(|| {
-                    anyhow!(
-                        "--ticket {}: not a serial of this block; its serials are {prefix}0000000 to {prefix}{:07}",
-                        shown(serial),
-                        manifest.tickets.saturating_sub(1)
-                    )
+                .ok_or_else(|| ProofError::NoSuchSerial {
+                    serial: serial.clone(),
+                    prefix: prefix.clone(),
+                    tickets: manifest.tickets,
                 })?
         }
     };
@@ -306,8 +510,9 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
         line,
         index,
         audit_path: leaf_path.iter().map(hex::encode).collect(),
-        manifest: String::from_utf8(manifest_bytes)
-            .map_err(|_| anyhow!("{}: not UTF-8", shown_path(&manifest_path)))?,
+        manifest: String::from_utf8(manifest_bytes).map_err(|_| ProofError::ManifestNotUtf8 {
+            path: manifest_path.clone(),
+        })?,
         signature: hex::encode(signature),
     };
     // The proof must stand on its own, under the key the block was verified with.
@@ -316,10 +521,10 @@ pub fn make(csv: &Path, ticket: &Ticket, options: &VerifyOptions) -> Result<Tick
         None => keys::read_public_key(&dir.join(block::PUBLIC_KEY_FILE))?,
     };
     if let Err(problems) = check(&proof.to_bytes(), &key, options.game.as_ref()) {
-        bail!(
-            "{name}: the proof made does not check (was the block changed while it was read?):\n  - {}",
-            problems.join("\n  - ")
-        );
+        return Err(ProofError::DoesNotCheck {
+            csv: csv.to_path_buf(),
+            problems,
+        });
     }
     Ok(proof)
 }
@@ -331,9 +536,8 @@ fn read_path(
     manifest: &Manifest,
     index: u64,
     max_line: usize,
-) -> Result<(String, Vec<[u8; 32]>)> {
-    let name = shown_path(csv);
-    let file = crate::fs::open::open_regular(csv).with_context(|| format!("cannot read {name}"))?;
+) -> Result<(String, Vec<[u8; 32]>), ProofError> {
+    let file = crate::fs::open::open_regular(csv).map_err(ProofError::read_block(csv))?;
     let mut reader =
         std::io::BufReader::with_capacity(1 << 20, file.take(manifest.csv.bytes.saturating_add(1)));
     let mut builder = PathBuilder::new(index, manifest.tickets)?;
@@ -348,14 +552,16 @@ fn read_path(
         let n = (&mut reader)
             .take(max_line as u64 + 2)
             .read_until(b'\n', &mut line)
-            .with_context(|| format!("cannot read {name}"))?;
+            .map_err(ProofError::read_block(csv))?;
         if n == 0 {
             break;
         }
         sha.update(&line);
         bytes += n as u64;
         let Some(text) = line.strip_suffix(b"\n") else {
-            bail!("{name}: a line is unterminated or too long: the file changed since it was verified");
+            return Err(ProofError::LineCut {
+                csv: csv.to_path_buf(),
+            });
         };
         match i {
             None => i = Some(0),
@@ -366,26 +572,35 @@ fn read_path(
                 }
                 builder.push(&ticket_hash(text));
                 if at == index {
-                    found = Some(
-                        String::from_utf8(text.to_vec())
-                            .map_err(|_| anyhow!("{name}: the ticket's line is not UTF-8"))?,
-                    );
+                    found = Some(String::from_utf8(text.to_vec()).map_err(|_| {
+                        ProofError::LineNotUtf8 {
+                            csv: csv.to_path_buf(),
+                        }
+                    })?);
                 }
                 i = Some(at + 1);
             }
         }
     }
     if bytes != manifest.csv.bytes || hex::encode(sha.finalize()) != manifest.csv.sha256 {
-        bail!("{name}: the file is not the one its manifest describes (it changed since it was verified); no proof is issued");
+        return Err(ProofError::Changed {
+            csv: csv.to_path_buf(),
+        });
     }
-    let (_, path) = builder.finish().map_err(|e| anyhow!("{name}: {e}"))?;
-    let line = found.ok_or_else(|| anyhow!("{name}: no ticket at index {index}"))?;
+    let (_, path) = builder.finish().map_err(|error| ProofError::Leaves {
+        csv: csv.to_path_buf(),
+        error,
+    })?;
+    let line = found.ok_or_else(|| ProofError::NoTicket {
+        csv: csv.to_path_buf(),
+        index,
+    })?;
     Ok((line, path))
 }
 
-/// Why a manifest's block cannot be checked with the definition at hand ([`manifest_game`]).
+/// Why a manifest's block cannot be checked with the definition at hand.
 #[derive(Debug, thiserror::Error)]
-enum ManifestGameError {
+pub enum ManifestGameError {
     /// A manifest format this program does not read.
     #[error("format {0} is not one this program reads (it reads formats {FORMAT_1} to {MANIFEST_FORMAT})")]
     Format(u32),
@@ -541,6 +756,42 @@ mod tests {
         assert_eq!(hex_bytes::<2>("0af"), None);
         assert_eq!(hex_bytes::<2>("0aff00"), None);
         assert_eq!(hex_bytes::<2>("0a+f"), None);
+    }
+
+    /// The errors of `make` say what its messages said, causes after `: ` as the program
+    /// prints them, and a signal stays the run's own.
+    #[test]
+    fn errors_keep_their_words() {
+        let broken = ProofError::Broken {
+            csv: PathBuf::from("e/block-00001.csv"),
+            problems: vec![
+                Problem::new(crate::problem::Code::BlockName, "one"),
+                Problem::new(crate::problem::Code::BlockName, "two"),
+            ],
+            unlisted: 3,
+        };
+        assert_eq!(
+            broken.to_string(),
+            "e/block-00001.csv does not verify, and a proof of a broken block is never issued:\n  - one\n  - two\n  - ... and 3 more problems"
+        );
+        let read = ProofError::read(Path::new("e/block-00001.manifest.json"))(ReadError::Io(
+            std::io::Error::other("gone"),
+        ));
+        assert_eq!(
+            format!("{:#}", anyhow::Error::new(read)),
+            "cannot read e/block-00001.manifest.json: gone"
+        );
+        let index = ProofError::NoSuchIndex {
+            index: 7,
+            block: 2,
+            tickets: 0,
+        };
+        assert_eq!(
+            index.to_string(),
+            "--ticket 7: block 2 holds 0 tickets, numbered from 0 to 0"
+        );
+        let signal = crate::interrupt::Interrupted(2);
+        assert_eq!(ProofError::from(signal).to_string(), signal.to_string());
     }
 
     #[test]

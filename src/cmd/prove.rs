@@ -88,8 +88,13 @@ pub(super) fn run(args: ProveArgs) -> Result<Exit> {
     if args.public_key.is_none() {
         errln!("warning: the block's signature is checked against the emission's own emission.pub.pem: this proves the files are intact, not who made them; give --public-key with the key you trust");
     }
-    let made =
-        super::pool(args.threads)?.install(|| proof::make(&args.block, &args.ticket, &options))?;
+    let made = super::pool(args.threads)?
+        .install(|| proof::make(&args.block, &args.ticket, &options))
+        .map_err(|e| match e {
+            // The signal itself in the chain, for the exit status (main).
+            proof::ProofError::Interrupted(signal) => anyhow::Error::new(signal),
+            e => e.into(),
+        })?;
     let bytes = made.to_bytes();
     out.write(&bytes, args.force, "--out")?;
     match out.path() {

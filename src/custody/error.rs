@@ -87,6 +87,7 @@ pub enum CustodyError {
     NoShares,
     /// The folder the shares go to is not fit for them ([`crate::fs::files::private_dir`],
     /// the one private-folder policy: a link, writable by group or others, or another user's).
+    /// The text is the [`crate::fs::FsError`] and its causes ([`crate::problem::chained`]).
     #[error("{0}")]
     Folder(String),
     /// A share file that cannot be read.

@@ -190,8 +190,7 @@ pub fn write_share_set(
     // The one private-folder policy (keygen's and emit's): made 0700 when missing, refused
     // when group or others may write into it, when a link, or when another user's.
     crate::fs::files::private_dir(out_dir)
-        .map_err(anyhow::Error::from)
-        .map_err(|e| CustodyError::Folder(format!("{e:#}")))?;
+        .map_err(|e| CustodyError::Folder(crate::problem::chained(&e)))?;
     let mut written: Vec<&Path> = Vec::with_capacity(paths.len());
     for (path, bytes) in paths.iter().zip(&sealed) {
         if let Err(e) = write_new(path, bytes) {

@@ -385,8 +385,7 @@ fn read_checked(
     exposed: &mut Vec<(PathBuf, u32)>,
 ) -> Result<Vec<u8>, std::io::Error> {
     let secret = crate::fs::files::read_secret(path, what, limit, exposure)
-        .map_err(anyhow::Error::from)
-        .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+        .map_err(|e| std::io::Error::other(crate::problem::chained(&e)))?;
     if let Some(mode) = secret.exposed_mode() {
         exposed.push((path.to_path_buf(), mode));
     }

@@ -22,13 +22,14 @@ use crate::block::CSV_HEADER;
 use crate::game::{Game, Stake};
 use crate::mechanic::explain::{Explain, Features};
 use crate::money::canonical;
+use crate::untrusted::shown_path;
 use crate::verify::{CheckedLine, PieceObserver, PiecePart};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 /// Sample layouts kept per prize (the first ones of the block): the most `report --samples`
@@ -99,8 +100,7 @@ impl Duplicates {
     /// Per tier, the tickets whose layout is byte for byte an earlier ticket's of the same
     /// tier. Distinct hashes are distinct layouts; a hash held more than once is checked by
     /// reading the file again (it must still be the manifest's bytes).
-    pub fn count(mut self) -> anyhow::Result<Vec<u64>> {
-        let name = crate::untrusted::shown_path(&self.csv);
+    pub fn count(mut self) -> Result<Vec<u64>, TallyError> {
         let mut shared: Vec<HashSet<u64>> = Vec::with_capacity(self.hashes.len());
         for keys in self.hashes.iter_mut() {
             keys.par_sort_unstable();
@@ -116,10 +116,16 @@ impl Duplicates {
         }
         // Memory first: the hashes are no longer needed.
         drop(std::mem::take(&mut self.hashes));
-        let file = crate::fs::open::open_regular(&self.csv)
-            .map_err(|e| anyhow::anyhow!("{name}: cannot read: {e}"))?;
-        exact_duplicates(file, &shared, &self.re_read(), self.hash)
-            .map_err(|e| anyhow::anyhow!("{name}: {e}"))
+        let file = crate::fs::open::open_regular(&self.csv).map_err(|error| TallyError::Open {
+            csv: self.csv.clone(),
+            error,
+        })?;
+        exact_duplicates(file, &shared, &self.re_read(), self.hash).map_err(|error| {
+            TallyError::Reread {
+                csv: self.csv.clone(),
+                error,
+            }
+        })
     }
 
     fn re_read(&self) -> ReRead<'_> {
@@ -168,10 +174,48 @@ struct Context {
     sha256: String,
 }
 
+/// Why the tallies of a block `verify` accepted, or its count of duplicate layouts, could not be
+/// had ([`Observer::finish`], [`Duplicates::count`]). Each names the block's file.
+#[derive(Debug, thiserror::Error)]
+pub enum TallyError {
+    /// The report's observer saw no ticket of a block that verified: a defect of the program.
+    #[error("{}: internal error: the report saw no ticket of the block", shown_path(.csv))]
+    NoTicket {
+        /// The block's CSV.
+        csv: PathBuf,
+    },
+    /// A ticket's features, or a way of winning, could not be tallied (the [`ScanError`] says
+    /// where and why): a defect of the program or of the game's definition.
+    #[error("{} {error}", shown_path(.csv))]
+    Scan {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// Where and why (shown in the sentence).
+        error: ScanError,
+    },
+    /// The block could not be opened again to count the layouts that share a hash.
+    #[error("{}: cannot read: {error}", shown_path(.csv))]
+    Open {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// The operating system's error (shown in the sentence).
+        error: std::io::Error,
+    },
+    /// The second reading that counts the exact duplicates stopped: the file changed, could not
+    /// be read, looks made to collide, or a signal came.
+    #[error("{}: {error}", shown_path(.csv))]
+    Reread {
+        /// The block's CSV.
+        csv: PathBuf,
+        /// Why (shown in the sentence).
+        error: RereadError,
+    },
+}
+
 /// Why the report's pass could not tally a block verify accepted (a defect of the program, or
 /// of its definition: the block itself verified). Each says where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-enum ScanError {
+pub enum ScanError {
     /// The mechanic has more features than the tallies hold.
     #[error(": too many features for the report's tallies")]
     TooManyFeatures,
@@ -193,7 +237,7 @@ enum ScanError {
 
 /// Why the features path could not read one ticket.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-enum TicketError {
+pub enum TicketError {
     /// The line's tier is none of the stake's.
     #[error("internal error: a tier the stake does not have")]
     NoSuchTier,
@@ -212,7 +256,7 @@ enum TicketError {
 
 /// Why the re-read that counts the exact duplicates stopped.
 #[derive(Debug, thiserror::Error)]
-enum RereadError {
+pub enum RereadError {
     /// The run was interrupted.
     #[error("{0}")]
     Interrupted(crate::interrupt::Interrupted),
@@ -291,17 +335,21 @@ impl Observer {
     /// The tallies of a block whose verdict was ok (`csv` is its file, read once more only if
     /// two layouts of a tier share a hash), with the manifest, game and stake `verify` checked
     /// it against.
-    pub fn finish(self, csv: &Path) -> anyhow::Result<Observed> {
-        let name = crate::untrusted::shown_path(csv);
+    pub fn finish(self, csv: &Path) -> Result<Observed, TallyError> {
         let state = self
             .state
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let (Some(context), Some(state)) = (self.context.get(), state) else {
-            anyhow::bail!("{name}: internal error: the report saw no ticket of the block");
+            return Err(TallyError::NoTicket {
+                csv: csv.to_path_buf(),
+            });
         };
-        if let Some(e) = state.error {
-            anyhow::bail!("{name} {e}");
+        if let Some(error) = state.error {
+            return Err(TallyError::Scan {
+                csv: csv.to_path_buf(),
+                error,
+            });
         }
         let mut tally = state.tally;
         state.totals.into_tally(&mut tally, context);
@@ -789,5 +837,34 @@ mod tests {
             said.contains("the file changed while it was read"),
             "{said}"
         );
+    }
+
+    /// The errors of a block's tallies name its file as the messages did.
+    #[test]
+    fn tally_errors_name_the_block() {
+        let csv = PathBuf::from("e/block-00001.csv");
+        let none = TallyError::NoTicket { csv: csv.clone() };
+        assert_eq!(
+            none.to_string(),
+            "e/block-00001.csv: internal error: the report saw no ticket of the block"
+        );
+        let line = TallyError::Scan {
+            csv: csv.clone(),
+            error: ScanError::Line {
+                line: 5,
+                error: TicketError::NoSuchTier,
+            },
+        };
+        assert_eq!(
+            line.to_string(),
+            "e/block-00001.csv line 5: internal error: a tier the stake does not have"
+        );
+        let changed = TallyError::Reread {
+            csv,
+            error: RereadError::Changed,
+        };
+        assert!(changed
+            .to_string()
+            .starts_with("e/block-00001.csv: the file changed while it was read"));
     }
 }
