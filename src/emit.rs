@@ -259,7 +259,10 @@ pub(crate) fn emit(
                 );
             }
         }
-        let write_definition = || crate::emission::write_or_check_definition(&folder, game, access);
+        let write_definition = || {
+            crate::emission::write_or_check_definition(&folder, game, access)
+                .map_err(anyhow::Error::from)
+        };
         let joined = join_or_create(&folder, &wanted, config, &blocks, &write_definition)?;
         // Joining: after the record, so that a run of another definition is refused by it,
         // naming both hashes (and a deleted copy is written again, its hash the record's).

@@ -67,7 +67,8 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         let already_sealed = done.written.is_none();
         let seal = match done.written {
             Some(seal) => seal,
-            None => seal::read_seal(folder, &done.public).map_err(|e| e.context(said.clone()))?,
+            None => seal::read_seal(folder, &done.public)
+                .map_err(|e| anyhow::Error::from(e).context(said.clone()))?,
         };
         let mut json = SealJson::of(folder, &seal, already_sealed);
         json.emission_check = done.checked.as_ref().map(|report| EmissionCheckJson {

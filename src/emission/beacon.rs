@@ -418,7 +418,9 @@ pub fn replay_seed(
         _ => Path::new("."),
     };
     let path = folder.join(crate::emission::record::RECORD_FILE);
-    let bytes = match crate::emission::record::read_unsigned(folder).map_err(BeaconError::Record)? {
+    let bytes = match crate::emission::record::read_unsigned(folder)
+        .map_err(|e| BeaconError::Record(e.into()))?
+    {
         Some(bytes) => bytes,
         None if round.is_none() => return Ok(*secret),
         None => return Err(BeaconError::NoRecord { record: path }),
@@ -438,7 +440,8 @@ pub fn replay_seed(
             })
         }
     }
-    let record = crate::emission::record::parse(&bytes, &path).map_err(BeaconError::Record)?;
+    let record =
+        crate::emission::record::parse(&bytes, &path).map_err(|e| BeaconError::Record(e.into()))?;
     block_seed(&record, &path, secret, round).map_err(BeaconError::Record)
 }
 

@@ -99,8 +99,12 @@ pub fn log_seed_run(
         Ok(None) => {}
     }
     match key {
-        Some(key) => crate::emission::log::append(folder, entry, key).map(|_| None),
-        None => match crate::emission::log::append_seed_line(folder, entry) {
+        Some(key) => crate::emission::log::append(folder, entry, key)
+            .map(|_| None)
+            .map_err(anyhow::Error::from),
+        None => match crate::emission::log::append_seed_line(folder, entry)
+            .map_err(anyhow::Error::from)
+        {
             Ok(_) => Ok(None),
             Err(e) if checking && outcome.is_ok() => Ok(Some(format!(
                 "note: this check is not in the emission's audit log: {e:#}"

@@ -16,7 +16,7 @@ use crate::block::id::{EmissionId, FieldError};
 use crate::block::manifest::Manifest;
 use crate::emission::log::{self, Chain};
 use crate::emission::record::Record;
-use crate::emission::{read_signed, shown};
+use crate::emission::{read_signed, shown, with_causes};
 use crate::json::{parse_strict, Layout};
 use crate::money::{canonical, cents, from_cents, parse_canonical};
 use ed25519_dalek::VerifyingKey;
@@ -270,7 +270,8 @@ pub fn check_in_folder(
         Ok(b) => b,
         Err(e) => {
             problems.push(format!(
-                "{e:#}: the final reconciliation was changed, or not signed with the emission's key"
+                "{}: the final reconciliation was changed, or not signed with the emission's key",
+                with_causes(&e)
             ));
             return;
         }
@@ -307,7 +308,8 @@ pub fn check_in_folder(
         ),
         Err(e) => {
             problems.push(format!(
-                "{e:#} (the withdrawals the final reconciliation lists cannot be checked)"
+                "{} (the withdrawals the final reconciliation lists cannot be checked)",
+                with_causes(&e)
             ));
             None
         }

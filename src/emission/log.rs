@@ -9,15 +9,147 @@
 //! result is scrubbed again of anything that looks like a secret ([`crate::secrets::scrub`]:
 //! an age secret key given by mistake as a recipient, a PEM private key).
 
-use crate::emission::lock::LockFile;
-use crate::json::{parse_strict, Layout};
-use anyhow::{bail, Context, Result};
+use crate::emission::lock::{LockError, LockFile};
+use crate::emission::FileError;
+use crate::fs::FsError;
+use crate::json::{parse_strict, Layout, StrictJsonError};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why the audit log was not read, or a line not appended to it.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// A line could not be written as JSON.
+    #[error("cannot encode a log entry")]
+    Encode(#[source] serde_json::Error),
+    /// The log could not be opened or read (not a regular file, a link at its name, no
+    /// permission...).
+    #[error("cannot read {}", .path.display())]
+    Read {
+        /// The log.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The log is larger than any log this program writes.
+    #[error("{}: larger than {MAX_LOG_BYTES} bytes", .path.display())]
+    TooLarge {
+        /// The log.
+        path: PathBuf,
+    },
+    /// The log's last line has no line end.
+    #[error(
+        "{}: the last line has no line end: the log was truncated or a write was cut",
+        .path.display()
+    )]
+    Truncated {
+        /// The log.
+        path: PathBuf,
+    },
+    /// A line longer than any line this program writes.
+    #[error("{} line {line}: longer than {MAX_LINE_BYTES} bytes", .path.display())]
+    LineTooLong {
+        /// The log.
+        path: PathBuf,
+        /// The line (from 1).
+        line: usize,
+    },
+    /// A line that is not a log entry.
+    #[error(
+        "{} line {line}: not a log entry ({error}): the line was edited or damaged",
+        .path.display()
+    )]
+    NotEntry {
+        /// The log.
+        path: PathBuf,
+        /// The line (from 1).
+        line: usize,
+        /// Why (shown in the sentence).
+        error: StrictJsonError,
+    },
+    /// A line whose `prev_sha256` is not the hash of the line before it.
+    #[error(
+        "{} line {line}: prev_sha256 is {}, the line before hashes to {before}: a line was deleted, edited or reordered",
+        .path.display(),
+        crate::emission::shown(.prev.as_bytes())
+    )]
+    Chain {
+        /// The log.
+        path: PathBuf,
+        /// The line (from 1).
+        line: usize,
+        /// Its `prev_sha256`, as found.
+        prev: String,
+        /// The hash of the line before it (or [`GENESIS`]).
+        before: String,
+    },
+    /// A line with no signature where only the first lines, of seed runs, may have none.
+    #[error(
+        "{} line {line}: no signature (only the lines of seed runs before the first signed line may have none): the line was edited, or written without the emission's key",
+        .path.display()
+    )]
+    Unsigned {
+        /// The log.
+        path: PathBuf,
+        /// The line (from 1).
+        line: usize,
+    },
+    /// A line whose signature is refused.
+    #[error(
+        "{} line {line}: {error}: the line was edited, or written without the emission's key",
+        .path.display()
+    )]
+    Signature {
+        /// The log.
+        path: PathBuf,
+        /// The line (from 1).
+        line: usize,
+        /// Why (shown in the sentence).
+        error: LineSignatureError,
+    },
+    /// The emission lock could not be taken (see [`LockError`]).
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The line is appended, and the emission lock could not be released after.
+    #[error("the line is appended, but the emission lock could not be released")]
+    Release(#[source] LockError),
+    /// A line other than a seed run's was to be appended without a signature (a bug).
+    #[error("only a seed run's line is appended without a signature")]
+    NotSeedLine,
+    /// A seed run's unsigned line, after signed ones.
+    #[error(
+        "{}: the emission's audit log already holds signed lines, and a seed run, which has no signing key, cannot add an unsigned line after them",
+        .path.display()
+    )]
+    UnsignedAfterSigned {
+        /// The log.
+        path: PathBuf,
+    },
+    /// A line other than a seed run's, and no key to sign it (a bug).
+    #[error("a log line other than a seed run's is signed")]
+    NoKey,
+    /// The log's folder, or the record, could not be looked at, or the log not opened to
+    /// append (see [`FsError`]).
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    /// The record the line names could not be read (see [`FileError`]).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The line could not be written to the log, or not flushed to the disk.
+    #[error("cannot append to {} (disk full?)", .path.display())]
+    Append {
+        /// The log.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// File name of the log in the emission folder.
 pub const LOG_FILE: &str = "emission.log.jsonl";
@@ -102,12 +234,17 @@ impl Entry {
 
     /// The bytes signed: the line as written without its `signature` field, that is the
     /// compact JSON of every other field in order (FORMAT.md, "Audit log").
-    pub fn signed_bytes(&self) -> Result<Vec<u8>> {
+    pub fn signed_bytes(&self) -> Result<Vec<u8>, LogError> {
+        self.unsigned_json().map_err(LogError::Encode)
+    }
+
+    /// [`Entry::signed_bytes`], with serde's error.
+    fn unsigned_json(&self) -> serde_json::Result<Vec<u8>> {
         let unsigned = Entry {
             signature: None,
             ..self.clone()
         };
-        serde_json::to_vec(&unsigned).context("cannot encode a log entry")
+        serde_json::to_vec(&unsigned)
     }
 }
 
@@ -211,10 +348,7 @@ pub fn withdrawal_named(entry: &Entry) -> Option<(String, String)> {
 
 /// Checks the signature of a line, if it has one: the key's signature of
 /// [`Entry::signed_bytes`] (which lines may have none is checked by the caller).
-fn check_signature(
-    entry: &Entry,
-    key: &VerifyingKey,
-) -> std::result::Result<(), LineSignatureError> {
+fn check_signature(entry: &Entry, key: &VerifyingKey) -> Result<(), LineSignatureError> {
     let Some(signature) = &entry.signature else {
         return Ok(());
     };
@@ -222,21 +356,19 @@ fn check_signature(
         .ok()
         .filter(|raw| raw.len() == crate::block::keys::SIGNATURE_BYTES as usize)
         .ok_or(LineSignatureError::NotHex)?;
-    let bytes = entry
-        .signed_bytes()
-        .map_err(|e| LineSignatureError::Bytes(format!("{e:#}")))?;
+    let bytes = entry.unsigned_json().map_err(LineSignatureError::Encode)?;
     Ok(crate::block::keys::check(key, &bytes, &raw)?)
 }
 
 /// Why the signature of an audit-log line is refused.
 #[derive(Debug, thiserror::Error)]
-enum LineSignatureError {
+pub enum LineSignatureError {
     /// The field is not a signature in hex.
     #[error("the signature is not 128 hex digits")]
     NotHex,
-    /// The line's signed bytes cannot be made.
-    #[error("{0}")]
-    Bytes(String),
+    /// The line's signed bytes ([`Entry::signed_bytes`]) cannot be made.
+    #[error("cannot encode a log entry: {0}")]
+    Encode(serde_json::Error),
     /// The signature is refused.
     #[error(transparent)]
     Signature(#[from] crate::block::keys::SignatureError),
@@ -279,37 +411,34 @@ impl Chain {
 
 /// Reads the log of `folder` and checks its chain and every line's signature by `key`; a
 /// missing log is an empty chain.
-pub fn read_chain(folder: &Path, key: &VerifyingKey) -> Result<Chain> {
+pub fn read_chain(folder: &Path, key: &VerifyingKey) -> Result<Chain, LogError> {
     read_lines(folder, Some(key))
 }
 
 /// The chain of the log of `folder` without its signatures checked: for a `seed` run, which
 /// has no key to check them with, and only appends.
-fn read_chain_unsigned(folder: &Path) -> Result<Chain> {
+fn read_chain_unsigned(folder: &Path) -> Result<Chain, LogError> {
     read_lines(folder, None)
 }
 
-fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
+fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain, LogError> {
     let path = folder.join(LOG_FILE);
     let bytes = match crate::fs::open::open_regular_nofollow(&path) {
         Ok(file) => {
             let mut bytes = Vec::new();
-            file.take(MAX_LOG_BYTES + 1)
-                .read_to_end(&mut bytes)
-                .with_context(|| format!("cannot read {}", path.display()))?;
+            if let Err(source) = file.take(MAX_LOG_BYTES + 1).read_to_end(&mut bytes) {
+                return Err(LogError::Read { path, source });
+            }
             if bytes.len() as u64 > MAX_LOG_BYTES {
-                bail!("{}: larger than {MAX_LOG_BYTES} bytes", path.display());
+                return Err(LogError::TooLarge { path });
             }
             bytes
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(source) => return Err(LogError::Read { path, source }),
     };
     if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
-        bail!(
-            "{}: the last line has no line end: the log was truncated or a write was cut",
-            path.display()
-        );
+        return Err(LogError::Truncated { path });
     }
     let mut chain = Chain {
         lines: 0,
@@ -333,38 +462,38 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
     for (i, line) in lines.into_iter().enumerate() {
         let n = i + 1;
         if line.len() > MAX_LINE_BYTES {
-            bail!(
-                "{} line {n}: longer than {MAX_LINE_BYTES} bytes",
-                path.display()
-            );
+            return Err(LogError::LineTooLong { path, line: n });
         }
-        let entry: Entry = parse_strict(line, Layout::Line).map_err(|e| {
-            anyhow::anyhow!(
-                "{} line {n}: not a log entry ({e}): the line was edited or damaged",
-                path.display()
-            )
-        })?;
+        let entry: Entry = match parse_strict(line, Layout::Line) {
+            Ok(entry) => entry,
+            Err(error) => {
+                return Err(LogError::NotEntry {
+                    path,
+                    line: n,
+                    error,
+                })
+            }
+        };
         if entry.prev_sha256 != prev {
-            bail!(
-                "{} line {n}: prev_sha256 is {}, the line before hashes to {prev}: a line was deleted, edited or reordered",
-                path.display(),
-                crate::emission::shown(entry.prev_sha256.as_bytes())
-            );
+            return Err(LogError::Chain {
+                path,
+                line: n,
+                prev: entry.prev_sha256,
+                before: prev,
+            });
         }
         let signed_before = chain.lines - chain.unsigned > 0;
         if entry.signature.is_none() && (entry.command != "seed" || signed_before) {
-            bail!(
-                "{} line {n}: no signature (only the lines of seed runs before the first signed line may have none): the line was edited, or written without the emission's key",
-                path.display()
-            );
+            return Err(LogError::Unsigned { path, line: n });
         }
         if let Some(key) = key {
-            check_signature(&entry, key).map_err(|m| {
-                anyhow::anyhow!(
-                    "{} line {n}: {m}: the line was edited, or written without the emission's key",
-                    path.display()
-                )
-            })?;
+            if let Err(error) = check_signature(&entry, key) {
+                return Err(LogError::Signature {
+                    path,
+                    line: n,
+                    error,
+                });
+            }
         }
         chain.lines += 1;
         if entry.signature.is_none() {
@@ -408,40 +537,41 @@ fn read_lines(folder: &Path, key: Option<&VerifyingKey>) -> Result<Chain> {
 /// Appends `entry` to the log of `folder`, chaining it to the last line and signing it with
 /// `key`, under the emission lock (taken here: the caller must not hold it). Returns the new
 /// line's hash.
-pub fn append(folder: &Path, mut entry: Entry, key: &SigningKey) -> Result<String> {
+pub fn append(folder: &Path, mut entry: Entry, key: &SigningKey) -> Result<String, LogError> {
     let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
     let line = append_locked(folder, &mut entry, Some(key))?;
-    held.release()
-        .context("the line is appended, but the emission lock could not be released")?;
+    held.release().map_err(LogError::Release)?;
     Ok(line)
 }
 
 /// The line of a `seed` run, which has no signing key yet: appended unsigned (its hash is in
 /// the next line, which is signed). Takes the emission lock.
-pub fn append_seed_line(folder: &Path, mut entry: Entry) -> Result<String> {
+pub fn append_seed_line(folder: &Path, mut entry: Entry) -> Result<String, LogError> {
     if entry.command != "seed" {
-        bail!("only a seed run's line is appended without a signature");
+        return Err(LogError::NotSeedLine);
     }
     let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
     let line = append_locked(folder, &mut entry, None)?;
-    held.release()
-        .context("the line is appended, but the emission lock could not be released")?;
+    held.release().map_err(LogError::Release)?;
     Ok(line)
 }
 
 /// [`append`] for a caller that already holds the emission lock; `key` is `None` only for
 /// [`append_seed_line`]. The log's lines are checked (chain and signatures) against `key`
 /// first; without a key, only their chain.
-pub fn append_locked(folder: &Path, entry: &mut Entry, key: Option<&SigningKey>) -> Result<String> {
+pub fn append_locked(
+    folder: &Path,
+    entry: &mut Entry,
+    key: Option<&SigningKey>,
+) -> Result<String, LogError> {
     let chain = match key {
         Some(key) => read_chain(folder, &key.verifying_key())?,
         None => read_chain_unsigned(folder)?,
     };
     if key.is_none() && chain.unsigned < chain.lines {
-        bail!(
-            "{}: the emission's audit log already holds signed lines, and a seed run, which has no signing key, cannot add an unsigned line after them",
-            folder.join(LOG_FILE).display()
-        );
+        return Err(LogError::UnsignedAfterSigned {
+            path: folder.join(LOG_FILE),
+        });
     }
     entry.prev_sha256 = chain.last();
     // The line names the record it is written under (FORMAT.md, "Audit log").
@@ -464,17 +594,17 @@ pub fn append_locked(folder: &Path, entry: &mut Entry, key: Option<&SigningKey>)
             &entry.signed_bytes()?,
         ))),
         None if entry.command == "seed" => None,
-        None => bail!("a log line other than a seed run's is signed"),
+        None => return Err(LogError::NoKey),
     };
-    let line = serde_json::to_vec(&entry).context("cannot encode a log entry")?;
+    let line = serde_json::to_vec(&entry).map_err(LogError::Encode)?;
     let path = folder.join(LOG_FILE);
     let access = crate::fs::files::Access::of_folder(folder)?;
     let mut file = crate::fs::files::open_in_place(&path, access, true)?;
     let mut bytes = line.clone();
     bytes.push(b'\n');
-    file.write_all(&bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("cannot append to {} (disk full?)", path.display()))?;
+    if let Err(source) = file.write_all(&bytes).and_then(|()| file.sync_all()) {
+        return Err(LogError::Append { path, source });
+    }
     Ok(line_hash(&line))
 }
 

@@ -4,14 +4,162 @@
 //! when its seed, key, game definition or generator differs.
 
 use crate::block::id::{EmissionId, EmissionKind, FieldError};
+use crate::block::keys::KeyError;
 use crate::block::DEFINITION_FILE;
-use crate::emission::{read_signed, write_signed};
-use crate::json::{parse_strict, Layout};
+use crate::emission::{read_signed, with_causes, write_signed, FileError};
+use crate::fs::FsError;
+use crate::json::{parse_strict, Layout, StrictJsonError};
 use crate::untrusted::shown;
-use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why an emission record was not read, written or accepted, or a run not let into its
+/// emission.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The record, or its signature, could not be read or written, or its signature is not
+    /// the key's (see [`FileError`]).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// Whether the record is there could not be found out (see [`FsError`]).
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    /// The emission's public key could not be encoded (see [`KeyError`]).
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The record is not JSON of a record's fields.
+    #[error("{} is not a valid emission record: {error}", .path.display())]
+    NotJson {
+        /// The record.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: StrictJsonError,
+    },
+    /// The record's fields are not a record's (its `game` or `stake` names no emission...).
+    #[error("{} is not a valid emission record: {error}", .path.display())]
+    Fields {
+        /// The record.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: WireError,
+    },
+    /// A record of format 1 that names a beacon round, or of format 2 that names none.
+    #[error(
+        "{}: a record of format {format} {} a beacon round: it was altered",
+        .path.display(),
+        if *.beacon { "cannot name" } else { "must name" }
+    )]
+    BeaconFormat {
+        /// The record.
+        path: PathBuf,
+        /// Its format.
+        format: u32,
+        /// Whether it names a beacon round.
+        beacon: bool,
+    },
+    /// A format this program does not read.
+    #[error(
+        "{}: record format {format} is not one this program reads (it reads {RECORD_FORMAT} and {RECORD_FORMAT_BEACON})",
+        .path.display()
+    )]
+    Format {
+        /// The record.
+        path: PathBuf,
+        /// Its format.
+        format: u32,
+    },
+    /// A run that differs from the emission's record: another seed, key, definition...
+    #[error(
+        "this run does not belong to the emission recorded in {}:\n  - {}\nNothing was written.",
+        .path.display(),
+        .differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  - ")
+    )]
+    OtherRun {
+        /// The record.
+        path: PathBuf,
+        /// What differs, in the record's order.
+        differences: Vec<RunDifference>,
+    },
+    /// The record was not checked before anything was made ([`peek_kind`]): damaged, edited,
+    /// or not signed by the folder's key.
+    #[error(
+        "{}: {why}; restore emission.json, emission.json.sig and emission.pub.pem from the archive. Nothing was written",
+        .path.display()
+    )]
+    Unverified {
+        /// The record.
+        path: PathBuf,
+        /// Why.
+        why: Unverified,
+    },
+    /// A folder with no record, where only the seed ceremony makes a production emission's
+    /// (shares with no record behind them could have been made by anyone holding the
+    /// custodians' public keys): `ceremony::no_record`'s refusal.
+    #[error(
+        "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused. Nothing was written",
+        .folder.display()
+    )]
+    NoRecord {
+        /// The emission folder.
+        folder: PathBuf,
+    },
+    /// `SOURCE_DATE_EPOCH` is set to something else than a time this program writes.
+    #[error(
+        "SOURCE_DATE_EPOCH is set but is not a number of seconds since 1970 up to year 9999: unset it, or give one"
+    )]
+    SourceDateEpoch,
+}
+
+/// One way a run differs from its emission's record ([`Record::check_run`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunDifference {
+    /// What differs, e.g. `stake`.
+    pub what: &'static str,
+    /// The record's value.
+    pub here: String,
+    /// The run's.
+    pub given: String,
+    /// What to do, after the values (empty, or ` (...)`).
+    pub fix: String,
+}
+
+impl std::fmt::Display for RunDifference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let RunDifference {
+            what,
+            here,
+            given,
+            fix,
+        } = self;
+        write!(
+            f,
+            "{what}: the emission has {here}, this run has {given}{fix}"
+        )
+    }
+}
+
+/// Why [`peek_kind`] refused a record, with each cause shown in the sentence.
+#[derive(Debug, thiserror::Error)]
+pub enum Unverified {
+    /// `emission.pub.pem` could not be read.
+    #[error("the emission's key cannot be read ({})", with_causes(.0))]
+    Key(KeyError),
+    /// The record could not be read, or its signature is not the folder key's.
+    #[error("{}", with_causes(.0))]
+    File(FileError),
+    /// The record, signed, is not a record this program reads.
+    #[error("{}", with_causes(.0))]
+    Record(Box<RecordError>),
+    /// The record names another key than the folder's.
+    #[error("it names the key {}, and emission.pub.pem is {key_sha256}", shown(.named))]
+    OtherKey {
+        /// The `public_key_sha256` the record names.
+        named: String,
+        /// SHA-256 of `emission.pub.pem`'s key.
+        key_sha256: String,
+    },
+}
 
 /// File name of the record in the emission folder.
 pub const RECORD_FILE: &str = "emission.json";
@@ -375,13 +523,16 @@ impl Record {
 
     /// Checks that a run described by `wanted` may join this emission: same game, definition,
     /// stake, emission, block size, seed, key, kind and generator. The error names both values.
-    pub fn check_run(&self, wanted: &Record, path: &Path) -> Result<()> {
+    pub fn check_run(&self, wanted: &Record, path: &Path) -> Result<(), RecordError> {
         let mut differences = Vec::new();
-        let mut differ = |what: &str, here: String, given: String, fix: &str| {
+        let mut differ = |what: &'static str, here: String, given: String, fix: &str| {
             if here != given {
-                differences.push(format!(
-                    "{what}: the emission has {here}, this run has {given}{fix}"
-                ));
+                differences.push(RunDifference {
+                    what,
+                    here,
+                    given,
+                    fix: fix.to_string(),
+                });
             }
         };
         differ("game", self.id.game().into(), wanted.id.game().into(), "");
@@ -452,11 +603,10 @@ impl Record {
         if differences.is_empty() {
             return Ok(());
         }
-        bail!(
-            "this run does not belong to the emission recorded in {}:\n  - {}\nNothing was written.",
-            path.display(),
-            differences.join("\n  - ")
-        )
+        Err(RecordError::OtherRun {
+            path: path.to_path_buf(),
+            differences,
+        })
     }
 }
 
@@ -467,36 +617,33 @@ impl Record {
 /// the lock. `None` if there is no record. A record that is damaged or edited (its kind made
 /// `test`, say, so that a run without shares drew a new seed into `private/` before the
 /// signed read refused it) is refused here, before any secret is made.
-pub fn peek_kind(folder: &Path) -> Result<Option<EmissionKind>> {
+pub fn peek_kind(folder: &Path) -> Result<Option<EmissionKind>, RecordError> {
     let path = folder.join(RECORD_FILE);
     if !crate::fs::files::entry_exists(&path)? {
         return Ok(None);
     }
-    let refuse = |why: String| {
-        anyhow!(
-            "{}: {why}; restore emission.json, emission.json.sig and emission.pub.pem from the archive. Nothing was written",
-            path.display()
-        )
+    let refuse = |why: Unverified| RecordError::Unverified {
+        path: path.clone(),
+        why,
     };
     let key_path = folder.join(crate::block::PUBLIC_KEY_FILE);
-    let key = crate::block::keys::read_public_key(&key_path)
-        .map_err(anyhow::Error::from)
-        .map_err(|e| refuse(format!("the emission's key cannot be read ({e:#})")))?;
+    let key =
+        crate::block::keys::read_public_key(&key_path).map_err(|e| refuse(Unverified::Key(e)))?;
     let bytes = read_signed(&path, &folder.join(RECORD_SIG_FILE), MAX_RECORD_BYTES, &key)
-        .map_err(|e| refuse(format!("{e:#}")))?;
-    let record = parse(&bytes, &path).map_err(|e| refuse(format!("{e:#}")))?;
+        .map_err(|e| refuse(Unverified::File(e)))?;
+    let record = parse(&bytes, &path).map_err(|e| refuse(Unverified::Record(Box::new(e))))?;
     let key_sha256 = hex::encode(crate::block::keys::public_key_sha256(&key)?);
     if record.public_key_sha256 != key_sha256 {
-        return Err(refuse(format!(
-            "it names the key {}, and emission.pub.pem is {key_sha256}",
-            shown(&record.public_key_sha256)
-        )));
+        return Err(refuse(Unverified::OtherKey {
+            named: record.public_key_sha256,
+            key_sha256,
+        }));
     }
     Ok(Some(record.kind))
 }
 
 /// Reads and checks the record of `folder` against `key`; `None` if there is none yet.
-pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>)>> {
+pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>)>, RecordError> {
     let path = folder.join(RECORD_FILE);
     if !path.exists() {
         return Ok(None);
@@ -508,52 +655,61 @@ pub fn read(folder: &Path, key: &VerifyingKey) -> Result<Option<(Record, Vec<u8>
 
 /// Parses a record's bytes (`path` names it in errors): format 1 names no beacon round, format
 /// 2 names one.
-pub fn parse(bytes: &[u8], path: &Path) -> Result<Record> {
-    let wire: RecordWire = parse_strict(bytes, Layout::Pretty)
-        .map_err(|e| anyhow!("{} is not a valid emission record: {e}", path.display()))?;
-    let record = Record::try_from(wire)
-        .map_err(|e| anyhow!("{} is not a valid emission record: {e}", path.display()))?;
+pub fn parse(bytes: &[u8], path: &Path) -> Result<Record, RecordError> {
+    let wire: RecordWire =
+        parse_strict(bytes, Layout::Pretty).map_err(|error| RecordError::NotJson {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    let record = Record::try_from(wire).map_err(|error| RecordError::Fields {
+        path: path.to_path_buf(),
+        error,
+    })?;
     match (record.format, record.beacon.is_some()) {
         (RECORD_FORMAT, false) | (RECORD_FORMAT_BEACON, true) => Ok(record),
-        (RECORD_FORMAT, true) | (RECORD_FORMAT_BEACON, false) => bail!(
-            "{}: a record of format {} {} a beacon round: it was altered",
-            path.display(),
-            record.format,
-            if record.beacon.is_some() { "cannot name" } else { "must name" }
-        ),
-        (other, _) => bail!(
-            "{}: record format {other} is not one this program reads (it reads {RECORD_FORMAT} and {RECORD_FORMAT_BEACON})",
-            path.display()
-        ),
+        (format @ (RECORD_FORMAT | RECORD_FORMAT_BEACON), beacon) => {
+            Err(RecordError::BeaconFormat {
+                path: path.to_path_buf(),
+                format,
+                beacon,
+            })
+        }
+        (format, _) => Err(RecordError::Format {
+            path: path.to_path_buf(),
+            format,
+        }),
     }
 }
 
 /// Reads the record of `folder` without checking its signature (for a replay, whose manifest,
 /// signed, names the record by its SHA-256): its bytes, or `None` if there is none.
-pub fn read_unsigned(folder: &Path) -> Result<Option<Vec<u8>>> {
+pub fn read_unsigned(folder: &Path) -> Result<Option<Vec<u8>>, RecordError> {
     let path = folder.join(RECORD_FILE);
     if !crate::fs::files::entry_exists(&path)? {
         return Ok(None);
     }
-    crate::emission::read_bounded(&path, MAX_RECORD_BYTES).map(Some)
+    Ok(Some(crate::emission::read_bounded(
+        &path,
+        MAX_RECORD_BYTES,
+    )?))
 }
 
 /// Writes the record of `folder` and its signature (the signature first, the record last, so a
 /// record on disk always has its signature). Called under the emission lock.
-pub fn write(folder: &Path, record: &Record, key: &SigningKey) -> Result<()> {
-    write_signed(
+pub fn write(folder: &Path, record: &Record, key: &SigningKey) -> Result<(), RecordError> {
+    Ok(write_signed(
         &folder.join(RECORD_FILE),
         &folder.join(RECORD_SIG_FILE),
         &record.to_bytes(),
         key,
-    )
+    )?)
 }
 
 /// The time a new record is made: now, or the time `SOURCE_DATE_EPOCH` gives (seconds since
 /// 1970, the reproducible-builds convention) when it is set, so that a known-answer test can
 /// pin the bytes of a record and so of every manifest, which names the record by its hash. A
 /// record's time is the operator's claim either way (FORMAT.md, "Emission record").
-pub fn created_now() -> Result<String> {
+pub fn created_now() -> Result<String, RecordError> {
     match std::env::var_os("SOURCE_DATE_EPOCH") {
         None => Ok(now()),
         Some(value) => {
@@ -561,11 +717,7 @@ pub fn created_now() -> Result<String> {
                 .to_str()
                 .and_then(|v| v.parse().ok())
                 .filter(|s| *s <= 253_402_300_799)
-                .ok_or_else(|| {
-                    anyhow!(
-                        "SOURCE_DATE_EPOCH is set but is not a number of seconds since 1970 up to year 9999: unset it, or give one"
-                    )
-                })?;
+                .ok_or(RecordError::SourceDateEpoch)?;
             let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
             Ok(humantime::format_rfc3339_seconds(time).to_string())
         }

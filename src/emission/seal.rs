@@ -8,21 +8,180 @@
 //! against it, the log's chain, and the seal against the blocks on disk.
 
 use crate::block::id::{EmissionId, FieldError};
-use crate::block::manifest::{Manifest, MAX_MANIFEST_BYTES};
-use crate::emission::log::{self, Chain};
-use crate::emission::record::{self, Record, RECORD_FILE};
-use crate::emission::{read_bounded, read_signed, shown, write_signed};
-use crate::json::{parse_strict, Layout};
+use crate::block::manifest::{Manifest, ManifestError, MAX_MANIFEST_BYTES};
+use crate::emission::log::{self, Chain, LogError};
+use crate::emission::record::{self, Record, RecordError, RECORD_FILE};
+use crate::emission::{read_bounded, read_signed, shown, with_causes, write_signed, FileError};
+use crate::json::{parse_strict, Layout, StrictJsonError};
 use crate::money::{canonical, parse_canonical};
 use crate::problem::{Code, Problem};
 use crate::untrusted::shown_path;
-use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why an emission was not sealed, or its seal not read or accepted. (What `verify` finds
+/// wrong with a folder is not an error: [`check_folder`] reports it as [`Problem`]s.)
+#[derive(Debug, thiserror::Error)]
+pub enum SealError {
+    /// The emission folder could not be listed.
+    #[error("cannot read folder {}", .folder.display())]
+    List {
+        /// The emission folder.
+        folder: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A manifest or the seal could not be read or written, or its signature is not the key's
+    /// (see [`FileError`]).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// A manifest that does not parse.
+    #[error("{}: not a valid manifest: {error}", .path.display())]
+    NotManifest {
+        /// The manifest.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ManifestError,
+    },
+    /// Planned blocks are not in the folder.
+    #[error(
+        "cannot seal {}: {} of its {planned} blocks are missing: {}. Make them (emit --first-block K --blocks N), then seal.",
+        .folder.display(),
+        .missing.len(),
+        ranges(.missing)
+    )]
+    Missing {
+        /// The emission folder.
+        folder: PathBuf,
+        /// The blocks planned.
+        planned: u32,
+        /// The planned blocks missing.
+        missing: Vec<u32>,
+    },
+    /// Blocks beyond the planned ones are in the folder.
+    #[error(
+        "cannot seal {}: it holds blocks beyond its {planned} planned ones: {}",
+        .folder.display(),
+        ranges(.extra)
+    )]
+    Extra {
+        /// The emission folder.
+        folder: PathBuf,
+        /// The blocks planned.
+        planned: u32,
+        /// The blocks beyond them.
+        extra: Vec<u32>,
+    },
+    /// A block that does not verify.
+    #[error("cannot seal {}: block {block} does not verify", .folder.display())]
+    NotVerified {
+        /// The emission folder.
+        folder: PathBuf,
+        /// The block.
+        block: u32,
+    },
+    /// A block whose manifest disagrees with the emission's record.
+    #[error(
+        "cannot seal {}: block {block} is not of this emission: {}",
+        .folder.display(),
+        .wrong.join("; ")
+    )]
+    ForeignBlock {
+        /// The emission folder.
+        folder: PathBuf,
+        /// The block.
+        block: u32,
+        /// What disagrees.
+        wrong: Vec<String>,
+    },
+    /// A manifest's `total_prizes` that is not a canonical amount.
+    #[error("block {block}: total_prizes is not a canonical amount")]
+    NotCanonical {
+        /// The block.
+        block: u32,
+    },
+    /// A sum of the seal that does not fit: `ticket count`, `winner count` or `total`.
+    #[error("the emission's {0} overflows")]
+    Overflow(&'static str),
+    /// The audit log could not be read (see [`LogError`]).
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// The emission is sealed already, with other blocks.
+    #[error(
+        "{} is already sealed, with other blocks: a sealed emission is never changed",
+        .folder.display()
+    )]
+    Resealed {
+        /// The emission folder.
+        folder: PathBuf,
+    },
+    /// The seal lists other blocks than the planned ones.
+    #[error(
+        "{}: the seal lists the blocks {} where the emission plans {planned}: a sealed emission is never changed (give --blocks as the record says)",
+        .path.display(),
+        ranges(.listed)
+    )]
+    OtherBlocks {
+        /// The seal.
+        path: PathBuf,
+        /// The blocks it lists.
+        listed: Vec<u32>,
+        /// The blocks planned.
+        planned: u32,
+    },
+    /// A manifest that is not the one the seal lists.
+    #[error(
+        "{}: SHA-256 {sha256} is not the {} the seal lists: block {block} was changed after sealing; a sealed emission is never changed (restore the block from the archive)",
+        .path.display(),
+        shown(.sealed.as_bytes())
+    )]
+    ChangedAfterSealing {
+        /// The manifest.
+        path: PathBuf,
+        /// Its SHA-256.
+        sha256: String,
+        /// The SHA-256 the seal lists.
+        sealed: String,
+        /// The block.
+        block: u32,
+    },
+    /// The seal is not JSON of a seal's fields.
+    #[error("{}: not a valid seal: {error}", .path.display())]
+    NotSeal {
+        /// The seal.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: StrictJsonError,
+    },
+    /// A format this program does not read.
+    #[error(
+        "{}: seal format {format} is not one this program reads (it reads {SEAL_FORMAT})",
+        .path.display()
+    )]
+    Format {
+        /// The seal.
+        path: PathBuf,
+        /// Its format.
+        format: u32,
+    },
+    /// The emission's record could not be read (see [`RecordError`]).
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// An emission with no record, which cannot be sealed.
+    #[error(
+        "{} has no emission record ({RECORD_FILE}): only emissions made with records can be sealed",
+        .folder.display()
+    )]
+    NoRecord {
+        /// The emission folder.
+        folder: PathBuf,
+    },
+}
 
 /// File name of the seal.
 pub const SEAL_FILE: &str = "emission.seal.json";
@@ -193,10 +352,12 @@ impl Seal {
 }
 
 /// Complete blocks of `folder` (those whose manifest is there), by number.
-pub fn complete_blocks(folder: &Path) -> Result<Vec<u32>> {
+pub fn complete_blocks(folder: &Path) -> Result<Vec<u32>, SealError> {
     let mut blocks = Vec::new();
-    let entries = crate::fs::dir::list(folder)
-        .with_context(|| format!("cannot read folder {}", folder.display()))?;
+    let entries = crate::fs::dir::list(folder).map_err(|source| SealError::List {
+        folder: folder.to_path_buf(),
+        source,
+    })?;
     for entry in entries {
         let Some(name) = entry.name.to_str() else {
             continue;
@@ -231,14 +392,18 @@ pub fn ranges(blocks: &[u32]) -> String {
 }
 
 /// Reads and parses the manifest of `block` in `folder`, with its SHA-256.
-fn manifest(folder: &Path, block: u32) -> Result<(Manifest, String)> {
+fn manifest(folder: &Path, block: u32) -> Result<(Manifest, String), SealError> {
     let path = folder.join(crate::block::manifest_name(block));
     parse_manifest(&path, read_bounded(&path, MAX_MANIFEST_BYTES)?)
 }
 
 /// [`manifest`], its signature checked with `key` first: the folder check reads every
 /// manifest, those whose block is not verified (its CSV missing) included.
-fn signed_manifest(folder: &Path, block: u32, key: &VerifyingKey) -> Result<(Manifest, String)> {
+fn signed_manifest(
+    folder: &Path,
+    block: u32,
+    key: &VerifyingKey,
+) -> Result<(Manifest, String), SealError> {
     let path = folder.join(crate::block::manifest_name(block));
     let sig_path = folder.join(crate::block::signature_name(block));
     parse_manifest(
@@ -247,9 +412,11 @@ fn signed_manifest(folder: &Path, block: u32, key: &VerifyingKey) -> Result<(Man
     )
 }
 
-fn parse_manifest(path: &Path, bytes: Vec<u8>) -> Result<(Manifest, String)> {
-    let manifest = Manifest::from_bytes(&bytes)
-        .map_err(|e| anyhow!("{}: not a valid manifest: {e}", path.display()))?;
+fn parse_manifest(path: &Path, bytes: Vec<u8>) -> Result<(Manifest, String), SealError> {
+    let manifest = Manifest::from_bytes(&bytes).map_err(|error| SealError::NotManifest {
+        path: path.to_path_buf(),
+        error,
+    })?;
     Ok((manifest, hex::encode(Sha256::digest(&bytes))))
 }
 
@@ -314,26 +481,25 @@ pub fn seal(
     key: &SigningKey,
     timestamp_authority_sha256: Option<String>,
     verified: &dyn Fn(u32) -> bool,
-) -> Result<Option<Seal>> {
+) -> Result<Option<Seal>, SealError> {
     let present = complete_blocks(folder)?;
     let missing: Vec<u32> = (1..=planned)
         .filter(|b| present.binary_search(b).is_err())
         .collect();
     if !missing.is_empty() {
-        bail!(
-            "cannot seal {}: {} of its {planned} blocks are missing: {}. Make them (emit --first-block K --blocks N), then seal.",
-            folder.display(),
-            missing.len(),
-            ranges(&missing)
-        );
+        return Err(SealError::Missing {
+            folder: folder.to_path_buf(),
+            planned,
+            missing,
+        });
     }
     let extra: Vec<u32> = present.iter().copied().filter(|&b| b > planned).collect();
     if !extra.is_empty() {
-        bail!(
-            "cannot seal {}: it holds blocks beyond its {planned} planned ones: {}",
-            folder.display(),
-            ranges(&extra)
-        );
+        return Err(SealError::Extra {
+            folder: folder.to_path_buf(),
+            planned,
+            extra,
+        });
     }
     let record_sha256 = hex::encode(Sha256::digest(record_bytes));
     let mut blocks = Vec::with_capacity(planned as usize);
@@ -342,31 +508,31 @@ pub fn seal(
     let mut total = Decimal::ZERO;
     for number in 1..=planned {
         if !verified(number) {
-            bail!(
-                "cannot seal {}: block {number} does not verify",
-                folder.display()
-            );
+            return Err(SealError::NotVerified {
+                folder: folder.to_path_buf(),
+                block: number,
+            });
         }
         let (manifest, sha) = manifest(folder, number)?;
         let wrong = against_record(&manifest, record, &record_sha256);
         if !wrong.is_empty() {
-            bail!(
-                "cannot seal {}: block {number} is not of this emission: {}",
-                folder.display(),
-                wrong.join("; ")
-            );
+            return Err(SealError::ForeignBlock {
+                folder: folder.to_path_buf(),
+                block: number,
+                wrong,
+            });
         }
         let block_total = parse_canonical(&manifest.total_prizes)
-            .ok_or_else(|| anyhow!("block {number}: total_prizes is not a canonical amount"))?;
+            .ok_or(SealError::NotCanonical { block: number })?;
         tickets = tickets
             .checked_add(manifest.tickets)
-            .ok_or_else(|| anyhow!("the emission's ticket count overflows"))?;
+            .ok_or(SealError::Overflow("ticket count"))?;
         winners = winners
             .checked_add(manifest.winners)
-            .ok_or_else(|| anyhow!("the emission's winner count overflows"))?;
+            .ok_or(SealError::Overflow("winner count"))?;
         total = total
             .checked_add(block_total)
-            .ok_or_else(|| anyhow!("the emission's total overflows"))?;
+            .ok_or(SealError::Overflow("total"))?;
         blocks.push(SealedBlock {
             block: number,
             manifest_sha256: sha,
@@ -400,10 +566,9 @@ pub fn seal(
         if existing.blocks == seal.blocks && existing.record_sha256 == seal.record_sha256 {
             return Ok(None);
         }
-        bail!(
-            "{} is already sealed, with other blocks: a sealed emission is never changed",
-            folder.display()
-        );
+        return Err(SealError::Resealed {
+            folder: folder.to_path_buf(),
+        });
     }
     let bytes = seal.to_bytes();
     write_signed(&path, &folder.join(SEAL_SIG_FILE), &bytes, key)?;
@@ -415,15 +580,19 @@ pub fn seal(
 /// the seal lists, without reading the blocks' CSVs (each manifest names its CSV's SHA-256, which
 /// `verify` checks). Returns the blocks checked. Whoever changes a block after sealing changes
 /// its manifest (caught here) or no longer matches it (caught by `verify`).
-pub fn manifests_match_seal(folder: &Path, key: &VerifyingKey, planned: u32) -> Result<Vec<u32>> {
+pub fn manifests_match_seal(
+    folder: &Path,
+    key: &VerifyingKey,
+    planned: u32,
+) -> Result<Vec<u32>, SealError> {
     let seal = read_seal(folder, key)?;
     let numbers: Vec<u32> = seal.blocks.iter().map(|b| b.block).collect();
     if !numbers.iter().copied().eq(1..=planned) {
-        bail!(
-            "{}: the seal lists the blocks {} where the emission plans {planned}: a sealed emission is never changed (give --blocks as the record says)",
-            folder.join(SEAL_FILE).display(),
-            ranges(&numbers)
-        );
+        return Err(SealError::OtherBlocks {
+            path: folder.join(SEAL_FILE),
+            listed: numbers,
+            planned,
+        });
     }
     for sealed in &seal.blocks {
         let path = folder.join(crate::block::manifest_name(sealed.block));
@@ -435,29 +604,30 @@ pub fn manifests_match_seal(folder: &Path, key: &VerifyingKey, planned: u32) -> 
         )?;
         let sha = hex::encode(Sha256::digest(&bytes));
         if sha != sealed.manifest_sha256 {
-            bail!(
-                "{}: SHA-256 {sha} is not the {} the seal lists: block {} was changed after sealing; a sealed emission is never changed (restore the block from the archive)",
-                path.display(),
-                shown(sealed.manifest_sha256.as_bytes()),
-                sealed.block
-            );
+            return Err(SealError::ChangedAfterSealing {
+                path,
+                sha256: sha,
+                sealed: sealed.manifest_sha256.clone(),
+                block: sealed.block,
+            });
         }
     }
     Ok(numbers)
 }
 
 /// Reads the seal of `folder` and checks its signature.
-pub fn read_seal(folder: &Path, key: &VerifyingKey) -> Result<Seal> {
+pub fn read_seal(folder: &Path, key: &VerifyingKey) -> Result<Seal, SealError> {
     let path = folder.join(SEAL_FILE);
     let bytes = read_signed(&path, &folder.join(SEAL_SIG_FILE), MAX_SEAL_BYTES, key)?;
-    let seal: Seal = parse_strict(&bytes, Layout::Pretty)
-        .map_err(|e| anyhow!("{}: not a valid seal: {e}", path.display()))?;
+    let seal: Seal = match parse_strict(&bytes, Layout::Pretty) {
+        Ok(seal) => seal,
+        Err(error) => return Err(SealError::NotSeal { path, error }),
+    };
     if seal.format != SEAL_FORMAT {
-        bail!(
-            "{}: seal format {} is not one this program reads (it reads {SEAL_FORMAT})",
-            path.display(),
-            seal.format
-        );
+        return Err(SealError::Format {
+            path,
+            format: seal.format,
+        });
     }
     Ok(seal)
 }
@@ -508,7 +678,7 @@ fn check_definition(report: &mut FolderReport, folder: &Path, record: &Record) {
         return;
     }
     let path = folder.join(crate::block::DEFINITION_FILE);
-    match crate::fs::files::entry_exists(&path).map_err(anyhow::Error::from) {
+    match crate::fs::files::entry_exists(&path) {
         Ok(true) => {}
         Ok(false) => {
             report.problem(Code::EmissionDefinitionMissing, format!(
@@ -518,7 +688,7 @@ fn check_definition(report: &mut FolderReport, folder: &Path, record: &Record) {
             return;
         }
         Err(e) => {
-            report.problem(Code::EmissionDefinition, format!("{e:#}"));
+            report.problem(Code::EmissionDefinition, with_causes(&e));
             return;
         }
     }
@@ -533,7 +703,7 @@ fn check_definition(report: &mut FolderReport, folder: &Path, record: &Record) {
                 ));
             }
         }
-        Err(e) => report.problem(Code::EmissionDefinition, format!("{e:#}")),
+        Err(e) => report.problem(Code::EmissionDefinition, with_causes(&e)),
     }
 }
 
@@ -569,7 +739,7 @@ fn check_blocks_there(
                     continue;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-                Err(e) => Err(anyhow!("{}: {e}", shown_path(&csv))),
+                Err(e) => Err(format!("{}: {e}", shown_path(&csv))),
             },
         };
         match there {
@@ -581,7 +751,7 @@ fn check_blocks_there(
                     shown_path(&csv)
                 ),
             ),
-            Err(e) => report.problem(Code::EmissionBlockMissing, format!("{e:#}")),
+            Err(e) => report.problem(Code::EmissionBlockMissing, e),
         }
     }
     let Some(chain) = chain else { return };
@@ -686,7 +856,8 @@ fn check_reshares(
             Ok(bytes) => bytes,
             Err(e) => {
                 report.problem(Code::EmissionCustody, format!(
-                    "{e:#}: a reshare's custody file that is not signed with the emission's key, or was changed"
+                    "{}: a reshare's custody file that is not signed with the emission's key, or was changed",
+                    with_causes(&e)
                 ));
                 continue;
             }
@@ -756,7 +927,7 @@ fn check_withdrawals(
     let found = match withdrawal::read_all(folder, key) {
         Ok(found) => found,
         Err(e) => {
-            report.problem(Code::EmissionWithdrawal, format!("{e:#}"));
+            report.problem(Code::EmissionWithdrawal, with_causes(&e));
             return;
         }
     };
@@ -768,7 +939,7 @@ fn check_withdrawals(
     };
     for w in &found {
         if let Err(e) = withdrawal::check_for(w, &binding) {
-            report.problem(Code::EmissionWithdrawal, format!("{e:#}"));
+            report.problem(Code::EmissionWithdrawal, with_causes(&e));
         }
     }
     let Some(chain) = chain else { return };
@@ -839,7 +1010,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             return report;
         }
         Err(e) => {
-            report.problem(Code::EmissionRecord, format!("{e:#}"));
+            report.problem(Code::EmissionRecord, with_causes(&e));
             return report;
         }
     };
@@ -867,7 +1038,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     let present = match complete_blocks(folder) {
         Ok(p) => p,
         Err(e) => {
-            report.problem(Code::EmissionFolder, format!("{e:#}"));
+            report.problem(Code::EmissionFolder, with_causes(&e));
             return report;
         }
     };
@@ -887,7 +1058,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
                 }
                 manifests.insert(number, (manifest, sha));
             }
-            Err(e) => report.problem(Code::EmissionManifest, format!("{e:#}")),
+            Err(e) => report.problem(Code::EmissionManifest, with_causes(&e)),
         }
     }
     let chain = match log::read_chain(folder, key) {
@@ -912,7 +1083,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             Some(c)
         }
         Err(e) => {
-            report.problem(Code::EmissionLog, format!("{e:#}"));
+            report.problem(Code::EmissionLog, with_causes(&e));
             None
         }
     };
@@ -972,7 +1143,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     let seal = match read_seal(folder, key) {
         Ok(s) => s,
         Err(e) => {
-            report.problem(Code::EmissionSeal, format!("{e:#}"));
+            report.problem(Code::EmissionSeal, with_causes(&e));
             return report;
         }
     };
@@ -987,7 +1158,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
                     ));
                 }
             }
-            Err(e) => report.problem(Code::EmissionSeal, format!("{e:#}")),
+            Err(e) => report.problem(Code::EmissionSeal, with_causes(&e)),
         }
     }
     let _ = check_token(
@@ -1116,17 +1287,23 @@ fn check_beacon_after_stamp(
 /// with `--public-key`, or itself).
 fn check_public_key(report: &mut FolderReport, folder: &Path, record: &Record, key: &VerifyingKey) {
     let path = folder.join(crate::block::PUBLIC_KEY_FILE);
-    let found = match crate::block::keys::read_public_key(&path).map_err(anyhow::Error::from) {
+    let found = match crate::block::keys::read_public_key(&path) {
         Ok(found) => found,
         Err(e) => {
-            report.problem(Code::EmissionKey, format!("{}: {e:#}", path.display()));
+            report.problem(
+                Code::EmissionKey,
+                format!("{}: {}", path.display(), with_causes(&e)),
+            );
             return;
         }
     };
     let sha = match crate::block::keys::public_key_sha256(&found) {
         Ok(sha) => hex::encode(sha),
         Err(e) => {
-            report.problem(Code::EmissionKey, format!("{}: {e:#}", path.display()));
+            report.problem(
+                Code::EmissionKey,
+                format!("{}: {}", path.display(), with_causes(&e)),
+            );
             return;
         }
     };
@@ -1395,12 +1572,12 @@ fn check_log_against_seal(report: &mut FolderReport, chain: &Chain, seal: &Seal,
 }
 
 /// Reads the record of `folder` for a run that will seal it; errors if there is none.
-pub fn record_for_sealing(folder: &Path, key: &VerifyingKey) -> Result<(Record, Vec<u8>)> {
-    record::read(folder, key)?.ok_or_else(|| {
-        anyhow!(
-            "{} has no emission record ({RECORD_FILE}): only emissions made with records can be sealed",
-            folder.display()
-        )
+pub fn record_for_sealing(
+    folder: &Path,
+    key: &VerifyingKey,
+) -> Result<(Record, Vec<u8>), SealError> {
+    record::read(folder, key)?.ok_or_else(|| SealError::NoRecord {
+        folder: folder.to_path_buf(),
     })
 }
 

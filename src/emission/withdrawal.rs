@@ -10,17 +10,222 @@
 //! loader trusts, is refused and changes nothing ([`check_for`]).
 
 use crate::block::id::{BlockId, EmissionId, FieldError};
-use crate::emission::lock::LockFile;
-use crate::emission::log::{self, Entry};
-use crate::emission::read_bounded;
-use crate::emission::record::{self, Record};
-use crate::json::{parse_strict, Layout};
+use crate::block::keys::SignatureError;
+use crate::emission::lock::{LockError, LockFile};
+use crate::emission::log::{self, Entry, LogError};
+use crate::emission::record::{self, Record, RecordError};
+use crate::emission::seal::SealError;
+use crate::emission::{read_bounded, FileError};
+use crate::fs::FsError;
+use crate::json::{parse_strict, Layout, StrictJsonError};
 use crate::untrusted::{shown_text, SHOWN_CHARS};
-use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+
+/// Why a withdrawal was not written, or a withdrawal record not read or accepted. Every
+/// refusal of a record read says that nothing was applied.
+#[derive(Debug, thiserror::Error)]
+pub enum WithdrawalError {
+    /// The reason given is not one line of bounded text.
+    #[error(transparent)]
+    Reason(#[from] ReasonError),
+    /// `--block 0`.
+    #[error("--block 0: blocks are numbered from 1")]
+    BlockZero,
+    /// The emission lock could not be taken (see [`LockError`]).
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The emission's record could not be read, or there is none (see [`RecordError`]).
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The blocks of the folder could not be listed (see [`SealError`]).
+    #[error(transparent)]
+    Seal(#[from] SealError),
+    /// The block to withdraw is not in the folder.
+    #[error(
+        "--block {block}: the emission folder {} ({id}) holds no block {block} (its blocks: {}); give one of them, or leave out --block to withdraw the whole emission",
+        .folder.display(),
+        if .made.is_empty() { "none".to_string() } else { crate::emission::seal::ranges(.made) }
+    )]
+    NoSuchBlock {
+        /// The block asked for.
+        block: u32,
+        /// The emission folder.
+        folder: PathBuf,
+        /// Its emission.
+        id: EmissionId,
+        /// The blocks it holds.
+        made: Vec<u32>,
+    },
+    /// The folder holds as many withdrawal records as it may.
+    #[error("{}: already {MAX_WITHDRAWALS} withdrawal records", .folder.display())]
+    TooMany {
+        /// The emission folder.
+        folder: PathBuf,
+    },
+    /// A file could not be written, published or removed (see [`FsError`]).
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    /// The record is written, and the audit log could not take its line: the record was
+    /// removed again.
+    #[error(
+        "the withdrawal could not be recorded in the audit log ({}), so {file} was removed again: nothing is withdrawn; fix the log and run the same command again",
+        log::LOG_FILE
+    )]
+    NotLogged {
+        /// The record's file name.
+        file: String,
+        /// Why the log could not take the line.
+        #[source]
+        source: LogError,
+    },
+    /// The withdrawal is written and logged, and the emission lock could not be released.
+    #[error("the withdrawal is written and logged, but the emission lock could not be released")]
+    Release(#[source] LockError),
+    /// The emission folder could not be listed.
+    #[error("cannot list {}", .folder.display())]
+    List {
+        /// The emission folder.
+        folder: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A record could not be read (see [`FileError`]).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// A record's signature could not be read.
+    #[error("{}: its signature is missing", .path.display())]
+    SignatureMissing {
+        /// The record.
+        path: PathBuf,
+        /// Why its signature could not be read.
+        #[source]
+        source: FileError,
+    },
+    /// A record whose number is not its file name's.
+    #[error(
+        "{}: the record says it is number {number}, its file name {named}: it was renamed; it is refused and nothing was applied (give it back its name)",
+        .path.display()
+    )]
+    Renamed {
+        /// The record.
+        path: PathBuf,
+        /// The number it holds.
+        number: u32,
+        /// The number of its file name.
+        named: u32,
+    },
+    /// A record whose signature is not the key's.
+    #[error(
+        "{}: {error}: the withdrawal record was not signed with the key given, or was changed; it is refused and nothing was applied (remove it, or write a new one with `emission-factory withdraw` and the emission's key)",
+        .path.display()
+    )]
+    Signature {
+        /// The record (or its place in the database).
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: SignatureError,
+    },
+    /// Signed bytes that are not a withdrawal record.
+    #[error(
+        "{}: not a withdrawal record ({error}); it is refused and nothing was applied",
+        .path.display()
+    )]
+    NotWithdrawal {
+        /// The record (or its place in the database).
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: StrictJsonError,
+    },
+    /// A format this program does not read.
+    #[error(
+        "{}: withdrawal format {format} is not one this program reads ({WITHDRAWAL_FORMAT}); nothing was applied",
+        .path.display()
+    )]
+    Format {
+        /// The record (or its place in the database).
+        path: PathBuf,
+        /// Its format.
+        format: u32,
+    },
+    /// A record whose reason is not one line of bounded text.
+    #[error("{}: {error}", .path.display())]
+    BadReason {
+        /// The record (or its place in the database).
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ReasonError,
+    },
+    /// A record that names block 0.
+    #[error("{}: names block 0; nothing was applied", .path.display())]
+    NamesBlockZero {
+        /// The record (or its place in the database).
+        path: PathBuf,
+    },
+    /// A record of another emission than the one whose folder (or block) holds it (see
+    /// [`ForeignWithdrawal`]).
+    #[error(transparent)]
+    Foreign(Box<ForeignWithdrawal>),
+}
+
+/// A withdrawal record of another emission than the one whose folder (or block) holds it
+/// ([`check_for`]).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{}: this withdrawal record (of {of}) is not of the emission {id} whose folder holds it ({}); it is refused and nothing was applied: move it to its own emission's folder",
+    .path.display(),
+    .differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+)]
+pub struct ForeignWithdrawal {
+    /// The record.
+    pub path: PathBuf,
+    /// The emission it names.
+    pub of: EmissionId,
+    /// The emission it was found with.
+    pub id: EmissionId,
+    /// What differs.
+    pub differences: Vec<BindingDifference>,
+}
+
+/// Why a withdrawal's reason is refused ([`check_reason`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReasonError {
+    /// Nothing but white space.
+    #[error("--reason is empty: say why the tickets are withdrawn (it is signed, logged and stored in the database)")]
+    Empty,
+    /// More than [`MAX_REASON_CHARS`] characters.
+    #[error("--reason is longer than {MAX_REASON_CHARS} characters: shorten it (refer to a longer report by its name)")]
+    TooLong,
+    /// A line end, a tab, an escape...
+    #[error("--reason holds a control character (a line end, a tab, an escape): give it on one line of plain text")]
+    Control,
+}
+
+/// One way a withdrawal record differs from the emission it was found with ([`check_for`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindingDifference {
+    /// The field, e.g. `seed_sha256`.
+    pub what: &'static str,
+    /// The record's value.
+    pub record: String,
+    /// The emission's.
+    pub emission: String,
+}
+
+impl std::fmt::Display for BindingDifference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} in the record, {} in the emission",
+            self.what,
+            shown_text(&self.record, SHOWN_CHARS),
+            shown_text(&self.emission, SHOWN_CHARS)
+        )
+    }
+}
 
 /// The record's format number.
 pub const WITHDRAWAL_FORMAT: u32 = 1;
@@ -190,16 +395,16 @@ pub struct Written {
 
 /// Checks a reason: not empty, at most [`MAX_REASON_CHARS`] characters, no control character
 /// (it is shown in logs and terminals and stored in the database).
-pub fn check_reason(reason: &str) -> Result<()> {
+pub fn check_reason(reason: &str) -> Result<(), ReasonError> {
     let trimmed = reason.trim();
     if trimmed.is_empty() {
-        bail!("--reason is empty: say why the tickets are withdrawn (it is signed, logged and stored in the database)");
+        return Err(ReasonError::Empty);
     }
     if reason.chars().count() > MAX_REASON_CHARS {
-        bail!("--reason is longer than {MAX_REASON_CHARS} characters: shorten it (refer to a longer report by its name)");
+        return Err(ReasonError::TooLong);
     }
     if reason.chars().any(char::is_control) {
-        bail!("--reason holds a control character (a line end, a tab, an escape): give it on one line of plain text");
+        return Err(ReasonError::Control);
     }
     Ok(())
 }
@@ -214,36 +419,34 @@ pub fn withdraw(
     key: &SigningKey,
     block: Option<u32>,
     reason: &str,
-) -> Result<Written> {
+) -> Result<Written, WithdrawalError> {
     check_reason(reason)?;
     if block == Some(0) {
-        bail!("--block 0: blocks are numbered from 1");
+        return Err(WithdrawalError::BlockZero);
     }
     let public = key.verifying_key();
     let held = LockFile::emission(folder)?.acquire(&mut |_| {})?;
-    let (rec, rec_bytes): (Record, Vec<u8>) = record::read(folder, &public)?
-        .ok_or_else(|| crate::emission::ceremony::no_record(folder))?;
+    let (rec, rec_bytes): (Record, Vec<u8>) =
+        record::read(folder, &public)?.ok_or_else(|| RecordError::NoRecord {
+            folder: folder.to_path_buf(),
+        })?;
     if let Some(b) = block {
         let made = crate::emission::seal::complete_blocks(folder)?;
         if !made.contains(&b) {
-            bail!(
-                "--block {b}: the emission folder {} ({}) holds no block {b} (its blocks: {}); give one of them, or leave out --block to withdraw the whole emission",
-                folder.display(),
-                rec.id,
-                match made.is_empty() {
-                    true => "none".to_string(),
-                    false => crate::emission::seal::ranges(&made),
-                }
-            );
+            return Err(WithdrawalError::NoSuchBlock {
+                block: b,
+                folder: folder.to_path_buf(),
+                id: rec.id,
+                made,
+            });
         }
     }
     let existing = list(folder)?;
     let number = existing.iter().copied().max().unwrap_or(0) + 1;
     if number > MAX_WITHDRAWALS {
-        bail!(
-            "{}: already {MAX_WITHDRAWALS} withdrawal records",
-            folder.display()
-        );
+        return Err(WithdrawalError::TooMany {
+            folder: folder.to_path_buf(),
+        });
     }
     let entry = Entry::for_this_run("withdraw");
     let withdrawal = Withdrawal {
@@ -290,16 +493,13 @@ pub fn withdraw(
             let _guard = crate::interrupt::critical();
             let _ = crate::fs::files::remove(&path);
             let _ = crate::fs::files::remove(&sig_path);
-            return Err(e.context(format!(
-                "the withdrawal could not be recorded in the audit log ({}), so {} was removed again: nothing is withdrawn; fix the log and run the same command again",
-                log::LOG_FILE,
-                file_name(number)
-            )));
+            return Err(WithdrawalError::NotLogged {
+                file: file_name(number),
+                source: e,
+            });
         }
     };
-    held.release().context(
-        "the withdrawal is written and logged, but the emission lock could not be released",
-    )?;
+    held.release().map_err(WithdrawalError::Release)?;
     Ok(Written {
         found: Found {
             path,
@@ -313,9 +513,11 @@ pub fn withdraw(
 }
 
 /// The numbers of the withdrawal records of `folder`, in order.
-fn list(folder: &Path) -> Result<Vec<u32>> {
-    let entries = crate::fs::dir::list(folder)
-        .with_context(|| format!("cannot list {}", folder.display()))?;
+fn list(folder: &Path) -> Result<Vec<u32>, WithdrawalError> {
+    let entries = crate::fs::dir::list(folder).map_err(|source| WithdrawalError::List {
+        folder: folder.to_path_buf(),
+        source,
+    })?;
     Ok(entries
         .iter()
         .filter_map(|e| e.name.to_str().and_then(number_of))
@@ -325,21 +527,23 @@ fn list(folder: &Path) -> Result<Vec<u32>> {
 /// Reads every withdrawal record of `folder` and checks each one's signature with `key` (the
 /// key the reader trusts) and its form. Any record that fails is an error naming its file:
 /// a reader applies all of a folder's records or none.
-pub fn read_all(folder: &Path, key: &VerifyingKey) -> Result<Vec<Found>> {
+pub fn read_all(folder: &Path, key: &VerifyingKey) -> Result<Vec<Found>, WithdrawalError> {
     let mut out = Vec::new();
     for n in list(folder)? {
         let path = folder.join(file_name(n));
         let sig_path = folder.join(sig_name(n));
         let bytes = read_bounded(&path, MAX_WITHDRAWAL_BYTES)?;
-        let signature = read_bounded(&sig_path, 64)
-            .with_context(|| format!("{}: its signature is missing", path.display()))?;
+        let signature = match read_bounded(&sig_path, 64) {
+            Ok(signature) => signature,
+            Err(source) => return Err(WithdrawalError::SignatureMissing { path, source }),
+        };
         let found = parse(&path, bytes, signature, key)?;
         if found.withdrawal.number != n {
-            bail!(
-                "{}: the record says it is number {}, its file name {n}: it was renamed; it is refused and nothing was applied (give it back its name)",
-                path.display(),
-                found.withdrawal.number
-            );
+            return Err(WithdrawalError::Renamed {
+                path,
+                number: found.withdrawal.number,
+                named: n,
+            });
         }
         out.push(found);
     }
@@ -347,29 +551,37 @@ pub fn read_all(folder: &Path, key: &VerifyingKey) -> Result<Vec<Found>> {
 }
 
 /// Checks one record's bytes and signature (from a file or the database).
-pub fn parse(path: &Path, bytes: Vec<u8>, signature: Vec<u8>, key: &VerifyingKey) -> Result<Found> {
-    crate::block::keys::check(key, &bytes, &signature).map_err(|m| {
-        anyhow!(
-            "{}: {m}: the withdrawal record was not signed with the key given, or was changed; it is refused and nothing was applied (remove it, or write a new one with `emission-factory withdraw` and the emission's key)",
-            path.display()
-        )
+pub fn parse(
+    path: &Path,
+    bytes: Vec<u8>,
+    signature: Vec<u8>,
+    key: &VerifyingKey,
+) -> Result<Found, WithdrawalError> {
+    crate::block::keys::check(key, &bytes, &signature).map_err(|error| {
+        WithdrawalError::Signature {
+            path: path.to_path_buf(),
+            error,
+        }
     })?;
-    let withdrawal: Withdrawal = parse_strict(&bytes, Layout::Pretty).map_err(|e| {
-        anyhow!(
-            "{}: not a withdrawal record ({e}); it is refused and nothing was applied",
-            path.display()
-        )
-    })?;
+    let withdrawal: Withdrawal =
+        parse_strict(&bytes, Layout::Pretty).map_err(|error| WithdrawalError::NotWithdrawal {
+            path: path.to_path_buf(),
+            error,
+        })?;
     if withdrawal.format != WITHDRAWAL_FORMAT {
-        bail!(
-            "{}: withdrawal format {} is not one this program reads ({WITHDRAWAL_FORMAT}); nothing was applied",
-            path.display(),
-            withdrawal.format
-        );
+        return Err(WithdrawalError::Format {
+            path: path.to_path_buf(),
+            format: withdrawal.format,
+        });
     }
-    check_reason(&withdrawal.reason).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    check_reason(&withdrawal.reason).map_err(|error| WithdrawalError::BadReason {
+        path: path.to_path_buf(),
+        error,
+    })?;
     if withdrawal.block == Some(0) {
-        bail!("{}: names block 0; nothing was applied", path.display());
+        return Err(WithdrawalError::NamesBlockZero {
+            path: path.to_path_buf(),
+        });
     }
     let sha256 = hex::encode(Sha256::digest(&bytes));
     Ok(Found {
@@ -397,17 +609,17 @@ pub struct RecordBinding<'a> {
 
 /// Checks that `found` belongs to the emission `id`: a record of another emission found in
 /// a folder is refused (an error naming both), so that it changes nothing.
-pub fn check_for(found: &Found, binding: &RecordBinding<'_>) -> Result<()> {
+pub fn check_for(found: &Found, binding: &RecordBinding<'_>) -> Result<(), WithdrawalError> {
     let id = binding.emission;
     let w = &found.withdrawal;
     let mut differences = Vec::new();
-    let mut differ = |what: &str, here: &str, there: &str| {
+    let mut differ = |what: &'static str, here: &str, there: &str| {
         if here != there {
-            differences.push(format!(
-                "{what}: {} in the record, {} in the emission",
-                shown_text(here, SHOWN_CHARS),
-                shown_text(there, SHOWN_CHARS)
-            ));
+            differences.push(BindingDifference {
+                what,
+                record: here.to_string(),
+                emission: there.to_string(),
+            });
         }
     };
     differ("game", w.id.game(), id.game());
@@ -429,12 +641,12 @@ pub fn check_for(found: &Found, binding: &RecordBinding<'_>) -> Result<()> {
     if differences.is_empty() {
         return Ok(());
     }
-    bail!(
-        "{}: this withdrawal record (of {}) is not of the emission {id} whose folder holds it ({}); it is refused and nothing was applied: move it to its own emission's folder",
-        found.path.display(),
-        w.id,
-        differences.join("; ")
-    )
+    Err(WithdrawalError::Foreign(Box::new(ForeignWithdrawal {
+        path: found.path.clone(),
+        of: w.id.clone(),
+        id: id.clone(),
+        differences,
+    })))
 }
 
 #[cfg(test)]
@@ -507,9 +719,55 @@ mod tests {
     #[test]
     fn reasons_are_one_line_of_bounded_text() {
         assert!(check_reason("misprint in block 3").is_ok());
-        assert!(check_reason("  ").is_err());
-        assert!(check_reason("two\nlines").is_err());
-        assert!(check_reason("\u{1b}[31mred").is_err());
-        assert!(check_reason(&"x".repeat(MAX_REASON_CHARS + 1)).is_err());
+        assert_eq!(check_reason("  "), Err(ReasonError::Empty));
+        assert_eq!(check_reason("two\nlines"), Err(ReasonError::Control));
+        assert_eq!(check_reason("\u{1b}[31mred"), Err(ReasonError::Control));
+        assert_eq!(
+            check_reason(&"x".repeat(MAX_REASON_CHARS + 1)),
+            Err(ReasonError::TooLong)
+        );
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_logged_is_removed_and_the_error_says_why_after_its_sentence() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path();
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let record = Record {
+            format: record::RECORD_FORMAT,
+            id: "ruche-or/2/e0001".parse().unwrap(),
+            game_name: "La ruche d'or".into(),
+            game_definition_sha256: "11".repeat(32),
+            game_definition_file: false,
+            block_size: 100,
+            blocks: None,
+            kind: crate::block::id::EmissionKind::Test,
+            seed_sha256: "22".repeat(32),
+            custody: None,
+            beacon: None,
+            public_key_sha256: "33".repeat(32),
+            generator: "emission-factory 0.1.0 (generator 3)".into(),
+            generator_version: 3,
+            created: "2026-01-01T00:00:00Z".into(),
+            timestamp_authority_sha256: None,
+        };
+        record::write(folder, &record, &key).unwrap();
+        // A log cut in the middle of its line: it takes no line.
+        std::fs::write(folder.join(log::LOG_FILE), "{").unwrap();
+        let e = withdraw(folder, &key, None, "misprint").unwrap_err();
+        let WithdrawalError::NotLogged { file, source } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(file, "withdrawal-0001.json");
+        assert!(matches!(source, LogError::Truncated { .. }), "{source:?}");
+        assert_eq!(
+            crate::emission::with_causes(&e),
+            format!(
+                "the withdrawal could not be recorded in the audit log (emission.log.jsonl), so withdrawal-0001.json was removed again: nothing is withdrawn; fix the log and run the same command again: {}: the last line has no line end: the log was truncated or a write was cut",
+                folder.join(log::LOG_FILE).display()
+            )
+        );
+        assert!(!folder.join(file_name(1)).exists());
+        assert!(!folder.join(sig_name(1)).exists());
     }
 }

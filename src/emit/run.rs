@@ -257,7 +257,7 @@ fn make_and_seal(
     if let Err(e) = &outcome {
         entry.result = error_line(&format!("{e:#}"));
     }
-    if let Err(e) = audit::append(folder, entry, &config.signing_key) {
+    if let Err(e) = audit::append(folder, entry, &config.signing_key).map_err(anyhow::Error::from) {
         if outcome.is_ok() {
             return Err(e.context("the blocks were made, but the audit log failed"));
         }
@@ -271,7 +271,9 @@ fn make_and_seal(
     let mut sealing = Entry::for_this_run("emit");
     sealing.result = "sealing: all the emission's planned blocks are made".into();
     let sealed = seal_if_complete(config, &summary, &mut |e| on_event(e), &mut || {
-        audit::append_locked(folder, &mut sealing.clone(), Some(&config.signing_key)).map(|_| ())
+        audit::append_locked(folder, &mut sealing.clone(), Some(&config.signing_key))
+            .map(|_| ())
+            .map_err(anyhow::Error::from)
     });
     if let Err(e) = &sealed {
         let mut failed = Entry::for_this_run("emit");
@@ -376,7 +378,9 @@ fn log_refused_shares(
     }
     let mut entry = Entry::for_this_run("emit");
     entry.result = error_line(&format!("{error:#}"));
-    if let Err(e) = audit::append_locked(folder, &mut entry, Some(&key)) {
+    if let Err(e) =
+        audit::append_locked(folder, &mut entry, Some(&key)).map_err(anyhow::Error::from)
+    {
         on_event(Event::Warning(format!(
             "cannot append to the emission's audit log: {e:#}"
         )));

@@ -135,7 +135,8 @@ pub fn seal(
                 .clone()
                 .or_else(|| record.timestamp_authority_sha256.clone()),
             &|b| good.contains(&b),
-        );
+        )
+        .map_err(anyhow::Error::from);
         match written {
             Ok(written) => {
                 // Under the lock, so that no other run's log line is read half-written.
@@ -151,7 +152,9 @@ pub fn seal(
                     .take(1000)
                     .collect();
                 // The sealing error is the one to report; a log that fails too is named in it.
-                if let Err(l) = append_locked(folder, &mut failed, Some(&key)) {
+                if let Err(l) =
+                    append_locked(folder, &mut failed, Some(&key)).map_err(anyhow::Error::from)
+                {
                     return Err(e.context(format!("and its failure could not be logged: {l:#}")));
                 }
                 Err(e)

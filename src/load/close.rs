@@ -14,8 +14,8 @@ use super::error::explain;
 use crate::block::id::EmissionId;
 use crate::block::keys;
 use crate::emission::lock::LockFile;
-use crate::emission::log;
 use crate::emission::record::{self, Record};
+use crate::emission::{log, with_causes};
 use crate::money::{canonical, from_cents};
 use crate::untrusted::{shown_text, SHOWN_CHARS};
 use ed25519_dalek::SigningKey;
@@ -163,7 +163,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
         .and_then(|l| l.acquire(&mut |_| {}))
         .map_err(|e| unchanged(e.into()))?;
     let (record, _) = record::read(folder, &public)
-        .map_err(unchanged)?
+        .map_err(|e| unchanged(e.into()))?
         .ok_or_else(|| {
             CloseError::Refused(format!(
                 "{} has no emission record ({}): give the emission's own folder (<out>/<game>/<stake>/e<emission>, the one its blocks were loaded from); nothing was changed",
@@ -175,7 +175,8 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
     let name = record.id.clone();
     let chain = log::read_chain(folder, &public).map_err(|e| {
         CloseError::Refused(format!(
-            "{e:#}: the closing could not be recorded in the emission's audit log, so the emission was not closed; nothing was changed (restore the log from the archive)"
+            "{}: the closing could not be recorded in the emission's audit log, so the emission was not closed; nothing was changed (restore the log from the archive)",
+            with_causes(&e)
         ))
     })?;
     let (already, reconciliation, bytes, signature) =
@@ -195,7 +196,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
             entry.result = log::closing_result(CLOSING_FILE, &sha256);
             Some(
                 log::append_locked(folder, &mut entry, Some(key))
-                    .map_err(|e| closed_anyway(CloseError::Refused(format!("{e:#}"))))?,
+                    .map_err(|e| closed_anyway(CloseError::Refused(with_causes(&e))))?,
             )
         }
         Some((_, logged)) if *logged == sha256 => None,
