@@ -16,9 +16,10 @@ use crate::block::id::{EmissionId, FieldError};
 use crate::block::manifest::Manifest;
 use crate::emission::log::{self, Chain};
 use crate::emission::record::Record;
-use crate::emission::{read_signed, shown, with_causes};
+use crate::emission::{read_signed, shown};
 use crate::json::{parse_strict, Layout};
 use crate::money::{canonical, cents, from_cents, parse_canonical};
+use crate::problem::chained;
 use ed25519_dalek::VerifyingKey;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -271,7 +272,7 @@ pub fn check_in_folder(
         Err(e) => {
             problems.push(format!(
                 "{}: the final reconciliation was changed, or not signed with the emission's key",
-                with_causes(&e)
+                chained(&e)
             ));
             return;
         }
@@ -309,7 +310,7 @@ pub fn check_in_folder(
         Err(e) => {
             problems.push(format!(
                 "{} (the withdrawals the final reconciliation lists cannot be checked)",
-                with_causes(&e)
+                chained(&e)
             ));
             None
         }

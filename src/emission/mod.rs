@@ -118,19 +118,6 @@ pub enum FileError {
     },
 }
 
-/// An error and its causes, `: `-separated, as `main` prints an error (anyhow's `{:#}`): a
-/// typed error's own `{:#}` is its sentence alone, without the causes after it.
-pub fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
-}
-
 /// Reads a whole file of an emission folder that must not be larger than `max` bytes (refused
 /// before it is read), naming it in errors.
 pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, FileError> {
@@ -263,6 +250,7 @@ pub fn write_or_check_public_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::problem::chained;
 
     #[test]
     fn with_causes_says_what_anyhow_says() {
@@ -277,13 +265,13 @@ mod tests {
             &SigningKey::from_bytes(&[7; 32]),
         )
         .unwrap_err();
-        let shown = with_causes(&e);
+        let shown = chained(&e);
         assert!(shown.contains(": "), "{shown}");
         assert_eq!(shown, format!("{:#}", anyhow::Error::from(e)));
         // A cause shown in the sentence: said once.
         let e = read_bounded(&missing, 10).unwrap_err();
         assert!(matches!(e, FileError::Read { .. }), "{e:?}");
-        assert_eq!(with_causes(&e), e.to_string());
-        assert_eq!(with_causes(&e), format!("{:#}", anyhow::Error::from(e)));
+        assert_eq!(chained(&e), e.to_string());
+        assert_eq!(chained(&e), format!("{:#}", anyhow::Error::from(e)));
     }
 }

@@ -6,9 +6,10 @@
 use crate::block::id::{EmissionId, EmissionKind, FieldError};
 use crate::block::keys::KeyError;
 use crate::block::DEFINITION_FILE;
-use crate::emission::{read_signed, with_causes, write_signed, FileError};
+use crate::emission::{read_signed, write_signed, FileError};
 use crate::fs::FsError;
 use crate::json::{parse_strict, Layout, StrictJsonError};
+use crate::problem::chained;
 use crate::untrusted::shown;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
@@ -143,13 +144,13 @@ impl std::fmt::Display for RunDifference {
 #[derive(Debug, thiserror::Error)]
 pub enum Unverified {
     /// `emission.pub.pem` could not be read.
-    #[error("the emission's key cannot be read ({})", with_causes(.0))]
+    #[error("the emission's key cannot be read ({})", chained(.0))]
     Key(KeyError),
     /// The record could not be read, or its signature is not the folder key's.
-    #[error("{}", with_causes(.0))]
+    #[error("{}", chained(.0))]
     File(FileError),
     /// The record, signed, is not a record this program reads.
-    #[error("{}", with_causes(.0))]
+    #[error("{}", chained(.0))]
     Record(Box<RecordError>),
     /// The record names another key than the folder's.
     #[error("it names the key {}, and emission.pub.pem is {key_sha256}", shown(.named))]

@@ -11,9 +11,10 @@ use crate::block::id::{EmissionId, FieldError};
 use crate::block::manifest::{Manifest, ManifestError, MAX_MANIFEST_BYTES};
 use crate::emission::log::{self, Chain, LogError};
 use crate::emission::record::{self, Record, RecordError, RECORD_FILE};
-use crate::emission::{read_bounded, read_signed, shown, with_causes, write_signed, FileError};
+use crate::emission::{read_bounded, read_signed, shown, write_signed, FileError};
 use crate::json::{parse_strict, Layout, StrictJsonError};
 use crate::money::{canonical, parse_canonical};
+use crate::problem::chained;
 use crate::problem::{Code, Problem};
 use crate::untrusted::shown_path;
 use ed25519_dalek::{SigningKey, VerifyingKey};
@@ -688,7 +689,7 @@ fn check_definition(report: &mut FolderReport, folder: &Path, record: &Record) {
             return;
         }
         Err(e) => {
-            report.problem(Code::EmissionDefinition, with_causes(&e));
+            report.problem(Code::EmissionDefinition, chained(&e));
             return;
         }
     }
@@ -703,7 +704,7 @@ fn check_definition(report: &mut FolderReport, folder: &Path, record: &Record) {
                 ));
             }
         }
-        Err(e) => report.problem(Code::EmissionDefinition, with_causes(&e)),
+        Err(e) => report.problem(Code::EmissionDefinition, chained(&e)),
     }
 }
 
@@ -857,7 +858,7 @@ fn check_reshares(
             Err(e) => {
                 report.problem(Code::EmissionCustody, format!(
                     "{}: a reshare's custody file that is not signed with the emission's key, or was changed",
-                    with_causes(&e)
+                    chained(&e)
                 ));
                 continue;
             }
@@ -927,7 +928,7 @@ fn check_withdrawals(
     let found = match withdrawal::read_all(folder, key) {
         Ok(found) => found,
         Err(e) => {
-            report.problem(Code::EmissionWithdrawal, with_causes(&e));
+            report.problem(Code::EmissionWithdrawal, chained(&e));
             return;
         }
     };
@@ -939,7 +940,7 @@ fn check_withdrawals(
     };
     for w in &found {
         if let Err(e) = withdrawal::check_for(w, &binding) {
-            report.problem(Code::EmissionWithdrawal, with_causes(&e));
+            report.problem(Code::EmissionWithdrawal, chained(&e));
         }
     }
     let Some(chain) = chain else { return };
@@ -1010,7 +1011,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             return report;
         }
         Err(e) => {
-            report.problem(Code::EmissionRecord, with_causes(&e));
+            report.problem(Code::EmissionRecord, chained(&e));
             return report;
         }
     };
@@ -1038,7 +1039,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     let present = match complete_blocks(folder) {
         Ok(p) => p,
         Err(e) => {
-            report.problem(Code::EmissionFolder, with_causes(&e));
+            report.problem(Code::EmissionFolder, chained(&e));
             return report;
         }
     };
@@ -1058,7 +1059,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
                 }
                 manifests.insert(number, (manifest, sha));
             }
-            Err(e) => report.problem(Code::EmissionManifest, with_causes(&e)),
+            Err(e) => report.problem(Code::EmissionManifest, chained(&e)),
         }
     }
     let chain = match log::read_chain(folder, key) {
@@ -1083,7 +1084,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
             Some(c)
         }
         Err(e) => {
-            report.problem(Code::EmissionLog, with_causes(&e));
+            report.problem(Code::EmissionLog, chained(&e));
             None
         }
     };
@@ -1143,7 +1144,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
     let seal = match read_seal(folder, key) {
         Ok(s) => s,
         Err(e) => {
-            report.problem(Code::EmissionSeal, with_causes(&e));
+            report.problem(Code::EmissionSeal, chained(&e));
             return report;
         }
     };
@@ -1158,7 +1159,7 @@ pub fn check_folder(folder: &Path, key: &VerifyingKey, check: &FolderCheck) -> F
                     ));
                 }
             }
-            Err(e) => report.problem(Code::EmissionSeal, with_causes(&e)),
+            Err(e) => report.problem(Code::EmissionSeal, chained(&e)),
         }
     }
     let _ = check_token(
@@ -1292,7 +1293,7 @@ fn check_public_key(report: &mut FolderReport, folder: &Path, record: &Record, k
         Err(e) => {
             report.problem(
                 Code::EmissionKey,
-                format!("{}: {}", path.display(), with_causes(&e)),
+                format!("{}: {}", path.display(), chained(&e)),
             );
             return;
         }
@@ -1302,7 +1303,7 @@ fn check_public_key(report: &mut FolderReport, folder: &Path, record: &Record, k
         Err(e) => {
             report.problem(
                 Code::EmissionKey,
-                format!("{}: {}", path.display(), with_causes(&e)),
+                format!("{}: {}", path.display(), chained(&e)),
             );
             return;
         }

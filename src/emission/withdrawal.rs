@@ -761,7 +761,7 @@ mod tests {
         assert_eq!(file, "withdrawal-0001.json");
         assert!(matches!(source, LogError::Truncated { .. }), "{source:?}");
         assert_eq!(
-            crate::emission::with_causes(&e),
+            crate::problem::chained(&e),
             format!(
                 "the withdrawal could not be recorded in the audit log (emission.log.jsonl), so withdrawal-0001.json was removed again: nothing is withdrawn; fix the log and run the same command again: {}: the last line has no line end: the log was truncated or a write was cut",
                 folder.join(log::LOG_FILE).display()

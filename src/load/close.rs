@@ -14,9 +14,10 @@ use super::error::explain;
 use crate::block::id::EmissionId;
 use crate::block::keys;
 use crate::emission::lock::LockFile;
+use crate::emission::log;
 use crate::emission::record::{self, Record};
-use crate::emission::{log, with_causes};
 use crate::money::{canonical, from_cents};
+use crate::problem::chained;
 use crate::untrusted::{shown_text, SHOWN_CHARS};
 use ed25519_dalek::SigningKey;
 use postgres::error::SqlState;
@@ -176,7 +177,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
     let chain = log::read_chain(folder, &public).map_err(|e| {
         CloseError::Refused(format!(
             "{}: the closing could not be recorded in the emission's audit log, so the emission was not closed; nothing was changed (restore the log from the archive)",
-            with_causes(&e)
+            chained(&e)
         ))
     })?;
     let (already, reconciliation, bytes, signature) =
@@ -196,7 +197,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
             entry.result = log::closing_result(CLOSING_FILE, &sha256);
             Some(
                 log::append_locked(folder, &mut entry, Some(key))
-                    .map_err(|e| closed_anyway(CloseError::Refused(with_causes(&e))))?,
+                    .map_err(|e| closed_anyway(CloseError::Refused(chained(&e))))?,
             )
         }
         Some((_, logged)) if *logged == sha256 => None,

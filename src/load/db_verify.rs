@@ -712,7 +712,7 @@ fn check_off_sale(
         match checked {
             Err(e) => v.problem(format!(
                 "block {block}: {}",
-                shown_text(&crate::emission::with_causes(&e), 400)
+                shown_text(&crate::problem::chained(&e), 400)
             )),
             Ok(f) => {
                 let w = &f.withdrawal;

@@ -710,7 +710,7 @@ fn read_block(csv: &Path, options: &LoadOptions) -> Result<Block, LoadError> {
         })
         .map_err(|e| LoadError::Withdrawal {
             csv: csv.to_path_buf(),
-            message: crate::emission::with_causes(&e),
+            message: crate::problem::chained(&e),
         })?;
     Ok(Block {
         csv: csv.to_path_buf(),

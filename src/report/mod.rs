@@ -734,7 +734,7 @@ fn seal_of(
             problems.push(Problem::in_file(
                 Code::EmissionSeal,
                 &shown,
-                crate::emission::with_causes(&e),
+                crate::problem::chained(&e),
             ));
             return (None, "seal INVALID (see the failures)".into());
         }
