@@ -121,7 +121,7 @@ pub(super) fn run_pack(args: PackArgs) -> Result<Exit> {
                 .tsa_cert
                 .iter()
                 .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
-                .collect::<Result<_>>()?,
+                .collect::<Result<_, _>>()?,
             level: args.level,
             threads,
         },
@@ -164,7 +164,7 @@ pub(super) fn run_unpack(args: UnpackArgs) -> Result<Exit> {
         .tsa_cert
         .iter()
         .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let done = emission_factory::pack::unpack(&args.pack, &read.identities, &args.out, &tsa_certs)?;
     if done.removed > 0 {
         errln!(

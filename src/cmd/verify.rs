@@ -155,7 +155,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             .tsa_cert
             .iter()
             .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
-            .collect::<Result<_>>()?,
+            .collect::<Result<_, _>>()?,
         // A pack's CSVs were checked as they streamed, never written in the staged folder.
         streamed_blocks: pack.as_ref().map(|_| {
             blocks

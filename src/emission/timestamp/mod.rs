@@ -14,10 +14,12 @@ pub mod token;
 
 pub use token::{Request, Stamp, TokenError, TsaCert};
 
+use crate::emission::beacon::with_causes;
 use crate::emission::lock::LockGuard;
 use crate::fs::files::{self, Access};
+use crate::fs::open::ReadError;
+use crate::fs::FsError;
 use crate::untrusted::{shown, shown_path};
-use anyhow::{anyhow, bail, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -50,14 +52,19 @@ fn with_suffix(doc: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Reads a TSA certificate (PEM or DER) given with `option`, and checks it is a TSA's.
-pub fn read_cert(path: &Path, option: &str) -> Result<TsaCert> {
-    let bytes = crate::fs::open::read_at_most(path, MAX_CERT_BYTES, "a certificate")
-        .map_err(|e| anyhow!("{option} {}: cannot read: {e}", shown_path(path)))?;
-    TsaCert::parse(&bytes).map_err(|m| {
-        anyhow!(
-            "{option} {}: {m}. Give the TSA's own certificate (the one that signs its tokens), PEM or DER",
-            shown_path(path)
-        )
+pub fn read_cert(path: &Path, option: &str) -> Result<TsaCert, TimestampError> {
+    let bytes =
+        crate::fs::open::read_at_most(path, MAX_CERT_BYTES, "a certificate").map_err(|error| {
+            TimestampError::ReadCert {
+                option: option.to_string(),
+                path: path.to_path_buf(),
+                error,
+            }
+        })?;
+    TsaCert::parse(&bytes).map_err(|error| TimestampError::NotTsaCert {
+        option: option.to_string(),
+        path: path.to_path_buf(),
+        error: Box::new(error),
     })
 }
 
@@ -104,61 +111,51 @@ pub fn stamp(
     pinned: Option<&str>,
     cert: &TsaCert,
     source: &Source,
-) -> Result<Outcome> {
+) -> Result<Outcome, TimestampError> {
     let token = token_path(doc);
     if files::entry_exists(&token)? {
-        bail!(
-            "{} exists: a token is never replaced (it proves an earlier time than a new one would)",
-            shown_path(&token)
-        );
+        return Err(TimestampError::TokenExists { token });
     }
     if let Some(pin) = pinned {
         if !pin.eq_ignore_ascii_case(&cert.sha256_hex()) {
-            bail!(
-                "{} names the TSA certificate of SHA-256 {}, and --tsa-cert is {} (SHA-256 {}): give the certificate it names",
-                shown_path(doc),
-                shown(pin),
-                shown(&cert.subject),
-                cert.sha256_hex()
-            );
+            return Err(TimestampError::OtherCertGiven {
+                doc: doc.to_path_buf(),
+                pinned: pin.to_string(),
+                subject: cert.subject.clone(),
+                sha256: cert.sha256_hex(),
+            });
         }
     }
-    let bytes = crate::emission::read_bounded(doc, MAX_DOCUMENT_BYTES)?;
+    let bytes =
+        crate::emission::read_bounded(doc, MAX_DOCUMENT_BYTES).map_err(TimestampError::file)?;
     let hash: [u8; 32] = Sha256::digest(&bytes).into();
     let access = Access::of_folder(files::parent(doc))?;
     let kept = request_path(doc);
     match source {
         Source::Url(url) => {
-            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
-            let reply = http::post(url, &request.der).map_err(|m| {
-                anyhow!(
-                    "no token for {}: {m}. The TSA may be down: get the token later with `emission-factory timestamp {} --tsa-cert PEM --tsa-url URL` (until then verify fails on the missing token)",
-                    shown_path(doc),
-                    files::shell_quoted(files::parent(doc))
-                )
+            let request = token::request(hash).map_err(TimestampError::Request)?;
+            let reply = http::post(url, &request.der).map_err(|error| TimestampError::NoToken {
+                doc: doc.to_path_buf(),
+                error,
             })?;
-            let stamp = checked_reply(&reply, &request, cert).map_err(|m| {
-                anyhow!(
-                    "the reply of {} for {}: {m}",
-                    shown(url_text(url)),
-                    shown_path(doc)
-                )
-            })?;
+            let stamp =
+                checked_reply(&reply, &request, cert).map_err(|m| TimestampError::BadReply {
+                    url: url_text(url),
+                    doc: doc.to_path_buf(),
+                    error: Box::new(m),
+                })?;
             let _publishing = crate::interrupt::critical();
             files::write_atomic(&token, &reply, access)?;
             Ok(Outcome::Stamped { token, stamp })
         }
         Source::RequestOut(out) => {
             if out == Path::new("-") {
-                bail!("--tsa-request-out -: the request is binary and standard output carries this command's report: give a file name (the file to carry to the TSA)");
+                return Err(TimestampError::RequestToStdout);
             }
             if files::entry_exists(out)? {
-                bail!(
-                    "--tsa-request-out {}: the file exists; give a new file name",
-                    shown_path(out)
-                );
+                return Err(TimestampError::RequestOutExists { out: out.clone() });
             }
-            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
+            let request = token::request(hash).map_err(TimestampError::Request)?;
             let _publishing = crate::interrupt::critical();
             files::write_atomic(&kept, &request.der, access)?;
             files::write_atomic(out, &request.der, Access::PRIVATE)?;
@@ -169,28 +166,37 @@ pub fn stamp(
         }
         Source::Reply(path) => {
             if !files::entry_exists(&kept)? {
-                bail!(
-                    "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
-                    shown_path(doc),
-                    shown_path(&kept)
-                );
+                return Err(TimestampError::NoRequestWaiting {
+                    doc: doc.to_path_buf(),
+                    kept,
+                });
             }
-            let request_bytes = crate::emission::read_bounded(&kept, MAX_TOKEN_BYTES)?;
-            let request = token::parse_request(&request_bytes)
-                .map_err(|m| anyhow!("{}: {m}", shown_path(&kept)))?;
+            let request_bytes = crate::emission::read_bounded(&kept, MAX_TOKEN_BYTES)
+                .map_err(TimestampError::file)?;
+            let request = token::parse_request(&request_bytes).map_err(|error| {
+                TimestampError::KeptRequest {
+                    kept: kept.clone(),
+                    error: Box::new(error),
+                }
+            })?;
             if request.imprint != hash {
-                bail!(
-                    "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
-                    shown_path(&kept),
-                    hex::encode(request.imprint),
-                    shown_path(doc),
-                    hex::encode(hash)
-                );
+                return Err(TimestampError::DocumentChanged {
+                    kept,
+                    imprint: request.imprint,
+                    doc: doc.to_path_buf(),
+                    hash,
+                });
             }
             let reply = crate::fs::open::read_at_most(path, MAX_TOKEN_BYTES, "a TSA reply")
-                .map_err(|e| anyhow!("--tsa-reply {}: cannot read: {e}", shown_path(path)))?;
-            let stamp = checked_reply(&reply, &request, cert)
-                .map_err(|m| anyhow!("--tsa-reply {}: {m}", shown_path(path)))?;
+                .map_err(|error| TimestampError::ReadReply {
+                    path: path.clone(),
+                    error,
+                })?;
+            let stamp =
+                checked_reply(&reply, &request, cert).map_err(|m| TimestampError::ReplyFile {
+                    path: path.clone(),
+                    error: Box::new(m),
+                })?;
             let _publishing = crate::interrupt::critical();
             files::write_atomic(&token, &reply, access)?;
             files::remove(&kept)?;
@@ -215,10 +221,159 @@ fn checked_reply(reply: &[u8], request: &Request, cert: &TsaCert) -> Result<Stam
     Ok(stamp)
 }
 
-/// Why a document's token is not good evidence ([`check_document`]), or why a reply is not the
-/// answer to a request. Each names the files it is about.
+/// Why a TSA certificate was refused ([`read_cert`]), why no token was got or kept
+/// ([`stamp`]), why a document's token is not good evidence ([`check_document`]), or why a
+/// reply is not the answer to a request. Each names the files it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum TimestampError {
+    /// A file of the emission folder could not be looked at, read or written, or a request
+    /// file or token could not be staged or removed: see [`FsError`].
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    /// A file stamped, or the request kept beside it, could not be read (missing, a link,
+    /// larger than any such file...): the emission folder's own error, with its causes.
+    #[error(transparent)]
+    File(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// The TSA certificate given with `option` could not be read.
+    #[error("{option} {}: cannot read: {error}", shown_path(.path))]
+    ReadCert {
+        /// The option that named it (`--tsa-cert`).
+        option: String,
+        /// The file.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ReadError,
+    },
+    /// The file given with `option` is not a TSA's certificate (not PEM or DER, not a
+    /// certificate, not one for time stamping).
+    #[error(
+        "{option} {}: {error}. Give the TSA's own certificate (the one that signs its tokens), PEM or DER",
+        shown_path(.path)
+    )]
+    NotTsaCert {
+        /// The option that named it (`--tsa-cert`).
+        option: String,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it (shown in the sentence).
+        error: Box<TokenError>,
+    },
+    /// The document has a token already: it is never replaced (it proves an earlier time
+    /// than a new one would).
+    #[error(
+        "{} exists: a token is never replaced (it proves an earlier time than a new one would)",
+        shown_path(.token)
+    )]
+    TokenExists {
+        /// The token.
+        token: PathBuf,
+    },
+    /// The document names a TSA certificate, and `--tsa-cert` is another.
+    #[error(
+        "{} names the TSA certificate of SHA-256 {}, and --tsa-cert is {} (SHA-256 {sha256}): give the certificate it names",
+        shown_path(.doc),
+        shown(.pinned),
+        shown(.subject)
+    )]
+    OtherCertGiven {
+        /// The document.
+        doc: PathBuf,
+        /// The certificate it names.
+        pinned: String,
+        /// The subject of the certificate given.
+        subject: String,
+        /// Its SHA-256.
+        sha256: String,
+    },
+    /// A request could not be made (the random generator for its nonce, its encoding).
+    #[error("{0}")]
+    Request(TokenError),
+    /// The TSA could not be asked over HTTP, or did not answer with a reply: the record or
+    /// seal stays without a token until `emission-factory timestamp` gets one.
+    #[error(
+        "no token for {}: {error}. The TSA may be down: get the token later with `emission-factory timestamp {} --tsa-cert PEM --tsa-url URL` (until then verify fails on the missing token)",
+        shown_path(.doc),
+        files::shell_quoted(files::parent(.doc))
+    )]
+    NoToken {
+        /// The document.
+        doc: PathBuf,
+        /// What went wrong (shown in the sentence).
+        error: http::HttpError,
+    },
+    /// The TSA's reply over HTTP is not a good token for the document.
+    #[error("the reply of {} for {}: {error}", shown(.url), shown_path(.doc))]
+    BadReply {
+        /// The TSA's URL.
+        url: String,
+        /// The document.
+        doc: PathBuf,
+        /// What is wrong with the reply (shown in the sentence).
+        error: Box<TimestampError>,
+    },
+    /// `--tsa-request-out -`: the request is binary, and standard output carries the report.
+    #[error("--tsa-request-out -: the request is binary and standard output carries this command's report: give a file name (the file to carry to the TSA)")]
+    RequestToStdout,
+    /// The file `--tsa-request-out` names exists: it is not overwritten.
+    #[error("--tsa-request-out {}: the file exists; give a new file name", shown_path(.out))]
+    RequestOutExists {
+        /// The file.
+        out: PathBuf,
+    },
+    /// `--tsa-reply` was given, and no request of this program waits beside the document.
+    #[error(
+        "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
+        shown_path(.doc),
+        shown_path(.kept)
+    )]
+    NoRequestWaiting {
+        /// The document.
+        doc: PathBuf,
+        /// The request that would be kept beside it.
+        kept: PathBuf,
+    },
+    /// The request kept beside the document is not a request.
+    #[error("{}: {error}", shown_path(.kept))]
+    KeptRequest {
+        /// The request kept.
+        kept: PathBuf,
+        /// What is wrong with it (shown in the sentence).
+        error: Box<TokenError>,
+    },
+    /// The document changed since its request was made: the reply would not be over it.
+    #[error(
+        "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
+        shown_path(.kept),
+        hex::encode(.imprint),
+        shown_path(.doc),
+        hex::encode(.hash)
+    )]
+    DocumentChanged {
+        /// The request kept.
+        kept: PathBuf,
+        /// The SHA-256 it is over.
+        imprint: [u8; 32],
+        /// The document.
+        doc: PathBuf,
+        /// The document's SHA-256.
+        hash: [u8; 32],
+    },
+    /// The reply file (`--tsa-reply`) could not be read.
+    #[error("--tsa-reply {}: cannot read: {error}", shown_path(.path))]
+    ReadReply {
+        /// The file.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ReadError,
+    },
+    /// The reply file (`--tsa-reply`) is not a good token for the document.
+    #[error("--tsa-reply {}: {error}", shown_path(.path))]
+    ReplyFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it (shown in the sentence).
+        error: Box<TimestampError>,
+    },
     /// The reply or the token is wrong in itself.
     #[error(transparent)]
     Token(#[from] TokenError),
@@ -231,9 +386,9 @@ pub enum TimestampError {
         /// The request's nonce.
         nonce: Vec<u8>,
     },
-    /// The token's entry cannot be looked at.
-    #[error("{0:#}")]
-    Lookup(anyhow::Error),
+    /// The token's entry cannot be looked at (the error and its causes, in the sentence).
+    #[error("{}", with_causes(.0))]
+    Lookup(FsError),
     /// A token asked but missing.
     #[error(
         "{} says a trusted timestamp was asked for it (TSA certificate SHA-256 {}), but {} is missing: it was deleted, or the TSA never answered (then get it with `emission-factory timestamp`)",
@@ -327,6 +482,14 @@ impl Checked {
     }
 }
 
+impl TimestampError {
+    /// The [`TimestampError::File`] of an error of the emission folder's reading, for
+    /// `map_err`.
+    fn file(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        TimestampError::File(error.into())
+    }
+}
+
 /// Checks the token of `doc` (whose bytes are `bytes`) offline against the TSA certificates
 /// the verifier trusts (`certs`; `pinned` is the certificate the document says it asked).
 /// `Ok(None)`: no token, and none was asked. Every other case is a verdict: a token asked
@@ -339,7 +502,7 @@ pub fn check_document(
     certs: &[TsaCert],
 ) -> Result<Option<Checked>, TimestampError> {
     let token = token_path(doc);
-    let present = files::entry_exists(&token).map_err(|e| TimestampError::Lookup(e.into()))?;
+    let present = files::entry_exists(&token).map_err(TimestampError::Lookup)?;
     if !present {
         return match pinned {
             None => Ok(None),
