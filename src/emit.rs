@@ -231,7 +231,7 @@ pub(crate) fn emit(
     if config.kind == EmissionKind::Production
         && !crate::fs::files::entry_exists(&folder.join(record::RECORD_FILE))?
     {
-        return Err(crate::emission::ceremony::no_record(&folder));
+        return Err(crate::emission::ceremony::no_record(&folder).into());
     }
     // Until sold, a block is as secret as the seed: 0700 and 0600 (0750 and 0640 with a group).
     let access = files::emission_folder(&folder, config.group)?;
@@ -418,7 +418,7 @@ fn join_or_create(
             // Only the ceremony makes a production emission's record: shares with no record
             // behind them could have been made by anyone holding the custodians' public keys.
             if config.kind == EmissionKind::Production || config.custody.is_some() {
-                return Err(crate::emission::ceremony::no_record(folder));
+                return Err(crate::emission::ceremony::no_record(folder).into());
             }
             if let Some(planned) = wanted.blocks {
                 if *blocks.end() > planned {

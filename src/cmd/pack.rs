@@ -145,7 +145,7 @@ pub(super) fn run_pack(args: PackArgs) -> Result<Exit> {
         .tsa_cert
         .iter()
         .map(|p| timestamp::read_cert(p, "--tsa-cert"))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let stamp = pack_stamp(&args)?;
     let summary = emission_factory::pack::pack(
         &args.folder,
@@ -253,7 +253,7 @@ pub(super) fn run_unpack(args: UnpackArgs) -> Result<Exit> {
         .tsa_cert
         .iter()
         .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let done = emission_factory::pack::unpack(&args.pack, &read.identities, &args.out, &tsa_certs)?;
     if done.removed > 0 {
         errln!(

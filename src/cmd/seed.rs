@@ -89,7 +89,7 @@ pub(super) fn run(args: SeedArgs) -> Result<Exit> {
         group,
         key.as_ref(),
         checking,
-        outcome.as_ref().map(Option::as_ref),
+        outcome.as_ref().map(Option::as_ref).map_err(|e| e.as_ref()),
     )?;
     if let (Some(note), false) = (note, quiet) {
         errln!("{note}");

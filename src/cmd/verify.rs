@@ -35,7 +35,7 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
         .tsa_cert
         .iter()
         .map(|p| emission_factory::emission::timestamp::read_cert(p, "--tsa-cert"))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     if let (Some(token), None) = (&args.pack_token, &pack) {
         bail!(
             "--pack-token {}: the trusted timestamp of an emission pack, and no pack is given: give the pack (one file, with --identity) with it",

@@ -23,13 +23,13 @@
 //! `drand-verify` crate, and that the randomness is SHA-256 of the signature.
 
 use crate::emission::record::Record;
+use crate::fs::open::ReadError;
 use crate::plan::Seed;
 use crate::untrusted::{shown, shown_path};
-use anyhow::{anyhow, bail, Result};
 use drand_verify::{G2PubkeyRfc, Pubkey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 /// The beacon's name in records.
@@ -126,30 +126,29 @@ fn seconds_of(rfc3339: &str) -> Option<u64> {
 }
 
 /// Parses `--beacon-after`: an RFC 3339 time (`2027-01-15T10:00:00Z`).
-pub fn parse_time(text: &str) -> Result<u64> {
-    seconds_of(text).ok_or_else(|| {
-        anyhow!(
-            "--beacon-after {}: not a UTC time written as RFC 3339 (e.g. 2027-01-15T10:00:00Z)",
-            shown(text)
-        )
+pub fn parse_time(text: &str) -> Result<u64, BeaconError> {
+    seconds_of(text).ok_or_else(|| BeaconError::AfterNotTime {
+        text: text.to_string(),
     })
 }
 
 /// The commitment a ceremony writes whose record is made at `created` (RFC 3339): round
 /// `round` must be published after it, so that nobody knew its signature when the secret was
 /// fixed.
-pub fn commit(round: u64, created: &str) -> Result<Commitment> {
-    let created_s = seconds_of(created)
-        .ok_or_else(|| anyhow!("the record's time {} is not RFC 3339", shown(created)))?;
+pub fn commit(round: u64, created: &str) -> Result<Commitment, BeaconError> {
+    let created_s = seconds_of(created).ok_or_else(|| BeaconError::CreatedNotTime {
+        created: created.to_string(),
+    })?;
     let Some(time) = round_time(round) else {
-        bail!("--beacon-round {round}: quicknet's rounds are numbered from 1 and published every {QUICKNET_PERIOD} s from {}", rfc3339(QUICKNET_GENESIS));
+        return Err(BeaconError::NoSuchRound { round });
     };
     if time <= created_s {
-        bail!(
-            "--beacon-round {round}: that round of {CHAIN} is published at {}, not after this ceremony's record ({created}): its signature may be known already, so it could have been chosen. Name a round in the future: --beacon-round {} or later, or --beacon-after TIME. Nothing was written",
-            rfc3339(time),
-            first_round_after(created_s)
-        );
+        return Err(BeaconError::RoundNotAfterCeremony {
+            round,
+            time,
+            created: created.to_string(),
+            first: first_round_after(created_s),
+        });
     }
     Ok(Commitment {
         chain: CHAIN.into(),
@@ -159,10 +158,72 @@ pub fn commit(round: u64, created: &str) -> Result<Commitment> {
     })
 }
 
-/// What is wrong with a round file (without the file's name: [`read_round`] adds it), or why a
-/// block's seed cannot be replayed against the round given ([`replay_seed`]).
+/// Why a beacon round or time was refused (`--beacon`, `--beacon-round`, `--beacon-after`),
+/// what is wrong with a round file ([`parse_round`] says it without the file's name,
+/// [`read_round`] with it), or why a block's seed cannot be made or replayed against the
+/// round given ([`block_seed`], [`replay_seed`]).
 #[derive(Debug, thiserror::Error)]
 pub enum BeaconError {
+    /// `--beacon-after` was given something that is not a UTC time in RFC 3339.
+    #[error(
+        "--beacon-after {}: not a UTC time written as RFC 3339 (e.g. 2027-01-15T10:00:00Z)",
+        shown(.text)
+    )]
+    AfterNotTime {
+        /// What was given.
+        text: String,
+    },
+    /// The time a ceremony's record is made at is not RFC 3339 (the clock, or
+    /// SOURCE_DATE_EPOCH, gave something this program cannot read back).
+    #[error("the record's time {} is not RFC 3339", shown(.created))]
+    CreatedNotTime {
+        /// The record's time.
+        created: String,
+    },
+    /// `--beacon-round` names a round quicknet never publishes (round 0, or beyond any time).
+    #[error(
+        "--beacon-round {round}: quicknet's rounds are numbered from 1 and published every {QUICKNET_PERIOD} s from {}",
+        rfc3339(QUICKNET_GENESIS)
+    )]
+    NoSuchRound {
+        /// The round named.
+        round: u64,
+    },
+    /// `--beacon-round` names a round published before the ceremony's record is made: its
+    /// signature may be known already, so the seed could have been chosen. Nothing was
+    /// written.
+    #[error(
+        "--beacon-round {round}: that round of {CHAIN} is published at {}, not after this ceremony's record ({created}): its signature may be known already, so it could have been chosen. Name a round in the future: --beacon-round {} or later, or --beacon-after TIME. Nothing was written",
+        rfc3339(*.time),
+        .first
+    )]
+    RoundNotAfterCeremony {
+        /// The round named.
+        round: u64,
+        /// When it is published (seconds since 1970).
+        time: u64,
+        /// The record's time (RFC 3339).
+        created: String,
+        /// The first round published after the record's time.
+        first: u64,
+    },
+    /// A round file (`--beacon`) could not be read: missing, not a regular file, or larger
+    /// than any round.
+    #[error("--beacon {}: {error}", shown_path(.path))]
+    ReadRound {
+        /// The file.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ReadError,
+    },
+    /// A round file (`--beacon`) was read and refused: the file, then what is wrong with it.
+    #[error("--beacon {}: {error}", shown_path(.path))]
+    RoundFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it (shown in the sentence): one of the round's own variants.
+        error: Box<BeaconError>,
+    },
     /// Not the drand API's JSON of a round.
     #[error("not a drand round ({{\"round\":…,\"randomness\":…,\"signature\":…}} as the drand API serves it): {0}")]
     NotRound(serde_json::Error),
@@ -219,9 +280,102 @@ pub enum BeaconError {
         /// SHA-256 of its signature.
         expected: [u8; 32],
     },
-    /// The record, or the seed of its emission, refused (its message names the record).
-    #[error("{0:#}")]
-    Record(anyhow::Error),
+    /// The record beside a replayed block could not be read, or is not a record (its message
+    /// names the record, and says its causes in the sentence).
+    #[error("{}", crate::problem::chained(.0.as_ref()))]
+    Record(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// The record names a beacon chain other than the pinned one.
+    #[error(
+        "{}: the record names beacon chain {} ({}), and this program knows only {CHAIN} ({QUICKNET_CHAIN_HASH})",
+        .record.display(),
+        shown(.chain),
+        shown(.chain_hash)
+    )]
+    OtherChain {
+        /// The record.
+        record: PathBuf,
+        /// The chain it names.
+        chain: String,
+        /// The chain hash it names.
+        chain_hash: String,
+    },
+    /// The record's time of its round is not the round's time on quicknet: it was altered.
+    #[error(
+        "{}: the record says round {round} is published at {}, and quicknet publishes it at {}: the record was altered",
+        .record.display(),
+        shown(.round_time),
+        round_time_text(*.round).unwrap_or_else(|| "never".into())
+    )]
+    RoundTimeAltered {
+        /// The record.
+        record: PathBuf,
+        /// The round it names.
+        round: u64,
+        /// The time it says the round is published at.
+        round_time: String,
+    },
+    /// A round was given (`--beacon`) for an emission whose record names none: its seed is
+    /// the custodians' secret alone.
+    #[error(
+        "--beacon (round {round}): the emission's record {} names no beacon round, so its seed is the custodians' secret alone; leave out --beacon",
+        .record.display()
+    )]
+    RoundNotNamed {
+        /// The round given.
+        round: u64,
+        /// The record.
+        record: PathBuf,
+    },
+    /// The emission's record names a round, and none was given (`--beacon`): nothing is made
+    /// from the secret alone.
+    #[error(
+        "the emission's record {} says its seed waits for round {round} of {CHAIN} (published at {}): give that round's JSON with --beacon FILE (from a drand relay, GET /{QUICKNET_CHAIN_HASH}/public/{round}). Nothing was made from the secret alone",
+        .record.display(),
+        round_time_text(*.round).unwrap_or_else(|| "never".into())
+    )]
+    RoundMissing {
+        /// The record.
+        record: PathBuf,
+        /// The round it names.
+        round: u64,
+    },
+    /// The round given (`--beacon`) is not the one the emission's record names: another round
+    /// would let whoever picks it choose the seed.
+    #[error(
+        "--beacon: the file is round {given} of {CHAIN}, and the emission's record {} names round {named}: give round {named} (another round would let whoever picks it choose the seed)",
+        .record.display()
+    )]
+    OtherRound {
+        /// The round of the file given.
+        given: u64,
+        /// The record.
+        record: PathBuf,
+        /// The round it names.
+        named: u64,
+    },
+    /// The record's own time (`created`) is not RFC 3339.
+    #[error("{}: the record's time {} is not RFC 3339", .record.display(), shown(.created))]
+    RecordNotTime {
+        /// The record.
+        record: PathBuf,
+        /// Its time.
+        created: String,
+    },
+    /// The round the record names was published before the record was made: its signature
+    /// could have been known when the secret was fixed; the record is refused.
+    #[error(
+        "--beacon: round {round} of {CHAIN} was published at {}, not after the emission's record was made ({}): its signature could have been known when the secret was fixed, so the seed could have been chosen; this emission's record is refused",
+        rfc3339(*.time),
+        shown(.created)
+    )]
+    RoundBeforeRecord {
+        /// The round.
+        round: u64,
+        /// When it was published (seconds since 1970).
+        time: u64,
+        /// The record's time.
+        created: String,
+    },
     /// A round given, and no record beside the block.
     #[error("{}: no emission record beside the block, so no beacon round to check --beacon against", shown_path(.record))]
     NoRecord {
@@ -244,14 +398,27 @@ pub enum BeaconError {
     },
 }
 
+impl BeaconError {
+    /// The [`BeaconError::Record`] of an error of the record's reading, for `map_err`.
+    fn record(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        BeaconError::Record(error.into())
+    }
+}
+
 /// Reads a round file (the drand API's JSON for one round of quicknet) and checks it: the JSON
 /// has exactly `round`, `randomness` and `signature`; the signature is a valid BLS signature of
 /// the round by quicknet's pinned key; the randomness is SHA-256 of the signature. Every
 /// refusal names the file.
-pub fn read_round(path: &Path) -> Result<Round> {
+pub fn read_round(path: &Path) -> Result<Round, BeaconError> {
     let bytes = crate::fs::open::read_at_most(path, MAX_ROUND_BYTES, "a beacon round file")
-        .map_err(|e| anyhow!("--beacon {}: {e}", shown_path(path)))?;
-    parse_round(&bytes).map_err(|m| anyhow!("--beacon {}: {m}", shown_path(path)))
+        .map_err(|error| BeaconError::ReadRound {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    parse_round(&bytes).map_err(|m| BeaconError::RoundFile {
+        path: path.to_path_buf(),
+        error: Box::new(m),
+    })
 }
 
 /// [`read_round`] on bytes already read; the error says what is wrong, without the file name.
@@ -335,69 +502,60 @@ pub fn block_seed(
     path: &Path,
     secret: &Seed,
     round: Option<&Round>,
-) -> Result<Seed> {
+) -> Result<Seed, BeaconError> {
     let named = record.beacon.as_ref();
     if let Some(c) = named {
         if c.chain_hash != QUICKNET_CHAIN_HASH || c.chain != CHAIN {
-            bail!(
-                "{}: the record names beacon chain {} ({}), and this program knows only {CHAIN} ({QUICKNET_CHAIN_HASH})",
-                path.display(),
-                shown(&c.chain),
-                shown(&c.chain_hash)
-            );
+            return Err(BeaconError::OtherChain {
+                record: path.to_path_buf(),
+                chain: c.chain.clone(),
+                chain_hash: c.chain_hash.clone(),
+            });
         }
         if round_time_text(c.round).as_deref() != Some(c.round_time.as_str()) {
-            bail!(
-                "{}: the record says round {} is published at {}, and quicknet publishes it at {}: the record was altered",
-                path.display(),
-                c.round,
-                shown(&c.round_time),
-                round_time_text(c.round).unwrap_or_else(|| "never".into())
-            );
+            return Err(BeaconError::RoundTimeAltered {
+                record: path.to_path_buf(),
+                round: c.round,
+                round_time: c.round_time.clone(),
+            });
         }
     }
     let (commitment, round) = match (named, round) {
         (None, None) => return Ok(*secret),
-        (None, Some(round)) => bail!(
-            "--beacon (round {}): the emission's record {} names no beacon round, so its seed is the custodians' secret alone; leave out --beacon",
-            round.round,
-            path.display()
-        ),
-        (Some(c), None) => bail!(
-            "the emission's record {} says its seed waits for round {} of {CHAIN} (published at {}): give that round's JSON with --beacon FILE (from a drand relay, GET /{QUICKNET_CHAIN_HASH}/public/{}). Nothing was made from the secret alone",
-            path.display(),
-            c.round,
-            round_time_text(c.round).unwrap_or_else(|| "never".into()),
-            c.round
-        ),
+        (None, Some(round)) => {
+            return Err(BeaconError::RoundNotNamed {
+                round: round.round,
+                record: path.to_path_buf(),
+            })
+        }
+        (Some(c), None) => {
+            return Err(BeaconError::RoundMissing {
+                record: path.to_path_buf(),
+                round: c.round,
+            })
+        }
         (Some(c), Some(round)) => (c, round),
     };
     if round.round != commitment.round {
-        bail!(
-            "--beacon: the file is round {} of {CHAIN}, and the emission's record {} names round {}: give round {} (another round would let whoever picks it choose the seed)",
-            round.round,
-            path.display(),
-            commitment.round,
-            commitment.round
-        );
+        return Err(BeaconError::OtherRound {
+            given: round.round,
+            record: path.to_path_buf(),
+            named: commitment.round,
+        });
     }
-    let created = seconds_of(&record.created).ok_or_else(|| {
-        anyhow!(
-            "{}: the record's time {} is not RFC 3339",
-            path.display(),
-            shown(&record.created)
-        )
+    let created = seconds_of(&record.created).ok_or_else(|| BeaconError::RecordNotTime {
+        record: path.to_path_buf(),
+        created: record.created.clone(),
     })?;
     // Checked again here, not only by the ceremony: a record whose round was already published
     // when it was made names a beacon someone could have seen first.
     let time = round_time(round.round).unwrap_or(0);
     if time <= created {
-        bail!(
-            "--beacon: round {} of {CHAIN} was published at {}, not after the emission's record was made ({}): its signature could have been known when the secret was fixed, so the seed could have been chosen; this emission's record is refused",
-            round.round,
-            rfc3339(time),
-            shown(&record.created)
-        );
+        return Err(BeaconError::RoundBeforeRecord {
+            round: round.round,
+            time,
+            created: record.created.clone(),
+        });
     }
     Ok(derive_seed(secret, round, &emission_of(record)))
 }
@@ -418,9 +576,7 @@ pub fn replay_seed(
         _ => Path::new("."),
     };
     let path = folder.join(crate::emission::record::RECORD_FILE);
-    let bytes = match crate::emission::record::read_unsigned(folder)
-        .map_err(|e| BeaconError::Record(e.into()))?
-    {
+    let bytes = match crate::emission::record::read_unsigned(folder).map_err(BeaconError::record)? {
         Some(bytes) => bytes,
         None if round.is_none() => return Ok(*secret),
         None => return Err(BeaconError::NoRecord { record: path }),
@@ -440,9 +596,8 @@ pub fn replay_seed(
             })
         }
     }
-    let record =
-        crate::emission::record::parse(&bytes, &path).map_err(|e| BeaconError::Record(e.into()))?;
-    block_seed(&record, &path, secret, round).map_err(BeaconError::Record)
+    let record = crate::emission::record::parse(&bytes, &path).map_err(BeaconError::record)?;
+    block_seed(&record, &path, secret, round)
 }
 
 #[cfg(test)]

@@ -11,28 +11,190 @@
 //! custody file beside the record (`emission.shares-<set id>.json` and `.sig`): the record
 //! itself, which every manifest may name by its hash, never changes.
 
+use crate::block;
 use crate::block::id::EmissionKind;
-use crate::block::{self, keys};
-use crate::custody::{self, Recipient, SecretSeed, ShareSetInfo};
-use crate::emission::lock::LockFile;
-use crate::emission::record::{self, Custody, Record, RECORD_FILE};
+use crate::block::keys::{self, KeyError};
+use crate::custody::{self, CustodyError, Recipient, SecretSeed, ShareSetInfo};
+use crate::emission::beacon::BeaconError;
+use crate::emission::lock::{LockError, LockFile};
+use crate::emission::record::{self, Custody, CustodyMismatch, Record, RECORD_FILE};
 use crate::emission::{read_signed, write_signed};
-use crate::fs::files;
+use crate::fs::{files, FsError};
 use crate::game::{Game, Stake};
-use anyhow::{bail, Context, Result};
+use crate::json::StrictJsonError;
+use crate::problem::chained;
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
+/// An error of the emission's other files, kept whole with its causes: the record
+/// ([`crate::emission::record`]), the signed files and the folder's public key and definition
+/// ([`crate::emission`]), the audit log ([`crate::emission::log`]).
+type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a seed ceremony (a new seed, a reshare) made nothing, why its log line was not written,
+/// or why custody shares are not the ones the emission's ceremony made ([`admit_shares`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CeremonyError {
+    /// A file or folder of the emission could not be looked at or given its modes: see
+    /// [`FsError`].
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    /// The emission lock could not be taken (or a signal stopped the wait): see [`LockError`].
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The seed could not be drawn, split into shares, or rebuilt from the shares given: see
+    /// [`CustodyError`].
+    #[error(transparent)]
+    Custody(#[from] CustodyError),
+    /// The ceremony's key could not be hashed for the record: see [`KeyError`].
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The beacon round named (`--beacon-round`) is refused: see [`BeaconError`].
+    #[error(transparent)]
+    Beacon(#[from] BeaconError),
+    /// The emission's record could not be read, made or written (its own error, with its
+    /// causes).
+    #[error(transparent)]
+    Record(Cause),
+    /// A file of the emission folder could not be read, written or checked: a signed file (a
+    /// reshare's custody file), the emission's public key or the game definition's copy, or
+    /// the temporary files a killed run left (its own error, with its causes).
+    #[error(transparent)]
+    Folder(Cause),
+    /// The run's line could not be added to the emission's audit log (its own error, with
+    /// its causes).
+    #[error(transparent)]
+    Log(Cause),
+    /// Custody shares were given for an emission with no record: only the ceremony makes a
+    /// production emission's record, and shares with no record behind them could have been
+    /// made by anyone holding the custodians' public keys. Nothing was written.
+    #[error(
+        "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused. Nothing was written",
+        .folder.display()
+    )]
+    NoRecord {
+        /// The emission folder.
+        folder: PathBuf,
+    },
+    /// A reshare was asked for an emission with no record: there is no seed to reshare.
+    #[error(
+        "{} has no emission record: a production emission starts with `seed` (a new seed and its record), and only then can its seed be reshared",
+        .folder.display()
+    )]
+    NoRecordToReshare {
+        /// The emission folder.
+        folder: PathBuf,
+    },
+    /// A new seed was asked for an emission that has its record: an emission has one seed.
+    #[error(
+        "{} exists: this emission already has its record, so its seed was made already; an emission has one seed. To hand it to new custodians, use `seed --reshare` with k of its shares; for a new seed, choose another --emission",
+        .record.display()
+    )]
+    RecordExists {
+        /// The record.
+        record: PathBuf,
+    },
+    /// The shares given for a reshare rebuild another seed than the one the record commits to.
+    #[error(
+        "the shares rebuild a seed whose SHA-256 is {}, not the emission's {recorded}",
+        hex::encode(.rebuilt)
+    )]
+    OtherSeed {
+        /// SHA-256 of the seed the shares rebuild.
+        rebuilt: [u8; 32],
+        /// The record's `seed_sha256`.
+        recorded: String,
+    },
+    /// Custody shares were given for a test emission: they are for production emissions only.
+    #[error(
+        "{}: the emission's record is of a test emission; custody shares are for production emissions only",
+        .record.display()
+    )]
+    TestEmission {
+        /// The record.
+        record: PathBuf,
+    },
+    /// The emission's record names no share set.
+    #[error("{}: the emission's record names no share set", .record.display())]
+    NoShareSet {
+        /// The record.
+        record: PathBuf,
+    },
+    /// The shares given are not of the set the record (or a reshare's custody file) names:
+    /// the file, then how they differ.
+    #[error("{}: {error}", .path.display())]
+    NotTheSet {
+        /// The record or the reshare's custody file.
+        path: PathBuf,
+        /// How the shares differ from the set (shown in the sentence).
+        error: CustodyMismatch,
+    },
+    /// A reshare's custody file, signed, is not a custody file as this program writes it.
+    #[error("{} is not a valid custody file", .path.display())]
+    NotCustodyFile {
+        /// The custody file.
+        path: PathBuf,
+        /// What the strict reading found.
+        #[source]
+        source: StrictJsonError,
+    },
+    /// A reshare's custody file names another emission than the record.
+    #[error("{}: the reshare names the emission {named}, the record {record}", .path.display())]
+    ReshareOtherEmission {
+        /// The custody file.
+        path: PathBuf,
+        /// The emission it names (`<game>/<stake>/e<NNNN>`).
+        named: String,
+        /// The record's emission.
+        record: String,
+    },
+    /// A reshare's custody file is of another seed than the record's.
+    #[error(
+        "{}: the reshare is of another seed than the emission's record",
+        .path.display()
+    )]
+    ReshareOtherSeed {
+        /// The custody file.
+        path: PathBuf,
+    },
+}
+
+impl CeremonyError {
+    /// The [`CeremonyError::Record`] of an error of the record's, for `map_err`.
+    fn record(error: impl Into<Cause>) -> Self {
+        CeremonyError::Record(error.into())
+    }
+
+    /// The [`CeremonyError::Folder`] of an error of the emission folder's files, for
+    /// `map_err`.
+    fn folder(error: impl Into<Cause>) -> Self {
+        CeremonyError::Folder(error.into())
+    }
+
+    /// The [`CeremonyError::Log`] of an error of the audit log's, for `map_err`.
+    fn log(error: impl Into<Cause>) -> Self {
+        CeremonyError::Log(error.into())
+    }
+}
+
+/// The [`CeremonyError::NotTheSet`] of shares that are not of the set `path` names, for
+/// `map_err`.
+fn not_the_set(path: &Path) -> impl FnOnce(CustodyMismatch) -> CeremonyError + '_ {
+    move |error| CeremonyError::NotTheSet {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
 /// The refusal of custody shares for an emission with no record: only the ceremony makes a
 /// production emission's record, and shares with no record behind them could have been made by
 /// anyone holding the custodians' public keys.
-pub fn no_record(folder: &Path) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{} has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused. Nothing was written",
-        folder.display()
-    )
+pub fn no_record(folder: &Path) -> CeremonyError {
+    CeremonyError::NoRecord {
+        folder: folder.to_path_buf(),
+    }
 }
 
 /// What a ceremony is asked to do.
@@ -80,38 +242,43 @@ pub struct Made {
 /// `--check`, or options refused before the key was read) the line can be added only unsigned,
 /// before any signed line: then a check that succeeded gets `Ok(Some(note))` to say it is not
 /// in the log, and a run that failed keeps its own error (the line is not added). Anything
-/// else that stops the line from being written is the error.
+/// else that stops the line from being written is the error. The run's error is written in
+/// the line with its causes, as the program prints it.
 pub fn log_seed_run(
     folder: &Path,
     group: Option<u32>,
     key: Option<&SigningKey>,
     checking: bool,
-    outcome: Result<Option<&Made>, &anyhow::Error>,
-) -> Result<Option<String>> {
+    outcome: Result<Option<&Made>, &(dyn std::error::Error + 'static)>,
+) -> Result<Option<String>, CeremonyError> {
     if !folder.is_dir() {
         return Ok(None);
     }
     files::emission_folder(folder, group)?;
     let mut entry = crate::emission::log::Entry::for_this_run("seed");
     match outcome {
-        Err(e) => entry.result = format!("error: {e:#}").chars().take(1000).collect(),
+        Err(e) => {
+            entry.result = format!("error: {}", chained(e))
+                .chars()
+                .take(1000)
+                .collect()
+        }
         Ok(Some(made)) => entry.result = made_result(made),
         Ok(None) => {}
     }
     match key {
         Some(key) => crate::emission::log::append(folder, entry, key)
             .map(|_| None)
-            .map_err(anyhow::Error::from),
-        None => match crate::emission::log::append_seed_line(folder, entry)
-            .map_err(anyhow::Error::from)
-        {
+            .map_err(CeremonyError::log),
+        None => match crate::emission::log::append_seed_line(folder, entry).map_err(Cause::from) {
             Ok(_) => Ok(None),
             Err(e) if checking && outcome.is_ok() => Ok(Some(format!(
-                "note: this check is not in the emission's audit log: {e:#}"
+                "note: this check is not in the emission's audit log: {}",
+                chained(&*e)
             ))),
             // A failed run wrote nothing: its own error is the one to say.
             Err(_) if outcome.is_err() => Ok(None),
-            Err(e) => Err(e),
+            Err(e) => Err(CeremonyError::Log(e)),
         },
     }
 }
@@ -185,14 +352,14 @@ impl Ceremony<'_> {
         recipients: &[Recipient],
         labels: &[String],
         out: &Path,
-    ) -> Result<Made> {
+    ) -> Result<Made, CeremonyError> {
         let folder = self.folder();
         let record_path = folder.join(RECORD_FILE);
         // Refused before any folder is made, and again under the lock.
         refuse_existing(&record_path)?;
         // The record's time first: a beacon round already published by then is refused
         // before anything is drawn or written.
-        let created = record::created_now()?;
+        let created = record::created_now().map_err(CeremonyError::record)?;
         let beacon = self
             .beacon
             .map(|round| crate::emission::beacon::commit(round, &created))
@@ -200,12 +367,14 @@ impl Ceremony<'_> {
         let access = files::emission_folder(&folder, None)?;
         let lock = LockFile::emission(&folder)?;
         let _held = lock.acquire(&mut |_| {})?;
-        let removed = crate::emission::remove_stale(&folder)?;
+        let removed = crate::emission::remove_stale(&folder).map_err(CeremonyError::folder)?;
         refuse_existing(&record_path)?;
-        crate::emission::write_or_check_public_key(&folder, &signing_key.verifying_key(), access)?;
+        crate::emission::write_or_check_public_key(&folder, &signing_key.verifying_key(), access)
+            .map_err(CeremonyError::folder)?;
         // The record names the definition's copy: the copy is there before the record (and
         // before the seed is drawn, so that a copy of another definition refuses it first).
-        crate::emission::write_or_check_definition(&folder, self.game, access)?;
+        crate::emission::write_or_check_definition(&folder, self.game, access)
+            .map_err(CeremonyError::folder)?;
         let seed = SecretSeed::fresh()?;
         let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
         let record = Record {
@@ -230,7 +399,7 @@ impl Ceremony<'_> {
             timestamp_authority_sha256: self.timestamp_authority_sha256.clone(),
         };
         let bytes = record.to_bytes();
-        record::write(&folder, &record, signing_key)?;
+        record::write(&folder, &record, signing_key).map_err(CeremonyError::record)?;
         Ok(Made {
             info,
             document: record_path,
@@ -252,27 +421,25 @@ impl Ceremony<'_> {
         recipients: &[Recipient],
         labels: &[String],
         out: &Path,
-    ) -> Result<(ShareSetInfo, Made)> {
+    ) -> Result<(ShareSetInfo, Made), CeremonyError> {
         let folder = self.folder();
         let public = signing_key.verifying_key();
         let lock = LockFile::emission(&folder)?;
         let _held = lock.acquire(&mut |_| {})?;
-        let removed = crate::emission::remove_stale(&folder)?;
+        let removed = crate::emission::remove_stale(&folder).map_err(CeremonyError::folder)?;
         let (seed, old) =
             custody::rebuild_seed_with(shares, identities, &self.id(), self.exposure)?;
-        let (record, _) = record::read(&folder, &public)?.ok_or_else(|| {
-            anyhow::anyhow!(
-                "{} has no emission record: a production emission starts with `seed` (a new seed and its record), and only then can its seed be reshared",
-                folder.display()
-            )
-        })?;
+        let (record, _) = record::read(&folder, &public)
+            .map_err(CeremonyError::record)?
+            .ok_or_else(|| CeremonyError::NoRecordToReshare {
+                folder: folder.clone(),
+            })?;
         admit_shares(&folder, &record, &Custody::from_info(&old), &public)?;
         if record.seed_sha256 != hex::encode(seed.commitment()) {
-            bail!(
-                "the shares rebuild a seed whose SHA-256 is {}, not the emission's {}",
-                hex::encode(seed.commitment()),
-                record.seed_sha256
-            );
+            return Err(CeremonyError::OtherSeed {
+                rebuilt: seed.commitment(),
+                recorded: record.seed_sha256.clone(),
+            });
         }
         let info = custody::write_share_set(&seed, &self.id(), threshold, recipients, out)?;
         let reshare = Reshare {
@@ -291,7 +458,8 @@ impl Ceremony<'_> {
             &folder.join(format!("{name}.sig")),
             &bytes,
             signing_key,
-        )?;
+        )
+        .map_err(CeremonyError::folder)?;
         Ok((
             old,
             Made {
@@ -304,12 +472,11 @@ impl Ceremony<'_> {
     }
 }
 
-fn refuse_existing(record_path: &Path) -> Result<()> {
+fn refuse_existing(record_path: &Path) -> Result<(), CeremonyError> {
     if files::entry_exists(record_path)? {
-        bail!(
-            "{} exists: this emission already has its record, so its seed was made already; an emission has one seed. To hand it to new custodians, use `seed --reshare` with k of its shares; for a new seed, choose another --emission",
-            record_path.display()
-        );
+        return Err(CeremonyError::RecordExists {
+            record: record_path.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -322,23 +489,20 @@ pub fn admit_shares(
     record: &Record,
     rebuilt: &Custody,
     public: &ed25519_dalek::VerifyingKey,
-) -> Result<()> {
+) -> Result<(), CeremonyError> {
+    let record_path = folder.join(RECORD_FILE);
     if record.kind != EmissionKind::Production {
-        bail!(
-            "{}: the emission's record is of a test emission; custody shares are for production emissions only",
-            folder.join(RECORD_FILE).display()
-        );
+        return Err(CeremonyError::TestEmission {
+            record: record_path,
+        });
     }
     let Some(recorded) = &record.custody else {
-        bail!(
-            "{}: the emission's record names no share set",
-            folder.join(RECORD_FILE).display()
-        );
+        return Err(CeremonyError::NoShareSet {
+            record: record_path,
+        });
     };
     if recorded.share_set == rebuilt.share_set {
-        return recorded
-            .admits(rebuilt)
-            .map_err(|m| anyhow::anyhow!("{}: {m}", folder.join(RECORD_FILE).display()));
+        return recorded.admits(rebuilt).map_err(not_the_set(&record_path));
     }
     // A reshare's set: its custody file, signed by the emission's key.
     let name = reshare_file(&rebuilt.share_set);
@@ -346,35 +510,52 @@ pub fn admit_shares(
     let valid_set =
         rebuilt.share_set.len() == 32 && rebuilt.share_set.bytes().all(|b| b.is_ascii_hexdigit());
     if !valid_set || !files::entry_exists(&path)? {
-        return recorded
-            .admits(rebuilt)
-            .map_err(|m| anyhow::anyhow!("{}: {m}", folder.join(RECORD_FILE).display()));
+        return recorded.admits(rebuilt).map_err(not_the_set(&record_path));
     }
     let bytes = read_signed(
         &path,
         &folder.join(format!("{name}.sig")),
         MAX_RESHARE_BYTES,
         public,
-    )?;
+    )
+    .map_err(CeremonyError::folder)?;
     // Read as strictly as the record: signed bytes, so exactly as this program writes them.
-    let reshare: Reshare = crate::json::parse_strict(&bytes, crate::json::Layout::Pretty)
-        .with_context(|| format!("{} is not a valid custody file", path.display()))?;
+    let reshare: Reshare =
+        crate::json::parse_strict(&bytes, crate::json::Layout::Pretty).map_err(|source| {
+            CeremonyError::NotCustodyFile {
+                path: path.clone(),
+                source,
+            }
+        })?;
     if reshare.emission != record.id {
-        bail!(
-            "{}: the reshare names the emission {}, the record {}",
-            path.display(),
-            reshare.emission,
-            record.id
-        );
+        return Err(CeremonyError::ReshareOtherEmission {
+            path,
+            named: reshare.emission.to_string(),
+            record: record.id.to_string(),
+        });
     }
     if reshare.seed_sha256 != record.seed_sha256 {
-        bail!(
-            "{}: the reshare is of another seed than the emission's record",
-            path.display()
+        return Err(CeremonyError::ReshareOtherSeed { path });
+    }
+    reshare.custody.admits(rebuilt).map_err(not_the_set(&path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error of the emission's other files keeps its sentence and its causes: printed as
+    /// the program prints errors (anyhow's `{:#}`), it says exactly what it said alone.
+    #[test]
+    fn an_error_of_the_other_files_is_said_as_before() {
+        let cause =
+            || anyhow::anyhow!("Permission denied").context("cannot write e0001/emission.json.sig");
+        let alone = format!("{:#}", cause());
+        let wrapped = anyhow::Error::new(CeremonyError::record(cause()));
+        assert_eq!(format!("{wrapped:#}"), alone);
+        assert_eq!(
+            format!("{:#}", anyhow::Error::new(no_record(Path::new("out/g/2/e0001")))),
+            "out/g/2/e0001 has no emission record: a production emission starts at the seed ceremony (`emission-factory seed --signing-key ...`), which writes the record naming its share set; shares without that record are refused. Nothing was written"
         );
     }
-    reshare
-        .custody
-        .admits(rebuilt)
-        .map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))
 }

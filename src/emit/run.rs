@@ -295,7 +295,7 @@ fn error_line(message: &str) -> String {
 /// whole and checks its signature under the emission lock.
 fn refuse_wrong_kind(folder: &Path, production: bool) -> Result<()> {
     match record::peek_kind(folder)? {
-        None if production => Err(ceremony::no_record(folder)),
+        None if production => Err(ceremony::no_record(folder).into()),
         Some(EmissionKind::Production) if !production => bail!(
             "{} is a production emission: its seed comes only from its custody shares; give them with --share and --identity (k of them). Nothing was written",
             folder.display()

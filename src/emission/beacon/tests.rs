@@ -318,3 +318,27 @@ fn a_round_zero_and_a_short_field_are_typed_and_named() {
         "randomness: 62 characters, where 64 hex digits are expected"
     );
 }
+
+/// An error of the record's, held by [`BeaconError::Record`], is said with its causes in the
+/// sentence, as the program prints an error (anyhow's `{:#}`): a verification's problem reads
+/// only the sentence.
+#[test]
+fn a_record_error_is_said_with_its_causes() {
+    let cause = anyhow::anyhow!("Permission denied").context("cannot read e0001/emission.json");
+    let said = format!("{cause:#}");
+    let err = BeaconError::record(cause);
+    assert_eq!(
+        err.to_string(),
+        "cannot read e0001/emission.json: Permission denied"
+    );
+    assert_eq!(err.to_string(), said);
+    // A file refused: its name, then what is wrong, in one sentence with no cause after it.
+    let err = read_round(Path::new("/nonexistent/round.json")).unwrap_err();
+    assert!(matches!(err, BeaconError::ReadRound { .. }), "{err:?}");
+    assert!(std::error::Error::source(&err).is_none());
+    assert!(
+        err.to_string()
+            .starts_with("--beacon /nonexistent/round.json: "),
+        "{err}"
+    );
+}

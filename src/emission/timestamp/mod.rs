@@ -21,8 +21,10 @@ pub use token::{Request, Stamp, TokenError, TsaCert};
 
 use crate::emission::lock::LockGuard;
 use crate::fs::files::{self, Access};
+use crate::fs::open::ReadError;
+use crate::fs::FsError;
+use crate::problem::chained;
 use crate::untrusted::{shown, shown_path};
-use anyhow::{anyhow, bail, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -55,14 +57,19 @@ fn with_suffix(doc: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Reads a TSA certificate (PEM or DER) given with `option`, and checks it is a TSA's.
-pub fn read_cert(path: &Path, option: &str) -> Result<TsaCert> {
-    let bytes = crate::fs::open::read_at_most(path, MAX_CERT_BYTES, "a certificate")
-        .map_err(|e| anyhow!("{option} {}: cannot read: {e}", shown_path(path)))?;
-    TsaCert::parse(&bytes).map_err(|m| {
-        anyhow!(
-            "{option} {}: {m}. Give the TSA's own certificate (the one that signs its tokens), PEM or DER",
-            shown_path(path)
-        )
+pub fn read_cert(path: &Path, option: &str) -> Result<TsaCert, TimestampError> {
+    let bytes =
+        crate::fs::open::read_at_most(path, MAX_CERT_BYTES, "a certificate").map_err(|error| {
+            TimestampError::ReadCert {
+                option: option.to_string(),
+                path: path.to_path_buf(),
+                error,
+            }
+        })?;
+    TsaCert::parse(&bytes).map_err(|error| TimestampError::NotTsaCert {
+        option: option.to_string(),
+        path: path.to_path_buf(),
+        error: Box::new(error),
     })
 }
 
@@ -109,61 +116,51 @@ pub fn stamp(
     pinned: Option<&str>,
     cert: &TsaCert,
     source: &Source,
-) -> Result<Outcome> {
+) -> Result<Outcome, TimestampError> {
     let token = token_path(doc);
     if files::entry_exists(&token)? {
-        bail!(
-            "{} exists: a token is never replaced (it proves an earlier time than a new one would)",
-            shown_path(&token)
-        );
+        return Err(TimestampError::TokenExists { token });
     }
     if let Some(pin) = pinned {
         if !pin.eq_ignore_ascii_case(&cert.sha256_hex()) {
-            bail!(
-                "{} names the TSA certificate of SHA-256 {}, and --tsa-cert is {} (SHA-256 {}): give the certificate it names",
-                shown_path(doc),
-                shown(pin),
-                shown(&cert.subject),
-                cert.sha256_hex()
-            );
+            return Err(TimestampError::OtherCertGiven {
+                doc: doc.to_path_buf(),
+                pinned: pin.to_string(),
+                subject: cert.subject.clone(),
+                sha256: cert.sha256_hex(),
+            });
         }
     }
-    let bytes = crate::emission::read_bounded(doc, MAX_DOCUMENT_BYTES)?;
+    let bytes =
+        crate::emission::read_bounded(doc, MAX_DOCUMENT_BYTES).map_err(TimestampError::file)?;
     let hash: [u8; 32] = Sha256::digest(&bytes).into();
     let access = Access::of_folder(files::parent(doc))?;
     let kept = request_path(doc);
     match source {
         Source::Url(url) => {
-            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
-            let reply = http::post(url, &request.der).map_err(|m| {
-                anyhow!(
-                    "no token for {}: {m}. The TSA may be down: get the token later with `emission-factory timestamp {} --tsa-cert PEM --tsa-url URL` (until then verify fails on the missing token)",
-                    shown_path(doc),
-                    files::shell_quoted(files::parent(doc))
-                )
+            let request = token::request(hash).map_err(TimestampError::Request)?;
+            let reply = http::post(url, &request.der).map_err(|error| TimestampError::NoToken {
+                doc: doc.to_path_buf(),
+                error,
             })?;
-            let stamp = checked_reply(&reply, &request, cert).map_err(|m| {
-                anyhow!(
-                    "the reply of {} for {}: {m}",
-                    shown(url_text(url)),
-                    shown_path(doc)
-                )
-            })?;
+            let stamp =
+                checked_reply(&reply, &request, cert).map_err(|m| TimestampError::BadReply {
+                    url: url_text(url),
+                    doc: doc.to_path_buf(),
+                    error: Box::new(m),
+                })?;
             let _publishing = crate::interrupt::critical();
             files::write_atomic(&token, &reply, access)?;
             Ok(Outcome::Stamped { token, stamp })
         }
         Source::RequestOut(out) => {
             if out == Path::new("-") {
-                bail!("--tsa-request-out -: the request is binary and standard output carries this command's report: give a file name (the file to carry to the TSA)");
+                return Err(TimestampError::RequestToStdout);
             }
             if files::entry_exists(out)? {
-                bail!(
-                    "--tsa-request-out {}: the file exists; give a new file name",
-                    shown_path(out)
-                );
+                return Err(TimestampError::RequestOutExists { out: out.clone() });
             }
-            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
+            let request = token::request(hash).map_err(TimestampError::Request)?;
             let _publishing = crate::interrupt::critical();
             files::write_atomic(&kept, &request.der, access)?;
             files::write_atomic(out, &request.der, Access::PRIVATE)?;
@@ -174,28 +171,37 @@ pub fn stamp(
         }
         Source::Reply(path) => {
             if !files::entry_exists(&kept)? {
-                bail!(
-                    "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
-                    shown_path(doc),
-                    shown_path(&kept)
-                );
+                return Err(TimestampError::NoRequestWaiting {
+                    doc: doc.to_path_buf(),
+                    kept,
+                });
             }
-            let request_bytes = crate::emission::read_bounded(&kept, MAX_TOKEN_BYTES)?;
-            let request = token::parse_request(&request_bytes)
-                .map_err(|m| anyhow!("{}: {m}", shown_path(&kept)))?;
+            let request_bytes = crate::emission::read_bounded(&kept, MAX_TOKEN_BYTES)
+                .map_err(TimestampError::file)?;
+            let request = token::parse_request(&request_bytes).map_err(|error| {
+                TimestampError::KeptRequest {
+                    kept: kept.clone(),
+                    error: Box::new(error),
+                }
+            })?;
             if request.imprint != hash {
-                bail!(
-                    "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
-                    shown_path(&kept),
-                    hex::encode(request.imprint),
-                    shown_path(doc),
-                    hex::encode(hash)
-                );
+                return Err(TimestampError::DocumentChanged {
+                    kept,
+                    imprint: request.imprint,
+                    doc: doc.to_path_buf(),
+                    hash,
+                });
             }
             let reply = crate::fs::open::read_at_most(path, MAX_TOKEN_BYTES, "a TSA reply")
-                .map_err(|e| anyhow!("--tsa-reply {}: cannot read: {e}", shown_path(path)))?;
-            let stamp = checked_reply(&reply, &request, cert)
-                .map_err(|m| anyhow!("--tsa-reply {}: {m}", shown_path(path)))?;
+                .map_err(|error| TimestampError::ReadReply {
+                    path: path.clone(),
+                    error,
+                })?;
+            let stamp =
+                checked_reply(&reply, &request, cert).map_err(|m| TimestampError::ReplyFile {
+                    path: path.clone(),
+                    error: Box::new(m),
+                })?;
             let _publishing = crate::interrupt::critical();
             files::write_atomic(&token, &reply, access)?;
             files::remove(&kept)?;
@@ -233,67 +239,59 @@ pub fn stamp_file(
     hash: [u8; 32],
     certs: &[TsaCert],
     source: &Source,
-) -> Result<FileOutcome> {
+) -> Result<FileOutcome, TimestampError> {
     if certs.is_empty() {
-        bail!("no --tsa-cert: the token of {} is kept only once it verifies with the TSA's certificate: give --tsa-cert PEM", shown_path(file));
+        return Err(PackStampError::NoCertificate {
+            file: file.to_path_buf(),
+        }
+        .into());
     }
     let token = token_path(file);
     let kept = request_path(file);
     if files::entry_exists(&token)? {
-        bail!(
-            "{} exists: a token is never replaced (it proves an earlier time than a new one would); verify checks it (`emission-factory verify --identity KEY --tsa-cert PEM {}`)",
-            shown_path(&token),
-            files::shell_quoted(file)
-        );
+        return Err(PackStampError::TokenExists {
+            file: file.to_path_buf(),
+            token,
+        }
+        .into());
     }
-    let later = |how: &str| {
-        format!(
-            "get the token later with `emission-factory timestamp --pack {} --tsa-cert PEM {how}`",
-            files::shell_quoted(file)
-        )
-    };
     match source {
         Source::Url(url) => {
-            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
-            let reply = http::post(url, &request.der).map_err(|m| {
-                anyhow!(
-                    "no token for {}: {m}. The TSA may be down: {}",
-                    shown_path(file),
-                    later("--tsa-url URL")
-                )
+            let request = token::request(hash).map_err(TimestampError::Request)?;
+            let reply = http::post(url, &request.der).map_err(|error| PackStampError::NoToken {
+                file: file.to_path_buf(),
+                error,
             })?;
-            let checked = checked_reply_any(&reply, &request, certs, &token).map_err(|m| {
-                anyhow!(
-                    "the reply of {} for {}: {m}; nothing was kept: {} (or check --tsa-cert: the TSA's own certificate)",
-                    shown(url_text(url)),
-                    shown_path(file),
-                    later("--tsa-url URL")
-                )
-            })?;
+            let checked =
+                checked_reply_any(&reply, &request, certs, &token).map_err(|refusals| {
+                    PackStampError::BadReply {
+                        url: url_text(url),
+                        file: file.to_path_buf(),
+                        refusals,
+                    }
+                })?;
             let _publishing = crate::interrupt::critical();
-            files::write_new(&token, &reply, 0o600).map_err(|e| {
-                anyhow!("{e:#}; the token was not kept: {}", later("--tsa-url URL"))
+            files::write_new(&token, &reply, 0o600).map_err(|error| PackStampError::NotKept {
+                file: file.to_path_buf(),
+                error,
             })?;
             Ok(FileOutcome::Stamped(checked))
         }
         Source::RequestOut(out) => {
             if out == Path::new("-") {
-                bail!("--tsa-request-out -: the request is binary and standard output carries this command's report: give a file name (the file to carry to the TSA)");
+                return Err(TimestampError::RequestToStdout);
             }
             for (path, what) in [(out, "--tsa-request-out"), (&kept, "the request kept")] {
                 if files::entry_exists(path)? {
-                    bail!(
-                        "{what} {}: the file exists, and is never replaced: give a new file name{}",
-                        shown_path(path),
-                        if path == &kept {
-                            " (a request already waits for its reply: take it with `emission-factory timestamp --pack FILE --tsa-cert PEM --tsa-reply REPLY`, or remove it to make a new one)"
-                        } else {
-                            ""
-                        }
-                    );
+                    return Err(PackStampError::RequestExists {
+                        what,
+                        path: path.clone(),
+                        waiting: path == &kept,
+                    }
+                    .into());
                 }
             }
-            let request = token::request(hash).map_err(|m| anyhow!("{m}"))?;
+            let request = token::request(hash).map_err(TimestampError::Request)?;
             let _publishing = crate::interrupt::critical();
             files::write_new(&kept, &request.der, 0o600)?;
             files::write_new(out, &request.der, 0o600)?;
@@ -304,35 +302,185 @@ pub fn stamp_file(
         }
         Source::Reply(path) => {
             if !files::entry_exists(&kept)? {
-                bail!(
-                    "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
-                    shown_path(file),
-                    shown_path(&kept)
-                );
+                return Err(PackStampError::NoRequestWaiting {
+                    file: file.to_path_buf(),
+                    kept,
+                }
+                .into());
             }
             let request_bytes = crate::fs::open::read_at_most(&kept, MAX_TOKEN_BYTES, "a request")
-                .map_err(|e| anyhow!("{}: cannot read: {e}", shown_path(&kept)))?;
-            let request = token::parse_request(&request_bytes)
-                .map_err(|m| anyhow!("{}: {m}", shown_path(&kept)))?;
+                .map_err(|error| PackStampError::ReadKept {
+                    kept: kept.clone(),
+                    error,
+                })?;
+            let request = token::parse_request(&request_bytes).map_err(|error| {
+                TimestampError::KeptRequest {
+                    kept: kept.clone(),
+                    error: Box::new(error),
+                }
+            })?;
             if request.imprint != hash {
-                bail!(
-                    "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
-                    shown_path(&kept),
-                    hex::encode(request.imprint),
-                    shown_path(file),
-                    hex::encode(hash)
-                );
+                return Err(PackStampError::FileChanged {
+                    kept,
+                    imprint: request.imprint,
+                    file: file.to_path_buf(),
+                    hash,
+                }
+                .into());
             }
             let reply = crate::fs::open::read_at_most(path, MAX_TOKEN_BYTES, "a TSA reply")
-                .map_err(|e| anyhow!("--tsa-reply {}: cannot read: {e}", shown_path(path)))?;
-            let checked = checked_reply_any(&reply, &request, certs, &token)
-                .map_err(|m| anyhow!("--tsa-reply {}: {m}", shown_path(path)))?;
+                .map_err(|error| TimestampError::ReadReply {
+                    path: path.clone(),
+                    error,
+                })?;
+            let checked =
+                checked_reply_any(&reply, &request, certs, &token).map_err(|refusals| {
+                    PackStampError::ReplyRefused {
+                        path: path.clone(),
+                        refusals,
+                    }
+                })?;
             let _publishing = crate::interrupt::critical();
             files::write_new(&token, &reply, 0o600)?;
             files::remove(&kept)?;
             Ok(FileOutcome::Stamped(checked))
         }
     }
+}
+
+/// Why a pack's own token ([`stamp_file`], `pack --tsa-url`, `timestamp --pack`) was not got
+/// or kept. Each message names the pack and says how to get its token later.
+#[derive(Debug, thiserror::Error)]
+pub enum PackStampError {
+    /// No TSA certificate was given: a token is kept only once it verifies with one.
+    #[error("no --tsa-cert: the token of {} is kept only once it verifies with the TSA's certificate: give --tsa-cert PEM", shown_path(.file))]
+    NoCertificate {
+        /// The pack.
+        file: PathBuf,
+    },
+    /// The pack already has a token: it is never replaced.
+    #[error(
+        "{} exists: a token is never replaced (it proves an earlier time than a new one would); verify checks it (`emission-factory verify --identity KEY --tsa-cert PEM {}`)",
+        shown_path(.token),
+        files::shell_quoted(.file)
+    )]
+    TokenExists {
+        /// The pack.
+        file: PathBuf,
+        /// Its token.
+        token: PathBuf,
+    },
+    /// The TSA could not be asked, or gave no reply.
+    #[error(
+        "no token for {}: {error}. The TSA may be down: {}",
+        shown_path(.file),
+        later(.file, "--tsa-url URL")
+    )]
+    NoToken {
+        /// The pack.
+        file: PathBuf,
+        /// What the HTTP exchange said.
+        error: http::HttpError,
+    },
+    /// The TSA's reply did not verify with any certificate given.
+    #[error(
+        "the reply of {} for {}: {refusals}; nothing was kept: {} (or check --tsa-cert: the TSA's own certificate)",
+        shown(.url),
+        shown_path(.file),
+        later(.file, "--tsa-url URL")
+    )]
+    BadReply {
+        /// The TSA's address.
+        url: String,
+        /// The pack.
+        file: PathBuf,
+        /// Each certificate's refusal.
+        refusals: String,
+    },
+    /// The checked token could not be written beside the pack.
+    #[error("{}; the token was not kept: {}", crate::problem::chained(.error), later(.file, "--tsa-url URL"))]
+    NotKept {
+        /// The pack.
+        file: PathBuf,
+        /// Why the file was not written.
+        error: FsError,
+    },
+    /// The request file to write (or the copy kept beside the pack) exists.
+    #[error(
+        "{what} {}: the file exists, and is never replaced: give a new file name{}",
+        shown_path(.path),
+        if *.waiting { " (a request already waits for its reply: take it with `emission-factory timestamp --pack FILE --tsa-cert PEM --tsa-reply REPLY`, or remove it to make a new one)" } else { "" }
+    )]
+    RequestExists {
+        /// `--tsa-request-out` or "the request kept".
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// It is the request kept beside the pack, which waits for its reply.
+        waiting: bool,
+    },
+    /// A reply was given, but no request of ours waits beside the pack.
+    #[error(
+        "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
+        shown_path(.file),
+        shown_path(.kept)
+    )]
+    NoRequestWaiting {
+        /// The pack.
+        file: PathBuf,
+        /// The request that should be beside it.
+        kept: PathBuf,
+    },
+    /// The request kept beside the pack could not be read.
+    #[error("{}: cannot read: {error}", shown_path(.kept))]
+    ReadKept {
+        /// The request kept.
+        kept: PathBuf,
+        /// Why (shown in the sentence).
+        error: crate::fs::open::ReadError,
+    },
+    /// The pack changed since its request was made.
+    #[error(
+        "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
+        shown_path(.kept),
+        hex::encode(.imprint),
+        shown_path(.file),
+        hex::encode(.hash)
+    )]
+    FileChanged {
+        /// The request kept.
+        kept: PathBuf,
+        /// What it is over.
+        imprint: [u8; 32],
+        /// The pack.
+        file: PathBuf,
+        /// The pack's SHA-256 now.
+        hash: [u8; 32],
+    },
+    /// The reply given did not verify with any certificate given.
+    #[error("--tsa-reply {}: {refusals}", shown_path(.path))]
+    ReplyRefused {
+        /// The reply file.
+        path: PathBuf,
+        /// Each certificate's refusal.
+        refusals: String,
+    },
+    /// The pack could not be read to hash it.
+    #[error("cannot read {}: {error}", shown_path(.file))]
+    Hash {
+        /// The pack.
+        file: PathBuf,
+        /// Why (shown in the sentence).
+        error: String,
+    },
+}
+
+/// How to get a pack's token later, for [`PackStampError`]'s messages.
+fn later(file: &Path, how: &str) -> String {
+    format!(
+        "get the token later with `emission-factory timestamp --pack {} --tsa-cert PEM {how}`",
+        files::shell_quoted(file)
+    )
 }
 
 /// [`checked_reply`] with the first of `certs` the reply verifies with: the token (to be kept
@@ -361,12 +509,16 @@ fn checked_reply_any(
 
 /// The SHA-256 of the file at `path` (a regular file), read as a stream: for a file too large
 /// to read whole (an emission pack), whose token is asked later (`timestamp --pack`).
-pub fn file_sha256(path: &Path) -> Result<[u8; 32]> {
-    let mut file = crate::fs::open::open_regular(path)
-        .map_err(|e| anyhow!("cannot read {}: {e}", shown_path(path)))?;
+pub fn file_sha256(path: &Path) -> Result<[u8; 32], TimestampError> {
+    let mut file = crate::fs::open::open_regular(path).map_err(|e| PackStampError::Hash {
+        file: path.to_path_buf(),
+        error: e.to_string(),
+    })?;
     let mut sha = Sha256::new();
-    std::io::copy(&mut file, &mut sha)
-        .map_err(|e| anyhow!("cannot read {}: {e}", shown_path(path)))?;
+    std::io::copy(&mut file, &mut sha).map_err(|e| PackStampError::Hash {
+        file: path.to_path_buf(),
+        error: e.to_string(),
+    })?;
     Ok(sha.finalize().into())
 }
 
@@ -386,10 +538,162 @@ fn checked_reply(reply: &[u8], request: &Request, cert: &TsaCert) -> Result<Stam
     Ok(stamp)
 }
 
-/// Why a document's token is not good evidence ([`check_document`]), or why a reply is not the
-/// answer to a request. Each names the files it is about.
+/// Why a TSA certificate was refused ([`read_cert`]), why no token was got or kept
+/// ([`stamp`]), why a document's token is not good evidence ([`check_document`]), or why a
+/// reply is not the answer to a request. Each names the files it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum TimestampError {
+    /// A file of the emission folder could not be looked at, read or written, or a request
+    /// file or token could not be staged or removed: see [`FsError`].
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    /// A pack's own token was not got or kept.
+    #[error(transparent)]
+    Pack(#[from] PackStampError),
+    /// A file stamped, or the request kept beside it, could not be read (missing, a link,
+    /// larger than any such file...): the emission folder's own error, with its causes.
+    #[error(transparent)]
+    File(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// The TSA certificate given with `option` could not be read.
+    #[error("{option} {}: cannot read: {error}", shown_path(.path))]
+    ReadCert {
+        /// The option that named it (`--tsa-cert`).
+        option: String,
+        /// The file.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ReadError,
+    },
+    /// The file given with `option` is not a TSA's certificate (not PEM or DER, not a
+    /// certificate, not one for time stamping).
+    #[error(
+        "{option} {}: {error}. Give the TSA's own certificate (the one that signs its tokens), PEM or DER",
+        shown_path(.path)
+    )]
+    NotTsaCert {
+        /// The option that named it (`--tsa-cert`).
+        option: String,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it (shown in the sentence).
+        error: Box<TokenError>,
+    },
+    /// The document has a token already: it is never replaced (it proves an earlier time
+    /// than a new one would).
+    #[error(
+        "{} exists: a token is never replaced (it proves an earlier time than a new one would)",
+        shown_path(.token)
+    )]
+    TokenExists {
+        /// The token.
+        token: PathBuf,
+    },
+    /// The document names a TSA certificate, and `--tsa-cert` is another.
+    #[error(
+        "{} names the TSA certificate of SHA-256 {}, and --tsa-cert is {} (SHA-256 {sha256}): give the certificate it names",
+        shown_path(.doc),
+        shown(.pinned),
+        shown(.subject)
+    )]
+    OtherCertGiven {
+        /// The document.
+        doc: PathBuf,
+        /// The certificate it names.
+        pinned: String,
+        /// The subject of the certificate given.
+        subject: String,
+        /// Its SHA-256.
+        sha256: String,
+    },
+    /// A request could not be made (the random generator for its nonce, its encoding).
+    #[error("{0}")]
+    Request(TokenError),
+    /// The TSA could not be asked over HTTP, or did not answer with a reply: the record or
+    /// seal stays without a token until `emission-factory timestamp` gets one.
+    #[error(
+        "no token for {}: {error}. The TSA may be down: get the token later with `emission-factory timestamp {} --tsa-cert PEM --tsa-url URL` (until then verify fails on the missing token)",
+        shown_path(.doc),
+        files::shell_quoted(files::parent(.doc))
+    )]
+    NoToken {
+        /// The document.
+        doc: PathBuf,
+        /// What went wrong (shown in the sentence).
+        error: http::HttpError,
+    },
+    /// The TSA's reply over HTTP is not a good token for the document.
+    #[error("the reply of {} for {}: {error}", shown(.url), shown_path(.doc))]
+    BadReply {
+        /// The TSA's URL.
+        url: String,
+        /// The document.
+        doc: PathBuf,
+        /// What is wrong with the reply (shown in the sentence).
+        error: Box<TimestampError>,
+    },
+    /// `--tsa-request-out -`: the request is binary, and standard output carries the report.
+    #[error("--tsa-request-out -: the request is binary and standard output carries this command's report: give a file name (the file to carry to the TSA)")]
+    RequestToStdout,
+    /// The file `--tsa-request-out` names exists: it is not overwritten.
+    #[error("--tsa-request-out {}: the file exists; give a new file name", shown_path(.out))]
+    RequestOutExists {
+        /// The file.
+        out: PathBuf,
+    },
+    /// `--tsa-reply` was given, and no request of this program waits beside the document.
+    #[error(
+        "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
+        shown_path(.doc),
+        shown_path(.kept)
+    )]
+    NoRequestWaiting {
+        /// The document.
+        doc: PathBuf,
+        /// The request that would be kept beside it.
+        kept: PathBuf,
+    },
+    /// The request kept beside the document is not a request.
+    #[error("{}: {error}", shown_path(.kept))]
+    KeptRequest {
+        /// The request kept.
+        kept: PathBuf,
+        /// What is wrong with it (shown in the sentence).
+        error: Box<TokenError>,
+    },
+    /// The document changed since its request was made: the reply would not be over it.
+    #[error(
+        "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
+        shown_path(.kept),
+        hex::encode(.imprint),
+        shown_path(.doc),
+        hex::encode(.hash)
+    )]
+    DocumentChanged {
+        /// The request kept.
+        kept: PathBuf,
+        /// The SHA-256 it is over.
+        imprint: [u8; 32],
+        /// The document.
+        doc: PathBuf,
+        /// The document's SHA-256.
+        hash: [u8; 32],
+    },
+    /// The reply file (`--tsa-reply`) could not be read.
+    #[error("--tsa-reply {}: cannot read: {error}", shown_path(.path))]
+    ReadReply {
+        /// The file.
+        path: PathBuf,
+        /// Why (shown in the sentence).
+        error: ReadError,
+    },
+    /// The reply file (`--tsa-reply`) is not a good token for the document.
+    #[error("--tsa-reply {}: {error}", shown_path(.path))]
+    ReplyFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it (shown in the sentence).
+        error: Box<TimestampError>,
+    },
     /// The reply or the token is wrong in itself.
     #[error(transparent)]
     Token(#[from] TokenError),
@@ -402,9 +706,9 @@ pub enum TimestampError {
         /// The request's nonce.
         nonce: Vec<u8>,
     },
-    /// The token's entry cannot be looked at.
-    #[error("{0:#}")]
-    Lookup(anyhow::Error),
+    /// The token's entry cannot be looked at (the error and its causes, in the sentence).
+    #[error("{}", chained(.0))]
+    Lookup(FsError),
     /// A token asked but missing.
     #[error(
         "{} says a trusted timestamp was asked for it (TSA certificate SHA-256 {}), but {} is missing: it was deleted, or the TSA never answered (then get it with `emission-factory timestamp`)",
@@ -498,6 +802,14 @@ impl Checked {
     }
 }
 
+impl TimestampError {
+    /// The [`TimestampError::File`] of an error of the emission folder's reading, for
+    /// `map_err`.
+    fn file(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        TimestampError::File(error.into())
+    }
+}
+
 /// Checks the token of `doc` (whose bytes are `bytes`) offline against the TSA certificates
 /// the verifier trusts (`certs`; `pinned` is the certificate the document says it asked).
 /// `Ok(None)`: no token, and none was asked. Every other case is a verdict: a token asked
@@ -510,7 +822,7 @@ pub fn check_document(
     certs: &[TsaCert],
 ) -> Result<Option<Checked>, TimestampError> {
     let token = token_path(doc);
-    let present = files::entry_exists(&token).map_err(|e| TimestampError::Lookup(e.into()))?;
+    let present = files::entry_exists(&token).map_err(TimestampError::Lookup)?;
     if !present {
         return match pinned {
             None => Ok(None),
