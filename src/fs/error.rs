@@ -341,6 +341,19 @@ impl FsError {
     }
 }
 
+/// An error and its causes, each after `: `, as anyhow's `{:#}` prints them (how the program
+/// prints an error): for a message that holds a typed error inline, with its causes.
+pub fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,5 +384,14 @@ mod tests {
         });
         assert_eq!(error.chain().count(), 1);
         assert!(format!("{error:#}").starts_with("cannot set the mode of k.pem to 0600: "));
+    }
+
+    /// `with_causes` says a typed error as anyhow's `{:#}` does.
+    #[test]
+    fn with_causes_is_anyhows_alternate_form() {
+        let error = FsError::io("remove", Path::new("a"))(io::Error::other("gone"));
+        assert_eq!(with_causes(&error), "cannot remove a: gone");
+        let error = anyhow::Error::new(error).context("cannot clean up");
+        assert_eq!(with_causes(&*error), format!("{error:#}"));
     }
 }

@@ -21,4 +21,4 @@ pub mod open;
 pub mod output;
 pub mod pipe;
 
-pub use error::FsError;
+pub use error::{with_causes, FsError};
