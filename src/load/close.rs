@@ -13,9 +13,10 @@
 use super::error::explain;
 use crate::block::id::EmissionId;
 use crate::block::keys;
-use crate::emission::lock::LockFile;
+use crate::emission::lock::{LockError, LockFile};
 use crate::emission::log;
 use crate::emission::record::{self, Record};
+use crate::fs::FsError;
 use crate::money::{canonical, from_cents};
 use crate::problem::chained;
 use crate::untrusted::{shown_text, SHOWN_CHARS};
@@ -50,6 +51,34 @@ pub enum CloseError {
         /// The server's error.
         error: postgres::Error,
     },
+    /// The emission lock could not be taken: nothing was changed.
+    #[error("{}; nothing was changed", chained(.0))]
+    Lock(LockError),
+    /// The emission's record could not be read or did not check with the key: nothing was
+    /// changed.
+    #[error("{}; nothing was changed", chained(&.0))]
+    Record(crate::emission::record::RecordError),
+    /// The emission's audit log did not read or check, so the closing could not have been
+    /// recorded in it: the emission was not closed.
+    #[error(
+        "{}: the closing could not be recorded in the emission's audit log, so the emission was not closed; nothing was changed (restore the log from the archive)",
+        chained(&.0)
+    )]
+    Log(crate::emission::log::LogError),
+    /// The closing's line could not be appended to the emission's audit log (the emission is
+    /// closed in the database all the same).
+    #[error("{}", chained(&.0))]
+    LogAppend(crate::emission::log::LogError),
+    /// The reconciliation's file or its signature could not be written into the folder, or
+    /// a file there could not be looked at.
+    #[error("{}", chained(.0))]
+    File(FsError),
+    /// The emission lock could not be released, after the emission was closed and recorded.
+    #[error(
+        "{}: the emission is closed and recorded, but the emission lock could not be released",
+        chained(.0)
+    )]
+    Release(LockError),
     /// Anything else, said in full.
     #[error("{0}")]
     Refused(String),
@@ -158,13 +187,12 @@ pub struct Closed {
 /// same (nothing more is sold), and the same command run again writes the file from the
 /// database and appends the line the log lacks.
 pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Closed, CloseError> {
-    let unchanged = |e: anyhow::Error| CloseError::Refused(format!("{e:#}; nothing was changed"));
     let public = key.verifying_key();
     let held = LockFile::emission(folder)
         .and_then(|l| l.acquire(&mut |_| {}))
-        .map_err(|e| unchanged(e.into()))?;
+        .map_err(CloseError::Lock)?;
     let (record, _) = record::read(folder, &public)
-        .map_err(|e| unchanged(e.into()))?
+        .map_err(|e| CloseError::Record(e))?
         .ok_or_else(|| {
             CloseError::Refused(format!(
                 "{} has no emission record ({}): give the emission's own folder (<out>/<game>/<stake>/e<emission>, the one its blocks were loaded from); nothing was changed",
@@ -174,12 +202,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
         })?;
     // A record whose game or stake names no emission is refused as it is read.
     let name = record.id.clone();
-    let chain = log::read_chain(folder, &public).map_err(|e| {
-        CloseError::Refused(format!(
-            "{}: the closing could not be recorded in the emission's audit log, so the emission was not closed; nothing was changed (restore the log from the archive)",
-            chained(&e)
-        ))
-    })?;
+    let chain = log::read_chain(folder, &public).map_err(|e| CloseError::Log(e))?;
     let (already, reconciliation, bytes, signature) =
         close_in_database(client, &name, &record, key)?;
     let path = folder.join(CLOSING_FILE);
@@ -197,7 +220,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
             entry.result = log::closing_result(CLOSING_FILE, &sha256);
             Some(
                 log::append_locked(folder, &mut entry, Some(key))
-                    .map_err(|e| closed_anyway(CloseError::Refused(chained(&e))))?,
+                    .map_err(|e| closed_anyway(CloseError::LogAppend(e)))?,
             )
         }
         Some((_, logged)) if *logged == sha256 => None,
@@ -208,11 +231,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
             )))
         }
     };
-    held.release().map_err(anyhow::Error::from).map_err(|e| {
-        CloseError::Refused(format!(
-            "{e:#}: the emission is closed and recorded, but the emission lock could not be released"
-        ))
-    })?;
+    held.release().map_err(CloseError::Release)?;
     Ok(Closed {
         already,
         reconciliation,
@@ -412,8 +431,7 @@ fn write_new_or_same(
     signature: &[u8],
 ) -> Result<(), CloseError> {
     let folder = crate::fs::files::parent(path);
-    let refused =
-        |e: crate::fs::FsError| CloseError::Refused(format!("{:#}", anyhow::Error::from(e)));
+    let refused = CloseError::File;
     let access = crate::fs::files::Access::of_folder(folder).map_err(refused)?;
     for (p, b) in [(sig_path, signature), (path, bytes)] {
         if crate::fs::files::entry_exists(p).map_err(refused)? {

@@ -119,6 +119,6 @@ impl StagedCheck for Reporting<'_> {
             pool.install(|| verify_block_from_observed(&csv, source, options, progress, &observer))
         })?;
         crate::interrupt::check()?;
-        self.reporter.add(&csv, verdict, observer, self.settings)
+        Ok(self.reporter.add(&csv, verdict, observer, self.settings)?)
     }
 }

@@ -439,7 +439,7 @@ pub fn report(
     options: &VerifyOptions,
     settings: &ReportOptions,
     progress: &dyn crate::progress::Progress,
-) -> anyhow::Result<Report> {
+) -> Result<Report, ReportError> {
     let mut reporter = Reporter::new();
     for csv in blocks {
         progress.stage(&format!("verify and report {}", shown_path(csv)));
@@ -450,6 +450,25 @@ pub fn report(
         reporter.add(csv, verdict, observer, settings)?;
     }
     Ok(reporter.finish(options, settings))
+}
+
+/// Why a report could not be made (a block that fails verification is not an error: it is
+/// listed in the report with its problems).
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A block's tallies, made in verify's pass, or the re-read of its duplicates failed.
+    #[error(transparent)]
+    Scan(scan::TallyError),
+    /// A block that verified has no block id in its section: a bug of this program.
+    #[error("{file}: internal error: a verified block without its id")]
+    NoBlockId {
+        /// The block's CSV, shown.
+        file: String,
+    },
+    /// A signal came between two blocks: the program exits as a shell expects (130 for
+    /// SIGINT...).
+    #[error(transparent)]
+    Interrupted(#[from] crate::interrupt::Interrupted),
 }
 
 /// Per emission.
@@ -503,7 +522,7 @@ impl Reporter {
         verdict: crate::verify::BlockReport,
         observer: scan::Observer,
         settings: &ReportOptions,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), ReportError> {
         if !verdict.ok() {
             let mut problems = verdict.problems.clone();
             if verdict.unlisted > 0 {
@@ -515,13 +534,10 @@ impl Reporter {
             self.out.blocks.push(unverified(csv, problems));
             return Ok(());
         }
-        let (section, order, game, stake) =
-            analyse_block(csv, observer.finish(csv)?, settings.samples)?;
+        let observed = observer.finish(csv).map_err(|e| ReportError::Scan(e))?;
+        let (section, order, game, stake) = analyse_block(csv, observed, settings.samples)?;
         let Some(block) = section.id().cloned() else {
-            anyhow::bail!(
-                "{}: internal error: a verified block without its id",
-                section.file
-            );
+            return Err(ReportError::NoBlockId { file: section.file });
         };
         let key = block.emission().clone();
         let loser = (stake.prizes.len()) as u8;
@@ -713,14 +729,15 @@ fn seal_of(
         Some(key) => key,
         None => {
             let pem = folder.join(crate::block::PUBLIC_KEY_FILE);
-            match crate::block::keys::read_public_key(&pem).map_err(anyhow::Error::from) {
+            match crate::block::keys::read_public_key(&pem) {
                 Ok(key) => key,
                 Err(e) => {
                     problems.push(Problem::in_file(
                         Code::ReportSealKey,
                         &shown,
                         format!(
-                            "{shown}: its signature cannot be checked: {e:#} (give --public-key)"
+                            "{shown}: its signature cannot be checked: {} (give --public-key)",
+                            crate::problem::chained(&e)
                         ),
                     ));
                     return (None, "seal present, signature not checked".into());
@@ -825,7 +842,7 @@ fn analyse_block(
     csv: &Path,
     observed: scan::Observed,
     samples: usize,
-) -> anyhow::Result<(BlockSection, Vec<u8>, Game, Stake)> {
+) -> Result<(BlockSection, Vec<u8>, Game, Stake), ReportError> {
     let name = shown_path(csv);
     let scan::Observed {
         tally,
@@ -854,7 +871,7 @@ fn analyse_block(
         || order::analyse(&tally.order, &amounts, &tier_text),
         || duplicates.count(),
     );
-    let duplicates = duplicates?;
+    let duplicates = duplicates.map_err(|e| ReportError::Scan(e))?;
     let rate = |name: &str, v: [u64; 2]| Rate {
         feature: name.to_string(),
         losers: v[0],

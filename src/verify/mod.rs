@@ -21,6 +21,7 @@ pub use observe::{CheckedLine, PieceObserver, PiecePart};
 
 use crate::block;
 use crate::block::manifest::{Manifest, ManifestError, MAX_MANIFEST_BYTES};
+use crate::fs::dir::WalkError;
 use crate::fs::open::{read_at_most, ReadError};
 use crate::game::{Game, Stake};
 use crate::money::canonical;
@@ -110,21 +111,19 @@ impl BlockReport {
 /// command line may itself be a link), the walk is bounded in depth and never enters a folder
 /// twice, and an entry named like a block is returned whatever it is (a FIFO, a link), for the
 /// reader to refuse it by name rather than miss it.
-pub fn find_blocks(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub fn find_blocks(paths: &[PathBuf]) -> Result<Vec<PathBuf>, VerifyError> {
     let mut out = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                anyhow::anyhow!("{} does not exist", shown_path(path))
-            }
-            _ => anyhow::anyhow!("cannot look at {}: {e}", shown_path(path)),
+        let meta = std::fs::metadata(path).map_err(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => VerifyError::NotFound { path: path.clone() },
+            _ => VerifyError::LookAt {
+                path: path.clone(),
+                error,
+            },
         })?;
         if meta.is_dir() {
             let wanted = |name: &std::ffi::OsStr| block_number(Path::new(name)).is_some();
-            out.extend(crate::fs::dir::walk(path, &wanted).map_err(|e| match e {
-                crate::fs::dir::WalkError::Interrupted(i) => anyhow::Error::new(i),
-                e => anyhow::Error::new(e),
-            })?);
+            out.extend(crate::fs::dir::walk(path, &wanted).map_err(VerifyError::walk)?);
         } else if path.parent().is_some_and(|p| p.as_os_str().is_empty()) {
             out.push(Path::new(".").join(path));
         } else {
@@ -139,7 +138,7 @@ pub fn find_blocks(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 /// (record, seal, log, key, or a block's manifest or its signature), whether or not a block's
 /// CSV is there. A folder whose CSVs were all deleted is still checked as an emission (it was
 /// skipped: only the folders of the CSVs found were).
-pub fn find_emission_folders(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub fn find_emission_folders(paths: &[PathBuf]) -> Result<Vec<PathBuf>, VerifyError> {
     use crate::block::BlockFile;
     let wanted = |name: &std::ffi::OsStr| {
         let Some(name) = name.to_str() else {
@@ -162,13 +161,48 @@ pub fn find_emission_folders(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> 
         if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
             continue;
         }
-        let found = crate::fs::dir::walk(path, &wanted).map_err(|e| match e {
-            crate::fs::dir::WalkError::Interrupted(i) => anyhow::Error::new(i),
-            e => anyhow::Error::new(e),
-        })?;
+        let found = crate::fs::dir::walk(path, &wanted).map_err(VerifyError::walk)?;
         out.extend(found.iter().map(|f| folder_of(f).to_path_buf()));
     }
     Ok(out.into_iter().collect())
+}
+
+/// Why the files to verify could not be found (the problems found in them are not errors:
+/// they are [`Problem`]s, each with its [`Code`]).
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// A path named on the command line does not exist.
+    #[error("{} does not exist", shown_path(.path))]
+    NotFound {
+        /// The path, as given.
+        path: PathBuf,
+    },
+    /// A path named on the command line could not be looked at (no permission on a folder
+    /// above it, an I/O error...).
+    #[error("cannot look at {}: {error}", shown_path(.path))]
+    LookAt {
+        /// The path, as given.
+        path: PathBuf,
+        /// The operating system's error (shown in the sentence).
+        error: std::io::Error,
+    },
+    /// A folder named on the command line could not be walked: see [`WalkError`].
+    #[error(transparent)]
+    Walk(WalkError),
+    /// A signal came while the folders were walked: the program exits as a shell expects
+    /// (130 for SIGINT...).
+    #[error(transparent)]
+    Interrupted(#[from] crate::interrupt::Interrupted),
+}
+
+impl VerifyError {
+    /// A walk's error, a signal kept as itself.
+    fn walk(error: WalkError) -> VerifyError {
+        match error {
+            WalkError::Interrupted(i) => VerifyError::Interrupted(i),
+            e => VerifyError::Walk(e),
+        }
+    }
 }
 
 /// The folder holding a block (or any file named by a path): its parent, `.` for a bare name.
@@ -183,8 +217,8 @@ pub fn folder_of(path: &Path) -> &Path {
 #[derive(Debug, thiserror::Error)]
 pub enum DefinitionError {
     /// Whether the copy is there cannot be told.
-    #[error("{0}")]
-    Entry(String),
+    #[error("{}", crate::problem::chained(.0))]
+    Entry(crate::fs::FsError),
     /// The copy cannot be read.
     #[error("cannot read {path}: {error}")]
     Unreadable {
@@ -235,10 +269,10 @@ impl DefinitionError {
 pub fn folder_definition(folder: &Path, sha256: &str) -> Result<Option<Game>, DefinitionError> {
     use sha2::{Digest, Sha256};
     let path = folder.join(block::DEFINITION_FILE);
-    match crate::fs::files::entry_exists(&path).map_err(anyhow::Error::from) {
+    match crate::fs::files::entry_exists(&path) {
         Ok(false) => return Ok(None),
         Ok(true) => {}
-        Err(e) => return Err(DefinitionError::Entry(format!("{e:#}"))),
+        Err(e) => return Err(DefinitionError::Entry(e)),
     }
     let bytes = read_at_most(
         &path,
