@@ -192,7 +192,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
         .and_then(|l| l.acquire(&mut |_| {}))
         .map_err(CloseError::Lock)?;
     let (record, _) = record::read(folder, &public)
-        .map_err(|e| CloseError::Record(e))?
+        .map_err(CloseError::Record)?
         .ok_or_else(|| {
             CloseError::Refused(format!(
                 "{} has no emission record ({}): give the emission's own folder (<out>/<game>/<stake>/e<emission>, the one its blocks were loaded from); nothing was changed",
@@ -202,7 +202,7 @@ pub fn close(client: &mut Client, folder: &Path, key: &SigningKey) -> Result<Clo
         })?;
     // A record whose game or stake names no emission is refused as it is read.
     let name = record.id.clone();
-    let chain = log::read_chain(folder, &public).map_err(|e| CloseError::Log(e))?;
+    let chain = log::read_chain(folder, &public).map_err(CloseError::Log)?;
     let (already, reconciliation, bytes, signature) =
         close_in_database(client, &name, &record, key)?;
     let path = folder.join(CLOSING_FILE);

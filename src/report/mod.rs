@@ -534,7 +534,7 @@ impl Reporter {
             self.out.blocks.push(unverified(csv, problems));
             return Ok(());
         }
-        let observed = observer.finish(csv).map_err(|e| ReportError::Scan(e))?;
+        let observed = observer.finish(csv).map_err(ReportError::Scan)?;
         let (section, order, game, stake) = analyse_block(csv, observed, settings.samples)?;
         let Some(block) = section.id().cloned() else {
             return Err(ReportError::NoBlockId { file: section.file });
@@ -871,7 +871,7 @@ fn analyse_block(
         || order::analyse(&tally.order, &amounts, &tier_text),
         || duplicates.count(),
     );
-    let duplicates = duplicates.map_err(|e| ReportError::Scan(e))?;
+    let duplicates = duplicates.map_err(ReportError::Scan)?;
     let rate = |name: &str, v: [u64; 2]| Rate {
         feature: name.to_string(),
         losers: v[0],
