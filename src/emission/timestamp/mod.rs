@@ -395,7 +395,7 @@ pub enum PackStampError {
         /// The pack.
         file: PathBuf,
         /// Each certificate's refusal.
-        refusals: String,
+        refusals: Refusals,
     },
     /// The checked token could not be written beside the pack.
     #[error("{}; the token was not kept: {}", crate::problem::chained(.error), later(.file, "--tsa-url URL"))]
@@ -463,7 +463,7 @@ pub enum PackStampError {
         /// The reply file.
         path: PathBuf,
         /// Each certificate's refusal.
-        refusals: String,
+        refusals: Refusals,
     },
     /// The pack could not be read to hash it.
     #[error("cannot read {}: {error}", shown_path(.file))]
@@ -490,7 +490,7 @@ fn checked_reply_any(
     request: &Request,
     certs: &[TsaCert],
     token: &Path,
-) -> Result<Checked, String> {
+) -> Result<Checked, Refusals> {
     let mut refusals = Vec::new();
     for cert in certs {
         match checked_reply(reply, request, cert) {
@@ -501,10 +501,27 @@ fn checked_reply_any(
                     tsa: cert.subject.clone(),
                 })
             }
-            Err(e) => refusals.push(format!("with {}: {e}", shown(&cert.subject))),
+            Err(e) => refusals.push((cert.subject.clone(), e)),
         }
     }
-    Err(refusals.join("; "))
+    Err(Refusals(refusals))
+}
+
+/// Why a reply verified with none of the certificates given: each certificate's subject and
+/// its refusal, said `with SUBJECT: why`, `; `-separated.
+#[derive(Debug)]
+pub struct Refusals(pub Vec<(String, TimestampError)>);
+
+impl std::fmt::Display for Refusals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (subject, error)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "with {}: {error}", shown(subject))?;
+        }
+        Ok(())
+    }
 }
 
 /// The SHA-256 of the file at `path` (a regular file), read as a stream: for a file too large
