@@ -332,7 +332,9 @@ pub enum PackError {
         error: io::Error,
     },
     /// The unpacked emission does not pass the checks of a sealed emission folder.
-    #[error("the pack's emission does not hold together, so nothing was restored:\n  - {problems}")]
+    #[error(
+        "the pack's emission does not hold together, so nothing was restored:\n  - {problems}"
+    )]
     NotTogether {
         /// The problems found, one a line.
         problems: String,
@@ -362,7 +364,9 @@ pub enum PackError {
 
     // Writing a pack.
     /// No recipient was given: nobody could open the pack.
-    #[error("no recipient: give --recipient AGE1... or --recipients-file FILE (who may open the pack)")]
+    #[error(
+        "no recipient: give --recipient AGE1... or --recipients-file FILE (who may open the pack)"
+    )]
     NoRecipient,
     /// The zstd level asked for is not one of 1 to 19.
     #[error("--level {level}: zstd levels here are 1 to 19")]
@@ -567,7 +571,9 @@ pub enum PackError {
         path: String,
     },
     /// A file of the folder is not a regular file.
-    #[error("{path} is {kind}: a pack carries regular files only; replace it with the file itself")]
+    #[error(
+        "{path} is {kind}: a pack carries regular files only; replace it with the file itself"
+    )]
     NotRegularFile {
         /// The file, as shown.
         path: String,
@@ -614,7 +620,9 @@ pub enum PackError {
 #[derive(Debug, thiserror::Error)]
 pub enum MemberProblem {
     /// A link, a device, a folder...: a pack holds regular files only.
-    #[error("a {kind} entry; a pack holds regular files only (no links, devices or folders): refused")]
+    #[error(
+        "a {kind} entry; a pack holds regular files only (no links, devices or folders): refused"
+    )]
     NotRegular {
         /// The tar entry's type.
         kind: String,

@@ -11,11 +11,11 @@
 //! stream. A pack changed anywhere, cut or extended, fails before the commit: nothing of it is
 //! loaded, not even the blocks before the change.
 
+use super::error::PackError;
 use super::read::read_pack;
 use super::stage::{Staged, StagedCheck};
 use crate::load::{load_block_from, LoadOptions, Outcome};
 use crate::progress::Progress;
-use super::error::PackError;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -20,12 +20,12 @@
 //! held while handed on, a CSV never (it is passed as a reader); zstd's window is at most
 //! 2^27 bytes (the decoder's default limit, which a pack's header cannot raise).
 
+use super::error::{MemberProblem, PackError};
 use super::lines::{lines_bytes, Rebuild};
 use super::member::{Member, MAX_RESHARE_FILES};
 use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::{shown, shown_path};
-use super::error::{MemberProblem, PackError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -130,11 +130,10 @@ pub fn read_pack_hashing(
             inner: &file,
             sha: Some(sha),
         };
-        std::io::copy(&mut rest, &mut std::io::sink())
-            .map_err(|error| PackError::ReadToEnd {
-                pack: name.clone(),
-                error,
-            })?;
+        std::io::copy(&mut rest, &mut std::io::sink()).map_err(|error| PackError::ReadToEnd {
+            pack: name.clone(),
+            error,
+        })?;
     }
     Ok(contents)
 }
@@ -201,12 +200,10 @@ fn read_stream(
         reshares: 0,
         lines: None,
     };
-    let entries = archive
-        .entries()
-        .map_err(|error| PackError::TarStream {
-            pack: name.to_string(),
-            error,
-        })?;
+    let entries = archive.entries().map_err(|error| PackError::TarStream {
+        pack: name.to_string(),
+        error,
+    })?;
     for entry in entries {
         crate::interrupt::check()?;
         let number = state.members + 1;
@@ -302,8 +299,7 @@ impl State {
                 kind: format!("{kind:?}"),
             }));
         }
-        let text =
-            std::str::from_utf8(&raw).map_err(|_| at(MemberProblem::NameNotUtf8))?;
+        let text = std::str::from_utf8(&raw).map_err(|_| at(MemberProblem::NameNotUtf8))?;
         let parts: Vec<&str> = text.split('/').collect();
         let [game, stake, emission, file] = parts[..] else {
             return Err(at(MemberProblem::NotNamed));
@@ -322,8 +318,7 @@ impl State {
             }
             Some(_) => {}
         }
-        let member = Member::of_name(file)
-            .ok_or_else(|| at(MemberProblem::NotEmissionFile))?;
+        let member = Member::of_name(file).ok_or_else(|| at(MemberProblem::NotEmissionFile))?;
         if let Some(last) = &self.last {
             if member <= *last {
                 return Err(at(MemberProblem::OutOfOrder { after: last.name() }));

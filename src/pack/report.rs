@@ -8,12 +8,12 @@
 //! authenticated end gives no report (an error): a report is made only of a whole pack. The
 //! files the report names are the pack's members, `PACK:<game>/<stake>/e<emission:04>/<file>`.
 
+use super::error::PackError;
 use super::read::read_pack;
 use super::stage::{stream_to, Staged, StagedCheck};
 use crate::progress::Progress;
 use crate::report::{scan, Report, ReportOptions, Reporter};
 use crate::verify::{verify_block_from_observed, VerifyOptions};
-use super::error::PackError;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -7,12 +7,12 @@
 //! folder of mode 0700 (files 0600, created new), removed when the [`Staged`] is dropped, so
 //! that the checks of a manifest and of the emission read them by path as they do in a folder.
 
+use super::error::PackError;
 use super::member::Member;
 use super::read::Sink;
 use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::shown_path;
-use super::error::PackError;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -72,7 +72,9 @@ impl Staged {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o600);
         }
-        let mut file = options.open(&path).map_err(PackError::io("create", &path))?;
+        let mut file = options
+            .open(&path)
+            .map_err(PackError::io("create", &path))?;
         file.write_all(bytes).map_err(PackError::write(&path))
     }
 

@@ -10,12 +10,12 @@
 //! that the key is the lottery's, and the tickets, are for `verify --public-key` to say. A run
 //! first removes the staging folders killed runs left (`.unpack-*` that no live run holds).
 
+use super::error::PackError;
 use super::member::Member;
 use super::read::{read_pack, PackContents, Sink};
 use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::shown_path;
-use super::error::PackError;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -209,7 +209,9 @@ impl Staging {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o600).custom_flags(no_follow_flag());
         }
-        let file = options.open(&path).map_err(PackError::io("create", &path))?;
+        let file = options
+            .open(&path)
+            .map_err(PackError::io("create", &path))?;
         Ok((file, path))
     }
 }

@@ -14,12 +14,12 @@
 //! emission's seed then (the shares are opened and must be of that emission; the replay of
 //! every block then checks the manifests' commitment to it).
 
+use super::error::PackError;
 use super::read::{read_pack_hashing, PackContents};
 use super::stage::{stream_to, Staged, StagedCheck};
 use crate::block::id::EmissionId;
 use crate::progress::Progress;
 use crate::verify::{verify_block_from, BlockReport, Form, VerifyOptions};
-use super::error::PackError;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -111,7 +111,12 @@ impl StagedCheck for Checking<'_> {
 
     /// The lines are checked as they are ([`Form::Lines`]): not rebuilt into the CSV first,
     /// then hashed again to be checked.
-    fn check_lines(&mut self, block: u32, csv: &Path, reader: &mut dyn Read) -> Option<Result<(), PackError>> {
+    fn check_lines(
+        &mut self,
+        block: u32,
+        csv: &Path,
+        reader: &mut dyn Read,
+    ) -> Option<Result<(), PackError>> {
         let (options, progress, pool) = (&self.options, self.progress, self.pool);
         let checked = stream_to(&self.pack, block, reader, |source| {
             pool.install(|| verify_block_from(csv, source, Form::Lines, options, progress))
