@@ -11,11 +11,11 @@
 //! stream. A pack changed anywhere, cut or extended, fails before the commit: nothing of it is
 //! loaded, not even the blocks before the change.
 
+use super::error::PackError;
 use super::read::read_pack;
 use super::stage::{Staged, StagedCheck};
 use crate::load::{load_block_from, LoadOptions, Outcome};
 use crate::progress::Progress;
-use anyhow::{anyhow, Context, Result};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -35,12 +35,14 @@ pub fn load_pack(
     identities: &[age::x25519::Identity],
     options: &LoadOptions,
     progress: &dyn Progress,
-) -> Result<LoadedPack> {
+) -> Result<LoadedPack, PackError> {
     let shown = crate::untrusted::shown_path(pack);
     let mut tx = client
         .transaction()
-        .map_err(|e| anyhow!("{}", crate::load::explain(&e)))
-        .with_context(|| format!("{shown}: cannot start the pack's transaction"))?;
+        .map_err(|e| PackError::StartTransaction {
+            pack: shown.clone(),
+            reason: crate::load::explain(&e),
+        })?;
     let mut sink = Loading {
         staged: Staged::new(pack)?,
         tx: &mut tx,
@@ -51,12 +53,14 @@ pub fn load_pack(
     let done = read_pack(pack, identities, &mut sink);
     let Loading { blocks, staged, .. } = sink;
     // Dropped without a commit, the transaction is rolled back.
-    done.with_context(|| format!("{shown}: nothing of the pack is loaded"))?;
-    tx.commit()
-        .map_err(|e| anyhow!("{}", crate::load::explain(&e)))
-        .with_context(|| {
-            format!("{shown}: cannot commit the pack's transaction: nothing of it is loaded")
-        })?;
+    done.map_err(|source| PackError::NothingLoaded {
+        pack: shown.clone(),
+        source: Box::new(source),
+    })?;
+    tx.commit().map_err(|e| PackError::Commit {
+        pack: shown.clone(),
+        reason: crate::load::explain(&e),
+    })?;
     Ok(LoadedPack {
         blocks: blocks
             .into_iter()
@@ -78,7 +82,7 @@ impl StagedCheck for Loading<'_, '_> {
         &mut self.staged
     }
 
-    fn check(&mut self, _block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()> {
+    fn check(&mut self, _block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<(), PackError> {
         self.progress
             .stage(&format!("load {}", self.staged.shown(&csv)));
         let outcome = load_block_from(
@@ -88,7 +92,9 @@ impl StagedCheck for Loading<'_, '_> {
             self.options,
             self.progress,
         )
-        .map_err(|e| anyhow!("{}", self.staged.unstaged(&e.to_string())))?;
+        .map_err(|e| PackError::Load {
+            message: self.staged.unstaged(&e.to_string()),
+        })?;
         self.blocks.push((csv, outcome));
         Ok(())
     }

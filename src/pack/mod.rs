@@ -12,6 +12,8 @@
 //! program's [`unpack`] gives it back byte for byte, every member treated as hostile. Packs made
 //! before the lines form (whole CSVs) are still read.
 //!
+//! - [`error`]: [`PackError`], why a pack was not written, read, checked or unpacked, naming
+//!   the pack, the member, the block or the file;
 //! - [`member`]: which files a pack carries, their names and their order;
 //! - [`lines`]: a CSV as its lines and back, exactly;
 //! - [`write`]: [`write::pack`], which refuses an emission that is not sealed and binds every byte
@@ -28,6 +30,7 @@
 //! - [`report`]: `report PACK`, the auditor's report made as the pack streams;
 //! - [`unpack`]: the folder restored byte for byte, staged, published whole or not at all.
 
+pub mod error;
 pub mod lines;
 #[cfg(feature = "load")]
 pub mod load;
@@ -39,6 +42,7 @@ pub mod unpack;
 pub mod verify;
 pub mod write;
 
+pub use error::{MemberProblem, PackError};
 pub use read::{read_pack, PackContents, Sink};
 pub use unpack::unpack;
 pub use write::{pack, PackOptions, PackSummary};

@@ -20,15 +20,18 @@
 //! held while handed on, a CSV never (it is passed as a reader); zstd's window is at most
 //! 2^27 bytes (the decoder's default limit, which a pack's header cannot raise).
 
+use super::error::{MemberProblem, PackError};
 use super::lines::{lines_bytes, Rebuild};
 use super::member::{Member, MAX_RESHARE_FILES};
 use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::{shown, shown_path};
-use anyhow::{anyhow, bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufReader, Read};
 use std::path::Path;
+
+/// What the reader and its sinks return.
+type Result<T, E = PackError> = std::result::Result<T, E>;
 
 /// Most bytes of zeros allowed after the tar's end-of-archive blocks (tar pads to its records).
 const MAX_TRAILING_ZEROS: u64 = 1 << 20;
@@ -70,7 +73,7 @@ pub(super) fn rebuilt(
     let mut rebuilt = Rebuild::new(reader, manifest.tickets);
     csv(&mut rebuilt)?;
     std::io::copy(&mut rebuilt, &mut std::io::sink())
-        .map_err(|e| anyhow!("cannot read it (damaged or changed): {e}"))?;
+        .map_err(|error| PackError::Rebuilt { error })?;
     Ok(())
 }
 
@@ -109,8 +112,10 @@ pub fn read_pack_hashing(
     mut sha256: Option<&mut sha2::Sha256>,
 ) -> Result<PackContents> {
     let name = shown_path(path);
-    let file = crate::fs::open::open_regular(path)
-        .with_context(|| format!("cannot read the pack {name}"))?;
+    let file = crate::fs::open::open_regular(path).map_err(|source| PackError::Open {
+        pack: name.clone(),
+        source,
+    })?;
     let contents = read_stream(
         &name,
         Hashed {
@@ -125,8 +130,10 @@ pub fn read_pack_hashing(
             inner: &file,
             sha: Some(sha),
         };
-        std::io::copy(&mut rest, &mut std::io::sink())
-            .map_err(|e| anyhow!("{name}: cannot read it to its end: {e}"))?;
+        std::io::copy(&mut rest, &mut std::io::sink()).map_err(|error| PackError::ReadToEnd {
+            pack: name.clone(),
+            error,
+        })?;
     }
     Ok(contents)
 }
@@ -155,23 +162,30 @@ fn read_stream(
     sink: &mut dyn Sink,
 ) -> Result<PackContents> {
     let decryptor =
-        age::Decryptor::new_buffered(BufReader::with_capacity(1 << 20, file)).map_err(|e| {
-            anyhow!("{name}: not an emission pack (not an age file, or its header is damaged): {e}")
+        age::Decryptor::new_buffered(BufReader::with_capacity(1 << 20, file)).map_err(|error| {
+            PackError::NotAPack {
+                pack: name.to_string(),
+                error,
+            }
         })?;
     let decrypted = decryptor
         .decrypt(identities.iter().map(|i| i as &dyn age::Identity))
         .map_err(|e| match e {
-            age::DecryptError::NoMatchingKeys => anyhow!(
-                "{name}: none of the identities given opens it: it was packed for other recipients (give the identity of one of them with --identity)"
-            ),
-            e => anyhow!("{name}: cannot decrypt it (damaged or changed): {e}"),
+            age::DecryptError::NoMatchingKeys => PackError::NoMatchingIdentity {
+                pack: name.to_string(),
+            },
+            error => PackError::Decrypt {
+                pack: name.to_string(),
+                error,
+            },
         })?;
-    let mut decoder = zstd::stream::read::Decoder::new(decrypted)
-        .with_context(|| format!("{name}: cannot start reading the compressed stream"))?;
+    let decompress = |source| PackError::Decompress {
+        pack: name.to_string(),
+        source,
+    };
+    let mut decoder = zstd::stream::read::Decoder::new(decrypted).map_err(decompress)?;
     // Stated here rather than left to the library's default: a frame may not ask for more.
-    decoder
-        .window_log_max(27)
-        .with_context(|| format!("{name}: cannot start reading the compressed stream"))?;
+    decoder.window_log_max(27).map_err(decompress)?;
     let mut archive = tar::Archive::new(decoder);
     let mut state = State {
         pack: name.to_string(),
@@ -186,14 +200,17 @@ fn read_stream(
         reshares: 0,
         lines: None,
     };
-    let entries = archive
-        .entries()
-        .map_err(|e| anyhow!("{name}: cannot read the tar stream: {e}"))?;
+    let entries = archive.entries().map_err(|error| PackError::TarStream {
+        pack: name.to_string(),
+        error,
+    })?;
     for entry in entries {
         crate::interrupt::check()?;
         let number = state.members + 1;
-        let mut entry = entry.map_err(|e| {
-            anyhow!("{name}: member {number}: cannot read it (damaged or changed): {e}")
+        let mut entry = entry.map_err(|error| PackError::MemberHeader {
+            pack: name.to_string(),
+            number,
+            error,
         })?;
         state.member(&mut entry, number, sink)?;
     }
@@ -205,19 +222,25 @@ fn read_stream(
     (&mut decoder)
         .take(MAX_TRAILING_ZEROS + 1)
         .read_to_end(&mut rest)
-        .map_err(|e| {
-            anyhow!("{name}: the end of the pack does not read (damaged, changed or cut): {e}")
+        .map_err(|error| PackError::End {
+            pack: name.to_string(),
+            error,
         })?;
     if rest.len() as u64 > MAX_TRAILING_ZEROS || rest.iter().any(|&b| b != 0) {
-        bail!("{name}: bytes follow the tar's end: not a pack this program made");
+        return Err(PackError::AfterTar {
+            pack: name.to_string(),
+        });
     }
     let mut inner = decoder.finish();
     let mut extra = [0u8; 1];
-    let more = inner.read(&mut extra).map_err(|e| {
-        anyhow!("{name}: the end of the pack does not read (damaged, changed or cut): {e}")
+    let more = inner.read(&mut extra).map_err(|error| PackError::End {
+        pack: name.to_string(),
+        error,
     })?;
     if more != 0 {
-        bail!("{name}: bytes follow the compressed stream: not a pack this program made");
+        return Err(PackError::AfterStream {
+            pack: name.to_string(),
+        });
     }
     Ok(contents)
 }
@@ -263,94 +286,103 @@ impl State {
     ) -> Result<()> {
         let pack = self.pack.clone();
         let raw = entry.path_bytes().into_owned();
-        let at = format!("{pack}: member {number} ({})", shown(&raw));
+        let shown_name = shown(&raw);
+        let at = |problem| PackError::Member {
+            pack: pack.clone(),
+            number,
+            name: shown_name.clone(),
+            problem,
+        };
         let kind = entry.header().entry_type();
         if kind != tar::EntryType::Regular {
-            bail!("{at}: a {kind:?} entry; a pack holds regular files only (no links, devices or folders): refused");
+            return Err(at(MemberProblem::NotRegular {
+                kind: format!("{kind:?}"),
+            }));
         }
-        let text =
-            std::str::from_utf8(&raw).map_err(|_| anyhow!("{at}: a name that is not UTF-8"))?;
+        let text = std::str::from_utf8(&raw).map_err(|_| at(MemberProblem::NameNotUtf8))?;
         let parts: Vec<&str> = text.split('/').collect();
         let [game, stake, emission, file] = parts[..] else {
-            bail!("{at}: not named <game>/<stake>/e<emission>/<file> (an absolute name, a folder too many or too few): refused");
+            return Err(at(MemberProblem::NotNamed));
         };
-        let id = emission_of(game, stake, emission).ok_or_else(|| {
-                anyhow!("{at}: its folders are not those of an emission (<game>/<stake>/e<NNNN>: a game id, a canonical price, e and four digits; no `..`, no leading `.`): refused")
-            })?;
+        let id = emission_of(game, stake, emission)
+            .ok_or_else(|| at(MemberProblem::NotEmissionFolders))?;
         match &self.emission {
             None => {
                 sink.start(&id)?;
                 self.emission = Some(id);
             }
             Some(first) if *first != id => {
-                bail!("{at}: of another emission than the pack's first member ({first}): refused")
+                return Err(at(MemberProblem::OtherEmission {
+                    first: first.clone(),
+                }))
             }
             Some(_) => {}
         }
-        let member = Member::of_name(file)
-            .ok_or_else(|| anyhow!("{at}: not a file of an emission folder: refused"))?;
+        let member = Member::of_name(file).ok_or_else(|| at(MemberProblem::NotEmissionFile))?;
         if let Some(last) = &self.last {
             if member <= *last {
-                bail!(
-                    "{at}: after {}: out of the pack's order, or twice (docs/FORMAT.md, \"Emission pack\"): refused",
-                    last.name()
-                );
+                return Err(at(MemberProblem::OutOfOrder { after: last.name() }));
             }
         }
         if let Member::Reshare(_) = member {
             self.reshares += 1;
             if self.reshares > MAX_RESHARE_FILES {
-                bail!("{at}: more than {MAX_RESHARE_FILES} custody files: refused");
+                return Err(at(MemberProblem::TooManyReshares {
+                    limit: MAX_RESHARE_FILES,
+                }));
             }
         }
         // The size the entry is read by (a PAX header may state it instead of the ustar field).
         let size = entry.size();
         if size > member.limit() {
-            bail!(
-                "{at}: {size} bytes, more than the {} such a file may hold: refused unread",
-                member.limit()
-            );
+            return Err(at(MemberProblem::TooLarge {
+                size,
+                limit: member.limit(),
+            }));
         }
         self.members = number;
         if let Member::Csv(block) | Member::Lines(block) = member {
             let lines = matches!(member, Member::Lines(_));
             match self.lines {
-                Some(form) if form != lines => bail!(
-                    "{at}: the pack's blocks are not all in one form (block-NNNNN.csv or block-NNNNN.lines.csv): refused"
-                ),
+                Some(form) if form != lines => return Err(at(MemberProblem::MixedForms)),
                 _ => self.lines = Some(lines),
             }
             if self.blocks.contains(&block) {
-                bail!("{at}: block {block}'s CSV twice: refused");
+                return Err(at(MemberProblem::CsvTwice { block }));
             }
-            let manifest = self.manifests.get(&block).ok_or_else(|| {
-                anyhow!("{at}: block {block}'s CSV without its manifest before it: refused")
-            })?;
+            let manifest = self
+                .manifests
+                .get(&block)
+                .ok_or_else(|| at(MemberProblem::CsvWithoutManifest { block }))?;
             let wanted = if lines {
                 lines_bytes(manifest.csv.bytes, manifest.tickets).ok_or_else(|| {
-                    anyhow!(
-                        "{at}: its manifest's CSV of {} bytes cannot hold {} tickets: refused",
-                        manifest.csv.bytes,
-                        manifest.tickets
-                    )
+                    at(MemberProblem::CannotHold {
+                        bytes: manifest.csv.bytes,
+                        tickets: manifest.tickets,
+                    })
                 })?
             } else {
                 manifest.csv.bytes
             };
             if size != wanted {
-                bail!("{at}: {size} bytes, its manifest's CSV makes {wanted}: refused unread");
+                return Err(at(MemberProblem::WrongSize { size, wanted }));
             }
             self.bytes = self.bytes.saturating_add(manifest.csv.bytes);
             let mut member = entry.take(size);
             if lines {
                 sink.lines(block, manifest, &mut member)
-                    .with_context(|| at.clone())?;
+                    .map_err(|source| PackError::Lines {
+                        pack: pack.clone(),
+                        number,
+                        name: shown_name.clone(),
+                        source: Box::new(source),
+                    })?;
             } else {
                 sink.csv(block, manifest, &mut member)?;
             }
             // Whatever the sink left is read too, so that the stream is authenticated to its end.
             std::io::copy(&mut member, &mut std::io::sink())
-                .map_err(|e| anyhow!("{at}: cannot read it (damaged or changed): {e}"))?;
+                .map_err(|error| at(MemberProblem::Unreadable { error }))?;
             self.blocks.push(block);
         } else {
             self.bytes = self.bytes.saturating_add(size);
@@ -358,19 +390,19 @@ impl State {
             entry
                 .take(size)
                 .read_to_end(&mut bytes)
-                .map_err(|e| anyhow!("{at}: cannot read it (damaged or changed): {e}"))?;
+                .map_err(|error| at(MemberProblem::Unreadable { error }))?;
             if bytes.len() as u64 != size {
-                bail!("{at}: cut short");
+                return Err(at(MemberProblem::Cut));
             }
             if let Member::Manifest(block, false) = member {
                 let manifest = Manifest::from_bytes(&bytes)
-                    .map_err(|e| anyhow!("{at}: not a valid manifest: {e}"))?;
+                    .map_err(|error| at(MemberProblem::InvalidManifest { error }))?;
                 self.manifests.insert(block, manifest);
             }
             match member {
                 Member::Manifest(block, true) => {
                     if !self.manifests.contains_key(&block) {
-                        bail!("{at}: a signature without its manifest: refused");
+                        return Err(at(MemberProblem::SignatureWithoutManifest));
                     }
                     self.signed.insert(block);
                 }
@@ -389,7 +421,7 @@ impl State {
     fn finish(&self) -> Result<PackContents> {
         let pack = &self.pack;
         let Some(emission) = self.emission.clone() else {
-            bail!("{pack}: an empty pack");
+            return Err(PackError::Empty { pack: pack.clone() });
         };
         for required in [
             Member::Record,
@@ -400,18 +432,24 @@ impl State {
             Member::PublicKey,
         ] {
             if !self.seen.contains(&required) {
-                bail!(
-                    "{pack}: no {}: a pack of a sealed emission holds it",
-                    required.name()
-                );
+                return Err(PackError::MissingMember {
+                    pack: pack.clone(),
+                    file: required.name(),
+                });
             }
         }
         for block in self.manifests.keys() {
             if self.blocks.binary_search(block).is_err() {
-                bail!("{pack}: block {block} has a manifest and no CSV: cut or changed");
+                return Err(PackError::NoCsv {
+                    pack: pack.clone(),
+                    block: *block,
+                });
             }
             if !self.signed.contains(block) {
-                bail!("{pack}: block {block} has no manifest signature: cut or changed");
+                return Err(PackError::NoManifestSignature {
+                    pack: pack.clone(),
+                    block: *block,
+                });
             }
         }
         Ok(PackContents {

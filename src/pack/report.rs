@@ -8,12 +8,12 @@
 //! authenticated end gives no report (an error): a report is made only of a whole pack. The
 //! files the report names are the pack's members, `PACK:<game>/<stake>/e<emission:04>/<file>`.
 
+use super::error::PackError;
 use super::read::read_pack;
 use super::stage::{stream_to, Staged, StagedCheck};
 use crate::progress::Progress;
 use crate::report::{scan, Report, ReportOptions, Reporter};
 use crate::verify::{verify_block_from_observed, VerifyOptions};
-use anyhow::Result;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -26,7 +26,7 @@ pub fn report_pack(
     settings: &ReportOptions,
     progress: &dyn Progress,
     pool: &rayon::ThreadPool,
-) -> Result<Report> {
+) -> Result<Report, PackError> {
     let mut sink = Reporting {
         pack: crate::untrusted::shown_path(pack),
         staged: Staged::new(pack)?,
@@ -110,7 +110,7 @@ impl StagedCheck for Reporting<'_> {
         &mut self.staged
     }
 
-    fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()> {
+    fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<(), PackError> {
         self.progress
             .stage(&format!("verify and report {}", self.staged.shown(&csv)));
         let observer = scan::Observer::new();
@@ -119,6 +119,8 @@ impl StagedCheck for Reporting<'_> {
             pool.install(|| verify_block_from_observed(&csv, source, options, progress, &observer))
         })?;
         crate::interrupt::check()?;
-        Ok(self.reporter.add(&csv, verdict, observer, self.settings)?)
+        self.reporter
+            .add(&csv, verdict, observer, self.settings)
+            .map_err(PackError::Report)
     }
 }

@@ -7,14 +7,17 @@
 //! folder of mode 0700 (files 0600, created new), removed when the [`Staged`] is dropped, so
 //! that the checks of a manifest and of the emission read them by path as they do in a folder.
 
+use super::error::PackError;
 use super::member::Member;
 use super::read::Sink;
 use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::shown_path;
-use anyhow::{anyhow, bail, Context, Result};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+/// What staging and the checks of a pack's members return.
+type Result<T, E = PackError> = std::result::Result<T, E>;
 
 /// Bytes handed from the pack's reader to a block's check at a time.
 pub const CHUNK: usize = 1 << 20;
@@ -38,12 +41,12 @@ impl Staged {
         let dir = tempfile::Builder::new()
             .prefix("emission-factory-pack-")
             .tempdir()
-            .context("cannot create a private temporary folder for the pack's signed files")?;
+            .map_err(|source| PackError::TempFolder { source })?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
-                .with_context(|| format!("cannot set the mode of {}", shown_path(dir.path())))?;
+                .map_err(PackError::io("set the mode of", dir.path()))?;
         }
         Ok(Staged {
             root: dir.path().to_path_buf(),
@@ -56,8 +59,7 @@ impl Staged {
     /// [`super::Sink::start`]: makes the emission's folder.
     pub fn start(&mut self, emission: &EmissionId) -> Result<()> {
         self.folder = emission.folder(self.dir.path());
-        std::fs::create_dir_all(&self.folder)
-            .with_context(|| format!("cannot create {}", shown_path(&self.folder)))
+        std::fs::create_dir_all(&self.folder).map_err(PackError::io("create", &self.folder))
     }
 
     /// [`super::Sink::small`]: writes the member, as a new file of mode 0600.
@@ -72,9 +74,8 @@ impl Staged {
         }
         let mut file = options
             .open(&path)
-            .with_context(|| format!("cannot create {}", shown_path(&path)))?;
-        file.write_all(bytes)
-            .with_context(|| format!("cannot write {} (disk full?)", shown_path(&path)))
+            .map_err(PackError::io("create", &path))?;
+        file.write_all(bytes).map_err(PackError::write(&path))
     }
 
     /// Where block `block`'s CSV would be in the staged folder (it is never written).
@@ -202,9 +203,13 @@ pub fn stream_to<T: Send>(
         drop(tx);
         let done = checking
             .join()
-            .map_err(|_| anyhow!("internal error: the check of block {block} stopped"))?;
-        if let Some(e) = failed {
-            bail!("{pack}: block {block}'s CSV: cannot read it (damaged or changed): {e}");
+            .map_err(|_| PackError::CheckStopped { block })?;
+        if let Some(error) = failed {
+            return Err(PackError::BlockUnreadable {
+                pack: pack.to_string(),
+                block,
+                error,
+            });
         }
         Ok(done)
     })

@@ -10,16 +10,19 @@
 //! that the key is the lottery's, and the tickets, are for `verify --public-key` to say. A run
 //! first removes the staging folders killed runs left (`.unpack-*` that no live run holds).
 
+use super::error::PackError;
 use super::member::Member;
 use super::read::{read_pack, PackContents, Sink};
 use crate::block::id::EmissionId;
 use crate::block::manifest::Manifest;
 use crate::untrusted::shown_path;
-use anyhow::{anyhow, bail, Context, Result};
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+/// What unpacking returns.
+type Result<T, E = PackError> = std::result::Result<T, E>;
 
 /// What was restored.
 #[derive(Debug, Clone)]
@@ -40,32 +43,35 @@ pub fn unpack(
     out: &Path,
     tsa_certs: &[crate::emission::timestamp::TsaCert],
 ) -> Result<Unpacked> {
-    let meta = std::fs::metadata(out).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => anyhow!(
-            "--out {}: no such folder; create it first (mkdir -m 700 {})",
-            shown_path(out),
-            crate::fs::files::shell_quoted(out)
-        ),
-        _ => anyhow!("--out {}: {e}", shown_path(out)),
+    let meta = std::fs::metadata(out).map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => PackError::OutMissing {
+            out: out.to_path_buf(),
+        },
+        _ => PackError::OutUnreadable {
+            out: out.to_path_buf(),
+            error,
+        },
     })?;
     if !meta.is_dir() {
-        bail!("--out {}: not a folder", shown_path(out));
+        return Err(PackError::OutNotFolder {
+            out: out.to_path_buf(),
+        });
     }
     let removed = remove_stale_stagings(out)?;
     let stage = tempfile::Builder::new()
         .prefix(".unpack-")
         .tempdir_in(out)
-        .with_context(|| format!("cannot create a staging folder in {}", shown_path(out)))?;
+        .map_err(PackError::io("create a staging folder in", out))?;
     // Held until the folder is published: a later run removes only stagings nobody holds.
     let held = File::open(stage.path())
         .and_then(|d| d.lock().map(|()| d))
-        .with_context(|| format!("cannot lock {}", shown_path(stage.path())))?;
+        .map_err(PackError::io("lock", stage.path()))?;
     // The emission folder it becomes is private, as emit makes it (0700), whatever the umask.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(stage.path(), std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot set the mode of {}", shown_path(stage.path())))?;
+            .map_err(PackError::io("set the mode of", stage.path()))?;
     }
     let mut sink = Staging {
         out: out.to_path_buf(),
@@ -74,7 +80,7 @@ pub fn unpack(
     let contents = read_pack(pack, identities, &mut sink)?;
     File::open(stage.path())
         .and_then(|d| d.sync_all())
-        .with_context(|| format!("cannot sync {}", shown_path(stage.path())))?;
+        .map_err(PackError::io("sync", stage.path()))?;
     check_restored(stage.path(), tsa_certs)?;
     let folder = contents.emission.folder(out);
     let parent = crate::fs::files::parent(&folder).to_path_buf();
@@ -87,7 +93,7 @@ pub fn unpack(
     let _ = stage.keep();
     File::open(&parent)
         .and_then(|d| d.sync_all())
-        .with_context(|| format!("cannot sync {}", shown_path(&parent)))?;
+        .map_err(PackError::io("sync", &parent))?;
     drop(held);
     Ok(Unpacked {
         folder,
@@ -113,15 +119,14 @@ fn check_restored(folder: &Path, tsa_certs: &[crate::emission::timestamp::TsaCer
         },
     );
     if !report.problems.is_empty() {
-        bail!(
-            "the pack's emission does not hold together, so nothing was restored:\n  - {}",
-            report
+        return Err(PackError::NotTogether {
+            problems: report
                 .problems
                 .iter()
                 .map(|p| crate::untrusted::defanged(&p.message))
                 .collect::<Vec<_>>()
-                .join("\n  - ")
-        );
+                .join("\n  - "),
+        });
     }
     Ok(())
 }
@@ -131,8 +136,7 @@ fn check_restored(folder: &Path, tsa_certs: &[crate::emission::timestamp::TsaCer
 /// how many.
 fn remove_stale_stagings(out: &Path) -> Result<usize> {
     let mut removed = 0;
-    let entries =
-        crate::fs::dir::list(out).with_context(|| format!("cannot read {}", shown_path(out)))?;
+    let entries = crate::fs::dir::list(out).map_err(PackError::io("read", out))?;
     for entry in entries {
         let stale = entry.kind == crate::fs::dir::Kind::Folder
             && entry
@@ -146,11 +150,9 @@ fn remove_stale_stagings(out: &Path) -> Result<usize> {
             continue;
         };
         if dir.try_lock().is_ok() {
-            std::fs::remove_dir_all(&entry.path).with_context(|| {
-                format!(
-                    "cannot remove {}, left by an unpack that was killed",
-                    shown_path(&entry.path)
-                )
+            std::fs::remove_dir_all(&entry.path).map_err(|source| PackError::RemoveStale {
+                path: shown_path(&entry.path),
+                source,
             })?;
             removed += 1;
         }
@@ -165,25 +167,30 @@ fn publish_dir(from: &Path, to: &Path) -> Result<()> {
         use rustix::fs::{renameat_with, RenameFlags, CWD};
         renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE).map_err(|e| {
             if e == rustix::io::Errno::EXIST {
-                anyhow!(
-                    "{} exists: nothing is unpacked over an emission folder; give another --out, or move it away",
-                    shown_path(to)
-                )
+                PackError::FolderExists {
+                    path: shown_path(to),
+                }
             } else {
-                anyhow!("cannot rename {} to {}: {e}", shown_path(from), shown_path(to))
+                PackError::RenameFolder {
+                    from: shown_path(from),
+                    to: shown_path(to),
+                    error: e.into(),
+                }
             }
         })
     }
     #[cfg(not(target_os = "linux"))]
     {
         if crate::fs::files::entry_exists(to)? {
-            bail!(
-                "{} exists: nothing is unpacked over an emission folder; give another --out, or move it away",
-                shown_path(to)
-            );
+            return Err(PackError::FolderExists {
+                path: shown_path(to),
+            });
         }
-        std::fs::rename(from, to)
-            .with_context(|| format!("cannot rename {} to {}", shown_path(from), shown_path(to)))
+        std::fs::rename(from, to).map_err(|error| PackError::RenameFolder {
+            from: shown_path(from),
+            to: shown_path(to),
+            error,
+        })
     }
 }
 
@@ -204,7 +211,7 @@ impl Staging {
         }
         let file = options
             .open(&path)
-            .with_context(|| format!("cannot create {}", shown_path(&path)))?;
+            .map_err(PackError::io("create", &path))?;
         Ok((file, path))
     }
 }
@@ -218,10 +225,9 @@ impl Sink for Staging {
     fn start(&mut self, emission: &EmissionId) -> Result<()> {
         let folder = emission.folder(&self.out);
         if crate::fs::files::entry_exists(&folder)? {
-            bail!(
-                "{} exists: nothing is unpacked over an emission folder; give another --out, or move it away",
-                shown_path(&folder)
-            );
+            return Err(PackError::FolderExists {
+                path: shown_path(&folder),
+            });
         }
         Ok(())
     }
@@ -230,7 +236,7 @@ impl Sink for Staging {
         let (mut file, path) = self.create(member)?;
         file.write_all(bytes)
             .and_then(|()| file.sync_all())
-            .with_context(|| format!("cannot write {} (disk full?)", shown_path(&path)))
+            .map_err(PackError::write(&path))
     }
 
     fn csv(&mut self, block: u32, manifest: &Manifest, reader: &mut dyn Read) -> Result<()> {
@@ -240,36 +246,31 @@ impl Sink for Staging {
         let mut buf = vec![0u8; 1 << 20];
         let mut count = 0u64;
         loop {
-            super::write::stop_requested()?;
-            let n = reader.read(&mut buf).map_err(|e| {
-                anyhow!(
-                    "block {block}'s CSV: cannot read it from the pack (damaged or changed): {e}"
-                )
-            })?;
+            super::write::stop_requested().map_err(PackError::Stopped)?;
+            let n = reader
+                .read(&mut buf)
+                .map_err(|error| PackError::CsvUnreadable { block, error })?;
             if n == 0 {
                 break;
             }
             sha.update(&buf[..n]);
             count += n as u64;
-            out.write_all(&buf[..n])
-                .with_context(|| format!("cannot write {} (disk full?)", shown_path(&path)))?;
+            out.write_all(&buf[..n]).map_err(PackError::write(&path))?;
         }
-        let file = out.into_inner().map_err(|e| {
-            anyhow!(
-                "cannot write {} (disk full?): {}",
-                shown_path(&path),
-                e.error()
-            )
+        let file = out.into_inner().map_err(|e| PackError::WriteEnd {
+            path: shown_path(&path),
+            error: e.into_error(),
         })?;
-        file.sync_all()
-            .with_context(|| format!("cannot write {} (disk full?)", shown_path(&path)))?;
+        file.sync_all().map_err(PackError::write(&path))?;
         let digest = hex::encode(sha.finalize());
         if count != manifest.csv.bytes || digest != manifest.csv.sha256 {
-            bail!(
-                "block {block}'s CSV in the pack has SHA-256 {digest} ({count} bytes), its manifest says {} ({} bytes): the pack was changed; nothing is unpacked",
-                crate::untrusted::shown(&manifest.csv.sha256),
-                manifest.csv.bytes
-            );
+            return Err(PackError::CsvChanged {
+                block,
+                sha256: digest,
+                bytes: count,
+                wanted_sha256: crate::untrusted::shown(&manifest.csv.sha256),
+                wanted_bytes: manifest.csv.bytes,
+            });
         }
         Ok(())
     }

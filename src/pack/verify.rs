@@ -14,18 +14,18 @@
 //! emission's seed then (the shares are opened and must be of that emission; the replay of
 //! every block then checks the manifests' commitment to it).
 
+use super::error::PackError;
 use super::read::{read_pack_hashing, PackContents};
 use super::stage::{stream_to, Staged, StagedCheck};
 use crate::block::id::EmissionId;
 use crate::progress::Progress;
 use crate::verify::{verify_block_from, BlockReport, Form, VerifyOptions};
-use anyhow::Result;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Gives the seed of the emission a pack names (the custody shares' rebuild), before its
 /// first block is read.
-pub type SeedOf<'a> = &'a dyn Fn(&EmissionId) -> Result<crate::plan::Seed>;
+pub type SeedOf<'a> = &'a dyn Fn(&EmissionId) -> anyhow::Result<crate::plan::Seed>;
 
 /// A pack read to its end and its blocks checked.
 pub struct VerifiedPack {
@@ -57,7 +57,7 @@ pub fn verify_pack(
     progress: &dyn Progress,
     pool: &rayon::ThreadPool,
     hash: bool,
-) -> Result<VerifiedPack> {
+) -> Result<VerifiedPack, PackError> {
     let mut sink = Checking {
         pack: crate::untrusted::shown_path(pack),
         staged: Staged::new(pack)?,
@@ -93,14 +93,14 @@ impl StagedCheck for Checking<'_> {
         &mut self.staged
     }
 
-    fn started(&mut self, emission: &EmissionId) -> Result<()> {
+    fn started(&mut self, emission: &EmissionId) -> Result<(), PackError> {
         if let Some(seed_of) = self.seed_of {
-            self.options.seed = Some(seed_of(emission)?);
+            self.options.seed = Some(seed_of(emission).map_err(PackError::Check)?);
         }
         Ok(())
     }
 
-    fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<()> {
+    fn check(&mut self, block: u32, csv: PathBuf, reader: &mut dyn Read) -> Result<(), PackError> {
         let (options, progress, pool) = (&self.options, self.progress, self.pool);
         let report = stream_to(&self.pack, block, reader, |source| {
             pool.install(|| verify_block_from(&csv, source, Form::Csv, options, progress))
@@ -111,7 +111,12 @@ impl StagedCheck for Checking<'_> {
 
     /// The lines are checked as they are ([`Form::Lines`]): not rebuilt into the CSV first,
     /// then hashed again to be checked.
-    fn check_lines(&mut self, block: u32, csv: &Path, reader: &mut dyn Read) -> Option<Result<()>> {
+    fn check_lines(
+        &mut self,
+        block: u32,
+        csv: &Path,
+        reader: &mut dyn Read,
+    ) -> Option<Result<(), PackError>> {
         let (options, progress, pool) = (&self.options, self.progress, self.pool);
         let checked = stream_to(&self.pack, block, reader, |source| {
             pool.install(|| verify_block_from(csv, source, Form::Lines, options, progress))

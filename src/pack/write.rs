@@ -8,6 +8,7 @@
 //! the pack, which is then not written. The ticket lines themselves are not re-checked here:
 //! `verify` of the folder or of the pack does that.
 
+use super::error::PackError;
 use super::lines::{lines_bytes, Strip};
 use super::member::Member;
 use crate::block::id::EmissionId;
@@ -19,12 +20,14 @@ use crate::fs::dir::Kind;
 use crate::fs::open::read_at_most;
 use crate::json::{parse_strict, Layout};
 use crate::untrusted::{shown, shown_path};
-use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::VerifyingKey;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+/// What packing returns.
+type Result<T, E = PackError> = std::result::Result<T, E>;
 
 /// The zstd level used unless another is asked for: 1. On a block's lines it makes 3 % more
 /// bytes than zstd's own default of 3 (0.180 of the folder against 0.176 for La ruche d'or),
@@ -81,9 +84,9 @@ pub fn pack(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackSumm
 }
 
 /// The error, or [`crate::interrupt::Interrupted`] when a signal is why it failed.
-pub(super) fn stopped_or(e: anyhow::Error) -> anyhow::Error {
+pub(super) fn stopped_or(e: PackError) -> PackError {
     match crate::interrupt::check() {
-        Err(signal) => anyhow::Error::new(signal),
+        Err(signal) => PackError::Interrupted(signal),
         Ok(()) => e,
     }
 }
@@ -121,16 +124,18 @@ impl<W: Write> Write for Counted<W> {
 
 fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackSummary> {
     if options.recipients.is_empty() {
-        bail!("no recipient: give --recipient AGE1... or --recipients-file FILE (who may open the pack)");
+        return Err(PackError::NoRecipient);
     }
     if !(1..=19).contains(&options.level) {
-        bail!("--level {}: zstd levels here are 1 to 19", options.level);
+        return Err(PackError::Level {
+            level: options.level,
+        });
     }
     let to_stdout = out == Path::new("-");
     if to_stdout {
         use std::io::IsTerminal;
         if std::io::stdout().is_terminal() {
-            bail!("--out -: standard output is a terminal, and a pack is binary: redirect it (`> FILE`, `| ...`) or give --out FILE");
+            return Err(PackError::StdoutTerminal);
         }
     } else {
         crate::fs::output::check(out, crate::fs::output::Replace::Never)?;
@@ -140,11 +145,9 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         None => keys::read_public_key(&folder.join(crate::block::PUBLIC_KEY_FILE))?,
     };
     if !crate::fs::files::entry_exists(&folder.join(SEAL_FILE))? {
-        bail!(
-            "{} is not sealed (no {SEAL_FILE}): only a sealed emission is packed. Make its last blocks, or run `emission-factory seal {}` once every block is made",
-            shown_path(folder),
-            crate::fs::files::shell_quoted(folder)
-        );
+        return Err(PackError::NotSealed {
+            folder: folder.to_path_buf(),
+        });
     }
     let report = check_folder(
         folder,
@@ -155,25 +158,24 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         },
     );
     if !report.problems.is_empty() {
-        bail!(
-            "{} does not verify as a sealed emission, so it is not packed (run `emission-factory verify {}`):\n  - {}",
-            shown_path(folder),
-            crate::fs::files::shell_quoted(folder),
-            crate::problem::joined(&report.problems, "\n  - ")
-        );
+        return Err(PackError::DoesNotVerify {
+            folder: folder.to_path_buf(),
+            problems: crate::problem::joined(&report.problems, "\n  - "),
+        });
     }
     let members = members_of(folder)?;
     // The seal, as it will be packed, and its signature: everything else is checked against it.
     let seal_bytes = read_member(folder, &Member::Seal)?;
     let seal_sig = read_member(folder, &Member::SealSig)?;
-    keys::check(&key, &seal_bytes, &seal_sig)
-        .map_err(|e| anyhow!("{}: {e}", shown_path(&folder.join(SEAL_FILE))))?;
-    let seal: Seal = parse_strict(&seal_bytes, Layout::Pretty).map_err(|e| {
-        anyhow!(
-            "{}: not a valid seal: {e}",
-            shown_path(&folder.join(SEAL_FILE))
-        )
+    keys::check(&key, &seal_bytes, &seal_sig).map_err(|error| PackError::SealSignature {
+        path: shown_path(&folder.join(SEAL_FILE)),
+        error,
     })?;
+    let seal: Seal =
+        parse_strict(&seal_bytes, Layout::Pretty).map_err(|error| PackError::InvalidSeal {
+            path: shown_path(&folder.join(SEAL_FILE)),
+            error,
+        })?;
     // The part of a member's name that names its emission, `<game>/<stake>/e<NNNN>`: the
     // folders verify requires above a block.
     let prefix = seal.id.to_string();
@@ -197,20 +199,18 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
             Member::Csv(n),
         ] {
             if !members.contains_key(&m) {
-                bail!(
-                    "{}: block {n} has no {}: the folder is not a whole emission",
-                    shown_path(folder),
-                    m.name()
-                );
+                return Err(PackError::BlockIncomplete {
+                    folder: shown_path(folder),
+                    block: n,
+                    file: m.name(),
+                });
             }
         }
     }
     if present.iter().ne(sealed.keys()) {
-        bail!(
-            "{}: the blocks present are not the blocks sealed (run `emission-factory verify {}`)",
-            shown_path(folder),
-            crate::fs::files::shell_quoted(folder)
-        );
+        return Err(PackError::BlocksNotSealed {
+            folder: folder.to_path_buf(),
+        });
     }
     let mtime = humantime::parse_rfc3339(&seal.sealed)
         .ok()
@@ -221,7 +221,10 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         (None, Box::new(std::io::stdout()))
     } else {
         let mut staged = crate::fs::output::begin(out)?;
-        let file = staged.file().try_clone().context("cannot write the pack")?;
+        let file = staged
+            .file()
+            .try_clone()
+            .map_err(|source| PackError::WritePack { source })?;
         (Some(staged), Box::new(file))
     };
     let sink = std::io::BufWriter::with_capacity(
@@ -235,17 +238,17 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
     let encryptor = age::Encryptor::with_recipients(
         options.recipients.iter().map(|r| r as &dyn age::Recipient),
     )
-    .map_err(|e| anyhow!("cannot encrypt to the recipients given: {e}"))?;
+    .map_err(|error| PackError::Encrypt { error })?;
     let encrypted = encryptor
         .wrap_output(sink)
-        .context("cannot write the pack")?;
-    let mut zstd = zstd::stream::write::Encoder::new(encrypted, options.level)
-        .context("cannot start the compression")?;
-    zstd.include_checksum(true)
-        .context("cannot start the compression")?;
+        .map_err(|source| PackError::WritePack { source })?;
+    let compression = |threads| move |source| PackError::Compression { threads, source };
+    let mut zstd =
+        zstd::stream::write::Encoder::new(encrypted, options.level).map_err(compression(false))?;
+    zstd.include_checksum(true).map_err(compression(false))?;
     if options.threads > 1 {
         zstd.multithread(options.threads)
-            .context("cannot start the compression threads")?;
+            .map_err(compression(true))?;
     }
     let mut tar = tar::Builder::new(zstd);
     let mut folder_bytes = 0u64;
@@ -255,7 +258,15 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
     } else {
         shown_path(out)
     };
-    let write_err = |name: &str| format!("cannot write {name} into {target}");
+    let write_err = |member: &str| {
+        let target = target.clone();
+        let member = member.to_string();
+        move |source| PackError::WriteInto {
+            member,
+            target,
+            source,
+        }
+    };
     for (member, path) in &members {
         let name = member.name();
         let mut header = tar::Header::new_gnu();
@@ -269,57 +280,55 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
             let (bytes, sha256, tickets) = csvs
                 .get(n)
                 .cloned()
-                .ok_or_else(|| anyhow!("block {n}: no manifest read before its CSV"))?;
-            let file = crate::fs::open::open_regular(path)
-                .with_context(|| format!("cannot read {}", shown_path(path)))?;
-            let size = file
-                .metadata()
-                .with_context(|| format!("cannot read {}", shown_path(path)))?
-                .len();
+                .ok_or(PackError::NoManifestBefore { block: *n })?;
+            let file = crate::fs::open::open_regular(path).map_err(PackError::io("read", path))?;
+            let size = file.metadata().map_err(PackError::io("read", path))?.len();
             if size != bytes {
-                bail!(
-                    "{}: {size} bytes, its manifest says {bytes}: the block was changed; not packed",
-                    shown_path(path)
-                );
+                return Err(PackError::CsvSize {
+                    path: shown_path(path),
+                    size,
+                    bytes,
+                });
             }
-            let lines_size = lines_bytes(size, tickets).ok_or_else(|| {
-                anyhow!(
-                    "{}: {size} bytes cannot hold the {tickets} tickets its manifest counts: the block was changed; not packed",
-                    shown_path(path)
-                )
-            })?;
+            let lines_size =
+                lines_bytes(size, tickets).ok_or_else(|| PackError::CsvCannotHold {
+                    path: shown_path(path),
+                    size,
+                    tickets,
+                })?;
             // Packed as its lines (super::lines): each line's hash field checked, then left out.
             let lines_name = format!("{prefix}/{}", Member::Lines(*n).name());
             header.set_size(lines_size);
             let mut reader = Strip::new(Hashing::new(file.take(size)), tickets);
             let appended = tar.append_data(&mut header, &lines_name, &mut reader);
             if let Some(e) = reader.error() {
-                bail!(
-                    "{}: {e}: the block was changed (run `emission-factory verify`); not packed",
-                    shown_path(path)
-                );
+                return Err(PackError::CsvLines {
+                    path: shown_path(path),
+                    error: e.clone(),
+                });
             }
-            appended.with_context(|| write_err(&name))?;
+            appended.map_err(write_err(&name))?;
             let (read, digest) = reader.into_inner().done();
             if read != size || hex::encode(digest) != sha256 {
-                bail!(
-                    "{}: its bytes are not those its signed manifest names (SHA-256 {}, {read} bytes): the block was changed; not packed",
-                    shown_path(path),
-                    hex::encode(digest)
-                );
+                return Err(PackError::CsvNotSigned {
+                    path: shown_path(path),
+                    sha256: hex::encode(digest),
+                    bytes: read,
+                });
             }
             folder_bytes = folder_bytes.saturating_add(size);
             continue;
         }
         let bytes = read_member(folder, member)?;
         let digest = hex::encode(Sha256::digest(&bytes));
-        let against = |what: &str, wanted: &str| -> Result<()> {
+        let against = |what: &'static str, wanted: &str| -> Result<()> {
             if digest != wanted {
-                bail!(
-                    "{}: SHA-256 {digest}, the seal names {what} {}: the folder changed since it was sealed; not packed",
-                    shown_path(path),
-                    shown(wanted)
-                );
+                return Err(PackError::NotSealedBytes {
+                    path: shown_path(path),
+                    sha256: digest.clone(),
+                    what,
+                    wanted: shown(wanted),
+                });
             }
             Ok(())
         };
@@ -327,15 +336,22 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
             Member::Record => against("the record", &seal.record_sha256)?,
             Member::Definition => against("the definition", &seal.game_definition_sha256)?,
             Member::Seal if bytes != seal_bytes => {
-                bail!("{}: changed while being packed", shown_path(path))
+                return Err(PackError::ChangedWhilePacked {
+                    path: shown_path(path),
+                })
             }
             Member::SealSig if bytes != seal_sig => {
-                bail!("{}: changed while being packed", shown_path(path))
+                return Err(PackError::ChangedWhilePacked {
+                    path: shown_path(path),
+                })
             }
             Member::Manifest(n, false) => {
                 against("the manifest", sealed.get(n).copied().unwrap_or_default())?;
-                let manifest = Manifest::from_bytes(&bytes)
-                    .map_err(|e| anyhow!("{}: not a valid manifest: {e}", shown_path(path)))?;
+                let manifest =
+                    Manifest::from_bytes(&bytes).map_err(|error| PackError::InvalidManifest {
+                        path: shown_path(path),
+                        error,
+                    })?;
                 csvs.insert(
                     *n,
                     (manifest.csv.bytes, manifest.csv.sha256, manifest.tickets),
@@ -345,22 +361,22 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
         }
         header.set_size(bytes.len() as u64);
         tar.append_data(&mut header, &entry_name, &bytes[..])
-            .with_context(|| write_err(&name))?;
+            .map_err(write_err(&name))?;
         folder_bytes = folder_bytes.saturating_add(bytes.len() as u64);
     }
-    let zstd = tar
-        .into_inner()
-        .with_context(|| write_err("the end of the tar"))?;
+    let zstd = tar.into_inner().map_err(write_err("the end of the tar"))?;
     let encrypted = zstd
         .finish()
-        .with_context(|| write_err("the end of the compressed stream"))?;
+        .map_err(write_err("the end of the compressed stream"))?;
     let mut sink = encrypted
         .finish()
-        .with_context(|| write_err("the end of the encrypted stream"))?;
-    sink.flush().with_context(|| write_err("the pack"))?;
-    let counted = sink
-        .into_inner()
-        .map_err(|e| anyhow!("{}: {}", write_err("the pack"), e.error()))?;
+        .map_err(write_err("the end of the encrypted stream"))?;
+    sink.flush().map_err(write_err("the pack"))?;
+    let counted = sink.into_inner().map_err(|e| PackError::WriteIntoEnd {
+        member: "the pack".to_string(),
+        target: target.clone(),
+        error: e.into_error(),
+    })?;
     let Counted {
         to,
         bytes: pack_bytes,
@@ -388,35 +404,34 @@ fn pack_folder(folder: &Path, out: &Path, options: &PackOptions) -> Result<PackS
 /// emission (another file, a folder, a link, a device) is refused, naming it: a pack restores
 /// the whole folder, so nothing in it may be left behind unsaid.
 fn members_of(folder: &Path) -> Result<BTreeMap<Member, PathBuf>> {
-    let entries = crate::fs::dir::list(folder)
-        .with_context(|| format!("cannot read folder {}", shown_path(folder)))?;
+    let entries = crate::fs::dir::list(folder).map_err(|source| PackError::ReadFolder {
+        path: shown_path(folder),
+        source,
+    })?;
     let mut members = BTreeMap::new();
     for entry in entries {
         let Some(name) = entry.name.to_str() else {
-            bail!(
-                "{}: a file whose name is not UTF-8 is not part of an emission; move it out of the folder",
-                shown_path(&entry.path)
-            );
+            return Err(PackError::NameNotUtf8 {
+                path: shown_path(&entry.path),
+            });
         };
         if name.starts_with('.') {
             continue;
         }
         let Some(member) = Member::of_name(name).filter(|m| !matches!(m, Member::Lines(_))) else {
-            bail!(
-                "{}: not a file of an emission (record, seal, log, definition, key, custody files, blocks): move it out of the folder before packing",
-                shown_path(&entry.path)
-            );
+            return Err(PackError::NotEmissionFile {
+                path: shown_path(&entry.path),
+            });
         };
         if entry.kind != Kind::File {
-            bail!(
-                "{} is {}: a pack carries regular files only; replace it with the file itself",
-                shown_path(&entry.path),
-                match entry.kind {
+            return Err(PackError::NotRegularFile {
+                path: shown_path(&entry.path),
+                kind: match entry.kind {
                     Kind::Folder => "a folder",
                     Kind::Link => "a symbolic link",
                     _ => "not a regular file",
-                }
-            );
+                },
+            });
         }
         members.insert(member, entry.path);
     }
@@ -429,11 +444,10 @@ fn members_of(folder: &Path) -> Result<BTreeMap<Member, PathBuf>> {
         Member::PublicKey,
     ] {
         if !members.contains_key(&required) {
-            bail!(
-                "{}: no {}: a sealed emission holds it",
-                shown_path(folder),
-                required.name()
-            );
+            return Err(PackError::MissingFile {
+                folder: shown_path(folder),
+                file: required.name(),
+            });
         }
     }
     let reshares = members
@@ -441,11 +455,11 @@ fn members_of(folder: &Path) -> Result<BTreeMap<Member, PathBuf>> {
         .filter(|m| matches!(m, Member::Reshare(_)))
         .count();
     if reshares > super::member::MAX_RESHARE_FILES {
-        bail!(
-            "{}: {reshares} custody files, more than the {} a pack holds",
-            shown_path(folder),
-            super::member::MAX_RESHARE_FILES
-        );
+        return Err(PackError::TooManyReshares {
+            folder: shown_path(folder),
+            count: reshares,
+            limit: super::member::MAX_RESHARE_FILES,
+        });
     }
     Ok(members)
 }
@@ -462,18 +476,22 @@ fn check_folder_names(folder: &Path, prefix: &str) -> Result<()> {
         .collect();
     let found = parts.iter().rev().cloned().collect::<Vec<_>>().join("/");
     if found != prefix {
-        bail!(
-            "{} is not in the folder of its emission {prefix} (<game>/<stake>/e<emission>, as emit makes it): move it there, then pack",
-            shown_path(folder)
-        );
+        return Err(PackError::WrongFolder {
+            folder: shown_path(folder),
+            emission: prefix.to_string(),
+        });
     }
     Ok(())
 }
 
 fn read_member(folder: &Path, member: &Member) -> Result<Vec<u8>> {
     let path = folder.join(member.name());
-    read_at_most(&path, member.limit(), "a file of an emission")
-        .map_err(|e| anyhow!("cannot read {}: {e}", shown_path(&path)))
+    read_at_most(&path, member.limit(), "a file of an emission").map_err(|error| {
+        PackError::ReadFile {
+            path: shown_path(&path),
+            error,
+        }
+    })
 }
 
 /// A reader that hashes and counts what goes through it.
