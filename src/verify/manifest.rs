@@ -28,7 +28,7 @@ pub(super) fn check_signature(
         Some(key) => key,
         None => {
             let path = dir.join(block::PUBLIC_KEY_FILE);
-            match keys::read_public_key(&path).map_err(anyhow::Error::from) {
+            match keys::read_public_key(&path) {
                 Ok(key) => {
                     report.warnings.push(format!(
                         "signatures checked against the emission's own key {}: this proves the files are intact, not who made them; give --public-key with the key you trust",
@@ -40,7 +40,7 @@ pub(super) fn check_signature(
                     report.problem(Problem::in_file(
                         Code::SignatureKey,
                         &sig_name,
-                        format!("{sig_name}: {e:#}"),
+                        format!("{sig_name}: {}", crate::problem::chained(&e)),
                     ));
                     return;
                 }
