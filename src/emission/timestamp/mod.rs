@@ -302,11 +302,10 @@ pub fn stamp_file(
         }
         Source::Reply(path) => {
             if !files::entry_exists(&kept)? {
-                return Err(PackStampError::NoRequestWaiting {
-                    file: file.to_path_buf(),
+                return Err(TimestampError::NoRequestWaiting {
+                    doc: file.to_path_buf(),
                     kept,
-                }
-                .into());
+                });
             }
             let request_bytes = crate::fs::open::read_at_most(&kept, MAX_TOKEN_BYTES, "a request")
                 .map_err(|error| PackStampError::ReadKept {
@@ -320,13 +319,12 @@ pub fn stamp_file(
                 }
             })?;
             if request.imprint != hash {
-                return Err(PackStampError::FileChanged {
+                return Err(TimestampError::DocumentChanged {
                     kept,
                     imprint: request.imprint,
-                    file: file.to_path_buf(),
+                    doc: file.to_path_buf(),
                     hash,
-                }
-                .into());
+                });
             }
             let reply = crate::fs::open::read_at_most(path, MAX_TOKEN_BYTES, "a TSA reply")
                 .map_err(|error| TimestampError::ReadReply {
@@ -419,18 +417,6 @@ pub enum PackStampError {
         /// It is the request kept beside the pack, which waits for its reply.
         waiting: bool,
     },
-    /// A reply was given, but no request of ours waits beside the pack.
-    #[error(
-        "--tsa-reply: there is no request waiting for a reply beside {} ({} is missing): a reply is taken only for a request this program made (--tsa-request-out)",
-        shown_path(.file),
-        shown_path(.kept)
-    )]
-    NoRequestWaiting {
-        /// The pack.
-        file: PathBuf,
-        /// The request that should be beside it.
-        kept: PathBuf,
-    },
     /// The request kept beside the pack could not be read.
     #[error("{}: cannot read: {error}", shown_path(.kept))]
     ReadKept {
@@ -438,24 +424,6 @@ pub enum PackStampError {
         kept: PathBuf,
         /// Why (shown in the sentence).
         error: crate::fs::open::ReadError,
-    },
-    /// The pack changed since its request was made.
-    #[error(
-        "{}: the request kept is over the SHA-256 {}, and {} has SHA-256 {}: the file changed since the request was made",
-        shown_path(.kept),
-        hex::encode(.imprint),
-        shown_path(.file),
-        hex::encode(.hash)
-    )]
-    FileChanged {
-        /// The request kept.
-        kept: PathBuf,
-        /// What it is over.
-        imprint: [u8; 32],
-        /// The pack.
-        file: PathBuf,
-        /// The pack's SHA-256 now.
-        hash: [u8; 32],
     },
     /// The reply given did not verify with any certificate given.
     #[error("--tsa-reply {}: {refusals}", shown_path(.path))]
