@@ -32,8 +32,6 @@ use crate::mechanic::{Decoder, Synthesizer};
 use crate::money::{canonical, cents, from_cents};
 use crate::plan::{seed_commitment, BlockKey, Seed};
 use crate::progress::{NoProgress, Progress};
-use crate::untrusted::shown_path;
-use anyhow::{bail, Context, Result};
 use ed25519_dalek::SigningKey;
 use rayon::prelude::*;
 use rust_decimal::Decimal;
@@ -46,8 +44,14 @@ const CHUNK: usize = 2048;
 /// Chunks made in parallel while the previous batch is written.
 const CHUNKS_PER_BATCH: usize = 32;
 
+mod error;
 pub mod run;
 pub mod seal;
+
+pub use error::{EmitError, SealRunError};
+
+/// What the engine returns.
+type Result<T, E = EmitError> = std::result::Result<T, E>;
 
 /// Everything an emission run needs, validated. Made only by [`run::run`], which holds the
 /// policy (where the seed and key come from, the kind of the emission): the library has no
@@ -248,21 +252,18 @@ pub(crate) fn emit(
         // The run ends by appending its line to the audit log: a log that cannot take it (a
         // FIFO or a link at its name, a broken chain) is refused now, before any block is made.
         let chain = crate::emission::log::read_chain(&folder, &public)
-            .context("the emission's audit log, read before any block is made")?;
+            .map_err(|source| EmitError::AuditLog { source })?;
         // A sealed emission takes no new block, its seal deleted or not.
         if let Some(line) = chain.seal_recorded {
             if !crate::fs::files::entry_exists(&folder.join(sealing::SEAL_FILE))? {
-                bail!(
-                    "the audit log of {} records a seal (line {line}), and {} is missing: it was deleted (restore it from the archive), or the sealing run was killed before writing it (run `emission-factory seal` again). A sealed emission takes no new block; nothing was made",
-                    shown_path(&folder),
-                    sealing::SEAL_FILE
-                );
+                return Err(EmitError::SealMissing {
+                    folder: folder.clone(),
+                    line,
+                    seal_file: sealing::SEAL_FILE,
+                });
             }
         }
-        let write_definition = || {
-            crate::emission::write_or_check_definition(&folder, game, access)
-                .map_err(anyhow::Error::from)
-        };
+        let write_definition = || crate::emission::write_or_check_definition(&folder, game, access);
         let joined = join_or_create(&folder, &wanted, config, &blocks, &write_definition)?;
         // Joining: after the record, so that a run of another definition is refused by it,
         // naming both hashes (and a deleted copy is written again, its hash the record's).
@@ -311,12 +312,11 @@ pub(crate) fn emit(
         // Before the block is made, not after: a block's files are regular files of ours, and
         // nothing else at their names (a FIFO, a device, a link) is replaced, even with --force.
         for path in [&paths.csv, &paths.manifest, &paths.signature] {
-            crate::fs::output::check(path, crate::fs::output::Replace::RegularFile).with_context(
-                || {
-                    format!(
-                        "block {number} cannot be written in {}",
-                        shown_path(&folder)
-                    )
+            crate::fs::output::check(path, crate::fs::output::Replace::RegularFile).map_err(
+                |source| EmitError::BlockOutput {
+                    number,
+                    folder: folder.clone(),
+                    source,
                 },
             )?;
         }
@@ -324,11 +324,11 @@ pub(crate) fn emit(
             // A manifest is renamed last: the block was complete. Keep it, if it is sound.
             let report = replay(config, &paths.csv)?;
             if !report.ok() {
-                bail!(
-                    "block {number} already exists in {} but does not verify:\n{}\nIt was kept untouched; move it away, or give --force to make it again.",
-                    folder.display(),
-                    crate::problem::joined(&report.problems, "\n")
-                );
+                return Err(EmitError::KeptBlockBroken {
+                    number,
+                    folder: folder.clone(),
+                    problems: crate::problem::joined(&report.problems, "\n"),
+                });
             }
             progress.add(game.block_size);
             summary.kept += 1;
@@ -350,9 +350,8 @@ pub(crate) fn emit(
             outcome: BlockOutcome::Written,
             csv: paths.csv,
         });
-        held.release().with_context(|| {
-            format!("block {number:05} was written, but its lock could not be released")
-        })?;
+        held.release()
+            .map_err(|source| EmitError::BlockLockRelease { number, source })?;
     }
     summary.planned = planned;
     Ok(summary)
@@ -391,7 +390,7 @@ fn join_or_create(
     wanted: &Record,
     config: &EmitConfig,
     blocks: &std::ops::RangeInclusive<u32>,
-    write_definition: &dyn Fn() -> Result<()>,
+    write_definition: &dyn Fn() -> Result<(), crate::emission::FileError>,
 ) -> Result<(Option<u32>, String, Seed)> {
     let public = config.signing_key.verifying_key();
     let record_path = folder.join(record::RECORD_FILE);
@@ -413,7 +412,9 @@ fn join_or_create(
         }
         None => {
             if folder.join(record::RECORD_FILE).exists() {
-                bail!("{}: unreadable emission record", folder.display());
+                return Err(EmitError::UnreadableRecord {
+                    folder: folder.to_path_buf(),
+                });
             }
             // Only the ceremony makes a production emission's record: shares with no record
             // behind them could have been made by anyone holding the custodians' public keys.
@@ -422,10 +423,10 @@ fn join_or_create(
             }
             if let Some(planned) = wanted.blocks {
                 if *blocks.end() > planned {
-                    bail!(
-                        "--emission-blocks {planned}: this run asks for block {}, beyond the emission's last block",
-                        blocks.end()
-                    );
+                    return Err(EmitError::BeyondPlanned {
+                        planned,
+                        last: *blocks.end(),
+                    });
                 }
             }
             let block_seed = crate::emission::beacon::block_seed(
@@ -442,11 +443,11 @@ fn join_or_create(
     };
     if let Some(planned) = planned {
         if *blocks.end() > planned {
-            bail!(
-                "the emission in {} holds {planned} blocks (its record says so); block {} is beyond it",
-                folder.display(),
-                blocks.end()
-            );
+            return Err(EmitError::BeyondRecord {
+                folder: folder.to_path_buf(),
+                planned,
+                last: *blocks.end(),
+            });
         }
     }
     if folder.join(sealing::SEAL_FILE).exists() {
@@ -456,10 +457,9 @@ fn join_or_create(
             .filter(|b| complete.binary_search(b).is_err())
             .collect();
         if config.force || !missing.is_empty() {
-            bail!(
-                "the emission in {} is sealed: its blocks can no longer be made or remade",
-                folder.display()
-            );
+            return Err(EmitError::Sealed {
+                folder: folder.to_path_buf(),
+            });
         }
     }
     Ok((
@@ -477,7 +477,7 @@ pub(crate) fn seal_if_complete(
     config: &EmitConfig,
     summary: &EmitSummary,
     on_event: &mut impl FnMut(Event),
-    before_sealing: &mut dyn FnMut() -> Result<()>,
+    before_sealing: &mut dyn FnMut() -> Result<(), crate::emission::log::LogError>,
 ) -> Result<bool> {
     let folder = summary.folder.as_path();
     let Some(planned) = summary.planned else {
@@ -495,7 +495,7 @@ fn seal_locked(
     summary: &EmitSummary,
     planned: u32,
     on_event: &mut impl FnMut(Event),
-    before_sealing: &mut dyn FnMut() -> Result<()>,
+    before_sealing: &mut dyn FnMut() -> Result<(), crate::emission::log::LogError>,
 ) -> Result<bool> {
     let folder = summary.folder.as_path();
     let complete = sealing::complete_blocks(folder)?;
@@ -515,11 +515,11 @@ fn seal_locked(
         interrupt::check()?;
         let report = replay(config, &folder.join(block::csv_name(number)))?;
         if !report.ok() {
-            bail!(
-                "cannot seal {}: block {number} does not verify:\n{}",
-                folder.display(),
-                crate::problem::joined(&report.problems, "\n")
-            );
+            return Err(EmitError::SealBlockBroken {
+                folder: folder.to_path_buf(),
+                number,
+                problems: crate::problem::joined(&report.problems, "\n"),
+            });
         }
         good.insert(number);
     }
@@ -580,10 +580,10 @@ fn replay(config: &EmitConfig, csv: &Path) -> Result<crate::verify::BlockReport>
 pub fn block_range(first: u32, count: u32) -> Result<std::ops::RangeInclusive<u32>> {
     match count.checked_sub(1).and_then(|n| first.checked_add(n)) {
         Some(last) if first >= 1 && last <= 99_999 => Ok(first..=last),
-        _ => bail!(
-            "blocks {first} to {}: blocks are numbered from 1 to 99999 (five digits in file names and serials), and a run makes at least one",
-            u64::from(first) + u64::from(count) - 1
-        ),
+        _ => Err(EmitError::BlockRange {
+            first,
+            last: u64::from(first) + u64::from(count) - 1,
+        }),
     }
 }
 
@@ -657,23 +657,29 @@ impl BlockMaker<'_> {
             let layout_start = chunk.text.len();
             self.synthesizer
                 .synthesize(prize, &mut rng, &mut chunk.text)
-                .with_context(|| format!("ticket {}: cannot synthesize a layout", serial()))?;
+                .map_err(|source| EmitError::Synthesize {
+                    serial: serial(),
+                    source,
+                })?;
             let layout = &chunk.text[layout_start..];
             // The decoder is the referee: a ticket that does not read back is never written.
             match self.decoder.decode_cents(layout) {
                 Ok(read) if Some(read) == self.tier_cents[tier as usize] => {}
-                Ok(read) => bail!(
-                    "ticket {}: the synthesized layout decodes to {} € but its prize is {} € ({}); no file was written for this block",
-                    serial(),
-                    canonical(from_cents(read)),
-                    canonical(prize),
-                    String::from_utf8_lossy(layout)
-                ),
-                Err(e) => bail!(
-                    "ticket {}: the synthesized layout is invalid: {e} ({}); no file was written for this block",
-                    serial(),
-                    String::from_utf8_lossy(layout)
-                ),
+                Ok(read) => {
+                    return Err(EmitError::WrongPrize {
+                        serial: serial(),
+                        decoded: canonical(from_cents(read)),
+                        prize: canonical(prize),
+                        layout: String::from_utf8_lossy(layout).into_owned(),
+                    })
+                }
+                Err(e) => {
+                    return Err(EmitError::InvalidLayout {
+                        serial: serial(),
+                        reason: e.to_string(),
+                        layout: String::from_utf8_lossy(layout).into_owned(),
+                    })
+                }
             }
             // The hash is written once the group's lines are made: its place is kept.
             lines.push((line_start, chunk.text.len()));
@@ -821,9 +827,10 @@ impl BlockMaker<'_> {
         if let Some(chunks) = pending {
             out.chunks(chunks, progress)?;
         }
-        out.writer
-            .finish()
-            .with_context(|| format!("cannot write {} (disk full?)", tmp.display()))?;
+        out.writer.finish().map_err(|source| EmitError::CsvWrite {
+            path: tmp.clone(),
+            source,
+        })?;
         Ok(Written {
             bytes: out.bytes,
             sha256: out.sha.finalize().into(),
@@ -848,7 +855,10 @@ impl Output<'_> {
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
         self.writer
             .write(bytes)
-            .with_context(|| format!("cannot write {} (disk full?)", self.tmp.display()))?;
+            .map_err(|source| EmitError::CsvWrite {
+                path: self.tmp.to_path_buf(),
+                source,
+            })?;
         self.sha.update(bytes);
         self.bytes += bytes.len() as u64;
         Ok(())
@@ -859,7 +869,7 @@ impl Output<'_> {
             self.write(&chunk.text)?;
             // Chunks start at multiples of CHUNK, a power of two: always on a boundary.
             if !self.merkle.append(&chunk.merkle) {
-                bail!("internal error: a chunk of tickets is not on a Merkle subtree boundary");
+                return Err(EmitError::MerkleBoundary);
             }
             for (total, n) in self.counts.iter_mut().zip(&chunk.counts) {
                 *total += n;

@@ -44,8 +44,9 @@ pub(super) fn run(args: SealArgs) -> Result<Exit> {
         Some(_) => format!("{name} was sealed ({seal_file})"),
         None => format!("{name} was already sealed"),
     };
-    done.release
-        .map_err(|e| e.context(format!("{said}, but its lock could not be released")))?;
+    done.release.map_err(|e| {
+        anyhow::Error::new(e).context(format!("{said}, but its lock could not be released"))
+    })?;
     if stamp.is_none() && done.record.timestamp_authority_sha256.is_some() && !quiet {
         errln!(
             "note: the emission's record asked a trusted timestamp, so its seal asks one too: get it with `emission-factory timestamp {} --seal --tsa-cert PEM --tsa-url URL` (verify fails until then)",

@@ -255,7 +255,7 @@ fn make_and_seal(
     entry.blocks_made = published;
     entry.blocks_kept = kept;
     if let Err(e) = &outcome {
-        entry.result = error_line(&format!("{e:#}"));
+        entry.result = error_line(&crate::problem::chained(e));
     }
     if let Err(e) = audit::append(folder, entry, &config.signing_key).map_err(anyhow::Error::from) {
         if outcome.is_ok() {
@@ -271,13 +271,11 @@ fn make_and_seal(
     let mut sealing = Entry::for_this_run("emit");
     sealing.result = "sealing: all the emission's planned blocks are made".into();
     let sealed = seal_if_complete(config, &summary, &mut |e| on_event(e), &mut || {
-        audit::append_locked(folder, &mut sealing.clone(), Some(&config.signing_key))
-            .map(|_| ())
-            .map_err(anyhow::Error::from)
+        audit::append_locked(folder, &mut sealing.clone(), Some(&config.signing_key)).map(|_| ())
     });
     if let Err(e) = &sealed {
         let mut failed = Entry::for_this_run("emit");
-        failed.result = error_line(&format!("sealing failed: {e:#}"));
+        failed.result = error_line(&format!("sealing failed: {}", crate::problem::chained(e)));
         // The sealing error is the one to report; a log that fails too was warned about above.
         let _ = audit::append(folder, failed, &config.signing_key);
     }

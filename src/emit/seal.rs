@@ -9,7 +9,7 @@
 //! logs a failed sealing too. `cmd/seal.rs` only turns options into a [`Request`], asks the
 //! trusted timestamp and prints.
 
-use super::Event;
+use super::{Event, SealRunError};
 use crate::block::id::EmissionId;
 use crate::block::keys;
 use crate::emission::lock::LockFile;
@@ -19,12 +19,13 @@ use crate::emission::seal::{self as sealing, FolderCheck, FolderReport, Seal, SE
 use crate::game::Game;
 use crate::money::parse_canonical;
 use crate::progress::NoProgress;
-use crate::untrusted::{shown, shown_path};
 use crate::verify::{verify_block, VerifyOptions};
-use anyhow::{anyhow, bail, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+/// What a sealing returns.
+type Result<T, E = SealRunError> = std::result::Result<T, E>;
 
 /// The key that signs the seal.
 pub enum SealKey {
@@ -75,7 +76,7 @@ pub struct Outcome {
     /// whose manifests matched the seal).
     pub checked: Option<FolderReport>,
     /// The error releasing the lock, if any (the seal is written: reported, not undone).
-    pub release: Result<()>,
+    pub release: Result<(), crate::emission::lock::LockError>,
 }
 
 /// Seals the emission of `request` with its blocks verified on `pool`; `on_event` hears of
@@ -88,10 +89,9 @@ pub fn seal(
 ) -> Result<Outcome> {
     let folder = request.folder.as_path();
     if !folder.join(RECORD_FILE).exists() {
-        bail!(
-            "{} is not an emission folder with a record ({RECORD_FILE}); give <out>/<game>/<stake>/e<emission>",
-            shown_path(folder)
-        );
+        return Err(SealRunError::NotEmissionFolder {
+            folder: folder.to_path_buf(),
+        });
     }
     let key_path = match &request.key {
         SealKey::File(path) => path.clone(),
@@ -101,12 +101,11 @@ pub fn seal(
     let public = key.verifying_key();
     if let Some(given) = &request.public_key {
         if *given != public {
-            bail!(
-                "the signing key {} (public key SHA-256 {}) is not the one --public-key names (SHA-256 {}): give the emission's signing key, or its public key. Nothing was done",
-                shown_path(&key_path),
-                hex::encode(keys::public_key_sha256(&public)?),
-                hex::encode(keys::public_key_sha256(given)?)
-            );
+            return Err(SealRunError::KeyMismatch {
+                key_path,
+                key_sha256: hex::encode(keys::public_key_sha256(&public)?),
+                given_sha256: hex::encode(keys::public_key_sha256(given)?),
+            });
         }
     }
     if let Some(gid) = request.group {
@@ -135,8 +134,7 @@ pub fn seal(
                 .clone()
                 .or_else(|| record.timestamp_authority_sha256.clone()),
             &|b| good.contains(&b),
-        )
-        .map_err(anyhow::Error::from);
+        );
         match written {
             Ok(written) => {
                 // Under the lock, so that no other run's log line is read half-written.
@@ -147,21 +145,23 @@ pub fn seal(
             }
             Err(e) => {
                 let mut failed = Entry::for_this_run("seal");
-                failed.result = format!("{SEALING_FAILED}: {e:#}")
+                failed.result = format!("{SEALING_FAILED}: {}", crate::problem::chained(&e))
                     .chars()
                     .take(1000)
                     .collect();
                 // The sealing error is the one to report; a log that fails too is named in it.
-                if let Err(l) =
-                    append_locked(folder, &mut failed, Some(&key)).map_err(anyhow::Error::from)
-                {
-                    return Err(e.context(format!("and its failure could not be logged: {l:#}")));
+                let e = SealRunError::from(e);
+                if let Err(l) = append_locked(folder, &mut failed, Some(&key)) {
+                    return Err(SealRunError::FailureNotLogged {
+                        log: crate::problem::chained(&l),
+                        source: Box::new(e),
+                    });
                 }
                 Err(e)
             }
         }
     });
-    let release = held.release().map_err(anyhow::Error::from);
+    let release = held.release();
     match outcome {
         Ok((written, matching, record, checked)) => Ok(Outcome {
             written,
@@ -173,7 +173,10 @@ pub fn seal(
         }),
         Err(e) => Err(match release {
             Ok(()) => e,
-            Err(r) => e.context(format!("and the lock could not be released: {r:#}")),
+            Err(r) => SealRunError::LockNotReleased {
+                lock: crate::problem::chained(&r),
+                source: Box::new(e),
+            },
         }),
     }
 }
@@ -195,13 +198,14 @@ fn check_and_verify(
     let (record, record_bytes) = sealing::record_for_sealing(folder, &public)?;
     let planned = match (record.blocks, request.blocks) {
         (Some(r), Some(a)) if r != a => {
-            bail!("--blocks {a}: the emission's record says it holds {r} blocks")
+            return Err(SealRunError::BlocksDiffer {
+                given: a,
+                record: r,
+            })
         }
         (Some(r), _) => r,
         (None, Some(a)) => a,
-        (None, None) => bail!(
-            "how many blocks make this emission? Its record does not say (emit --emission-blocks); give --blocks B"
-        ),
+        (None, None) => return Err(SealRunError::BlocksUnknown),
     };
     // The definition given, or the one kept in the folder (as `verify` reads it: refused if
     // changed), or the built-in game.
@@ -213,19 +217,16 @@ fn check_and_verify(
         },
     };
     if hex::encode(game.sha256) != record.game_definition_sha256 {
-        bail!(
-            "the game definition {} is not the emission's (SHA-256 {}, the record says {}); give --game with the definition used",
-            shown_path(Path::new(&game.source)),
-            hex::encode(game.sha256),
-            shown(&record.game_definition_sha256)
-        );
+        return Err(SealRunError::DefinitionMismatch {
+            source_file: game.source.clone(),
+            sha256: hex::encode(game.sha256),
+            record_sha256: record.game_definition_sha256.clone(),
+        });
     }
-    let price = parse_canonical(record.id.stake()).ok_or_else(|| {
-        anyhow!(
-            "the record's stake {} is not a canonical amount",
-            shown(record.id.stake())
-        )
-    })?;
+    let price =
+        parse_canonical(record.id.stake()).ok_or_else(|| SealRunError::StakeNotCanonical {
+            stake: record.id.stake().to_string(),
+        })?;
     game.stake(price)?;
     let already = folder.join(SEAL_FILE).exists();
     let (present, matching) = if already {
@@ -260,11 +261,10 @@ fn check_and_verify(
         }
     }
     if !failed.is_empty() {
-        bail!(
-            "cannot seal {}: blocks do not verify:\n  {}",
-            shown_path(folder),
-            failed.join("\n  ")
-        );
+        return Err(SealRunError::BlocksBroken {
+            folder: folder.to_path_buf(),
+            failed: failed.join("\n  "),
+        });
     }
     Ok((record, record_bytes, planned, good, already, matching))
 }
@@ -285,15 +285,11 @@ fn one_time_key(folder: &Path) -> Result<PathBuf> {
             if path.exists() {
                 Ok(path)
             } else {
-                bail!(
-                    "no --signing-key, and no one-time key at {}: give the emission's --signing-key",
-                    shown_path(&path)
-                )
+                Err(SealRunError::NoOneTimeKey { path })
             }
         }
-        _ => bail!(
-            "{} is not named <out>/<game>/<stake>/e<NNNN>: give the emission's --signing-key",
-            shown_path(folder)
-        ),
+        _ => Err(SealRunError::NotNamed {
+            folder: folder.to_path_buf(),
+        }),
     }
 }
