@@ -48,7 +48,7 @@ mod error;
 pub mod run;
 pub mod seal;
 
-pub use error::{EmitError, SealRunError};
+pub use error::{EmitError, NotHexSeed, SealRunError, SeedError};
 
 /// What the engine returns.
 type Result<T, E = EmitError> = std::result::Result<T, E>;

@@ -223,13 +223,13 @@ pub(super) fn read_secret_file(
     limit: u64,
     allow_insecure: bool,
 ) -> Result<Vec<u8>> {
-    emission_factory::emit::run::read_secret_file(
+    Ok(emission_factory::emit::run::read_secret_file(
         path,
         what,
         limit,
         exposure(allow_insecure),
         &mut |event| errln!("{}", event_line(&event)),
-    )
+    )?)
 }
 
 /// Whether --allow-insecure-key lets a secret file others may read through.
@@ -269,7 +269,9 @@ pub(super) fn seed_of_options(
 
 /// Reads a seed file, printing the engine's warning when group or others may read it.
 fn read_seed_file(path: &Path, allow_insecure: bool) -> Result<emission_factory::plan::Seed> {
-    emission_factory::emit::run::read_seed_file(path, exposure(allow_insecure), &mut |event| {
-        errln!("{}", event_line(&event))
-    })
+    Ok(emission_factory::emit::run::read_seed_file(
+        path,
+        exposure(allow_insecure),
+        &mut |event| errln!("{}", event_line(&event)),
+    )?)
 }

@@ -72,7 +72,10 @@ pub(super) fn run(args: VerifyArgs) -> Result<Exit> {
             // With --share: the seed of the emission the pack names, rebuilt from the shares
             // (which must be of that emission) before its first block is read. The same
             // --identity files open the pack and the shares.
-            let seed_of = |id: &EmissionId| -> Result<emission_factory::plan::Seed> {
+            let seed_of = |id: &EmissionId| -> Result<
+                emission_factory::plan::Seed,
+                emission_factory::custody::CustodyError,
+            > {
                 let (secret, info) = emission_factory::custody::rebuild_seed_with(
                     &args.shares.share,
                     &args.shares.identity,

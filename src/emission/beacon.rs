@@ -283,7 +283,7 @@ pub enum BeaconError {
     /// The record beside a replayed block could not be read, or is not a record (its message
     /// names the record, and says its causes in the sentence).
     #[error("{}", crate::problem::chained(.0.as_ref()))]
-    Record(Box<dyn std::error::Error + Send + Sync + 'static>),
+    Record(Box<crate::emission::record::RecordError>),
     /// The record names a beacon chain other than the pinned one.
     #[error(
         "{}: the record names beacon chain {} ({}), and this program knows only {CHAIN} ({QUICKNET_CHAIN_HASH})",
@@ -400,8 +400,8 @@ pub enum BeaconError {
 
 impl BeaconError {
     /// The [`BeaconError::Record`] of an error of the record's reading, for `map_err`.
-    fn record(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
-        BeaconError::Record(error.into())
+    fn record(error: crate::emission::record::RecordError) -> Self {
+        BeaconError::Record(Box::new(error))
     }
 }
 

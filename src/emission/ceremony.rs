@@ -17,8 +17,9 @@ use crate::block::keys::{self, KeyError};
 use crate::custody::{self, CustodyError, Recipient, SecretSeed, ShareSetInfo};
 use crate::emission::beacon::BeaconError;
 use crate::emission::lock::{LockError, LockFile};
-use crate::emission::record::{self, Custody, CustodyMismatch, Record, RECORD_FILE};
-use crate::emission::{read_signed, write_signed};
+use crate::emission::log::LogError;
+use crate::emission::record::{self, Custody, CustodyMismatch, Record, RecordError, RECORD_FILE};
+use crate::emission::{read_signed, write_signed, FileError};
 use crate::fs::{files, FsError};
 use crate::game::{Game, Stake};
 use crate::json::StrictJsonError;
@@ -27,11 +28,6 @@ use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-
-/// An error of the emission's other files, kept whole with its causes: the record
-/// ([`crate::emission::record`]), the signed files and the folder's public key and definition
-/// ([`crate::emission`]), the audit log ([`crate::emission::log`]).
-type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a seed ceremony (a new seed, a reshare) made nothing, why its log line was not written,
 /// or why custody shares are not the ones the emission's ceremony made ([`admit_shares`]).
@@ -54,19 +50,17 @@ pub enum CeremonyError {
     /// The beacon round named (`--beacon-round`) is refused: see [`BeaconError`].
     #[error(transparent)]
     Beacon(#[from] BeaconError),
-    /// The emission's record could not be read, made or written (its own error, with its
-    /// causes).
+    /// The emission's record could not be read, made or written: see [`RecordError`].
     #[error(transparent)]
-    Record(Cause),
+    Record(RecordError),
     /// A file of the emission folder could not be read, written or checked: a signed file (a
     /// reshare's custody file), the emission's public key or the game definition's copy, or
-    /// the temporary files a killed run left (its own error, with its causes).
+    /// the temporary files a killed run left: see [`FileError`].
     #[error(transparent)]
-    Folder(Cause),
-    /// The run's line could not be added to the emission's audit log (its own error, with
-    /// its causes).
+    Folder(FileError),
+    /// The run's line could not be added to the emission's audit log: see [`LogError`].
     #[error(transparent)]
-    Log(Cause),
+    Log(LogError),
     /// Custody shares were given for an emission with no record: only the ceremony makes a
     /// production emission's record, and shares with no record behind them could have been
     /// made by anyone holding the custodians' public keys. Nothing was written.
@@ -163,19 +157,19 @@ pub enum CeremonyError {
 
 impl CeremonyError {
     /// The [`CeremonyError::Record`] of an error of the record's, for `map_err`.
-    fn record(error: impl Into<Cause>) -> Self {
-        CeremonyError::Record(error.into())
+    fn record(error: RecordError) -> Self {
+        CeremonyError::Record(error)
     }
 
     /// The [`CeremonyError::Folder`] of an error of the emission folder's files, for
     /// `map_err`.
-    fn folder(error: impl Into<Cause>) -> Self {
-        CeremonyError::Folder(error.into())
+    fn folder(error: FileError) -> Self {
+        CeremonyError::Folder(error)
     }
 
     /// The [`CeremonyError::Log`] of an error of the audit log's, for `map_err`.
-    fn log(error: impl Into<Cause>) -> Self {
-        CeremonyError::Log(error.into())
+    fn log(error: LogError) -> Self {
+        CeremonyError::Log(error)
     }
 }
 
@@ -270,11 +264,11 @@ pub fn log_seed_run(
         Some(key) => crate::emission::log::append(folder, entry, key)
             .map(|_| None)
             .map_err(CeremonyError::log),
-        None => match crate::emission::log::append_seed_line(folder, entry).map_err(Cause::from) {
+        None => match crate::emission::log::append_seed_line(folder, entry) {
             Ok(_) => Ok(None),
             Err(e) if checking && outcome.is_ok() => Ok(Some(format!(
                 "note: this check is not in the emission's audit log: {}",
-                chained(&*e)
+                chained(&e)
             ))),
             // A failed run wrote nothing: its own error is the one to say.
             Err(_) if outcome.is_err() => Ok(None),
@@ -548,9 +542,15 @@ mod tests {
     /// the program prints errors (anyhow's `{:#}`), it says exactly what it said alone.
     #[test]
     fn an_error_of_the_other_files_is_said_as_before() {
-        let cause =
-            || anyhow::anyhow!("Permission denied").context("cannot write e0001/emission.json.sig");
-        let alone = format!("{:#}", cause());
+        let cause = || {
+            crate::emission::record::RecordError::Fs(crate::fs::FsError::Io {
+                action: "open",
+                path: "e0001/emission.json".into(),
+                source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+            })
+        };
+        let alone = chained(&cause());
+        assert!(std::error::Error::source(&cause()).is_some(), "{alone}");
         let wrapped = anyhow::Error::new(CeremonyError::record(cause()));
         assert_eq!(format!("{wrapped:#}"), alone);
         assert_eq!(

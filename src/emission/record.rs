@@ -730,29 +730,35 @@ pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
+/// A record for tests: a test emission of La ruche d'or at 0.5 €, two blocks of 100.
+#[cfg(test)]
+pub(crate) fn test_record() -> Record {
+    Record {
+        format: RECORD_FORMAT,
+        id: "ruche-or/0.5/e0003".parse().unwrap(),
+        game_name: "La ruche d'or".into(),
+        game_definition_sha256: "11".repeat(32),
+        game_definition_file: false,
+        block_size: 100,
+        blocks: Some(2),
+        kind: EmissionKind::Test,
+        seed_sha256: "22".repeat(32),
+        custody: None,
+        beacon: None,
+        public_key_sha256: "33".repeat(32),
+        generator: "emission-factory 0.1.0 (generator 3)".into(),
+        generator_version: 3,
+        created: "2026-01-01T00:00:00Z".into(),
+        timestamp_authority_sha256: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn record() -> Record {
-        Record {
-            format: RECORD_FORMAT,
-            id: "ruche-or/0.5/e0003".parse().unwrap(),
-            game_name: "La ruche d'or".into(),
-            game_definition_sha256: "11".repeat(32),
-            game_definition_file: false,
-            block_size: 100,
-            blocks: Some(2),
-            kind: EmissionKind::Test,
-            seed_sha256: "22".repeat(32),
-            custody: None,
-            beacon: None,
-            public_key_sha256: "33".repeat(32),
-            generator: "emission-factory 0.1.0 (generator 3)".into(),
-            generator_version: 3,
-            created: "2026-01-01T00:00:00Z".into(),
-            timestamp_authority_sha256: None,
-        }
+        test_record()
     }
 
     #[test]

@@ -734,22 +734,8 @@ mod tests {
         let folder = dir.path();
         let key = SigningKey::from_bytes(&[7; 32]);
         let record = Record {
-            format: record::RECORD_FORMAT,
-            id: "ruche-or/2/e0001".parse().unwrap(),
-            game_name: "La ruche d'or".into(),
-            game_definition_sha256: "11".repeat(32),
-            game_definition_file: false,
-            block_size: 100,
             blocks: None,
-            kind: crate::block::id::EmissionKind::Test,
-            seed_sha256: "22".repeat(32),
-            custody: None,
-            beacon: None,
-            public_key_sha256: "33".repeat(32),
-            generator: "emission-factory 0.1.0 (generator 3)".into(),
-            generator_version: 3,
-            created: "2026-01-01T00:00:00Z".into(),
-            timestamp_authority_sha256: None,
+            ..record::test_record()
         };
         record::write(folder, &record, &key).unwrap();
         // A log cut in the middle of its line: it takes no line.

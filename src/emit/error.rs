@@ -22,16 +22,16 @@ pub enum EmitError {
     File(#[from] crate::emission::FileError),
     /// The emission's record refuses this run, or cannot be read or written.
     #[error(transparent)]
-    Record(#[from] crate::emission::record::RecordError),
+    Record(Box<crate::emission::record::RecordError>),
     /// The emission's audit log cannot take the run's line.
     #[error(transparent)]
     Log(#[from] crate::emission::log::LogError),
     /// The emission cannot be sealed, or its seal read.
     #[error(transparent)]
-    Seal(#[from] crate::emission::seal::SealError),
+    Seal(Box<crate::emission::seal::SealError>),
     /// The ceremony's record or shares refuse this run.
     #[error(transparent)]
-    Ceremony(#[from] crate::emission::ceremony::CeremonyError),
+    Ceremony(Box<crate::emission::ceremony::CeremonyError>),
     /// The beacon round the record names is refused.
     #[error(transparent)]
     Beacon(#[from] crate::emission::beacon::BeaconError),
@@ -41,6 +41,47 @@ pub enum EmitError {
     /// A signal stopped the run (main finds it by [`crate::interrupt::requested`]).
     #[error(transparent)]
     Interrupted(#[from] crate::interrupt::Interrupted),
+    /// The run's seed cannot be read, made or parsed.
+    #[error(transparent)]
+    Seed(#[from] SeedError),
+    /// The custody shares do not rebuild the emission's seed.
+    #[error(transparent)]
+    Custody(#[from] crate::custody::CustodyError),
+    /// `--beacon` on a run that is not a production emission's.
+    #[error(
+        "--beacon is for a production emission whose ceremony named a beacon round (seed --beacon-round): its seed is rebuilt from custody shares (--share, --identity). Nothing was written"
+    )]
+    BeaconNotProduction,
+    /// A production run without the lottery's own signing key.
+    #[error(
+        "a production emission (--share) is signed with the lottery's own key: give --signing-key (make one with keygen). Nothing was written"
+    )]
+    ProductionWithoutKey,
+    /// A run without custody shares on a production emission.
+    #[error(
+        "{} is a production emission: its seed comes only from its custody shares; give them with --share and --identity (k of them). Nothing was written",
+        .folder.display()
+    )]
+    ProductionWithoutShares {
+        /// The emission folder.
+        folder: PathBuf,
+    },
+    /// A prize of the stake cannot be shown by the game's layouts (the synthesizer's refusal,
+    /// as it says it).
+    #[error("game {game}: {reason}")]
+    Unshowable {
+        /// The game's identifier.
+        game: String,
+        /// Why.
+        reason: crate::mechanic::BuildError,
+    },
+    /// The blocks were made, and the run's audit line could not be appended.
+    #[error("the blocks were made, but the audit log failed")]
+    LogAfterBlocks {
+        /// Why.
+        #[source]
+        source: crate::emission::log::LogError,
+    },
     /// The audit log, read before any block is made, refuses the run.
     #[error("the emission's audit log, read before any block is made")]
     AuditLog {
@@ -197,6 +238,108 @@ pub enum EmitError {
         /// The layout.
         layout: String,
     },
+}
+
+// The record's, the seal's and the ceremony's errors are boxed: they are the largest, and a
+// run's result is passed up by value (clippy's `result_large_err`).
+impl From<crate::emission::ceremony::CeremonyError> for EmitError {
+    fn from(error: crate::emission::ceremony::CeremonyError) -> Self {
+        EmitError::Ceremony(Box::new(error))
+    }
+}
+
+impl From<crate::emission::record::RecordError> for EmitError {
+    fn from(error: crate::emission::record::RecordError) -> Self {
+        EmitError::Record(Box::new(error))
+    }
+}
+
+impl From<crate::emission::seal::SealError> for EmitError {
+    fn from(error: crate::emission::seal::SealError) -> Self {
+        EmitError::Seal(Box::new(error))
+    }
+}
+
+/// A seed (64 hexadecimal digits) that cannot be read, made or parsed, and from where.
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    /// Not 64 hexadecimal digits.
+    #[error(transparent)]
+    NotHex(#[from] NotHexSeed),
+    /// A stream (standard input, a file descriptor) could not be read.
+    #[error("cannot read the seed from {what}")]
+    Read {
+        /// The stream.
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stream holds more than a seed.
+    #[error(
+        "the seed from {what} is longer than {limit} bytes: give only its 64 hexadecimal digits"
+    )]
+    TooLong {
+        /// The stream.
+        what: String,
+        /// The most bytes read.
+        limit: u64,
+    },
+    /// A stream's bytes are not text.
+    #[error("the seed from {what} must be 64 hexadecimal digits (0-9, a-f), and is not text")]
+    NotText {
+        /// The stream.
+        what: String,
+    },
+    /// A stream's text is not a seed.
+    #[error("the seed from {what}")]
+    Stream {
+        /// The stream.
+        what: String,
+        /// Why.
+        #[source]
+        source: NotHexSeed,
+    },
+    /// A seed file's bytes are not text.
+    #[error("seed file {}: not text", .path.display())]
+    FileNotText {
+        /// The seed file.
+        path: PathBuf,
+    },
+    /// A seed file's text is not a seed.
+    #[error("seed file {}", .path.display())]
+    File {
+        /// The seed file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: NotHexSeed,
+    },
+    /// `--seed-file` names no file.
+    #[error(
+        "--seed-file {}: no such file. A seed file is never created by --seed-file; leave out every seed option on an emission's first run to draw a new seed",
+        .path.display()
+    )]
+    NoSuchFile {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The seed file could not be read or written (its mode, its folder, a disk error).
+    #[error(transparent)]
+    Fs(#[from] crate::fs::FsError),
+    /// The system's random generator failed while drawing a new seed.
+    #[error("the system's random generator failed: {0}")]
+    Random(getrandom::Error),
+}
+
+/// Text that is not a seed: 256 bits are 64 hexadecimal digits.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the seed must be 256 bits written as 64 hexadecimal digits (0-9, a-f), got {length} characters"
+)]
+pub struct NotHexSeed {
+    /// The characters found, blanks around them left out.
+    pub length: usize,
 }
 
 /// A sealing ([`super::seal::seal`]) that failed, and where.

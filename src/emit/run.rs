@@ -15,6 +15,7 @@
 //! use emission_factory::emit::EmitConfig;
 //! ```
 
+use super::error::{EmitError, NotHexSeed, SeedError};
 use super::{emit, seal_if_complete, BlockOutcome, EmitConfig, EmitSummary, Event};
 use crate::block::id::EmissionKind;
 use crate::block::keys;
@@ -28,10 +29,11 @@ use crate::mechanic::BuildError;
 use crate::plan::{fresh_seed, Seed};
 use crate::progress::Progress;
 use crate::untrusted::shown_path;
-use anyhow::{anyhow, bail, Context, Result};
 use ed25519_dalek::SigningKey;
 use rust_decimal::Decimal;
 use std::path::{Path, PathBuf};
+
+type Result<T, E = EmitError> = std::result::Result<T, E>;
 
 /// The most bytes read for a seed: 64 hex digits and a line end, with room for blanks.
 pub const SEED_LIMIT: u64 = 256;
@@ -134,7 +136,7 @@ pub fn run(
     // The round is checked (signature, randomness) before anything is read or made; that it
     // is the round the signed record names, under the lock ([`crate::emission::beacon::block_seed`]).
     if request.beacon.is_some() && !production {
-        bail!("--beacon is for a production emission whose ceremony named a beacon round (seed --beacon-round): its seed is rebuilt from custody shares (--share, --identity). Nothing was written");
+        return Err(EmitError::BeaconNotProduction);
     }
     let beacon = request
         .beacon
@@ -142,12 +144,15 @@ pub fn run(
         .map(crate::emission::beacon::read_round)
         .transpose()?;
     if production && matches!(request.key, KeySource::Private) {
-        bail!("a production emission (--share) is signed with the lottery's own key: give --signing-key (make one with keygen). Nothing was written");
+        return Err(EmitError::ProductionWithoutKey);
     }
     let synthesizer = stake.synthesizer().map_err(|e| match e {
         // A signal: the binary exits as a shell expects (143...).
-        BuildError::Interrupted(signal) => anyhow::Error::new(signal),
-        e => anyhow!("game {}: {e}", game.id),
+        BuildError::Interrupted(signal) => EmitError::Interrupted(signal),
+        reason => EmitError::Unshowable {
+            game: game.id.clone(),
+            reason,
+        },
     })?;
     let base = crate::block::id::EmissionId::new(&game.id, stake, request.emission).file_stem();
     let private = request.out.join("private");
@@ -257,12 +262,13 @@ fn make_and_seal(
     if let Err(e) = &outcome {
         entry.result = error_line(&crate::problem::chained(e));
     }
-    if let Err(e) = audit::append(folder, entry, &config.signing_key).map_err(anyhow::Error::from) {
+    if let Err(e) = audit::append(folder, entry, &config.signing_key) {
         if outcome.is_ok() {
-            return Err(e.context("the blocks were made, but the audit log failed"));
+            return Err(EmitError::LogAfterBlocks { source: e });
         }
         on_event(Event::Warning(format!(
-            "cannot append to the emission's audit log: {e:#}"
+            "cannot append to the emission's audit log: {}",
+            crate::problem::chained(&e)
         )));
     }
     let summary = outcome?;
@@ -294,10 +300,9 @@ fn error_line(message: &str) -> String {
 fn refuse_wrong_kind(folder: &Path, production: bool) -> Result<()> {
     match record::peek_kind(folder)? {
         None if production => Err(ceremony::no_record(folder).into()),
-        Some(EmissionKind::Production) if !production => bail!(
-            "{} is a production emission: its seed comes only from its custody shares; give them with --share and --identity (k of them). Nothing was written",
-            folder.display()
-        ),
+        Some(EmissionKind::Production) if !production => Err(EmitError::ProductionWithoutShares {
+            folder: folder.to_path_buf(),
+        }),
         _ => Ok(()),
     }
 }
@@ -332,10 +337,10 @@ fn resolve_seed(
         }
         SeedSource::File(path) => {
             if !files::entry_exists(path)? {
-                bail!(
-                    "--seed-file {}: no such file. A seed file is never created by --seed-file; leave out every seed option on an emission's first run to draw a new seed",
-                    path.display()
-                );
+                return Err(SeedError::NoSuchFile {
+                    path: path.to_path_buf(),
+                }
+                .into());
             }
             let seed = read_seed_file(path, exposure, on_event)?;
             (seed, format!("read from {}", shown_path(path)), None)
@@ -362,7 +367,7 @@ fn log_refused_shares(
     folder: &Path,
     key: &KeySource,
     exposure: Exposure,
-    error: &anyhow::Error,
+    error: &EmitError,
     on_event: &mut dyn FnMut(Event),
 ) {
     let KeySource::File(path) = key else { return };
@@ -375,12 +380,11 @@ fn log_refused_shares(
         return;
     }
     let mut entry = Entry::for_this_run("emit");
-    entry.result = error_line(&format!("{error:#}"));
-    if let Err(e) =
-        audit::append_locked(folder, &mut entry, Some(&key)).map_err(anyhow::Error::from)
-    {
+    entry.result = error_line(&crate::problem::chained(error));
+    if let Err(e) = audit::append_locked(folder, &mut entry, Some(&key)) {
         on_event(Event::Warning(format!(
-            "cannot append to the emission's audit log: {e:#}"
+            "cannot append to the emission's audit log: {}",
+            crate::problem::chained(&e)
         )));
     }
 }
@@ -405,36 +409,39 @@ fn resolve_key(
 }
 
 /// Parses a seed written as 64 hexadecimal digits (blanks around them allowed).
-pub fn parse_seed(text: &str) -> Result<Seed> {
+pub fn parse_seed(text: &str) -> Result<Seed, NotHexSeed> {
     let text = text.trim();
     let mut seed = [0u8; 32];
     if text.len() != 64 || hex::decode_to_slice(text, &mut seed).is_err() {
-        bail!(
-            "the seed must be 256 bits written as 64 hexadecimal digits (0-9, a-f), got {} characters",
-            text.len()
-        );
+        return Err(NotHexSeed { length: text.len() });
     }
     Ok(seed)
 }
 
 /// Reads a seed of 64 hex digits from a stream (standard input, a file descriptor), reading at
 /// most [`SEED_LIMIT`] bytes; `what` names the stream in errors.
-pub fn read_seed_from(reader: impl std::io::Read, what: &str) -> Result<Seed> {
+pub fn read_seed_from(reader: impl std::io::Read, what: &str) -> Result<Seed, SeedError> {
     use std::io::Read;
+    let what = || what.to_string();
     let mut bytes = Vec::new();
     reader
         .take(SEED_LIMIT + 1)
         .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read the seed from {what}"))?;
+        .map_err(|source| SeedError::Read {
+            what: what(),
+            source,
+        })?;
     if bytes.len() as u64 > SEED_LIMIT {
-        bail!(
-            "the seed from {what} is longer than {SEED_LIMIT} bytes: give only its 64 hexadecimal digits"
-        );
+        return Err(SeedError::TooLong {
+            what: what(),
+            limit: SEED_LIMIT,
+        });
     }
-    let text = std::str::from_utf8(&bytes).map_err(|_| {
-        anyhow!("the seed from {what} must be 64 hexadecimal digits (0-9, a-f), and is not text")
-    })?;
-    parse_seed(text).with_context(|| format!("the seed from {what}"))
+    let text = std::str::from_utf8(&bytes).map_err(|_| SeedError::NotText { what: what() })?;
+    parse_seed(text).map_err(|source| SeedError::Stream {
+        what: what(),
+        source,
+    })
 }
 
 /// Reads a secret file (seed, private key; `what` names it in errors) of at most `limit`
@@ -446,7 +453,7 @@ pub fn read_secret_file(
     limit: u64,
     exposure: Exposure,
     on_event: &mut dyn FnMut(Event),
-) -> Result<Vec<u8>> {
+) -> Result<Vec<u8>, crate::fs::FsError> {
     let secret = files::read_secret(path, what, limit, exposure)?;
     if let Some(mode) = secret.exposed_mode() {
         warn_exposed(&[(path.to_path_buf(), mode)], on_event);
@@ -459,11 +466,15 @@ pub fn read_seed_file(
     path: &Path,
     exposure: Exposure,
     on_event: &mut dyn FnMut(Event),
-) -> Result<Seed> {
+) -> Result<Seed, SeedError> {
     let bytes = read_secret_file(path, "seed file", SEED_LIMIT, exposure, on_event)?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| anyhow!("seed file {}: not text", path.display()))?;
-    parse_seed(text).with_context(|| format!("seed file {}", path.display()))
+    let text = std::str::from_utf8(&bytes).map_err(|_| SeedError::FileNotText {
+        path: path.to_path_buf(),
+    })?;
+    parse_seed(text).map_err(|source| SeedError::File {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The warning for secret files read although group or others may read them.
@@ -496,7 +507,7 @@ fn load_or_make_seed(
         )));
         return Ok(seed);
     }
-    let seed = fresh_seed().map_err(|e| anyhow!("the system's random generator failed: {e}"))?;
+    let seed = fresh_seed().map_err(SeedError::Random)?;
     files::private_dir(folder_of(path))?;
     files::write_secret(path, format!("{}\n", hex::encode(seed)).as_bytes())?;
     on_event(Event::Note(format!(
@@ -543,6 +554,77 @@ fn folder_of(path: &Path) -> &Path {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::NoProgress;
+
+    /// A run of La ruche d'or at 2 €, emission 1, block 1, into `out`, its seed from `seed`.
+    fn request(out: &Path, seed: SeedSource) -> Request {
+        Request {
+            game: Game::builtin("ruche-or").unwrap(),
+            price: Decimal::from(2),
+            emission: 1,
+            first_block: 1,
+            blocks: 1,
+            out: out.to_path_buf(),
+            seed,
+            key: KeySource::Private,
+            force: false,
+            planned_blocks: None,
+            direct_io: false,
+            group: None,
+            exposure: Exposure::Refuse,
+            beacon: None,
+        }
+    }
+
+    /// What a run refuses, said as the program says it.
+    fn refusal(request: Request) -> String {
+        match run(request, &NoProgress, &mut |_| {}) {
+            Ok(_) => panic!("the run was not refused"),
+            Err(e) => crate::problem::chained(&e),
+        }
+    }
+
+    #[test]
+    fn a_run_is_refused_before_it_makes_anything_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        // --beacon on a test emission: refused before any folder is made.
+        let mut beacon = request(&out, SeedSource::Private);
+        beacon.beacon = Some(dir.path().join("round.json"));
+        assert_eq!(
+            refusal(beacon),
+            "--beacon is for a production emission whose ceremony named a beacon round (seed --beacon-round): its seed is rebuilt from custody shares (--share, --identity). Nothing was written"
+        );
+        assert!(!out.exists());
+        // A seed file that is not there is never made.
+        let missing = dir.path().join("missing.seed");
+        assert_eq!(
+            refusal(request(&out, SeedSource::File(missing.clone()))),
+            format!("--seed-file {}: no such file. A seed file is never created by --seed-file; leave out every seed option on an emission's first run to draw a new seed", missing.display())
+        );
+        assert!(!missing.exists());
+        // The one-time key was not made either (its folder was, under the lock).
+        assert_eq!(std::fs::read_dir(out.join("private")).unwrap().count(), 0);
+        // A seed file of bytes that are not text, and one of text that is not a seed.
+        let binary = dir.path().join("binary.seed");
+        files::write_secret(&binary, b"\xff\xfe").unwrap();
+        assert_eq!(
+            refusal(request(&out, SeedSource::File(binary.clone()))),
+            format!("seed file {}: not text", binary.display())
+        );
+        let short = dir.path().join("short.seed");
+        files::write_secret(&short, b"abc\n").unwrap();
+        assert_eq!(
+            refusal(request(&out, SeedSource::File(short.clone()))),
+            format!("seed file {}: the seed must be 256 bits written as 64 hexadecimal digits (0-9, a-f), got 3 characters", short.display())
+        );
+        // Blocks beyond five digits.
+        let mut far = request(&out, SeedSource::Private);
+        far.first_block = 99_999;
+        far.blocks = 2;
+        assert!(refusal(far).starts_with("blocks 99999 to 100000: "));
+        assert_eq!(std::fs::read_dir(out.join("private")).unwrap().count(), 0);
+    }
 
     const HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
@@ -555,7 +637,7 @@ mod tests {
         assert!(err.to_string().contains("longer than 256 bytes"), "{err}");
         let err = read_seed_from(&b"\xff\xfe"[..], "test").unwrap_err();
         assert!(err.to_string().contains("not text"), "{err}");
-        let err = format!("{:#}", read_seed_from(&b""[..], "test").unwrap_err());
+        let err = crate::problem::chained(&read_seed_from(&b""[..], "test").unwrap_err());
         assert!(err.contains("the seed from test"), "{err}");
         assert!(err.contains("64 hexadecimal digits"), "{err}");
     }

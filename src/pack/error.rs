@@ -40,10 +40,10 @@ pub enum PackError {
     /// The report of a block read from the pack could not be made.
     #[error(transparent)]
     Report(crate::report::ReportError),
-    /// The seed the command rebuilds from custody shares, for a pack's check, could not be
-    /// rebuilt (the command's own error, as it says it).
+    /// The seed of the emission a pack names could not be rebuilt from the custody shares
+    /// given for its check.
     #[error(transparent)]
-    Check(anyhow::Error),
+    Check(crate::custody::CustodyError),
 
     // Reading a pack.
     /// The pack file could not be opened (missing, not a regular file, no permission).

@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 
 /// Gives the seed of the emission a pack names (the custody shares' rebuild), before its
 /// first block is read.
-pub type SeedOf<'a> = &'a dyn Fn(&EmissionId) -> anyhow::Result<crate::plan::Seed>;
+pub type SeedOf<'a> =
+    &'a dyn Fn(&EmissionId) -> Result<crate::plan::Seed, crate::custody::CustodyError>;
 
 /// A pack read to its end and its blocks checked.
 pub struct VerifiedPack {

@@ -204,7 +204,23 @@ fn a_beacon_emission_is_made_from_its_round_and_audited_with_it() {
         &with_shares(&w, &ids, EMIT, &["--beacon", "missing.json"]),
         &["--beacon missing.json"],
     );
+    // The emission is a production one: no run without its shares, none signed with a
+    // one-time key.
+    refused(
+        &w.run(EMIT),
+        &[&format!("{FOLDER} is a production emission: its seed comes only from its custody shares; give them with --share and --identity (k of them). Nothing was written")],
+    );
+    let without_key: Vec<&str> = EMIT
+        .iter()
+        .copied()
+        .filter(|a| !matches!(*a, "--signing-key" | "keys/signing-key.pem"))
+        .collect();
+    refused(
+        &with_shares(&w, &ids, &without_key, &["--beacon", &round_3]),
+        &["a production emission (--share) is signed with the lottery's own key: give --signing-key (make one with keygen). Nothing was written"],
+    );
     assert!(!w.path(&format!("{FOLDER}/block-00001.csv")).exists());
+    assert!(!w.path("emissions/private").exists());
 
     // The round the record names: made.
     let out = with_shares(&w, &ids, EMIT, &["--beacon", &round_3]);

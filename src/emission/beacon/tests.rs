@@ -324,14 +324,22 @@ fn a_round_zero_and_a_short_field_are_typed_and_named() {
 /// only the sentence.
 #[test]
 fn a_record_error_is_said_with_its_causes() {
-    let cause = anyhow::anyhow!("Permission denied").context("cannot read e0001/emission.json");
-    let said = format!("{cause:#}");
-    let err = BeaconError::record(cause);
+    let cause = || {
+        crate::emission::record::RecordError::Fs(crate::fs::FsError::Io {
+            action: "open",
+            path: "e0001/emission.json".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        })
+    };
+    let said = crate::problem::chained(&cause());
+    assert!(std::error::Error::source(&cause()).is_some(), "{said}");
+    let err = BeaconError::record(cause());
     assert_eq!(
         err.to_string(),
-        "cannot read e0001/emission.json: Permission denied"
+        "cannot open e0001/emission.json: permission denied"
     );
     assert_eq!(err.to_string(), said);
+    assert!(std::error::Error::source(&err).is_none());
     // A file refused: its name, then what is wrong, in one sentence with no cause after it.
     let err = read_round(Path::new("/nonexistent/round.json")).unwrap_err();
     assert!(matches!(err, BeaconError::ReadRound { .. }), "{err:?}");

@@ -170,33 +170,9 @@ pub fn stamp(
             })
         }
         Source::Reply(path) => {
-            if !files::entry_exists(&kept)? {
-                return Err(TimestampError::NoRequestWaiting {
-                    doc: doc.to_path_buf(),
-                    kept,
-                });
-            }
-            let request_bytes = crate::emission::read_bounded(&kept, MAX_TOKEN_BYTES)
-                .map_err(TimestampError::file)?;
-            let request = token::parse_request(&request_bytes).map_err(|error| {
-                TimestampError::KeptRequest {
-                    kept: kept.clone(),
-                    error: Box::new(error),
-                }
+            let (request, reply) = waiting_request(doc, &kept, hash, path, |kept| {
+                crate::emission::read_bounded(kept, MAX_TOKEN_BYTES).map_err(TimestampError::file)
             })?;
-            if request.imprint != hash {
-                return Err(TimestampError::DocumentChanged {
-                    kept,
-                    imprint: request.imprint,
-                    doc: doc.to_path_buf(),
-                    hash,
-                });
-            }
-            let reply = crate::fs::open::read_at_most(path, MAX_TOKEN_BYTES, "a TSA reply")
-                .map_err(|error| TimestampError::ReadReply {
-                    path: path.clone(),
-                    error,
-                })?;
             let stamp =
                 checked_reply(&reply, &request, cert).map_err(|m| TimestampError::ReplyFile {
                     path: path.clone(),
@@ -301,36 +277,15 @@ pub fn stamp_file(
             })
         }
         Source::Reply(path) => {
-            if !files::entry_exists(&kept)? {
-                return Err(TimestampError::NoRequestWaiting {
-                    doc: file.to_path_buf(),
-                    kept,
-                });
-            }
-            let request_bytes = crate::fs::open::read_at_most(&kept, MAX_TOKEN_BYTES, "a request")
-                .map_err(|error| PackStampError::ReadKept {
-                    kept: kept.clone(),
-                    error,
-                })?;
-            let request = token::parse_request(&request_bytes).map_err(|error| {
-                TimestampError::KeptRequest {
-                    kept: kept.clone(),
-                    error: Box::new(error),
-                }
+            let (request, reply) = waiting_request(file, &kept, hash, path, |kept| {
+                crate::fs::open::read_at_most(kept, MAX_TOKEN_BYTES, "a request").map_err(|error| {
+                    PackStampError::ReadKept {
+                        kept: kept.to_path_buf(),
+                        error,
+                    }
+                    .into()
+                })
             })?;
-            if request.imprint != hash {
-                return Err(TimestampError::DocumentChanged {
-                    kept,
-                    imprint: request.imprint,
-                    doc: file.to_path_buf(),
-                    hash,
-                });
-            }
-            let reply = crate::fs::open::read_at_most(path, MAX_TOKEN_BYTES, "a TSA reply")
-                .map_err(|error| TimestampError::ReadReply {
-                    path: path.clone(),
-                    error,
-                })?;
             let checked =
                 checked_reply_any(&reply, &request, certs, &token).map_err(|refusals| {
                     PackStampError::ReplyRefused {
@@ -344,6 +299,47 @@ pub fn stamp_file(
             Ok(FileOutcome::Stamped(checked))
         }
     }
+}
+
+/// The reply mode's first half, for [`stamp`] and [`stamp_file`]: the request kept beside
+/// `doc` (`kept`) must be there, read by `read_kept` (each caller reads it as it reads its
+/// other files), and over the document as it is now (`hash`); then the reply file `reply` is
+/// read. Returns the request and the reply's bytes.
+fn waiting_request(
+    doc: &Path,
+    kept: &Path,
+    hash: [u8; 32],
+    reply: &Path,
+    read_kept: impl FnOnce(&Path) -> Result<Vec<u8>, TimestampError>,
+) -> Result<(token::Request, Vec<u8>), TimestampError> {
+    if !files::entry_exists(kept)? {
+        return Err(TimestampError::NoRequestWaiting {
+            doc: doc.to_path_buf(),
+            kept: kept.to_path_buf(),
+        });
+    }
+    let request_bytes = read_kept(kept)?;
+    let request =
+        token::parse_request(&request_bytes).map_err(|error| TimestampError::KeptRequest {
+            kept: kept.to_path_buf(),
+            error: Box::new(error),
+        })?;
+    if request.imprint != hash {
+        return Err(TimestampError::DocumentChanged {
+            kept: kept.to_path_buf(),
+            imprint: request.imprint,
+            doc: doc.to_path_buf(),
+            hash,
+        });
+    }
+    let reply =
+        crate::fs::open::read_at_most(reply, MAX_TOKEN_BYTES, "a TSA reply").map_err(|error| {
+            TimestampError::ReadReply {
+                path: reply.to_path_buf(),
+                error,
+            }
+        })?;
+    Ok((request, reply))
 }
 
 /// Why a pack's own token ([`stamp_file`], `pack --tsa-url`, `timestamp --pack`) was not got
@@ -536,9 +532,9 @@ pub enum TimestampError {
     #[error(transparent)]
     Pack(#[from] PackStampError),
     /// A file stamped, or the request kept beside it, could not be read (missing, a link,
-    /// larger than any such file...): the emission folder's own error, with its causes.
+    /// larger than any such file...): see [`crate::emission::FileError`].
     #[error(transparent)]
-    File(Box<dyn std::error::Error + Send + Sync + 'static>),
+    File(crate::emission::FileError),
     /// The TSA certificate given with `option` could not be read.
     #[error("{option} {}: cannot read: {error}", shown_path(.path))]
     ReadCert {
@@ -790,8 +786,8 @@ impl Checked {
 impl TimestampError {
     /// The [`TimestampError::File`] of an error of the emission folder's reading, for
     /// `map_err`.
-    fn file(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
-        TimestampError::File(error.into())
+    fn file(error: crate::emission::FileError) -> Self {
+        TimestampError::File(error)
     }
 }
 
