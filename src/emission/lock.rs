@@ -138,17 +138,20 @@ impl LockFile {
     }
 
     fn open(path: &Path, what: String) -> Result<LockFile, LockError> {
-        // 0600 (0640 in a folder shared with a group), never through a link: a lock file that
-        // others can open, they can flock, and stall every run.
-        let access = files::Access::of_folder(files::parent(path))?;
-        let file = files::open_in_place(path, access, false).map_err(|source| LockError::Open {
-            path: path.to_path_buf(),
-            source,
+        // 0600 even in a folder shared with a group (--group), never through a link: a lock
+        // file that another account can open, it can flock, and stall every run of the
+        // emission. A lock an earlier version left 0640 is made 0600 again.
+        let file = files::open_in_place(path, files::Access::PRIVATE, false).map_err(|source| {
+            LockError::Open {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         let meta = file.metadata().map_err(|source| LockError::Read {
             path: path.to_path_buf(),
             source,
         })?;
+        files::keep_private(&file, &meta, path)?;
         Ok(LockFile {
             file,
             path: path.to_path_buf(),
@@ -281,6 +284,27 @@ fn identity(_meta: &std::fs::Metadata, path: &Path) -> Result<(u64, u64), LockEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lock file is the running account's alone, in a folder shared with a group too, and
+    /// one an earlier version left open to the group is closed to it again.
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_is_0600_even_in_a_folder_shared_with_a_group() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("e0001");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o750)).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        drop(LockFile::emission(&folder).unwrap());
+        assert_eq!(mode(&folder.join(EMISSION_LOCK)), 0o600);
+        let block = folder.join(block_lock_name(7));
+        std::fs::write(&block, "").unwrap();
+        std::fs::set_permissions(&block, std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert_eq!(mode(&block), 0o640);
+        drop(LockFile::block(&folder, 7).unwrap());
+        assert_eq!(mode(&block), 0o600);
+    }
 
     /// Runs `take` on another thread; its result, or a failure if it is still waiting after a
     /// few seconds (a process waiting for itself waits forever).

@@ -678,11 +678,37 @@ pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access, FsError
     if existed && group.is_some() {
         for entry in crate::fs::dir::list(dir).map_err(FsError::io("read folder", dir))? {
             if let Some(file) = open_own_file(&entry.path)? {
-                access.apply(&file, &entry.path)?;
+                // The hidden files (the locks, a killed run's temporary files) stay the
+                // running account's alone: a lock the group could open, it could flock.
+                let hidden = entry
+                    .path
+                    .file_name()
+                    .is_some_and(|n| n.as_encoded_bytes().first() == Some(&b'.'));
+                if hidden {
+                    Access::PRIVATE.apply(&file, &entry.path)?;
+                } else {
+                    access.apply(&file, &entry.path)?;
+                }
             }
         }
     }
     Ok(access)
+}
+
+/// Makes `file` (at `path`, whose metadata is `meta`) 0600 again if it is ours and group or
+/// others may open it: for the files only the running account may open, such as the locks.
+pub fn keep_private(file: &File, meta: &fs::Metadata, path: &Path) -> Result<(), FsError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() == me && meta.mode() & 0o077 != 0 {
+            Access::PRIVATE.apply(file, path)?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (file, meta, path);
+    Ok(())
 }
 
 /// An emission folder found already there must be this user's, and nobody else may write

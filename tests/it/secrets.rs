@@ -674,6 +674,9 @@ fn assert_modes(folder: &Path, dir_mode: u32, file_mode: u32, what: &str) {
             "{what}: {} is not a regular file",
             path.display()
         );
+        // The hidden files (the locks) are the running account's alone, whatever the group.
+        let hidden = path.file_name().unwrap().to_string_lossy().starts_with('.');
+        let file_mode = if hidden { 0o600 } else { file_mode };
         assert_eq!(
             format!("{:04o}", mode(&path)),
             format!("{file_mode:04o}"),
@@ -1268,7 +1271,11 @@ fn group_makes_an_emission_0750_and_its_files_0640_owned_by_the_group() {
     }
     assert!(folder.join("emission.seal.json").is_file());
     assert_modes(&folder, 0o750, 0o640, "--group users, umask 077");
-    for path in entries(&folder).into_iter().chain([folder.clone()]) {
+    // Every file but the locks (0600, the running account's alone) is the group's.
+    let shared = entries(&folder)
+        .into_iter()
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'));
+    for path in shared.chain([folder.clone()]) {
         assert_eq!(
             fs::metadata(&path).unwrap().gid(),
             gid,
@@ -1295,6 +1302,20 @@ fn group_makes_an_emission_0750_and_its_files_0640_owned_by_the_group() {
         };
         assert!(cat("users"), "a member of the group reads the block");
         assert!(!cat("nogroup"), "another user must not read the block");
+        // ...but cannot take the emission's lock: one that could would stall every run.
+        let lock = folder.join(".emission.lock");
+        assert!(lock.is_file());
+        let flock = as_nobody("users", &["flock", "-n", lock.to_str().unwrap(), "true"]).unwrap();
+        assert!(
+            !flock.status.success(),
+            "a member of the group took the emission lock: {}",
+            text(&flock)
+        );
+        assert!(
+            String::from_utf8_lossy(&flock.stderr).contains("Permission denied"),
+            "{}",
+            text(&flock)
+        );
     }
     // verify does not warn about a block the group may read; it does when others may.
     let out = w.ok(&["verify", "--game", &game, FOLDER]);
