@@ -151,7 +151,6 @@ impl LockFile {
             path: path.to_path_buf(),
             source,
         })?;
-        files::keep_private(&file, &meta, path)?;
         Ok(LockFile {
             file,
             path: path.to_path_buf(),

@@ -616,6 +616,24 @@ impl Access {
         Ok(Access::PRIVATE)
     }
 
+    /// Whether a file with metadata `meta` is open beyond this access: to others, to the
+    /// group when this access names none or another one, or with any bit (execute, setuid,
+    /// sticky) that [`Access::file_mode`] does not give.
+    pub fn is_exceeded_by(&self, meta: &fs::Metadata) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let beyond_mode = meta.mode() & 0o7777 & !self.file_mode() != 0;
+            let other_group = meta.mode() & 0o070 != 0 && self.group != Some(meta.gid());
+            beyond_mode || other_group
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            false
+        }
+    }
+
     /// Gives the open `file` (at `path`, for messages) this access: its group first (a chown
     /// may clear mode bits), then exactly its mode.
     pub fn apply(&self, file: &File, path: &Path) -> Result<(), FsError> {
@@ -695,22 +713,6 @@ pub fn emission_folder(dir: &Path, group: Option<u32>) -> Result<Access, FsError
     Ok(access)
 }
 
-/// Makes `file` (at `path`, whose metadata is `meta`) 0600 again if it is ours and group or
-/// others may open it: for the files only the running account may open, such as the locks.
-pub fn keep_private(file: &File, meta: &fs::Metadata, path: &Path) -> Result<(), FsError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let me = rustix::process::geteuid().as_raw();
-        if meta.uid() == me && meta.mode() & 0o077 != 0 {
-            Access::PRIVATE.apply(file, path)?;
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = (file, meta, path);
-    Ok(())
-}
-
 /// An emission folder found already there must be this user's, and nobody else may write
 /// into it: a folder made beforehand by another account (or left 0777) lets that account
 /// replace the emission's files and its lock between two runs.
@@ -762,9 +764,11 @@ fn open_own_file(path: &Path) -> Result<Option<File>, FsError> {
 /// Opens (or creates) a file of an emission folder that is written in place: a lock, the
 /// audit log (`append`). Created with exactly `access` whatever the umask; never opened
 /// through a link (`O_NOFOLLOW`: a link planted at its name is refused, not followed), nor
-/// blocking on a FIFO; only a regular file. An existing file of ours that others may read or
-/// write (made by an earlier version) is given `access`'s mode: anyone who can open a lock
-/// file can `flock` it and stall every run.
+/// blocking on a FIFO; only a regular file. An existing file of ours that is open beyond
+/// `access` (to others, to a group `access` does not name, or with more bits than its mode:
+/// made by an earlier version, or in a folder since taken back from its group) is given
+/// exactly `access` again: anyone who can open a lock file can `flock` it and stall every run,
+/// and a log left 0640 would be readable by the group again if the folder were ever reopened.
 pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File, FsError> {
     #[cfg(unix)]
     {
@@ -803,7 +807,7 @@ pub fn open_in_place(path: &Path, access: Access, append: bool) -> Result<File, 
             )));
         }
         let me = rustix::process::geteuid().as_raw();
-        if created || (meta.uid() == me && meta.mode() & 0o007 != 0) {
+        if created || (meta.uid() == me && access.is_exceeded_by(&meta)) {
             access.apply(&file, path)?;
         }
         let now = fcntl_getfl(&file).map_err(|e| FsError::io("open", path)(e.into()))?;
@@ -1235,6 +1239,42 @@ mod secret_tests {
         write_new(&path, b"public", 0o644).unwrap();
         assert_eq!(mode(&path), 0o644);
         assert!(write_new(&dir.path().join("missing/x"), b"x", 0o600).is_err());
+    }
+
+    /// A file written in place (the audit log, a lock) that is open beyond the access it is
+    /// opened with is narrowed to exactly that access; one already within it is never widened.
+    /// The case first seen: an emission shared with `--group`, then taken back (folder 0700),
+    /// whose log stayed 0640 for the group at every later append.
+    #[test]
+    fn a_file_written_in_place_is_narrowed_to_its_access_never_widened() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("emission.log.jsonl");
+        let gid = fs::metadata(dir.path()).unwrap().gid();
+        let set = |m: u32| fs::set_permissions(&path, fs::Permissions::from_mode(m)).unwrap();
+        fs::write(&path, b"").unwrap();
+        // (mode before, access, mode after)
+        for (before, access, after) in [
+            (0o640, Access::PRIVATE, 0o600),
+            (0o644, Access::PRIVATE, 0o600),
+            (0o700, Access::PRIVATE, 0o600),
+            (0o4600, Access::PRIVATE, 0o600),
+            (0o600, Access::PRIVATE, 0o600),
+            (0o644, Access::shared_with(gid), 0o640),
+            (0o660, Access::shared_with(gid), 0o640),
+            (0o640, Access::shared_with(gid), 0o640),
+            (0o600, Access::shared_with(gid), 0o600),
+        ] {
+            set(before);
+            assert_eq!(mode(&path), before, "the mode was not set");
+            drop(open_in_place(&path, access, true).unwrap());
+            assert_eq!(mode(&path), after, "{before:o} opened with {access:?}");
+        }
+        // A group-readable file of another group than the access names is narrowed too.
+        let other = Access::shared_with(gid.wrapping_add(1));
+        set(0o640);
+        assert!(other.is_exceeded_by(&fs::metadata(&path).unwrap()));
+        assert!(!Access::shared_with(gid).is_exceeded_by(&fs::metadata(&path).unwrap()));
     }
 
     #[test]
