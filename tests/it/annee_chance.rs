@@ -1,5 +1,6 @@
 //! A full 2013 Année de la chance block (2 000 000 tickets): emitted with a fixed seed by 1
-//! and by 2 threads, byte-identical, and verified (with the forms each prize took).
+//! and by 2 threads, byte-identical, and verified (with the forms each prize took); then its layouts'
+//! forms, near misses and features (tests/it/layouts.rs).
 
 use crate::common;
 use common::*;
@@ -29,5 +30,9 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
         ],
         433_720,
         "3960000",
+    );
+    // The forms, near misses and features of its layouts (tests/it/layouts.rs), on this block.
+    crate::layouts::annee_chance_full_block_forms_near_misses_and_no_tell(
+        &folder.join("block-00001.csv"),
     );
 }

@@ -3,54 +3,67 @@
 //! winners and losers in anything a player sees outside the winning parts (a chi-square test
 //! of independence per visible feature, at p ≥ 0.001). The layouts are read from the block's
 //! text, not through the synthesizer; the forms are the decoder's. Then near misses set to 0
-//! in a definition: none in the block, which still verifies.
+//! in a definition: none in the block, which still verifies. The Maxi Ruche d'or and Année de
+//! la chance blocks are those their games' full-block tests emit (`maxi_ruche_or`,
+//! `annee_chance`), which call the checks here: the same seed, the same tickets, made once.
 
 use crate::common;
 use common::stats::{upper_gamma, Table};
 use common::*;
 use emission_factory::game::Game;
 use rust_decimal::Decimal;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
 
 /// The significance below which a feature is said to differ between winners and losers.
 const ALPHA: f64 = 0.001;
 
-/// Emits block 1 of `game` (an id or a definition file) at `price` and returns its ticket
-/// lines as (prize, layout).
-fn block(w: &Workdir, game: &str, id: &str, price: &str) -> Vec<(String, String)> {
+/// Emits block 1 of `game` (an id or a definition file) at `price` and returns the text of its
+/// CSV; [`tickets`] reads it.
+fn block(w: &Workdir, game: &str, id: &str, price: &str) -> String {
     w.ok(&[
         "emit", "--game", game, "--price", price, "--blocks", "1", "--seed", SEED, "-q",
     ]);
     let csv = w.path(&format!("emissions/{id}/{price}/e0001/block-00001.csv"));
-    let text = String::from_utf8(read(&csv)).unwrap();
+    String::from_utf8(read(&csv)).unwrap()
+}
+
+/// The ticket lines of a block's CSV text as (prize, layout), borrowed from it.
+fn tickets(text: &str) -> Vec<(&str, &str)> {
     text.lines()
         .skip(1)
         .map(|line| {
             let mut fields = line.split(',');
             let _serial = fields.next();
-            let prize = fields.next().unwrap().to_string();
-            (prize, fields.next().unwrap().to_string())
+            (fields.next().unwrap(), fields.next().unwrap())
         })
         .collect()
 }
 
-/// Visible features of one ticket, as (feature, value) pairs.
-type Features = Vec<(&'static str, String)>;
+/// Where the visible features of one ticket go, as (feature, value) pairs.
+type Features<'s> = &'s mut dyn FnMut(&'static str, &str);
+
+/// A small count as text, without allocating.
+fn small(n: usize) -> &'static str {
+    const DIGITS: [&str; 16] = [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+    ];
+    DIGITS[n]
+}
 
 /// Counts the features of every ticket by group (0: winners, 1: losers), checks that none
 /// differs, prints the tables.
 fn no_feature_tells_the_result(
-    tickets: &[(String, String)],
-    features: impl Fn(&str) -> Features,
+    tickets: &[(&str, &str)],
+    features: impl Fn(&str, Features),
 ) -> BTreeMap<&'static str, Table> {
     let mut tables: BTreeMap<&'static str, Table> = BTreeMap::new();
     for (prize, layout) in tickets {
-        let group = usize::from(prize == "0");
-        for (feature, value) in features(layout) {
-            tables.entry(feature).or_default().add(group, value);
-        }
+        let group = usize::from(*prize == "0");
+        features(layout, &mut |feature, value| {
+            tables.entry(feature).or_default().add_str(group, value);
+        });
     }
     let mut differing = Vec::new();
     for (feature, table) in &tables {
@@ -91,16 +104,25 @@ fn near(what: &str, observed: (f64, f64), asked: f64) {
 
 /// The forms each prize took (the decoder's words); every prize of more than 1000 tickets
 /// shows at least two forms, and every ticket decodes to its prize.
-fn forms_per_prize(id: &str, price: &str, tickets: &[(String, String)]) {
+fn forms_per_prize(id: &str, price: &str, tickets: &[(&str, &str)]) {
     let game = Game::builtin(id).unwrap();
     let stake = game.stake(Decimal::from_str(price).unwrap()).unwrap();
     let decoder = stake.decoder();
     let mut forms: BTreeMap<Decimal, BTreeMap<String, u64>> = BTreeMap::new();
-    for (prize, layout) in tickets {
-        let prize = Decimal::from_str(prize).unwrap();
+    let mut prizes: BTreeMap<&str, Decimal> = BTreeMap::new();
+    for (text, layout) in tickets {
+        let prize = *prizes
+            .entry(text)
+            .or_insert_with(|| Decimal::from_str(text).unwrap());
         assert_eq!(decoder.decode(layout.as_bytes()), Ok(prize), "{layout}");
         let form = decoder.form(layout.as_bytes()).unwrap();
-        *forms.entry(prize).or_default().entry(form).or_default() += 1;
+        let by_form = forms.entry(prize).or_default();
+        match by_form.get_mut(&form) {
+            Some(n) => *n += 1,
+            None => {
+                by_form.insert(form, 1);
+            }
+        }
     }
     for (prize, by_form) in &forms {
         let count: u64 = by_form.values().sum();
@@ -128,30 +150,30 @@ fn count(cells: &str, c: char) -> usize {
 
 /// La ruche d'or: EXTRA hives; on rows that do not win and hold no honey pot or E, the P
 /// count and the amount; honey pots of hives that win no honey (fewer than 4).
-fn ruche_features(layout: &str) -> Features {
-    let mut f = vec![("extra_hives", layout.matches('|').count().to_string())];
+fn ruche_features(layout: &str, f: Features) {
+    f("extra_hives", small(layout.matches('|').count()));
     for hive in layout.split('|') {
         let pots: usize = rows(hive).map(|(_, c)| count(c, 'H')).sum();
         if pots < 4 {
-            f.push(("loose_honey", pots.to_string()));
+            f("loose_honey", small(pots));
         }
         for (amount, cells) in rows(hive) {
             let p = count(cells, 'P');
             if p < 3 {
-                f.push(("losing_row_amount", amount.to_string()));
+                f("losing_row_amount", amount);
                 if count(cells, 'H') + count(cells, 'E') == 0 {
-                    f.push(("losing_row_p", p.to_string()));
+                    f("losing_row_p", small(p));
                 }
             }
         }
     }
-    f
 }
 
 #[test]
 fn ruche_or_full_block_forms_near_misses_and_no_tell() {
     let w = Workdir::new();
-    let tickets = block(&w, "ruche-or", "ruche-or", "2");
+    let text = block(&w, "ruche-or", "ruche-or", "2");
+    let tickets = tickets(&text);
     assert_eq!(tickets.len(), 900_000);
     forms_per_prize("ruche-or", "2", &tickets);
     let tables = no_feature_tells_the_result(&tickets, ruche_features);
@@ -171,31 +193,39 @@ fn ruche_or_full_block_forms_near_misses_and_no_tell() {
 
 /// Maxi Ruche d'or: an EXTRA hive; on rows that do not win, the P count, the multiplier and
 /// the amount; the top amount of hives without a bee.
-fn maxi_features(layout: &str) -> Features {
+fn maxi_features(layout: &str, f: Features) {
     let hives = layout.split('+').next().unwrap();
-    let mut f = vec![("extra_hive", hives.contains('|').to_string())];
+    f(
+        "extra_hive",
+        if hives.contains('|') { "true" } else { "false" },
+    );
     for hive in hives.split('|') {
         let (top, body) = hive.split_once('#').unwrap();
         if !body.contains('Q') {
-            f.push(("top_amount", top.to_string()));
+            f("top_amount", top);
         }
         for (amount, cells) in rows(body) {
             let p = count(cells, 'P');
             if p < 3 {
-                let mult = cells.chars().find(|c| "23456X".contains(*c));
-                f.push(("losing_row_p", p.to_string()));
-                f.push(("losing_row_multiplier", format!("{mult:?}")));
-                f.push(("losing_row_amount", amount.to_string()));
+                // The multiplier a row shows (its first of 2 to 6 or X), or none.
+                let mult = cells.find(|c| "23456X".contains(c));
+                f("losing_row_p", small(p));
+                f(
+                    "losing_row_multiplier",
+                    mult.map_or("None", |i| &cells[i..i + 1]),
+                );
+                f("losing_row_amount", amount);
             }
         }
     }
-    f
 }
 
-#[test]
-fn maxi_ruche_or_full_block_forms_near_misses_and_no_tell() {
-    let w = Workdir::new();
-    let tickets = block(&w, "maxi-ruche-or", "maxi-ruche-or", "3");
+/// The forms, near misses and features of the full Maxi Ruche d'or block at `csv` (block 1 of
+/// the seed [`SEED`] at 3 €): called by `maxi_ruche_or`'s full-block test on the block it emitted,
+/// rather than emitting the same 7 500 000 tickets a third time.
+pub(crate) fn maxi_ruche_or_full_block_forms_near_misses_and_no_tell(csv: &Path) {
+    let text = String::from_utf8(read(csv)).unwrap();
+    let tickets = tickets(&text);
     assert_eq!(tickets.len(), 7_500_000);
     forms_per_prize("maxi-ruche-or", "3", &tickets);
     let tables = no_feature_tells_the_result(&tickets, maxi_features);
@@ -217,32 +247,29 @@ fn maxi_ruche_or_full_block_forms_near_misses_and_no_tell() {
 
 /// Année de la chance: on months that do not win, whether the two pictures are neighbours in
 /// the picture list (A..H) and the amount; on a clover that does not win, a 12 and the amount.
-fn calendar_features(layout: &str) -> Features {
+fn calendar_features(layout: &str, f: Features) {
     let (months, clover) = layout.split_once('|').unwrap();
-    let mut f = Vec::new();
+    let yes = |b: bool| if b { "true" } else { "false" };
     for month in months.split('/') {
         let b = month.as_bytes();
         if b[0] != b[1] {
-            f.push((
-                "losing_month_neighbours",
-                (b[0].abs_diff(b[1]) == 1).to_string(),
-            ));
-            f.push(("losing_month_amount", month[3..].to_string()));
+            f("losing_month_neighbours", yes(b[0].abs_diff(b[1]) == 1));
+            f("losing_month_amount", &month[3..]);
         }
     }
     let (numbers, amount) = clover.split_once(':').unwrap();
-    let numbers: BTreeSet<&str> = numbers.split('-').collect();
-    if !numbers.contains("13") {
-        f.push(("losing_clover_twelve", numbers.contains("12").to_string()));
-        f.push(("losing_clover_amount", amount.to_string()));
+    let mut numbers = numbers.split('-');
+    if !numbers.clone().any(|n| n == "13") {
+        f("losing_clover_twelve", yes(numbers.any(|n| n == "12")));
+        f("losing_clover_amount", amount);
     }
-    f
 }
 
-#[test]
-fn annee_chance_full_block_forms_near_misses_and_no_tell() {
-    let w = Workdir::new();
-    let tickets = block(&w, "annee-chance", "annee-chance", "3");
+/// The same for the full Année de la chance block at `csv` (block 1 of [`SEED`] at 3 €): called by
+/// `annee_chance`'s full-block test on the block it emitted.
+pub(crate) fn annee_chance_full_block_forms_near_misses_and_no_tell(csv: &Path) {
+    let text = String::from_utf8(read(csv)).unwrap();
+    let tickets = tickets(&text);
     assert_eq!(tickets.len(), 2_000_000);
     forms_per_prize("annee-chance", "3", &tickets);
     let tables = no_feature_tells_the_result(&tickets, calendar_features);
@@ -280,8 +307,8 @@ fn near_misses_set_to_zero_leave_none_and_the_block_verifies() {
         "row_p_weights = [25, 40, 35]",
         "row_p_weights = [25, 40, 0]",
     );
-    let tickets = block(&w, &game, "ruche-or", "0.5");
-    let two_p = tickets
+    let lines = block(&w, &game, "ruche-or", "0.5");
+    let two_p = tickets(&lines)
         .iter()
         .flat_map(|(_, l)| {
             l.split('|')
@@ -302,12 +329,13 @@ fn near_misses_set_to_zero_leave_none_and_the_block_verifies() {
     // Année de la chance without a 12 on a losing clover.
     let w = Workdir::new();
     let game = definition(&w, "annee-chance", "twelve_rate = 0.375", "twelve_rate = 0");
-    let tickets = block(&w, &game, "annee-chance", "3");
-    let twelves = tickets
-        .iter()
-        .map(|(_, l)| calendar_features(l))
-        .filter(|f| f.contains(&("losing_clover_twelve", "true".to_string())))
-        .count();
+    let lines = block(&w, &game, "annee-chance", "3");
+    let mut twelves = 0;
+    for (_, l) in tickets(&lines) {
+        calendar_features(l, &mut |feature, value| {
+            twelves += usize::from(feature == "losing_clover_twelve" && value == "true");
+        });
+    }
     assert_eq!(
         twelves, 0,
         "losing clovers with a 12 although the definition asks none"

@@ -1,5 +1,6 @@
 //! A full Maxi Ruche d'or block (7 500 000 tickets): emitted with a fixed seed by 1 and by 2
-//! threads, byte-identical, and verified (with the forms each prize took).
+//! threads, byte-identical, and verified (with the forms each prize took); then its layouts'
+//! forms, near misses and features (tests/it/layouts.rs).
 
 use crate::common;
 use common::*;
@@ -30,5 +31,9 @@ fn full_block_verifies_and_is_the_same_with_1_and_2_threads() {
         ],
         2_437_768,
         "16875000",
+    );
+    // The forms, near misses and features of its layouts (tests/it/layouts.rs), on this block.
+    crate::layouts::maxi_ruche_or_full_block_forms_near_misses_and_no_tell(
+        &folder.join("block-00001.csv"),
     );
 }

@@ -11,7 +11,16 @@ pub struct Table {
 impl Table {
     /// Counts `value` in group `group` (0 or 1).
     pub fn add(&mut self, group: usize, value: impl ToString) {
-        self.counts.entry(value.to_string()).or_default()[group] += 1;
+        self.add_str(group, &value.to_string());
+    }
+
+    /// [`Table::add`] of a borrowed value, allocated only the first time it is seen (a full
+    /// block counts tens of millions of values).
+    pub fn add_str(&mut self, group: usize, value: &str) {
+        match self.counts.get_mut(value) {
+            Some(c) => c[group] += 1,
+            None => self.counts.entry(value.to_string()).or_default()[group] += 1,
+        }
     }
 
     /// Observations in group `group`.
