@@ -31,6 +31,10 @@ pub struct DbVerifyArgs {
     /// sslmode=verify-full&sslrootcert=CA.pem in the URL).
     #[arg(long)]
     pub allow_plaintext: bool,
+    /// The schema the tables were loaded into (the loading role's current schema); every name
+    /// is read in it, never through the session's search_path.
+    #[arg(long, value_name = "NAME", default_value = "public")]
+    pub schema: String,
     /// Print only the blocks changed in the database and the summary line.
     #[arg(short, long)]
     pub quiet: bool,
@@ -51,6 +55,7 @@ pub(super) fn run(args: DbVerifyArgs) -> Result<Exit> {
         emission: args.emission,
         url: url.clone(),
         allow_plaintext: args.allow_plaintext,
+        schema: args.schema.clone(),
     };
     let mut client = connect(&url, args.allow_plaintext)?;
     let start = Instant::now();

@@ -66,6 +66,35 @@ pub struct DbVerifyOptions {
     pub url: String,
     /// As for that connection: plaintext to a host other than this machine allowed.
     pub allow_plaintext: bool,
+    /// The schema `load` created the tables in (`public` unless the loading role's
+    /// `current_schema()` was another). Every name is read in it, never through the session's
+    /// search_path: a schema named like the auditor, first in the default `"$user", public`,
+    /// could otherwise hold copies of the tables as loaded.
+    pub schema: String,
+}
+
+/// The tables db-verify reads and the kind each must be (`pg_class.relkind`): `tickets` the
+/// partitioned table, the others ordinary tables. A view, or a table whose rows a policy
+/// filters, could show the auditor other rows than the sale function reads.
+const READ: [(&str, &str); 9] = [
+    ("tickets", "p"),
+    ("blocks", "r"),
+    ("emissions", "r"),
+    ("block_prizes", "r"),
+    ("sales", "r"),
+    ("sale_blocks", "r"),
+    ("sale_returns", "r"),
+    ("withdrawals", "r"),
+    ("closings", "r"),
+];
+
+/// What every connection of the check sets first: names looked up in the schema given only
+/// (pg_temp last), and an error rather than rows filtered by a row-level security policy.
+fn session_settings(schema: &str) -> String {
+    format!(
+        "SET search_path = pg_catalog, \"{}\", pg_temp; SET row_security = off",
+        schema.replace('"', "\"\"")
+    )
 }
 
 /// The verdict on one block.
@@ -114,6 +143,10 @@ pub enum DbVerifyError {
         /// The server's error.
         error: postgres::Error,
     },
+    /// The schema is not what `load` made: a table read is missing kind or shows rows
+    /// filtered by a policy.
+    #[error("{0}; nothing was concluded")]
+    Schema(String),
     /// A connection on which the tickets are streamed could not be made.
     #[error("cannot open a connection the tickets are streamed on: {0}; nothing was concluded")]
     Connect(String),
@@ -142,12 +175,16 @@ pub fn db_verify(
     client: &mut Client,
     options: &DbVerifyOptions,
 ) -> Result<Vec<BlockVerdict>, DbVerifyError> {
+    client
+        .batch_execute(&session_settings(&options.schema))
+        .map_err(db("setting the search_path to the schema"))?;
     let mut tx = client
         .build_transaction()
         .isolation_level(postgres::IsolationLevel::RepeatableRead)
         .read_only(true)
         .start()
         .map_err(db("starting a read-only transaction"))?;
+    check_tables(&mut tx, &options.schema)?;
     let tickets = TicketStreams::open(&mut tx, options)?;
     let (game, stake, number) = match &options.emission {
         Some(e) => (
@@ -192,6 +229,63 @@ pub fn db_verify(
     }
     tx.commit().map_err(db("ending the transaction"))?;
     Ok(verdicts)
+}
+
+/// The schema exists, and each table read that is there is of its kind, with no row-level
+/// security (`row_security = off` would make a filtered read an error; this names it).
+fn check_tables(tx: &mut postgres::Transaction<'_>, schema: &str) -> Result<(), DbVerifyError> {
+    let exists: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)",
+            &[&schema],
+        )
+        .map_err(db("reading the schema"))?
+        .get(0);
+    if !exists {
+        return Err(DbVerifyError::Schema(format!(
+            "the database has no schema `{}` (give the one `load` created the tables in with --schema)",
+            shown_text(schema, SHOWN_CHARS)
+        )));
+    }
+    let names: Vec<&str> = READ.iter().map(|(n, _)| *n).collect();
+    let rows = tx
+        .query(
+            "SELECT c.relname::text, c.relkind::text, c.relrowsecurity
+             FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = $1 AND c.relname = ANY($2)",
+            &[&schema, &names],
+        )
+        .map_err(db("reading the schema's tables"))?;
+    let mut wrong = Vec::new();
+    for r in &rows {
+        let (name, kind, policed): (String, String, bool) = (r.get(0), r.get(1), r.get(2));
+        let Some((_, want)) = READ.iter().find(|(n, _)| *n == name) else {
+            continue;
+        };
+        if kind != *want {
+            let what = match kind.as_str() {
+                "v" => "a view",
+                "m" => "a materialized view",
+                "f" => "a foreign table",
+                "r" => "an ordinary table",
+                "p" => "a partitioned table",
+                _ => "another kind of relation",
+            };
+            wrong.push(format!(
+                "{schema}.{name} is {what} (relkind {kind}), not the table `load` made: what it shows is not what the sale function reads"
+            ));
+        }
+        if policed {
+            wrong.push(format!(
+                "{schema}.{name} has row-level security enabled: a policy could hide rows from the auditor"
+            ));
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(DbVerifyError::Schema(wrong.join("; ")))
+    }
 }
 
 /// The block row against its manifest, then its tickets and cursors.
@@ -963,6 +1057,9 @@ impl TicketStreams {
                     options.allow_plaintext,
                 ))
                 .map_err(|e| DbVerifyError::Connect(e.to_string()))?;
+            runtime
+                .block_on(client.batch_execute(&session_settings(&options.schema)))
+                .map_err(db("setting the search_path to the schema"))?;
             runtime
                 .block_on(client.batch_execute(&format!(
                     "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;

@@ -1811,6 +1811,125 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
     );
 }
 
+/// db-verify reads the schema's own tables, whatever the auditor's search_path finds first: a
+/// copy of the tickets in a schema named like the auditor (first in the default search_path,
+/// `"$user", public`), a view in place of `tickets`, or a row-level security policy hiding a
+/// sale from the auditor would each show it rows as signed while the game server sells others.
+#[test]
+fn db_verify_is_not_shown_a_shadow_schema_a_view_or_rows_hidden_by_a_policy() {
+    let Some(db) = TestDb::new() else { return };
+    let w = Workdir::new();
+    emit_mini(&w, SEED, "em", "1");
+    load(&w, &db, &["--allow-test", "em"], 0);
+    let emission = emission_id(&db, 1);
+    let (_, mut seller) = login_role(&db, "seller", Some("ef_seller"));
+    assert_eq!(sell(&mut seller, emission), Some((1, 0)));
+    let (auditor, _) = login_role(&db, "auditor", Some("ef_auditor"));
+    let auditor_url = with_user(&db.url, &auditor);
+    let db_verify = |code: i32| {
+        text(&w.run_expect(
+            &[
+                "db-verify",
+                "--database-url",
+                &auditor_url,
+                "--public-key",
+                "keys/public-key.pem",
+            ],
+            code,
+        ))
+    };
+    assert!(db_verify(0).contains("1 as signed, 0 changed"));
+    let mut owner = db.client();
+    let block_id: i64 = owner
+        .query_one("SELECT block_id FROM blocks WHERE block = 1", &[])
+        .expect("block")
+        .get(0);
+    let top: i32 = owner
+        .query_one(
+            "SELECT min(idx) FROM tickets WHERE block_id = $1 AND prize_cents = 200000",
+            &[&block_id],
+        )
+        .expect("a top prize")
+        .get::<_, Option<i32>>(0)
+        .expect("block 1 has a top prize");
+    assert!(top > 2, "the top prize of block 1 is at {top}");
+
+    // 1. A sale by hand of the ticket after the top prize, ahead of the sequence, hidden from
+    // everyone but the owner by a policy.
+    let ahead = top + 1;
+    owner
+        .batch_execute(&format!(
+            "INSERT INTO sales (block_id, idx) VALUES ({block_id}, {ahead});
+             CREATE POLICY hide ON sales FOR SELECT USING (idx <> {ahead} OR current_user = 'ef_loader');
+             ALTER TABLE sales ENABLE ROW LEVEL SECURITY"
+        ))
+        .expect("the hidden sale");
+    let out = db_verify(2);
+    assert!(
+        out.contains("row-level security") && out.contains("sales"),
+        "{out}"
+    );
+    owner
+        .batch_execute(&format!(
+            "ALTER TABLE sales DISABLE ROW LEVEL SECURITY; DROP POLICY hide ON sales;
+             SET session_replication_role = replica;
+             DELETE FROM sales WHERE block_id = {block_id} AND idx = {ahead};
+             RESET session_replication_role"
+        ))
+        .expect("the hidden sale undone");
+    assert!(db_verify(0).contains("1 as signed, 0 changed"));
+
+    // 2. The top prize swapped into the next ticket sold (1), the auditor shown a copy of the
+    // tickets as loaded, in a schema of its name.
+    let swap = format!(
+        "SET session_replication_role = replica;
+         UPDATE public.tickets t SET prize_cents = o.prize_cents, layout = o.layout,
+                                     sha256 = o.sha256
+         FROM public.tickets o WHERE t.block_id = {block_id} AND o.block_id = {block_id}
+           AND ((t.idx = {top} AND o.idx = 1) OR (t.idx = 1 AND o.idx = {top}));
+         RESET session_replication_role"
+    );
+    owner
+        .batch_execute(&format!(
+            "CREATE SCHEMA {auditor};
+             CREATE TABLE {auditor}.tickets AS SELECT * FROM public.tickets;
+             GRANT USAGE ON SCHEMA {auditor} TO {auditor};
+             GRANT SELECT ON {auditor}.tickets TO {auditor};
+             {swap}"
+        ))
+        .expect("the shadow schema and the swap");
+    let out = db_verify(1);
+    assert!(
+        out.contains("block 1, index 1, serial mini-ruche-200-0001-00001-0000001: its SHA-256")
+            && out.contains("the Merkle root of its tickets in the database is"),
+        "{out}"
+    );
+    let sold = seller
+        .query_one(
+            "SELECT idx, prize_cents FROM sell_next_ticket($1)",
+            &[&emission],
+        )
+        .expect("a sale");
+    assert_eq!(
+        (sold.get::<_, i32>(0), sold.get::<_, i64>(1)),
+        (1, 200000),
+        "the game server sold the swapped top prize"
+    );
+
+    // 3. The same copy as a view named `tickets` in the schema itself, the table renamed.
+    owner
+        .batch_execute(&format!(
+            "ALTER TABLE public.tickets RENAME TO tickets_real;
+             CREATE TABLE public.tickets_copy AS SELECT * FROM {auditor}.tickets;
+             CREATE VIEW public.tickets AS SELECT * FROM public.tickets_copy;
+             GRANT SELECT ON public.tickets, public.tickets_copy TO ef_auditor;
+             DROP SCHEMA {auditor} CASCADE"
+        ))
+        .expect("the view");
+    let out = db_verify(2);
+    assert!(out.contains("tickets") && out.contains("view"), "{out}");
+}
+
 /// The emission id of the only emission loaded, and a sale as `client` (block, index, prize).
 fn emission_id(db: &TestDb, emission: i32) -> i64 {
     db.client()
