@@ -147,7 +147,7 @@ pub fn stamp(
             format!(
                 "timestamp:   {} existed by {} (token {}, TSA {}, serial {}); `verify --tsa-cert` checks it",
                 shown_path(doc),
-                stamp.time,
+                stamp.existed_by(),
                 shown_path(&token),
                 shown(&plan.cert.subject),
                 stamp.serial
@@ -185,7 +185,7 @@ pub(super) fn said_of_file(file: &Path, outcome: &FileOutcome) -> String {
         FileOutcome::Stamped(checked) => format!(
             "timestamp:   {} existed by {} (token {}, TSA {}, serial {}); `emission-factory verify --identity KEY --tsa-cert PEM {quoted}` checks it",
             shown_path(file),
-            checked.stamp.time,
+            checked.stamp.existed_by(),
             shown_path(&checked.token),
             shown(&checked.tsa),
             checked.stamp.serial

@@ -1231,7 +1231,8 @@ fn check_token(
     match crate::emission::timestamp::check_document(doc, bytes, pinned, &check.tsa_certs) {
         Ok(Some(checked)) => {
             report.timestamps.push(checked.line(doc));
-            Some(checked.stamp.unix)
+            // The latest time the token proves: genTime plus the accuracy the TSA states.
+            Some(checked.stamp.latest)
         }
         Ok(None) => None,
         Err(problem) => {

@@ -778,6 +778,81 @@ fn a_beacon_round_published_before_the_record_s_trusted_time_is_refused() {
     assert!(said.contains("named no beacon round"), "{said}");
 }
 
+#[test]
+fn a_beacon_round_within_the_token_s_accuracy_is_refused_and_the_accuracy_is_said() {
+    if !require_tool("openssl", &["version"], "apt-get install openssl") {
+        return;
+    }
+    let w = Workdir::new();
+    fixed_test_key(&w);
+    // A TSA that vouches for its genTime only to within two minutes (RFC 3161 accuracy).
+    let tsa = make_tsa(&w.path("tsa"), "A", "rsa");
+    let config = std::fs::read_to_string(&tsa.config).unwrap();
+    std::fs::write(
+        &tsa.config,
+        config.replace("accuracy = secs:1", "accuracy = secs:120"),
+    )
+    .unwrap();
+    let url = serve(&tsa, 2);
+    let game = data("mini-ruche.toml");
+    let (_, recipients) = custodians(&w);
+    let cert = tsa.cert.to_str().unwrap();
+    let after = |seconds| {
+        humantime::format_rfc3339_seconds(
+            std::time::SystemTime::now() + std::time::Duration::from_secs(seconds),
+        )
+        .to_string()
+    };
+    // A round some 20 s after the ceremony: after genTime, but within its 120 s accuracy, so
+    // the token does not prove that the record existed before the round was out.
+    let soon = after(20);
+    let mut args = seed_args(&game, &recipients, "1");
+    args.extend([
+        "--tsa-url",
+        &url,
+        "--tsa-cert",
+        cert,
+        "--beacon-after",
+        &soon,
+    ]);
+    let out = w
+        .command(&args)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("± 120 s (so by 20"), "{}", text(&out));
+    let said = verify(&w, PRODUCTION, &[&tsa.cert], 1);
+    assert!(
+        said.contains("the round was out before the record is proven to exist"),
+        "{said}"
+    );
+    // The same ceremony with a round a day ahead: accepted, and the time printed says the
+    // accuracy and the latest time it leaves.
+    let tomorrow = after(86_400);
+    let mut args = seed_args(&game, &recipients, "2");
+    args.extend([
+        "--tsa-url",
+        &url,
+        "--tsa-cert",
+        cert,
+        "--beacon-after",
+        &tomorrow,
+    ]);
+    let out = w
+        .command(&args)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let folder = PRODUCTION.replace("e0001", "e0002");
+    let said = verify(&w, &folder, &[&tsa.cert], 0);
+    assert!(
+        said.contains("emission.json existed by 20") && said.contains("± 120 s (so by 20"),
+        "{said}"
+    );
+}
+
 /// A new age identity `name` in the workdir (mode 0600): its file's name and its public key.
 fn age_identity(w: &Workdir, name: &str) -> String {
     let id = age::x25519::Identity::generate();

@@ -774,7 +774,7 @@ impl Checked {
         format!(
             "{} existed by {} (RFC 3161 token {}, TSA {}, serial {}, policy {})",
             shown_path(doc),
-            self.stamp.time,
+            self.stamp.existed_by(),
             shown_path(&self.token),
             shown(&self.tsa),
             self.stamp.serial,

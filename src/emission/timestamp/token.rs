@@ -404,6 +404,9 @@ pub enum TokenError {
     /// A genTime not as RFC 3161 writes it.
     #[error("the token's genTime is not a GeneralizedTime in UTC (YYYYMMDDHHMMSS[.f]Z)")]
     GenTime,
+    /// An accuracy not as RFC 3161 writes it (millis or micros outside 1 to 999), or too large.
+    #[error("the token's accuracy is not as RFC 3161 writes it (millis and micros 1 to 999)")]
+    Accuracy,
 }
 
 fn oids(list: &[ObjectIdentifier]) -> String {
@@ -560,12 +563,35 @@ pub struct Stamp {
     pub time: String,
     /// genTime, whole seconds since 1970.
     pub unix: u64,
+    /// The TSTInfo's `accuracy` (RFC 3161 §2.4.2: the time deviation around genTime the TSA
+    /// vouches for), as text (`120 s`, `0.5 s`), `None` when the token states none.
+    pub accuracy: Option<String>,
+    /// The latest time the token proves the file existed by, whole seconds since 1970 (rounded
+    /// down): genTime plus its accuracy. A TSA that states an accuracy of `a` says only that
+    /// the file existed by genTime + `a`; every "existed by" check uses this, not genTime.
+    pub latest: u64,
     /// The token's serial number (hex).
     pub serial: String,
     /// The TSA's policy (OID).
     pub policy: String,
     /// The nonce the token echoes, if any (content bytes).
     pub nonce: Option<Vec<u8>>,
+}
+
+impl Stamp {
+    /// When the token says the file existed by, for the minutes: genTime, and when the token
+    /// states an accuracy, that accuracy and the latest time it leaves (genTime + accuracy),
+    /// the time a check against another date uses.
+    pub fn existed_by(&self) -> String {
+        match &self.accuracy {
+            None => self.time.clone(),
+            Some(accuracy) => format!(
+                "{} ± {accuracy} (so by {} at the latest)",
+                self.time,
+                crate::emission::beacon::rfc3339(self.latest)
+            ),
+        }
+    }
 }
 
 /// Checks a TSA's reply (a TimeStampResp: what `openssl ts -reply` writes and what the file
@@ -667,7 +693,13 @@ pub fn check_token(
     check_ess_cert_id(attrs, cert)?;
     let signed_bytes = attrs.to_der().map_err(TokenError::AttributesEncoding)?;
     check_signature(signer, &signed_bytes, cert)?;
-    let (time, unix) = generalized_time(&tst.gen_time)?;
+    let (time, at) = generalized_time(&tst.gen_time)?;
+    let unix = at.as_secs();
+    let deviation = accuracy(tst.accuracy.as_ref())?;
+    let latest = at
+        .checked_add(deviation)
+        .ok_or(TokenError::Accuracy)?
+        .as_secs();
     let validity = &cert.cert.tbs_certificate.validity;
     let (from, until) = (
         validity.not_before.to_unix_duration().as_secs(),
@@ -683,6 +715,8 @@ pub fn check_token(
     Ok(Stamp {
         time,
         unix,
+        accuracy: tst.accuracy.as_ref().map(|_| accuracy_text(deviation)),
+        latest,
         serial: hex::encode(tst.serial_number.as_bytes()),
         policy: tst.policy.to_string(),
         nonce: tst.nonce.map(|n| n.as_bytes().to_vec()),
@@ -867,7 +901,37 @@ fn check_signature(signer: &SignerInfo, signed: &[u8], cert: &TsaCert) -> Result
 
 /// A GeneralizedTime as RFC 3161 writes it (`YYYYMMDDHHMMSS[.f]Z`, UTC), as RFC 3339 text and
 /// whole seconds since 1970.
-fn generalized_time(value: &Any) -> Result<(String, u64), TokenError> {
+/// The deviation a TSTInfo's `accuracy` states (RFC 3161 §2.4.2: `seconds`, `millis` and
+/// `micros`, each optional, the last two 1 to 999); none stated is zero. Out of range: refused.
+fn accuracy(accuracy: Option<&x509_tsp::Accuracy>) -> Result<std::time::Duration, TokenError> {
+    let Some(a) = accuracy else {
+        return Ok(std::time::Duration::ZERO);
+    };
+    let part = |v: Option<i16>| -> Result<u64, TokenError> {
+        match v {
+            None => Ok(0),
+            Some(v @ 1..=999) => Ok(u64::from(v.unsigned_abs())),
+            Some(_) => Err(TokenError::Accuracy),
+        }
+    };
+    let micros = part(a.millis)? * 1000 + part(a.micros)?;
+    std::time::Duration::from_secs(a.seconds.unwrap_or(0))
+        .checked_add(std::time::Duration::from_micros(micros))
+        .ok_or(TokenError::Accuracy)
+}
+
+/// A deviation as text, in seconds: `120 s`, `0.5 s`, `1.000250 s`.
+fn accuracy_text(d: std::time::Duration) -> String {
+    let micros = d.subsec_micros();
+    if micros == 0 {
+        return format!("{} s", d.as_secs());
+    }
+    let fraction = format!("{micros:06}");
+    format!("{}.{} s", d.as_secs(), fraction.trim_end_matches('0'))
+}
+
+/// genTime as RFC 3339 text, and the time since 1970 it names (with its fraction of a second).
+fn generalized_time(value: &Any) -> Result<(String, std::time::Duration), TokenError> {
     let wrong = || TokenError::GenTime;
     if value.tag() != Tag::GeneralizedTime {
         return Err(wrong());
@@ -900,11 +964,10 @@ fn generalized_time(value: &Any) -> Result<(String, u64), TokenError> {
         fraction.map(|f| format!(".{f}")).unwrap_or_default()
     );
     let when = humantime::parse_rfc3339(&rfc3339).map_err(|_| wrong())?;
-    let unix = when
+    let since = when
         .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| wrong())?
-        .as_secs();
-    Ok((rfc3339, unix))
+        .map_err(|_| wrong())?;
+    Ok((rfc3339, since))
 }
 
 #[cfg(test)]
@@ -913,7 +976,41 @@ mod tests {
 
     fn time(text: &str) -> Result<(String, u64), TokenError> {
         let any = Any::new(der::Tag::GeneralizedTime, text.as_bytes()).unwrap();
-        generalized_time(&any)
+        generalized_time(&any).map(|(t, d)| (t, d.as_secs()))
+    }
+
+    #[test]
+    fn the_accuracy_is_added_to_gen_time_and_refused_out_of_range() {
+        let a = |seconds, millis, micros| x509_tsp::Accuracy {
+            seconds,
+            millis,
+            micros,
+        };
+        use std::time::Duration;
+        assert_eq!(accuracy(None).unwrap(), Duration::ZERO);
+        let d = accuracy(Some(&a(Some(120), None, None))).unwrap();
+        assert_eq!(
+            (d, accuracy_text(d)),
+            (Duration::from_secs(120), "120 s".into())
+        );
+        let d = accuracy(Some(&a(None, Some(500), None))).unwrap();
+        assert_eq!(accuracy_text(d), "0.5 s");
+        let d = accuracy(Some(&a(Some(1), None, Some(250)))).unwrap();
+        assert_eq!(accuracy_text(d), "1.00025 s");
+        for bad in [
+            a(None, Some(0), None),
+            a(None, Some(1000), None),
+            a(None, None, Some(-1)),
+        ] {
+            assert!(
+                matches!(accuracy(Some(&bad)), Err(TokenError::Accuracy)),
+                "{bad:?}"
+            );
+        }
+        assert!(matches!(
+            accuracy(Some(&a(Some(u64::MAX), Some(999), None))),
+            Err(TokenError::Accuracy)
+        ));
     }
 
     #[test]
