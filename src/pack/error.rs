@@ -113,6 +113,17 @@ pub enum PackError {
         /// The error (shown in the sentence).
         error: io::Error,
     },
+    /// The tar headers before the pack's member `number` (its header, a long name, PAX
+    /// records) take more than `limit` bytes: refused before they are read whole.
+    #[error("{pack}: member {number}: its tar headers take more than {limit} bytes (a long name or PAX records of that size; a pack this program made has a header and a name of a few hundred bytes): refused unread")]
+    HeaderTooLarge {
+        /// The pack, as shown.
+        pack: String,
+        /// The member's number, from 1.
+        number: usize,
+        /// [`super::read::MAX_HEADER_BYTES`].
+        limit: u64,
+    },
     /// A member of the pack is refused: see [`MemberProblem`].
     #[error("{pack}: member {number} ({name}): {problem}")]
     Member {

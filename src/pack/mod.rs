@@ -19,7 +19,8 @@
 //! - [`write`]: [`write::pack`], which refuses an emission that is not sealed and binds every byte
 //!   it packs to the signed seal;
 //! - [`read`]: the streaming reader every use of a pack goes through (refuses links, devices,
-//!   absolute or climbing names, duplicates, members out of order, oversized members, and any
+//!   absolute or climbing names, duplicates, members out of order, oversized members or
+//!   headers (a long name or PAX records past [`read::MAX_HEADER_BYTES`]), and any
 //!   byte changed, cut or added, by reading the age stream to its authenticated end);
 //! - [`stage`]: what the streaming readers share: the private folder of the small signed
 //!   files, and a CSV member handed to a check on a thread of its own;

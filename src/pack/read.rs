@@ -18,7 +18,11 @@
 //!
 //! Memory: the small members (at most the log's 256 MiB, a kilobyte or so each in practice) are
 //! held while handed on, a CSV never (it is passed as a reader); zstd's window is at most
-//! 2^27 bytes (the decoder's default limit, which a pack's header cannot raise).
+//! 2^27 bytes (the decoder's default limit, which a pack's header cannot raise); and what the
+//! tar reader reads to find the next member (the padding of the one before, its header, and
+//! the extension records the tar crate reads whole into memory: a GNU long name or long link
+//! name, PAX records, sparse maps) is at most [`MAX_HEADER_BYTES`], else the member is refused
+//! unread (a long name stating gigabytes made every reader hold them).
 
 use super::error::{MemberProblem, PackError};
 use super::lines::{lines_bytes, Rebuild};
@@ -35,6 +39,49 @@ type Result<T, E = PackError> = std::result::Result<T, E>;
 
 /// Most bytes of zeros allowed after the tar's end-of-archive blocks (tar pads to its records).
 const MAX_TRAILING_ZEROS: u64 = 1 << 20;
+
+/// Most bytes the tar reader may read to find the next member, before the member's data: the
+/// padding of the member before, the member's header and its extension records (a GNU long
+/// name or long link name, PAX records, a sparse map), which the tar crate reads whole into
+/// memory whatever size they state. `pack` writes at most a header and a long name of a few
+/// hundred bytes (about 1.5 KiB with the padding).
+pub const MAX_HEADER_BYTES: u64 = 64 << 10;
+
+/// The decompressed tar stream, read by the tar reader through [`Budget`]: while it looks for
+/// the next member, at most what is left of [`MAX_HEADER_BYTES`].
+struct Budgeted<R> {
+    inner: R,
+    budget: std::rc::Rc<Budget>,
+}
+
+/// What the tar reader may still read before the next member's data (`None`: while a member's
+/// data is read, bounded by its own limit), and whether it asked for more.
+#[derive(Default)]
+struct Budget {
+    left: std::cell::Cell<Option<u64>>,
+    exceeded: std::cell::Cell<bool>,
+}
+
+impl<R: Read> Read for Budgeted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(left) = self.budget.left.get() else {
+            return self.inner.read(buf);
+        };
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if left == 0 {
+            self.budget.exceeded.set(true);
+            return Err(std::io::Error::other(format!(
+                "its tar headers take more than {MAX_HEADER_BYTES} bytes"
+            )));
+        }
+        let most = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..most])?;
+        self.budget.left.set(Some(left - n as u64));
+        Ok(n)
+    }
+}
 
 /// What receives a pack's members, in order.
 pub trait Sink {
@@ -186,7 +233,11 @@ fn read_stream(
     let mut decoder = zstd::stream::read::Decoder::new(decrypted).map_err(decompress)?;
     // Stated here rather than left to the library's default: a frame may not ask for more.
     decoder.window_log_max(27).map_err(decompress)?;
-    let mut archive = tar::Archive::new(decoder);
+    let budget = std::rc::Rc::new(Budget::default());
+    let mut archive = tar::Archive::new(Budgeted {
+        inner: decoder,
+        budget: budget.clone(),
+    });
     let mut state = State {
         pack: name.to_string(),
         emission: None,
@@ -200,24 +251,39 @@ fn read_stream(
         reshares: 0,
         lines: None,
     };
-    let entries = archive.entries().map_err(|error| PackError::TarStream {
+    let mut entries = archive.entries().map_err(|error| PackError::TarStream {
         pack: name.to_string(),
         error,
     })?;
-    for entry in entries {
+    loop {
         crate::interrupt::check()?;
         let number = state.members + 1;
-        let mut entry = entry.map_err(|error| PackError::MemberHeader {
-            pack: name.to_string(),
-            number,
-            error,
+        // The headers before the member's data, bounded; its data, by the member's limit.
+        budget.left.set(Some(MAX_HEADER_BYTES));
+        let next = entries.next();
+        budget.left.set(None);
+        let Some(entry) = next else { break };
+        let mut entry = entry.map_err(|error| {
+            if budget.exceeded.get() {
+                PackError::HeaderTooLarge {
+                    pack: name.to_string(),
+                    number,
+                    limit: MAX_HEADER_BYTES,
+                }
+            } else {
+                PackError::MemberHeader {
+                    pack: name.to_string(),
+                    number,
+                    error,
+                }
+            }
         })?;
         state.member(&mut entry, number, sink)?;
     }
     let contents = state.finish()?;
     // The rest of the stream: the tar's padding (zeros), then the ends of the zstd and age
     // streams, which authenticate the whole.
-    let mut decoder = archive.into_inner();
+    let mut decoder = archive.into_inner().inner;
     let mut rest = Vec::new();
     (&mut decoder)
         .take(MAX_TRAILING_ZEROS + 1)
