@@ -1234,7 +1234,19 @@ fn check_token(
             // The latest time the token proves: genTime plus the accuracy the TSA states.
             Some(checked.stamp.latest)
         }
-        Ok(None) => None,
+        Ok(None) => {
+            // Nothing signed names a token got later (`timestamp`), so its absence fails
+            // nothing; but a reader who gave a TSA certificate is told there was nothing to
+            // check, rather than left to think the date is proven.
+            if !check.tsa_certs.is_empty() {
+                report.notes.push(format!(
+                    "{}: no trusted timestamp ({} absent): a TSA certificate was given, but nothing proves when it was made beyond its own date",
+                    doc.display(),
+                    crate::emission::timestamp::token_path(doc).display()
+                ));
+            }
+            None
+        }
         Err(problem) => {
             report.problem(Code::EmissionTimestamp, problem.to_string());
             None

@@ -681,6 +681,18 @@ fn the_file_mode_carries_a_request_and_takes_back_only_its_own_reply() {
         said.contains("timestamp OK:") && said.contains("TSA 'CN=Test TSA B'"),
         "{said}"
     );
+    assert!(!said.contains("no trusted timestamp"), "{said}");
+
+    // A token got later is named by nothing signed: deleting it fails nothing, but a reader
+    // who gives a TSA certificate is told there is nothing to check (it said OK in silence).
+    std::fs::remove_file(&token).unwrap();
+    let said = verify(&w, folder, &[&b.cert], 0);
+    assert!(!said.contains("timestamp OK:"), "{said}");
+    assert!(
+        said.contains("emission.json: no trusted timestamp (")
+            && said.contains("emission.json.tsr absent)"),
+        "{said}"
+    );
 }
 
 #[test]
