@@ -1530,19 +1530,8 @@ fn a_seller_can_only_sell_and_every_attack_of_the_issue_is_refused() {
         .get(0);
     assert_eq!(not_owned, 0, "ef_loader owns every table and view");
 
-    let block_id: i64 = owner
-        .query_one("SELECT block_id FROM blocks WHERE block = 1", &[])
-        .expect("block")
-        .get(0);
     // The top prize of block 1 (the mini game has one per block), the target of the attacks.
-    let top: i32 = owner
-        .query_one(
-            "SELECT min(idx) FROM tickets WHERE block_id = $1 AND prize_cents = 200000",
-            &[&block_id],
-        )
-        .expect("a top prize")
-        .get::<_, Option<i32>>(0)
-        .expect("block 1 has a top prize");
+    let (block_id, top) = block_1_and_its_top_prize(&mut owner);
     let (_, mut seller) = login_role(&db, "seller", Some("ef_seller"));
     let ticket = |c: &mut Client, idx: i32| -> (i64, String, Vec<u8>, bool) {
         let r = c
@@ -1840,18 +1829,7 @@ fn db_verify_is_not_shown_a_shadow_schema_a_view_or_rows_hidden_by_a_policy() {
     };
     assert!(db_verify(0).contains("1 as signed, 0 changed"));
     let mut owner = db.client();
-    let block_id: i64 = owner
-        .query_one("SELECT block_id FROM blocks WHERE block = 1", &[])
-        .expect("block")
-        .get(0);
-    let top: i32 = owner
-        .query_one(
-            "SELECT min(idx) FROM tickets WHERE block_id = $1 AND prize_cents = 200000",
-            &[&block_id],
-        )
-        .expect("a top prize")
-        .get::<_, Option<i32>>(0)
-        .expect("block 1 has a top prize");
+    let (block_id, top) = block_1_and_its_top_prize(&mut owner);
     assert!(top > 2, "the top prize of block 1 is at {top}");
 
     // 1. A sale by hand of the ticket after the top prize, ahead of the sequence, hidden from
@@ -3001,4 +2979,21 @@ fn load_json_is_one_result_object_and_the_progress_bar_is_on_a_terminal_only() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = text(&w.ok(&args));
     assert!(!out.contains(bar), "{out}");
+}
+
+/// The id of block 1 of the mini game loaded, and the index of its top prize (one per block).
+fn block_1_and_its_top_prize(owner: &mut Client) -> (i64, i32) {
+    let block_id: i64 = owner
+        .query_one("SELECT block_id FROM blocks WHERE block = 1", &[])
+        .expect("block")
+        .get(0);
+    let top: i32 = owner
+        .query_one(
+            "SELECT min(idx) FROM tickets WHERE block_id = $1 AND prize_cents = 200000",
+            &[&block_id],
+        )
+        .expect("a top prize")
+        .get::<_, Option<i32>>(0)
+        .expect("block 1 has a top prize");
+    (block_id, top)
 }
