@@ -1815,18 +1815,7 @@ fn db_verify_is_not_shown_a_shadow_schema_a_view_or_rows_hidden_by_a_policy() {
     assert_eq!(sell(&mut seller, emission), Some((1, 0)));
     let (auditor, _) = login_role(&db, "auditor", Some("ef_auditor"));
     let auditor_url = with_user(&db.url, &auditor);
-    let db_verify = |code: i32| {
-        text(&w.run_expect(
-            &[
-                "db-verify",
-                "--database-url",
-                &auditor_url,
-                "--public-key",
-                "keys/public-key.pem",
-            ],
-            code,
-        ))
-    };
+    let db_verify = |code: i32| db_verify_all(&w, &auditor_url, code);
     assert!(db_verify(0).contains("1 as signed, 0 changed"));
     let mut owner = db.client();
     let (block_id, top) = block_1_and_its_top_prize(&mut owner);

@@ -428,14 +428,18 @@ fn inner_tar(pack: &[u8], id: &Path) -> Vec<u8> {
 
 /// A pack of `tar` for `recipient`, made as `pack` makes one.
 fn seal_tar(tar: &[u8], recipient: &str) -> Vec<u8> {
+    encrypt_to(&zstd::encode_all(tar, 3).unwrap(), recipient)
+}
+
+/// `compressed` (a zstd stream) encrypted with age to `recipient` (age1...), as a pack's bytes.
+fn encrypt_to(compressed: &[u8], recipient: &str) -> Vec<u8> {
     let recipient: age::x25519::Recipient = recipient.parse().unwrap();
-    let compressed = zstd::encode_all(tar, 3).unwrap();
     let encryptor =
         age::Encryptor::with_recipients(std::iter::once(&recipient as &dyn age::Recipient))
             .unwrap();
     let mut out = Vec::new();
     let mut writer = encryptor.wrap_output(&mut out).unwrap();
-    writer.write_all(&compressed).unwrap();
+    writer.write_all(compressed).unwrap();
     writer.finish().unwrap();
     out
 }
@@ -821,15 +825,8 @@ fn a_long_name_bomb_is_refused_in_bounded_memory() {
     for _ in 0..768 {
         encoder.write_all(&zeros).unwrap();
     }
-    let compressed = encoder.finish().unwrap();
-    let recipient: age::x25519::Recipient = key.parse().unwrap();
-    let encryptor =
-        age::Encryptor::with_recipients(std::iter::once(&recipient as &dyn age::Recipient))
-            .unwrap();
-    let mut bomb = Vec::new();
-    let mut writer = encryptor.wrap_output(&mut bomb).unwrap();
-    writer.write_all(&compressed).unwrap();
-    writer.finish().unwrap();
+    // Compressed as it is written (768 MiB are never held), then encrypted.
+    let bomb = encrypt_to(&encoder.finish().unwrap(), &key);
     assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
     std::fs::write(w.path("bomb.pack"), &bomb).unwrap();
     std::fs::create_dir(w.path("out")).unwrap();

@@ -764,10 +764,7 @@ fn a_beacon_round_published_before_the_record_s_trusted_time_is_refused() {
     assert!(json.contains("\"emission.beacon_too_early\""), "{json}");
     // The same ceremony, honest: dated now, naming a round a day ahead.
     let mut args = seed_args(&game, &recipients, "2");
-    let tomorrow = humantime::format_rfc3339_seconds(
-        std::time::SystemTime::now() + std::time::Duration::from_secs(86_400),
-    )
-    .to_string();
+    let tomorrow = rfc3339_in(86_400);
     args.extend([
         "--tsa-url",
         &url,
@@ -809,31 +806,30 @@ fn a_beacon_round_within_the_token_s_accuracy_is_refused_and_the_accuracy_is_sai
     let game = data("mini-ruche.toml");
     let (_, recipients) = custodians(&w);
     let cert = tsa.cert.to_str().unwrap();
-    let after = |seconds| {
-        humantime::format_rfc3339_seconds(
-            std::time::SystemTime::now() + std::time::Duration::from_secs(seconds),
-        )
-        .to_string()
+    // Ceremony `number`, dated now, naming the first round `seconds` from now: what it said.
+    let ceremony = |number: &str, seconds: u64| {
+        let after = rfc3339_in(seconds);
+        let mut args = seed_args(&game, &recipients, number);
+        args.extend([
+            "--tsa-url",
+            &url,
+            "--tsa-cert",
+            cert,
+            "--beacon-after",
+            &after,
+        ]);
+        let out = w
+            .command(&args)
+            .env_remove("SOURCE_DATE_EPOCH")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        text(&out)
     };
     // A round some 20 s after the ceremony: after genTime, but within its 120 s accuracy, so
     // the token does not prove that the record existed before the round was out.
-    let soon = after(20);
-    let mut args = seed_args(&game, &recipients, "1");
-    args.extend([
-        "--tsa-url",
-        &url,
-        "--tsa-cert",
-        cert,
-        "--beacon-after",
-        &soon,
-    ]);
-    let out = w
-        .command(&args)
-        .env_remove("SOURCE_DATE_EPOCH")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("± 120 s (so by 20"), "{}", text(&out));
+    let said = ceremony("1", 20);
+    assert!(said.contains("± 120 s (so by 20"), "{said}");
     let said = verify(&w, PRODUCTION, &[&tsa.cert], 1);
     assert!(
         said.contains("the round was out before the record is proven to exist"),
@@ -841,28 +837,21 @@ fn a_beacon_round_within_the_token_s_accuracy_is_refused_and_the_accuracy_is_sai
     );
     // The same ceremony with a round a day ahead: accepted, and the time printed says the
     // accuracy and the latest time it leaves.
-    let tomorrow = after(86_400);
-    let mut args = seed_args(&game, &recipients, "2");
-    args.extend([
-        "--tsa-url",
-        &url,
-        "--tsa-cert",
-        cert,
-        "--beacon-after",
-        &tomorrow,
-    ]);
-    let out = w
-        .command(&args)
-        .env_remove("SOURCE_DATE_EPOCH")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    ceremony("2", 86_400);
     let folder = PRODUCTION.replace("e0001", "e0002");
     let said = verify(&w, &folder, &[&tsa.cert], 0);
     assert!(
         said.contains("emission.json existed by 20") && said.contains("± 120 s (so by 20"),
         "{said}"
     );
+}
+
+/// The time `seconds` from now, as `--beacon-after` takes it (RFC 3339, whole seconds).
+fn rfc3339_in(seconds: u64) -> String {
+    humantime::format_rfc3339_seconds(
+        std::time::SystemTime::now() + std::time::Duration::from_secs(seconds),
+    )
+    .to_string()
 }
 
 /// A new age identity `name` in the workdir (mode 0600): its file's name and its public key.
